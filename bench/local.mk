@@ -1,0 +1,1 @@
+# bench/local.mk: build rules for bench/ (included by the top Makefile.am).

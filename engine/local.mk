@@ -1,0 +1,1 @@
+# engine/local.mk: build rules for engine/ (included by the top Makefile.am).

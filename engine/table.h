@@ -1,0 +1,108 @@
+/* table.h: the counter table. A fixed array of buckets chained through
+ * nodes that hold the name inline, guarded by striped mutexes: a bucket is
+ * guarded by stripe (bucket % CNT_TABLE_STRIPES).
+ *
+ * Locking rule, written once: functions named do_* expect the caller to
+ * hold the stripe lock of the bucket they touch; every other function takes
+ * and drops the locks it needs itself. No function holds two stripe locks. */
+#ifndef CNT_ENGINE_TABLE_H
+#define CNT_ENGINE_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/wire.h"
+#include "engine/clock.h"
+#include "engine/holdings.h"
+
+#define CNT_TABLE_STRIPES 4096u
+#define CNT_DEFAULT_BUCKETS 1000000u
+#define CNT_DEFAULT_INTERVAL 86400u
+
+typedef struct cnt_table cnt_table;
+typedef struct cnt_counter cnt_counter;
+
+/* How to build a table. Zero fields take the defaults. */
+typedef struct cnt_table_config {
+    size_t buckets;             /* default CNT_DEFAULT_BUCKETS */
+    uint32_t interval;          /* consumption window, seconds; default 86400 */
+    uint64_t memory_limit;      /* bytes of counters; 0 = unlimited */
+    const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
+    /* Allocator for counter nodes (tests inject a failing one); both or
+     * neither. Default malloc/free. */
+    void *(*alloc)(size_t size);
+    void (*free)(void *ptr);
+} cnt_table_config;
+
+/* Counts kept current by the table (read without locks, so approximate
+ * while requests run). */
+typedef struct cnt_table_stats {
+    uint64_t objects;           /* live counters */
+    uint64_t total_objects;     /* counters ever created */
+    uint64_t used_memory;       /* bytes: bucket array, locks and nodes */
+    uint64_t conflicts;         /* counters sharing a bucket with another */
+} cnt_table_stats;
+
+/* Builds a table; NULL when memory is short or cfg is out of range. */
+cnt_table *cnt_table_new(const cnt_table_config *cfg);
+
+/* Frees the table and every counter; no other thread may use it. */
+void cnt_table_free(cnt_table *t);
+
+/* Get: current consumption of name, or CNT_STATUS_NOT_FOUND. */
+cnt_status cnt_table_get(cnt_table *t, const uint8_t *name, uint16_t len,
+                         uint32_t *consumption);
+
+/* Acquire resources of name against maximum for the connection whose ledger
+ * is h (creates the counter). The caller has validated the arguments
+ * (resources >= 1, maximum >= resources, len >= 1). Returns OK,
+ * RESOURCE_NOT_AVAILABLE or OUT_OF_MEMORY. Sums are checked in 64 bits. */
+cnt_status cnt_table_acquire(cnt_table *t, cnt_holdings *h,
+                             const uint8_t *name, uint16_t len,
+                             uint32_t resources, uint32_t maximum);
+
+/* Release resources of name held through h. Returns OK, NOT_FOUND or
+ * NOT_ACQUIRED (more than h holds, or 0 when h holds none). */
+cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
+                             const uint8_t *name, uint16_t len,
+                             uint32_t resources);
+
+/* Releases everything h holds (a connection ended), in time proportional
+ * to the number of entries in h. */
+void cnt_table_release_all(cnt_table *t, cnt_holdings *h);
+
+/* Where a Dump has got to; start from {0}. */
+typedef struct cnt_dump_cursor {
+    size_t bucket;
+} cnt_dump_cursor;
+
+/* Called for each counter during a Dump, under its stripe lock: copy, do
+ * not call back into the table. Return true to go on after this bucket. */
+typedef bool (*cnt_dump_fn)(void *ctx, const uint8_t *name, uint16_t len,
+                            uint32_t current, uint32_t max_in_window);
+
+/* Visits counters bucket by bucket from the cursor, one stripe lock at a
+ * time, until fn returns false (the cursor then points past that bucket)
+ * or the table ends. Returns true when the table is finished. */
+bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
+                    void *ctx);
+
+/* Removes deletable counters (consumption 0, last changed before the
+ * current window) in buckets [first, first + n); returns how many. Takes
+ * each stripe lock only for one bucket. */
+size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n);
+
+/* Number of buckets. */
+size_t cnt_table_buckets(const cnt_table *t);
+
+/* Window length in seconds. */
+uint32_t cnt_table_interval(const cnt_table *t);
+
+/* The table's clock. */
+const cnt_clock *cnt_table_clock(const cnt_table *t);
+
+/* Fills s with the table's current counts. */
+void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s);
+
+#endif

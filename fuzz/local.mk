@@ -1,0 +1,1 @@
+# fuzz/local.mk: libFuzzer targets (included by the top Makefile.am).

@@ -1,0 +1,48 @@
+/* decode.h: server-side request decoder. A pure function over the bytes a
+ * connection has buffered: it never allocates, never does I/O and keeps no
+ * state, so a connection calls it in a loop until it needs more bytes. */
+#ifndef CNT_PROTOCOL_DECODE_H
+#define CNT_PROTOCOL_DECODE_H
+
+#include "protocol/wire.h"
+
+/* What one decoding step found at the front of the buffer. */
+typedef enum cnt_decode_result {
+    /* Less than one whole request is buffered; read more. req->size says
+     * how many bytes the request needs in total once the header is in
+     * (CNT_HEADER_SIZE before that); it never exceeds CNT_REQUEST_MAX. */
+    CNT_DECODE_NEED_MORE,
+    /* A valid request; its fields are in req, req->name points into buf,
+     * and req->size bytes (all buffered) belong to it. */
+    CNT_DECODE_REQUEST,
+    /* A request to be answered with req->status (0x04 or 0x81) and the
+     * status text. req->size bytes of the stream belong to it; that may be
+     * more than is buffered (a huge declared body): the caller discards
+     * the rest as it arrives, without storing it. */
+    CNT_DECODE_ERROR,
+    /* The stream cannot be a counter-protocol stream any more (a bad magic
+     * byte together with an impossible body length); close. */
+    CNT_DECODE_CLOSE
+} cnt_decode_result;
+
+/* A decoded request. Fields not used by the opcode are zero. */
+typedef struct cnt_request {
+    uint8_t magic;
+    uint8_t opcode;
+    uint32_t opaque;
+    uint32_t body_len;      /* as declared in the header */
+    uint64_t size;          /* header + declared body */
+    uint32_t resources;     /* Acquire, Release */
+    uint32_t maximum;       /* Acquire */
+    const uint8_t *name;    /* Get, Acquire, Release: points into buf */
+    uint16_t name_len;
+    cnt_status status;      /* CNT_DECODE_ERROR: the status to answer */
+} cnt_request;
+
+/* Decodes the request at the front of buf[0..len). For Noop, Stats and
+ * Dump a non-empty body is not needed: the step returns CNT_DECODE_REQUEST
+ * as soon as the header is in, with req->size covering the body to skip. */
+cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
+                                     cnt_request *req);
+
+#endif

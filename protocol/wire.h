@@ -1,0 +1,92 @@
+/* wire.h: constants and byte-order helpers of the yrmcds counter protocol.
+ * Every packet is a 12-byte big-endian header and an optional body; fields
+ * are read by byte offset, never through a struct cast over the buffer. */
+#ifndef CNT_PROTOCOL_WIRE_H
+#define CNT_PROTOCOL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CNT_MAGIC_REQUEST  0x90
+#define CNT_MAGIC_RESPONSE 0x91
+/* Reserved for server-initiated packets (lease expiry, wait grants: see
+ * doc/protocol.md); the reference never sends it, so clients that only
+ * know 0x91 can tell such a packet from an answer. */
+#define CNT_MAGIC_NOTICE   0x92
+
+#define CNT_HEADER_SIZE 12
+#define CNT_NAME_MAX    65535u
+/* The largest legal body: Acquire's 10 fixed bytes and the longest name. */
+#define CNT_BODY_MAX    (10u + CNT_NAME_MAX)
+#define CNT_REQUEST_MAX (CNT_HEADER_SIZE + CNT_BODY_MAX)
+
+/* Header offsets (requests and responses share the layout; byte 2 is flags
+ * in a request and status in a response). */
+#define CNT_OFF_MAGIC    0
+#define CNT_OFF_OPCODE   1
+#define CNT_OFF_STATUS   2
+#define CNT_OFF_FLAGS    2
+#define CNT_OFF_RESERVED 3
+#define CNT_OFF_BODYLEN  4
+#define CNT_OFF_OPAQUE   8
+
+/* Opcodes of the reference protocol. Extensions (leases, waits, rate
+ * limits) take codes from 0x20 up, a range the reference answers with
+ * 0x81, so old servers refuse them cleanly. */
+typedef enum cnt_opcode {
+    CNT_OP_NOOP    = 0x00,
+    CNT_OP_GET     = 0x01,
+    CNT_OP_ACQUIRE = 0x02,
+    CNT_OP_RELEASE = 0x03,
+    CNT_OP_STATS   = 0x10,
+    CNT_OP_DUMP    = 0x11
+} cnt_opcode;
+
+/* Response statuses. */
+typedef enum cnt_status {
+    CNT_STATUS_OK                     = 0x00,
+    CNT_STATUS_NOT_FOUND              = 0x01,
+    CNT_STATUS_INVALID                = 0x04,
+    CNT_STATUS_RESOURCE_NOT_AVAILABLE = 0x21,
+    CNT_STATUS_NOT_ACQUIRED           = 0x22,
+    CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
+    CNT_STATUS_OUT_OF_MEMORY          = 0x82
+} cnt_status;
+
+/* Returns the exact error body text the reference sends for a status
+ * ("" for OK, NULL for a code outside the table). */
+const char *cnt_status_text(cnt_status status);
+
+/* Returns a short printable name for an opcode ("get", ...; NULL if unknown). */
+const char *cnt_opcode_name(uint8_t opcode);
+
+/* Reads a big-endian 16-bit integer at p. */
+static inline uint16_t cnt_get_u16(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+
+/* Reads a big-endian 32-bit integer at p. */
+static inline uint32_t cnt_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+           (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* Writes v big-endian at p. */
+static inline void cnt_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+/* Writes v big-endian at p. */
+static inline void cnt_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+#endif

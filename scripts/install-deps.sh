@@ -1,0 +1,20 @@
+#!/bin/sh
+# install-deps.sh: installs, with apt-get, whatever this Debian machine lacks
+# to build and test memcached-counter. Quiet when everything is there.
+set -e
+pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
+      libevent-dev libcmocka-dev perl"
+[ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
+[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+# yrmcds's package starts a service on install; we never use that one.
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null

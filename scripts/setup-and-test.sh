@@ -1,0 +1,14 @@
+#!/bin/sh
+# setup-and-test.sh: from a fresh checkout on Debian, install what is
+# missing, build with -Werror and run every test: the cmocka unit tests,
+# the end-to-end suite in t/ and the differential test against yrmcds, and
+# then make distcheck.
+set -e
+cd "$(dirname "$0")/.."
+WITH_EXTRAS=1 sh scripts/install-deps.sh
+autoreconf -fi
+rm -rf _build/test && mkdir -p _build/test && cd _build/test
+../../configure --enable-werror
+make -j"$(nproc)"
+make -j"$(nproc)" check
+make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
