@@ -37,9 +37,19 @@ typedef struct cnt_response {
     size_t size;            /* header + body */
 } cnt_response;
 
+/* Returns how many bytes the response at the front of buf[0..len) takes in
+ * all: CNT_HEADER_SIZE while the header is incomplete, then the header and
+ * the declared body (64-bit: a body length is up to 4 GiB). A client that
+ * reads into a bounded buffer checks this against its capacity and
+ * refuses, or discards, a response that would not fit. */
+uint64_t cnt_response_size(const uint8_t *buf, size_t len);
+
 /* Decodes the response at the front of buf[0..len): returns 1 and fills
  * res when a whole response is buffered, 0 when more bytes are needed,
- * -1 when the magic byte is not 0x91 or 0x92. */
+ * -1 when the magic byte is not 0x91 or 0x92 (judged on the first byte).
+ * res is only written when 1 is returned; a huge declared body is never
+ * trusted for memory: it just keeps the answer at 0 (see
+ * cnt_response_size). */
 int cnt_response_decode(const uint8_t *buf, size_t len, cnt_response *res);
 
 /* A Dump record, decoded from a response body. */
@@ -50,8 +60,12 @@ typedef struct cnt_dump_record {
     uint16_t name_len;
 } cnt_dump_record;
 
-/* Parses a Dump record body; false if it is malformed. */
+/* Parses a Dump record body; false if res is not a status-0 Dump response
+ * or its body is malformed (too short, name running past the body). */
 bool cnt_dump_record_parse(const cnt_response *res, cnt_dump_record *rec);
+
+/* Tells whether res is the status-0 empty response ending a Dump series. */
+bool cnt_response_is_dump_end(const cnt_response *res);
 
 /* Iterates Stats pairs: *pos starts at 0; returns true and sets the four
  * outputs for each pair, false at the end or on a malformed body. */

@@ -30,6 +30,27 @@
 #define CNT_OFF_BODYLEN  4
 #define CNT_OFF_OPAQUE   8
 
+/* Request body offsets of the three opcodes that carry a name (the name
+ * data follows its length field directly). */
+#define CNT_GET_OFF_NAMELEN      0
+#define CNT_GET_FIXED            2
+#define CNT_ACQ_OFF_RESOURCES    0
+#define CNT_ACQ_OFF_MAXIMUM      4
+#define CNT_ACQ_OFF_NAMELEN      8
+#define CNT_ACQ_FIXED            10
+#define CNT_REL_OFF_RESOURCES    0
+#define CNT_REL_OFF_NAMELEN      4
+#define CNT_REL_FIXED            6
+
+/* Dump record body offsets (current, max consumption, name length, name). */
+#define CNT_DUMP_OFF_CURRENT     0
+#define CNT_DUMP_OFF_MAX         4
+#define CNT_DUMP_OFF_NAMELEN     8
+#define CNT_DUMP_FIXED           10
+
+/* Stats pair: name length u16, value length u16, then name and value. */
+#define CNT_STATS_PAIR_FIXED     4
+
 /* Opcodes of the reference protocol. Extensions (leases, waits, rate
  * limits) take codes from 0x20 up, a range the reference answers with
  * 0x81, so old servers refuse them cleanly. */

@@ -1,0 +1,1511 @@
+/* test_protocol.c: unit tests of the wire codec (protocol/). Fixtures are hex
+ * with a comment per field; every row of the reference table that the codec
+ * decides is a row here, checked whole, at every prefix and in a stream. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/client.h"
+#include "protocol/decode.h"
+#include "protocol/encode.h"
+#include "protocol/wire.h"
+
+#define FIXTURE_MAX 256
+
+/* Converts a hex fixture (spaces allowed) into bytes; returns the count. */
+static size_t hex_to_bytes(const char *hex, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    int half = -1;
+
+    for (const char *p = hex; *p != '\0'; p++) {
+        int v = -1;
+
+        if (*p == ' ')
+            continue;
+        if (*p >= '0' && *p <= '9')
+            v = *p - '0';
+        else if (*p >= 'a' && *p <= 'f')
+            v = *p - 'a' + 10;
+        if (v < 0)
+            fail_msg("bad hex character '%c' in fixture", *p);
+        if (half < 0) {
+            half = v;
+            continue;
+        }
+        assert_true(n < cap);
+        out[n++] = (uint8_t)(half << 4 | v);
+        half = -1;
+    }
+    assert_int_equal(half, -1);     /* an odd number of digits is a typo */
+    return n;
+}
+
+/* Returns a heap copy of a hex fixture, exactly as long as its bytes, so
+ * that a read past the end shows up under valgrind or ASan. */
+static uint8_t *hex_dup(const char *hex, size_t *len)
+{
+    uint8_t tmp[FIXTURE_MAX];
+    uint8_t *copy;
+
+    *len = hex_to_bytes(hex, tmp, sizeof(tmp));
+    copy = malloc(*len ? *len : 1);
+    assert_non_null(copy);
+    memcpy(copy, tmp, *len);
+    return copy;
+}
+
+/* Decodes and checks what must hold whatever the input. */
+static cnt_decode_result decode_checked(const uint8_t *buf, size_t len,
+                                        cnt_request *req)
+{
+    cnt_decode_result r = cnt_request_decode(buf, len, req);
+
+    assert_true(req->size >= CNT_HEADER_SIZE);
+    switch (r) {
+    case CNT_DECODE_NEED_MORE:
+        /* Never asks for more than the largest legal request. */
+        assert_true(req->size <= CNT_REQUEST_MAX);
+        assert_true(req->size > len);
+        break;
+    case CNT_DECODE_REQUEST:
+        assert_int_equal(req->status, CNT_STATUS_OK);
+        if (req->name != NULL) {
+            /* The name lies inside the buffered request. */
+            assert_true(req->name >= buf + CNT_HEADER_SIZE);
+            assert_true(req->name + req->name_len <= buf + len);
+            assert_true(req->size <= len);
+        }
+        break;
+    case CNT_DECODE_ERROR:
+        assert_true(req->status == CNT_STATUS_INVALID ||
+                    req->status == CNT_STATUS_UNKNOWN_COMMAND);
+        break;
+    case CNT_DECODE_CLOSE:
+        break;
+    }
+    return r;
+}
+
+/* ---- Server-side decoding, one row per case of the reference table ---- */
+
+typedef struct decode_row {
+    const char *what;
+    const char *hex;
+    cnt_decode_result result;
+    bool at_header;         /* decided once the header is in */
+    uint64_t size;          /* req->size once the header is in */
+    uint8_t opcode;
+    uint32_t opaque;
+    cnt_status status;      /* ERROR rows */
+    uint32_t resources;     /* REQUEST rows */
+    uint32_t maximum;
+    const char *name;       /* REQUEST rows with a name */
+} decode_row;
+
+static const decode_row decode_rows[] = {
+    { .what = "noop",
+      .hex = "90"           /* magic: request */
+             "00"           /* opcode: Noop */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000001",    /* opaque */
+      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 12,
+      .opcode = CNT_OP_NOOP, .opaque = 1 },
+    { .what = "noop with a body: answered at the header, body skipped",
+      .hex = "90"           /* magic */
+             "00"           /* opcode: Noop */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length: 3 */
+             "00000002"     /* opaque */
+             "616263",      /* body, to be skipped */
+      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 15,
+      .opcode = CNT_OP_NOOP, .opaque = 2 },
+    { .what = "stats",
+      .hex = "90"           /* magic */
+             "10"           /* opcode: Stats */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000003",    /* opaque */
+      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 12,
+      .opcode = CNT_OP_STATS, .opaque = 3 },
+    { .what = "stats with a body",
+      .hex = "90"           /* magic */
+             "10"           /* opcode: Stats */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 */
+             "00000004"     /* opaque */
+             "ffff",        /* body, to be skipped */
+      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 14,
+      .opcode = CNT_OP_STATS, .opaque = 4 },
+    { .what = "dump",
+      .hex = "90"           /* magic */
+             "11"           /* opcode: Dump */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000005",    /* opaque */
+      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 12,
+      .opcode = CNT_OP_DUMP, .opaque = 5 },
+    { .what = "dump with a body",
+      .hex = "90"           /* magic */
+             "11"           /* opcode: Dump */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 */
+             "00000006"     /* opaque */
+             "00",          /* body, to be skipped */
+      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 13,
+      .opcode = CNT_OP_DUMP, .opaque = 6 },
+    { .what = "get: valid",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "deadbeef"     /* opaque */
+             "0003"         /* name length */
+             "616263",      /* name "abc" */
+      .result = CNT_DECODE_REQUEST, .size = 17,
+      .opcode = CNT_OP_GET, .opaque = 0xdeadbeef, .name = "abc" },
+    { .what = "get: flags and reserved non-zero are ignored",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "ff"           /* flags: ignored */
+             "a5"           /* reserved: ignored */
+             "00000005"     /* body length */
+             "00000007"     /* opaque */
+             "0003"         /* name length */
+             "616263",      /* name "abc" */
+      .result = CNT_DECODE_REQUEST, .size = 17,
+      .opcode = CNT_OP_GET, .opaque = 7, .name = "abc" },
+    { .what = "get: bytes after the name are ignored",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 2 + 3 + 4 */
+             "00000008"     /* opaque */
+             "0003"         /* name length */
+             "616263"       /* name "abc" */
+             "78797a77",    /* trailing "xyzw" */
+      .result = CNT_DECODE_REQUEST, .size = 21,
+      .opcode = CNT_OP_GET, .opaque = 8, .name = "abc" },
+    { .what = "get: empty body",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 2 */
+             "00000009",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_GET,
+      .opaque = 9, .status = CNT_STATUS_INVALID },
+    { .what = "get: body shorter than 2",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 < 2 */
+             "0000000a"     /* opaque */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 13, .opcode = CNT_OP_GET,
+      .opaque = 10, .status = CNT_STATUS_INVALID },
+    { .what = "get: name length 0",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length */
+             "0000000b"     /* opaque */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_GET,
+      .opaque = 11, .status = CNT_STATUS_INVALID },
+    { .what = "get: name runs past the body",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 2 + 2 */
+             "0000000c"     /* opaque */
+             "0003"         /* name length: 3 */
+             "6162",        /* only 2 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 16, .opcode = CNT_OP_GET,
+      .opaque = 12, .status = CNT_STATUS_INVALID },
+    { .what = "acquire: valid",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length: 10 + 3 */
+             "0000000d"     /* opaque */
+             "00000002"     /* resources */
+             "00000005"     /* maximum */
+             "0003"         /* name length */
+             "73656d",      /* name "sem" */
+      .result = CNT_DECODE_REQUEST, .size = 25, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 13, .resources = 2, .maximum = 5, .name = "sem" },
+    { .what = "acquire: resources equal to maximum, both 2^32-1",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length */
+             "0000000e"     /* opaque */
+             "ffffffff"     /* resources */
+             "ffffffff"     /* maximum */
+             "0003"         /* name length */
+             "73656d",      /* name "sem" */
+      .result = CNT_DECODE_REQUEST, .size = 25, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 14, .resources = 0xffffffff, .maximum = 0xffffffff,
+      .name = "sem" },
+    { .what = "acquire: bytes after the name are ignored",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 10 + 3 + 2 */
+             "0000000f"     /* opaque */
+             "00000001"     /* resources */
+             "00000001"     /* maximum */
+             "0003"         /* name length */
+             "73656d"       /* name "sem" */
+             "0000",        /* trailing bytes */
+      .result = CNT_DECODE_REQUEST, .size = 27, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 15, .resources = 1, .maximum = 1, .name = "sem" },
+    { .what = "acquire: body shorter than 10",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 9 < 10 */
+             "00000010"     /* opaque */
+             "00000001"     /* resources */
+             "00000001"     /* maximum */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 21, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 16, .status = CNT_STATUS_INVALID },
+    { .what = "acquire: resources 0",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length */
+             "00000011"     /* opaque */
+             "00000000"     /* resources: 0 */
+             "00000005"     /* maximum */
+             "0003"         /* name length */
+             "73656d",      /* name "sem" */
+      .result = CNT_DECODE_ERROR, .size = 25, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 17, .status = CNT_STATUS_INVALID },
+    { .what = "acquire: maximum below resources",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length */
+             "00000012"     /* opaque */
+             "00000006"     /* resources: 6 */
+             "00000005"     /* maximum: 5 */
+             "0003"         /* name length */
+             "73656d",      /* name "sem" */
+      .result = CNT_DECODE_ERROR, .size = 25, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 18, .status = CNT_STATUS_INVALID },
+    { .what = "acquire: name length 0",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000a"     /* body length: 10 */
+             "00000013"     /* opaque */
+             "00000001"     /* resources */
+             "00000005"     /* maximum */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 22, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 19, .status = CNT_STATUS_INVALID },
+    { .what = "acquire: name runs past the body",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000c"     /* body length: 10 + 2 */
+             "00000014"     /* opaque */
+             "00000001"     /* resources */
+             "00000005"     /* maximum */
+             "0003"         /* name length: 3 */
+             "7365",        /* only 2 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 24, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 20, .status = CNT_STATUS_INVALID },
+    { .what = "acquire: several faults at once still answer 0x04",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000a"     /* body length: 10 */
+             "00000015"     /* opaque */
+             "00000000"     /* resources: 0 (first fault) */
+             "00000000"     /* maximum */
+             "0005",        /* name length: 5, past the body */
+      .result = CNT_DECODE_ERROR, .size = 22, .opcode = CNT_OP_ACQUIRE,
+      .opaque = 21, .status = CNT_STATUS_INVALID },
+    { .what = "release: valid",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000a"     /* body length: 6 + 4 */
+             "00000016"     /* opaque */
+             "00000001"     /* resources */
+             "0004"         /* name length */
+             "6c6f636b",    /* name "lock" */
+      .result = CNT_DECODE_REQUEST, .size = 22, .opcode = CNT_OP_RELEASE,
+      .opaque = 22, .resources = 1, .name = "lock" },
+    { .what = "release: resources 0 is valid",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000a"     /* body length */
+             "00000017"     /* opaque */
+             "00000000"     /* resources: 0 */
+             "0004"         /* name length */
+             "6c6f636b",    /* name "lock" */
+      .result = CNT_DECODE_REQUEST, .size = 22, .opcode = CNT_OP_RELEASE,
+      .opaque = 23, .resources = 0, .name = "lock" },
+    { .what = "release: bytes after the name are ignored",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000b"     /* body length: 6 + 4 + 1 */
+             "00000018"     /* opaque */
+             "00000003"     /* resources */
+             "0004"         /* name length */
+             "6c6f636b"     /* name "lock" */
+             "21",          /* trailing byte */
+      .result = CNT_DECODE_REQUEST, .size = 23, .opcode = CNT_OP_RELEASE,
+      .opaque = 24, .resources = 3, .name = "lock" },
+    { .what = "release: body shorter than 6",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 5 < 6 */
+             "00000019"     /* opaque */
+             "00000001"     /* resources */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 17, .opcode = CNT_OP_RELEASE,
+      .opaque = 25, .status = CNT_STATUS_INVALID },
+    { .what = "release: name length 0",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000006"     /* body length */
+             "0000001a"     /* opaque */
+             "00000001"     /* resources */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 18, .opcode = CNT_OP_RELEASE,
+      .opaque = 26, .status = CNT_STATUS_INVALID },
+    { .what = "release: name runs past the body",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000007"     /* body length: 6 + 1 */
+             "0000001b"     /* opaque */
+             "00000001"     /* resources */
+             "0004"         /* name length: 4 */
+             "6c",          /* only 1 name byte */
+      .result = CNT_DECODE_ERROR, .size = 19, .opcode = CNT_OP_RELEASE,
+      .opaque = 27, .status = CNT_STATUS_INVALID },
+    { .what = "unknown opcode: 0x81, opcode kept, body skipped",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: 0x20, unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length */
+             "0000001c"     /* opaque */
+             "010203",      /* body, to be skipped */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 15,
+      .opcode = 0x20, .opaque = 28, .status = CNT_STATUS_UNKNOWN_COMMAND },
+    { .what = "unknown opcode 0x04 without a body",
+      .hex = "90"           /* magic */
+             "04"           /* opcode: 0x04, unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "0000001d",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 12,
+      .opcode = 0x04, .opaque = 29, .status = CNT_STATUS_UNKNOWN_COMMAND },
+    { .what = "bad magic: 0x04, body skipped",
+      .hex = "80"           /* magic: wrong */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length */
+             "0000001e"     /* opaque */
+             "0000",        /* body, to be skipped */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 14,
+      .opcode = CNT_OP_GET, .opaque = 30, .status = CNT_STATUS_INVALID },
+    { .what = "bad magic: a response magic sent as a request",
+      .hex = "91"           /* magic: response, not request */
+             "00"           /* opcode: Noop */
+             "00"           /* status */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "0000001f",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 12,
+      .opcode = CNT_OP_NOOP, .opaque = 31, .status = CNT_STATUS_INVALID },
+    { .what = "bad magic, largest plausible body: 0x04 at the header",
+      .hex = "00"           /* magic: wrong */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00010009"     /* body length: CNT_BODY_MAX */
+             "00000020",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = CNT_REQUEST_MAX, .opcode = CNT_OP_ACQUIRE, .opaque = 32,
+      .status = CNT_STATUS_INVALID },
+    { .what = "bad magic, body one past the largest: close",
+      .hex = "00"           /* magic: wrong */
+             "02"           /* opcode */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0001000a"     /* body length: CNT_BODY_MAX + 1 */
+             "00000021",    /* opaque */
+      .result = CNT_DECODE_CLOSE, .at_header = true,
+      .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_ACQUIRE, .opaque = 33 },
+    { .what = "text protocol on the counter port: close",
+      .hex = "67657420"     /* "get ": magic 'g', opcode 'e', ... */
+             "636f756e"     /* "coun": body length 0x636f756e */
+             "7465720a",    /* "ter\n": opaque */
+      .result = CNT_DECODE_CLOSE, .at_header = true,
+      .size = 12 + (uint64_t)0x636f756e, .opcode = 'e',
+      .opaque = 0x7465720a },
+    { .what = "get declaring 4 GiB: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "01"           /* opcode: Get */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000022",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_GET,
+      .opaque = 34, .status = CNT_STATUS_INVALID },
+    { .what = "release declaring one byte too many: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "03"           /* opcode: Release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0001000a"     /* body length: CNT_BODY_MAX + 1 */
+             "00000023",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_RELEASE,
+      .opaque = 35, .status = CNT_STATUS_INVALID },
+    { .what = "acquire declaring the largest body: waits for it",
+      .hex = "90"           /* magic */
+             "02"           /* opcode: Acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00010009"     /* body length: CNT_BODY_MAX */
+             "00000024",    /* opaque */
+      .result = CNT_DECODE_NEED_MORE, .size = CNT_REQUEST_MAX,
+      .opcode = CNT_OP_ACQUIRE, .opaque = 36 },
+    { .what = "noop declaring 4 GiB: answered, body skipped",
+      .hex = "90"           /* magic */
+             "00"           /* opcode: Noop */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000025",    /* opaque */
+      .result = CNT_DECODE_REQUEST, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_NOOP,
+      .opaque = 37 },
+    { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
+      .hex = "90"           /* magic */
+             "7f"           /* opcode: unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000026",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = 0x7f, .opaque = 38,
+      .status = CNT_STATUS_UNKNOWN_COMMAND },
+};
+
+#define N_DECODE_ROWS (sizeof(decode_rows) / sizeof(decode_rows[0]))
+
+/* The shortest prefix of a row's fixture that decides it. */
+static uint64_t row_decided(const decode_row *row)
+{
+    if (row->result == CNT_DECODE_NEED_MORE)
+        return UINT64_MAX;
+    return row->at_header ? CNT_HEADER_SIZE : row->size;
+}
+
+/* Checks the fields of a request decoded from a whole row fixture. */
+static void check_row_fields(const decode_row *row, const uint8_t *buf,
+                             size_t len, const cnt_request *req)
+{
+    assert_int_equal(req->size, row->size);
+    assert_int_equal(req->magic, buf[0]);
+    assert_int_equal(req->opcode, row->opcode);
+    assert_int_equal(req->opaque, row->opaque);
+    assert_int_equal(req->body_len, row->size - CNT_HEADER_SIZE);
+    if (row->result == CNT_DECODE_ERROR)
+        assert_int_equal(req->status, row->status);
+    if (row->result != CNT_DECODE_REQUEST)
+        return;
+    assert_int_equal(req->resources, row->resources);
+    assert_int_equal(req->maximum, row->maximum);
+    if (row->name == NULL) {
+        assert_null(req->name);
+        assert_int_equal(req->name_len, 0);
+        return;
+    }
+    assert_int_equal(req->name_len, strlen(row->name));
+    assert_memory_equal(req->name, row->name, req->name_len);
+    assert_true(req->name > buf && req->name < buf + len);
+}
+
+/* One row: decoded whole, then fed at every prefix length. */
+static void test_decode_row(void **state)
+{
+    const decode_row *row = *state;
+    size_t len;
+    uint8_t *buf = hex_dup(row->hex, &len);
+    uint64_t decided = row_decided(row);
+    cnt_request req;
+
+    /* A fixture holds the header, and the whole request unless it is
+     * decided at the header. */
+    assert_true(len >= CNT_HEADER_SIZE);
+    if (!row->at_header && decided != UINT64_MAX)
+        assert_int_equal(len, row->size);
+
+    assert_int_equal(decode_checked(buf, len, &req), row->result);
+    check_row_fields(row, buf, len, &req);
+
+    /* Each prefix is its own exact-size copy: a decoder reading past what
+     * it was given is caught by valgrind / ASan. */
+    for (size_t k = 0; k <= len; k++) {
+        uint8_t *prefix = malloc(k ? k : 1);
+        cnt_decode_result r;
+
+        assert_non_null(prefix);
+        memcpy(prefix, buf, k);
+        r = decode_checked(prefix, k, &req);
+        if (k < decided) {
+            assert_int_equal(r, CNT_DECODE_NEED_MORE);
+            assert_int_equal(req.size,
+                             k < CNT_HEADER_SIZE ? CNT_HEADER_SIZE : row->size);
+        } else {
+            assert_int_equal(r, row->result);
+            check_row_fields(row, prefix, k, &req);
+        }
+        free(prefix);
+    }
+    free(buf);
+}
+
+/* ---- A connection's read loop, emulated over a byte stream ---- */
+
+typedef struct stream_event {
+    cnt_decode_result result;
+    uint8_t opcode;
+    uint32_t opaque;
+    cnt_status status;
+    uint32_t resources;
+    uint32_t maximum;
+    char name[16];
+} stream_event;
+
+typedef struct stream_sim {
+    uint8_t buf[CNT_REQUEST_MAX];   /* never needs more: difference 3 */
+    size_t len;
+    uint64_t skip;                  /* body bytes still to discard */
+    bool closed;
+    stream_event events[N_DECODE_ROWS * 2];
+    size_t n_events;
+} stream_sim;
+
+/* Records what one decoding step found. */
+static void stream_record(stream_sim *sim, cnt_decode_result r,
+                          const cnt_request *req)
+{
+    stream_event *ev;
+
+    assert_true(sim->n_events < N_DECODE_ROWS * 2);
+    ev = &sim->events[sim->n_events++];
+    memset(ev, 0, sizeof(*ev));
+    ev->result = r;
+    ev->opcode = req->opcode;
+    ev->opaque = req->opaque;
+    ev->status = req->status;
+    ev->resources = req->resources;
+    ev->maximum = req->maximum;
+    if (r == CNT_DECODE_REQUEST && req->name != NULL) {
+        assert_true(req->name_len < sizeof(ev->name));
+        memcpy(ev->name, req->name, req->name_len);
+    }
+}
+
+/* Decodes everything buffered, as a connection's read callback does. */
+static void stream_drain(stream_sim *sim)
+{
+    while (!sim->closed && sim->skip == 0) {
+        cnt_request req;
+        cnt_decode_result r = decode_checked(sim->buf, sim->len, &req);
+        size_t used;
+
+        if (r == CNT_DECODE_NEED_MORE)
+            return;
+        stream_record(sim, r, &req);
+        if (r == CNT_DECODE_CLOSE) {
+            sim->closed = true;
+            return;
+        }
+        used = req.size < sim->len ? (size_t)req.size : sim->len;
+        memmove(sim->buf, sim->buf + used, sim->len - used);
+        sim->len -= used;
+        sim->skip = req.size - used;
+    }
+}
+
+/* Feeds n bytes that arrived from the peer. */
+static void stream_feed(stream_sim *sim, const uint8_t *p, size_t n)
+{
+    while (n > 0 && !sim->closed) {
+        size_t take;
+
+        if (sim->skip > 0) {
+            take = sim->skip < n ? (size_t)sim->skip : n;
+            sim->skip -= take;
+        } else {
+            take = sizeof(sim->buf) - sim->len;
+            take = take < n ? take : n;
+            /* A full buffer that still needs more would be a codec bug. */
+            assert_true(take > 0);
+            memcpy(sim->buf + sim->len, p, take);
+            sim->len += take;
+        }
+        p += take;
+        n -= take;
+        stream_drain(sim);
+    }
+}
+
+/* Tells whether a row's fixture is one whole request for the stream test. */
+static bool row_streamable(const decode_row *row, size_t len)
+{
+    return row->result != CNT_DECODE_NEED_MORE &&
+           row->result != CNT_DECODE_CLOSE && len == row->size;
+}
+
+/* Builds one stream of every whole-request row; returns its length. */
+static size_t stream_build(uint8_t *out, size_t cap, size_t *n_rows)
+{
+    size_t total = 0;
+
+    *n_rows = 0;
+    for (size_t i = 0; i < N_DECODE_ROWS; i++) {
+        uint8_t one[FIXTURE_MAX];
+        size_t len = hex_to_bytes(decode_rows[i].hex, one, sizeof(one));
+
+        if (!row_streamable(&decode_rows[i], len))
+            continue;
+        assert_true(total + len <= cap);
+        memcpy(out + total, one, len);
+        total += len;
+        (*n_rows)++;
+    }
+    return total;
+}
+
+/* Checks the events of a stream against the rows it was built from. */
+static void stream_check(const stream_sim *sim, size_t n_rows)
+{
+    size_t e = 0;
+
+    assert_int_equal(sim->n_events, n_rows);
+    for (size_t i = 0; i < N_DECODE_ROWS; i++) {
+        const decode_row *row = &decode_rows[i];
+        uint8_t one[FIXTURE_MAX];
+        const stream_event *ev;
+
+        if (!row_streamable(row, hex_to_bytes(row->hex, one, sizeof(one))))
+            continue;
+        ev = &sim->events[e++];
+        assert_int_equal(ev->result, row->result);
+        assert_int_equal(ev->opcode, row->opcode);
+        assert_int_equal(ev->opaque, row->opaque);
+        if (row->result == CNT_DECODE_ERROR) {
+            assert_int_equal(ev->status, row->status);
+            continue;
+        }
+        assert_int_equal(ev->resources, row->resources);
+        assert_int_equal(ev->maximum, row->maximum);
+        assert_string_equal(ev->name, row->name ? row->name : "");
+    }
+}
+
+/* Every whole-request row back to back, delivered in chunks of 1, 2, 3...
+ * bytes and all at once: same answers, in order, at every split. */
+static void test_decode_stream_every_split(void **state)
+{
+    static uint8_t stream[N_DECODE_ROWS * FIXTURE_MAX];
+    static stream_sim sim;
+    size_t n_rows;
+    size_t total = stream_build(stream, sizeof(stream), &n_rows);
+    const size_t chunks[] = { 1, 2, 3, 5, 7, 12, 13, 17, 64, 0 };
+
+    (void)state;
+    assert_true(n_rows >= 20);
+    for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+        size_t step = chunks[c] ? chunks[c] : total;
+
+        memset(&sim, 0, sizeof(sim));
+        for (size_t off = 0; off < total; off += step)
+            stream_feed(&sim, stream + off,
+                        total - off < step ? total - off : step);
+        stream_check(&sim, n_rows);
+        assert_int_equal(sim.len, 0);
+        assert_int_equal(sim.skip, 0);
+    }
+}
+
+/* Several requests in one buffer, decoded in place one after the other. */
+static void test_decode_pipelined_buffer(void **state)
+{
+    uint8_t buf[128];
+    size_t len = 0, off = 0;
+    cnt_request req;
+
+    (void)state;
+    len += cnt_encode_acquire(buf + len, 1, 3, 10, "a", 1);
+    len += cnt_encode_get(buf + len, 2, "a", 1);
+    len += cnt_encode_simple(buf + len, CNT_OP_NOOP, 3);
+    len += cnt_encode_release(buf + len, 4, 3, "a", 1);
+    len += cnt_encode_simple(buf + len, CNT_OP_STATS, 5);
+
+    for (uint32_t want = 1; want <= 5; want++) {
+        assert_int_equal(decode_checked(buf + off, len - off, &req),
+                         CNT_DECODE_REQUEST);
+        assert_int_equal(req.opaque, want);
+        off += (size_t)req.size;
+    }
+    assert_int_equal(off, len);
+    assert_int_equal(decode_checked(buf + off, 0, &req), CNT_DECODE_NEED_MORE);
+}
+
+/* ---- Names of the largest legal length ---- */
+
+/* Checks NEED_MORE at a few prefixes, then the whole request. */
+static void check_long_request(const uint8_t *buf, size_t len,
+                               uint8_t opcode, const uint8_t *name)
+{
+    cnt_request req;
+    size_t probes[] = { 0, 11, 12, 13, 100, len / 2, len - 1 };
+
+    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+        assert_int_equal(decode_checked(buf, probes[i], &req),
+                         CNT_DECODE_NEED_MORE);
+        assert_int_equal(req.size,
+                         probes[i] < CNT_HEADER_SIZE ? CNT_HEADER_SIZE : len);
+    }
+    assert_int_equal(decode_checked(buf, len, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(req.opcode, opcode);
+    assert_int_equal(req.size, len);
+    assert_int_equal(req.name_len, CNT_NAME_MAX);
+    assert_memory_equal(req.name, name, CNT_NAME_MAX);
+}
+
+/* 65535-byte names for Get, Acquire and Release; Acquire's is exactly the
+ * largest legal request. */
+static void test_decode_longest_names(void **state)
+{
+    uint8_t *name = malloc(CNT_NAME_MAX);
+    uint8_t *buf = malloc(CNT_REQUEST_MAX + 1);
+    size_t len;
+    cnt_request req;
+
+    (void)state;
+    assert_non_null(name);
+    assert_non_null(buf);
+    for (size_t i = 0; i < CNT_NAME_MAX; i++)
+        name[i] = (uint8_t)(i * 7 + 1);
+
+    len = cnt_encode_get(buf, 1, name, CNT_NAME_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + 2 + CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_GET, name);
+
+    len = cnt_encode_acquire(buf, 2, 1, 1, name, CNT_NAME_MAX);
+    assert_int_equal(len, CNT_REQUEST_MAX);
+    check_long_request(buf, len, CNT_OP_ACQUIRE, name);
+    /* Every prefix of the largest request only asks for more. */
+    for (size_t k = 0; k < len; k++)
+        assert_int_equal(cnt_request_decode(buf, k, &req),
+                         CNT_DECODE_NEED_MORE);
+
+    len = cnt_encode_release(buf, 3, 1, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_RELEASE, name);
+
+    /* The longest name with a body one byte short: runs past the body. */
+    len = cnt_encode_acquire(buf, 4, 1, 1, name, CNT_NAME_MAX);
+    cnt_put_u32(buf + CNT_OFF_BODYLEN, CNT_BODY_MAX - 1);
+    assert_int_equal(decode_checked(buf, len - 1, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+    assert_int_equal(req.size, CNT_REQUEST_MAX - 1);
+
+    free(buf);
+    free(name);
+}
+
+/* ---- Response encoders ---- */
+
+typedef struct error_row {
+    const char *what;
+    uint8_t opcode;
+    cnt_status status;
+    uint32_t opaque;
+    const char *hex;
+} error_row;
+
+static const error_row error_rows[] = {
+    { "not found", CNT_OP_GET, CNT_STATUS_NOT_FOUND, 0x01020304,
+      "91"                  /* magic: response */
+      "01"                  /* opcode: Get, copied */
+      "01"                  /* status: Not found */
+      "00"                  /* reserved */
+      "00000009"            /* body length */
+      "01020304"            /* opaque, copied */
+      "4e6f7420666f756e64"  /* "Not found" */ },
+    { "invalid arguments", CNT_OP_ACQUIRE, CNT_STATUS_INVALID, 7,
+      "91"                  /* magic */
+      "02"                  /* opcode: Acquire */
+      "04"                  /* status: Invalid arguments */
+      "00"                  /* reserved */
+      "00000011"            /* body length: 17 */
+      "00000007"            /* opaque */
+      "496e76616c696420617267756d656e7473" /* "Invalid arguments" */ },
+    { "resource not available", CNT_OP_ACQUIRE,
+      CNT_STATUS_RESOURCE_NOT_AVAILABLE, 0xffffffff,
+      "91"                  /* magic */
+      "02"                  /* opcode: Acquire */
+      "21"                  /* status: Resource not available */
+      "00"                  /* reserved */
+      "00000016"            /* body length: 22 */
+      "ffffffff"            /* opaque */
+      "5265736f75726365206e6f7420617661696c61626c65" /* the text */ },
+    { "not acquired", CNT_OP_RELEASE, CNT_STATUS_NOT_ACQUIRED, 0,
+      "91"                  /* magic */
+      "03"                  /* opcode: Release */
+      "22"                  /* status: Not acquired */
+      "00"                  /* reserved */
+      "0000000c"            /* body length: 12 */
+      "00000000"            /* opaque */
+      "4e6f74206163717569726564" /* "Not acquired" */ },
+    { "unknown command keeps the unknown opcode", 0x20,
+      CNT_STATUS_UNKNOWN_COMMAND, 0x55,
+      "91"                  /* magic */
+      "20"                  /* opcode: 0x20, copied (difference 2) */
+      "81"                  /* status: Unknown command */
+      "00"                  /* reserved */
+      "0000000f"            /* body length: 15 */
+      "00000055"            /* opaque */
+      "556e6b6e6f776e20636f6d6d616e64" /* "Unknown command" */ },
+    { "out of memory", CNT_OP_ACQUIRE, CNT_STATUS_OUT_OF_MEMORY, 9,
+      "91"                  /* magic */
+      "02"                  /* opcode: Acquire */
+      "82"                  /* status: Out of memory */
+      "00"                  /* reserved */
+      "0000000d"            /* body length: 13 */
+      "00000009"            /* opaque */
+      "4f7574206f66206d656d6f7279" /* "Out of memory" */ },
+    { "status OK has an empty body", CNT_OP_NOOP, CNT_STATUS_OK, 1,
+      "91"                  /* magic */
+      "00"                  /* opcode: Noop */
+      "00"                  /* status: OK */
+      "00"                  /* reserved */
+      "00000000"            /* body length */
+      "00000001"            /* opaque */ },
+    { "status outside the table: no text", CNT_OP_GET, (cnt_status)0x05, 2,
+      "91"                  /* magic */
+      "01"                  /* opcode: Get */
+      "05"                  /* status: 0x05, not in the table */
+      "00"                  /* reserved */
+      "00000000"            /* body length */
+      "00000002"            /* opaque */ },
+};
+
+/* One error status encoded, compared byte for byte. */
+static void test_encode_error_row(void **state)
+{
+    const error_row *row = *state;
+    uint8_t want[FIXTURE_MAX];
+    size_t want_len = hex_to_bytes(row->hex, want, sizeof(want));
+    uint8_t out[CNT_ERROR_RESPONSE_MAX + 8];
+
+    memset(out, 0xee, sizeof(out));
+    assert_int_equal(cnt_encode_error(out, row->opcode, row->status,
+                                      row->opaque), want_len);
+    assert_true(want_len <= CNT_ERROR_RESPONSE_MAX);
+    assert_memory_equal(out, want, want_len);
+    /* No trailing NUL or anything else past the response. */
+    assert_int_equal(out[want_len], 0xee);
+}
+
+/* Status texts and opcode names. */
+static void test_status_text_and_opcode_name(void **state)
+{
+    (void)state;
+    assert_string_equal(cnt_status_text(CNT_STATUS_OK), "");
+    assert_string_equal(cnt_status_text(CNT_STATUS_INVALID),
+                        "Invalid arguments");
+    assert_null(cnt_status_text((cnt_status)0x05));
+    assert_string_equal(cnt_opcode_name(CNT_OP_NOOP), "noop");
+    assert_string_equal(cnt_opcode_name(CNT_OP_GET), "get");
+    assert_string_equal(cnt_opcode_name(CNT_OP_ACQUIRE), "acquire");
+    assert_string_equal(cnt_opcode_name(CNT_OP_RELEASE), "release");
+    assert_string_equal(cnt_opcode_name(CNT_OP_STATS), "stats");
+    assert_string_equal(cnt_opcode_name(CNT_OP_DUMP), "dump");
+    assert_null(cnt_opcode_name(0x20));
+}
+
+/* Compares an encoder's output with a hex fixture. */
+static void assert_bytes_hex(const uint8_t *got, size_t got_len,
+                             const char *hex)
+{
+    uint8_t want[FIXTURE_MAX];
+    size_t want_len = hex_to_bytes(hex, want, sizeof(want));
+
+    assert_int_equal(got_len, want_len);
+    assert_memory_equal(got, want, want_len);
+}
+
+/* Success responses: empty, u32, Dump record, Dump end, Stats pairs. */
+static void test_encode_success_responses(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_empty(out, CNT_OP_RELEASE, 0x0a0b0c0d);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "03"            /* opcode: Release */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000000"      /* body length */
+        "0a0b0c0d");    /* opaque */
+
+    n = cnt_encode_u32(out, CNT_OP_GET, 5, 0x89abcdef);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "01"            /* opcode: Get */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000004"      /* body length */
+        "00000005"      /* opaque */
+        "89abcdef");    /* consumption */
+
+    n = cnt_encode_dump_record(out, 6, 1, 5, (const uint8_t *)"sem", 3);
+    assert_int_equal(n, CNT_DUMP_RECORD_SIZE(3));
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "11"            /* opcode: Dump */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "0000000d"      /* body length: 10 + 3 */
+        "00000006"      /* opaque */
+        "00000001"      /* current consumption */
+        "00000005"      /* max consumption */
+        "0003"          /* name length */
+        "73656d");      /* name "sem" */
+
+    n = cnt_encode_dump_end(out, 6);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "11"            /* opcode: Dump */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000000"      /* body length: 0 ends the series */
+        "00000006");    /* opaque */
+
+    assert_int_equal(cnt_encode_stats_pair(NULL, "objects", "42"), 13);
+    n = cnt_encode_stats_pair(out, "objects", "42");
+    n += cnt_encode_stats_u64(out + n, "curr_connections", 7);
+    assert_bytes_hex(out, n,
+        "0007"          /* name length */
+        "0002"          /* value length */
+        "6f626a65637473" /* "objects" */
+        "3432"          /* "42" */
+        "0010"          /* name length */
+        "0001"          /* value length */
+        "637572725f636f6e6e656374696f6e73" /* "curr_connections" */
+        "37");          /* "7" */
+    assert_int_equal(cnt_encode_stats_u64(NULL, "x", UINT64_MAX), 4 + 1 + 20);
+    assert_true(cnt_encode_stats_u64(NULL, "x", UINT64_MAX) <=
+                CNT_STATS_U64_PAIR_SIZE(1));
+}
+
+/* A Stats value longer than a u16 can say is cut at 65535 bytes. */
+static void test_encode_stats_pair_clamps(void **state)
+{
+    char *value = malloc(70000);
+    uint8_t *out = malloc(4 + 1 + 70000);
+
+    (void)state;
+    assert_non_null(value);
+    assert_non_null(out);
+    memset(value, '9', 69999);
+    value[69999] = '\0';
+    assert_int_equal(cnt_encode_stats_pair(out, "n", value), 4 + 1 + 65535);
+    assert_int_equal(cnt_get_u16(out), 1);
+    assert_int_equal(cnt_get_u16(out + 2), 65535);
+    free(out);
+    free(value);
+}
+
+/* ---- Request encoders and client -> server round trips ---- */
+
+/* The request encoders write exactly the documented layout. */
+static void test_encode_requests(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_simple(out, CNT_OP_DUMP, 0x11223344);
+    assert_bytes_hex(out, n,
+        "90"            /* magic: request */
+        "11"            /* opcode: Dump */
+        "00"            /* flags */
+        "00"            /* reserved */
+        "00000000"      /* body length */
+        "11223344");    /* opaque */
+    n = cnt_encode_get(out, 1, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "01" "00" "00" /* magic, Get, flags, reserved */
+        "00000005"      /* body length */
+        "00000001"      /* opaque */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_acquire(out, 2, 3, 4, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "02" "00" "00" /* magic, Acquire, flags, reserved */
+        "0000000d"      /* body length */
+        "00000002"      /* opaque */
+        "00000003"      /* resources */
+        "00000004"      /* maximum */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_release(out, 3, 0, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "03" "00" "00" /* magic, Release, flags, reserved */
+        "00000009"      /* body length */
+        "00000003"      /* opaque */
+        "00000000"      /* resources */
+        "0003"          /* name length */
+        "616263");      /* name */
+}
+
+/* Every opcode encoded by the client decodes on the server side. */
+static void test_roundtrip_client_to_server(void **state)
+{
+    const uint8_t simple[] = { CNT_OP_NOOP, CNT_OP_STATS, CNT_OP_DUMP };
+    uint8_t buf[64];
+    cnt_request req;
+    size_t n;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(simple); i++) {
+        n = cnt_encode_simple(buf, simple[i], 0x100 + (uint32_t)i);
+        assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+        assert_int_equal(req.opcode, simple[i]);
+        assert_int_equal(req.opaque, 0x100 + i);
+        assert_int_equal(req.size, n);
+    }
+
+    n = cnt_encode_get(buf, 0xfeedface, "counter", 7);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(req.opcode, CNT_OP_GET);
+    assert_int_equal(req.opaque, 0xfeedface);
+    assert_int_equal(req.size, n);
+    assert_int_equal(req.name_len, 7);
+    assert_memory_equal(req.name, "counter", 7);
+
+    n = cnt_encode_acquire(buf, 9, 0x10000, 0x7fffffff, "k", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(req.opcode, CNT_OP_ACQUIRE);
+    assert_int_equal(req.opaque, 9);
+    assert_int_equal(req.resources, 0x10000);
+    assert_int_equal(req.maximum, 0x7fffffff);
+    assert_int_equal(req.name_len, 1);
+    assert_memory_equal(req.name, "k", 1);
+
+    n = cnt_encode_release(buf, 10, 0xffffffff, "k", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(req.opcode, CNT_OP_RELEASE);
+    assert_int_equal(req.opaque, 10);
+    assert_int_equal(req.resources, 0xffffffff);
+    assert_int_equal(req.maximum, 0);
+    assert_memory_equal(req.name, "k", 1);
+
+    /* A client may encode what the server must refuse. */
+    n = cnt_encode_acquire(buf, 11, 0, 1, "k", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+    n = cnt_encode_get(buf, 12, "", 0);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    n = cnt_encode_simple(buf, 0x30, 13);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_UNKNOWN_COMMAND);
+}
+
+/* ---- Client-side response decoding and server -> client round trips ---- */
+
+/* Decodes one whole response and checks its header fields. */
+static cnt_response decode_response(const uint8_t *buf, size_t len,
+                                    uint8_t opcode, uint8_t status,
+                                    uint32_t opaque)
+{
+    cnt_response res;
+
+    /* Incremental: every shorter prefix only asks for more. */
+    for (size_t k = 0; k < len; k++)
+        assert_int_equal(cnt_response_decode(buf, k, &res), 0);
+    assert_int_equal(cnt_response_decode(buf, len, &res), 1);
+    assert_int_equal(res.magic, CNT_MAGIC_RESPONSE);
+    assert_int_equal(res.opcode, opcode);
+    assert_int_equal(res.status, status);
+    assert_int_equal(res.opaque, opaque);
+    assert_int_equal(res.size, len);
+    assert_int_equal(res.body_len, len - CNT_HEADER_SIZE);
+    assert_ptr_equal(res.body, buf + CNT_HEADER_SIZE);
+    return res;
+}
+
+/* Every kind of server response decodes on the client side. */
+static void test_roundtrip_server_to_client(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    cnt_response res;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_empty(buf, CNT_OP_NOOP, 1);
+    res = decode_response(buf, n, CNT_OP_NOOP, 0, 1);
+    assert_int_equal(res.body_len, 0);
+
+    n = cnt_encode_u32(buf, CNT_OP_GET, 2, 17);
+    res = decode_response(buf, n, CNT_OP_GET, 0, 2);
+    assert_int_equal(cnt_get_u32(res.body), 17);
+
+    n = cnt_encode_u32(buf, CNT_OP_ACQUIRE, 3, 0xffffffff);
+    res = decode_response(buf, n, CNT_OP_ACQUIRE, 0, 3);
+    assert_int_equal(cnt_get_u32(res.body), 0xffffffff);
+
+    n = cnt_encode_empty(buf, CNT_OP_RELEASE, 4);
+    decode_response(buf, n, CNT_OP_RELEASE, 0, 4);
+
+    n = cnt_encode_error(buf, 0x42, CNT_STATUS_UNKNOWN_COMMAND, 5);
+    res = decode_response(buf, n, 0x42, CNT_STATUS_UNKNOWN_COMMAND, 5);
+    assert_int_equal(res.body_len, strlen("Unknown command"));
+    assert_memory_equal(res.body, "Unknown command", res.body_len);
+
+    n = cnt_encode_error(buf, CNT_OP_RELEASE, CNT_STATUS_NOT_ACQUIRED, 6);
+    res = decode_response(buf, n, CNT_OP_RELEASE, CNT_STATUS_NOT_ACQUIRED, 6);
+    assert_memory_equal(res.body, "Not acquired", res.body_len);
+}
+
+/* Stats: a header then pairs, iterated back in order. */
+static void test_roundtrip_stats(void **state)
+{
+    static const char *const names[] = { "objects", "gc_count", "x" };
+    static const char *const values[] = { "3", "0", "" };
+    uint8_t buf[FIXTURE_MAX];
+    size_t body = 0, pos = 0, n;
+    cnt_response res;
+    const char *name, *value;
+    uint16_t name_len, value_len;
+
+    (void)state;
+    for (size_t i = 0; i < 3; i++)
+        body += cnt_encode_stats_pair(NULL, names[i], values[i]);
+    n = cnt_encode_response_header(buf, CNT_OP_STATS, 0, (uint32_t)body, 7);
+    for (size_t i = 0; i < 3; i++)
+        n += cnt_encode_stats_pair(buf + n, names[i], values[i]);
+    assert_int_equal(n, CNT_HEADER_SIZE + body);
+
+    res = decode_response(buf, n, CNT_OP_STATS, 0, 7);
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                                   &value_len));
+        assert_int_equal(name_len, strlen(names[i]));
+        assert_memory_equal(name, names[i], name_len);
+        assert_int_equal(value_len, strlen(values[i]));
+        assert_memory_equal(value, values[i], value_len);
+    }
+    assert_false(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                                &value_len));
+    assert_int_equal(pos, body);
+}
+
+/* Checks that a Stats body ends the iteration at once, without reading
+ * past it (the body is an exact-size heap copy). */
+static void check_stats_refused(const char *hex, size_t start)
+{
+    size_t len, pos = start;
+    uint8_t *body = hex_dup(hex, &len);
+    cnt_response res = { .opcode = CNT_OP_STATS, .body = body,
+                         .body_len = (uint32_t)len };
+    const char *name, *value;
+    uint16_t name_len, value_len;
+
+    assert_false(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                                &value_len));
+    assert_int_equal(pos, start);
+    free(body);
+}
+
+/* Malformed Stats bodies end the iteration instead of reading past them. */
+static void test_stats_malformed(void **state)
+{
+    (void)state;
+    check_stats_refused("000100",   /* name length 1, half a value length */
+                        0);
+    check_stats_refused("0001"      /* name length 1 */
+                        "0005"      /* value length 5 */
+                        "61"        /* name "a" */
+                        "3132",     /* only 2 value bytes */
+                        0);
+    check_stats_refused("0001"      /* name length 1 */
+                        "0000"      /* value length 0 */
+                        "61",       /* name "a" */
+                        8);         /* a position past the end */
+    check_stats_refused("", 0);     /* an empty body has no pairs */
+}
+
+/* Dump: records then the empty end, parsed back. */
+static void test_roundtrip_dump(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    size_t n = 0, off = 0;
+    cnt_response res;
+    cnt_dump_record rec;
+
+    (void)state;
+    n += cnt_encode_dump_record(buf + n, 8, 1, 5, (const uint8_t *)"a", 1);
+    n += cnt_encode_dump_record(buf + n, 8, 0, 0xffffffff,
+                                (const uint8_t *)"lock", 4);
+    n += cnt_encode_dump_end(buf + n, 8);
+
+    assert_int_equal(cnt_response_decode(buf, n, &res), 1);
+    assert_false(cnt_response_is_dump_end(&res));
+    assert_true(cnt_dump_record_parse(&res, &rec));
+    assert_int_equal(rec.current, 1);
+    assert_int_equal(rec.max, 5);
+    assert_int_equal(rec.name_len, 1);
+    assert_memory_equal(rec.name, "a", 1);
+    off += res.size;
+
+    assert_int_equal(cnt_response_decode(buf + off, n - off, &res), 1);
+    assert_true(cnt_dump_record_parse(&res, &rec));
+    assert_int_equal(rec.current, 0);
+    assert_int_equal(rec.max, 0xffffffff);
+    assert_memory_equal(rec.name, "lock", 4);
+    off += res.size;
+
+    res = decode_response(buf + off, n - off, CNT_OP_DUMP, 0, 8);
+    assert_true(cnt_response_is_dump_end(&res));
+    assert_false(cnt_dump_record_parse(&res, &rec));
+    assert_int_equal(off + res.size, n);
+}
+
+/* Parses a Dump record from an exact-size heap copy of a hex body. */
+static bool parse_dump_hex(const char *hex, uint8_t opcode, uint8_t status)
+{
+    size_t len;
+    uint8_t *body = hex_dup(hex, &len);
+    cnt_response res = { .opcode = opcode, .status = status, .body = body,
+                         .body_len = (uint32_t)len };
+    cnt_dump_record rec;
+    bool ok = cnt_dump_record_parse(&res, &rec);
+
+    free(body);
+    return ok;
+}
+
+/* Dump records that are not records are refused. */
+static void test_dump_record_malformed(void **state)
+{
+    const char *good = "00000001"   /* current */
+                       "00000002"   /* max */
+                       "0001"       /* name length 1 */
+                       "61";        /* name "a" */
+
+    (void)state;
+    assert_true(parse_dump_hex(good, CNT_OP_DUMP, CNT_STATUS_OK));
+    assert_false(parse_dump_hex("00000001"  /* current */
+                                "00000002"  /* max */
+                                "00",       /* half a name length */
+                                CNT_OP_DUMP, CNT_STATUS_OK));
+    assert_false(parse_dump_hex("00000001"  /* current */
+                                "0000",     /* half a max */
+                                CNT_OP_DUMP, CNT_STATUS_OK));
+    assert_false(parse_dump_hex("00000001"  /* current */
+                                "00000002"  /* max */
+                                "0003"      /* name length 3 */
+                                "6162",     /* only 2 name bytes */
+                                CNT_OP_DUMP, CNT_STATUS_OK));
+    /* A well-formed body under an error status or another opcode. */
+    assert_false(parse_dump_hex(good, CNT_OP_DUMP, CNT_STATUS_INVALID));
+    assert_false(parse_dump_hex(good, CNT_OP_GET, CNT_STATUS_OK));
+}
+
+/* Only a status-0 Dump response with an empty body ends a series. */
+static void test_dump_end(void **state)
+{
+    cnt_response res = { .opcode = CNT_OP_DUMP, .status = CNT_STATUS_OK };
+
+    (void)state;
+    assert_true(cnt_response_is_dump_end(&res));
+    res.status = CNT_STATUS_INVALID;
+    assert_false(cnt_response_is_dump_end(&res));
+    res.status = CNT_STATUS_OK;
+    res.opcode = CNT_OP_NOOP;
+    assert_false(cnt_response_is_dump_end(&res));
+    res.opcode = CNT_OP_DUMP;
+    res.body_len = 1;
+    assert_false(cnt_response_is_dump_end(&res));
+}
+
+/* Bad magic is reported on the first byte; 0x92 notices are accepted. */
+static void test_response_magic(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    cnt_response res;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_empty(buf, CNT_OP_NOOP, 1);
+    buf[0] = CNT_MAGIC_REQUEST;
+    assert_int_equal(cnt_response_decode(buf, 1, &res), -1);
+    assert_int_equal(cnt_response_decode(buf, n, &res), -1);
+    buf[0] = 0x00;
+    assert_int_equal(cnt_response_decode(buf, n, &res), -1);
+    buf[0] = CNT_MAGIC_NOTICE;
+    assert_int_equal(cnt_response_decode(buf, n, &res), 1);
+    assert_int_equal(res.magic, CNT_MAGIC_NOTICE);
+}
+
+/* A huge declared body is only a need, never an allocation. */
+static void test_response_huge_body(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    cnt_response res;
+
+    (void)state;
+    cnt_encode_response_header(buf, CNT_OP_GET, 0, 0xffffffff, 1);
+    assert_int_equal(cnt_response_size(buf, 0), CNT_HEADER_SIZE);
+    assert_int_equal(cnt_response_size(buf, 11), CNT_HEADER_SIZE);
+    assert_int_equal(cnt_response_size(buf, 12), 12 + (uint64_t)0xffffffff);
+    assert_int_equal(cnt_response_decode(buf, sizeof(buf), &res), 0);
+    assert_int_equal(cnt_response_size(buf, sizeof(buf)),
+                     12 + (uint64_t)0xffffffff);
+}
+
+/* Several responses in one buffer decode in order. */
+static void test_response_pipelined(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    size_t n = 0, off = 0;
+    cnt_response res;
+
+    (void)state;
+    n += cnt_encode_u32(buf + n, CNT_OP_ACQUIRE, 1, 3);
+    n += cnt_encode_error(buf + n, CNT_OP_GET, CNT_STATUS_NOT_FOUND, 2);
+    n += cnt_encode_empty(buf + n, CNT_OP_RELEASE, 3);
+    for (uint32_t want = 1; want <= 3; want++) {
+        assert_int_equal(cnt_response_decode(buf + off, n - off, &res), 1);
+        assert_int_equal(res.opaque, want);
+        assert_int_equal(cnt_response_size(buf + off, n - off), res.size);
+        off += res.size;
+    }
+    assert_int_equal(off, n);
+    assert_int_equal(cnt_response_decode(buf + off, 0, &res), 0);
+}
+
+/* ---- Runner: one named cmocka test per table row ---- */
+
+/* Runs one test function over every row of a table, one test per row. */
+static int run_rows(const char *group, CMUnitTestFunction fn,
+                    const void *rows, size_t row_size, size_t n_rows,
+                    size_t what_offset)
+{
+    struct CMUnitTest *tests = calloc(n_rows, sizeof(*tests));
+    int failed;
+
+    if (tests == NULL) {
+        fprintf(stderr, "%s: out of memory\n", group);
+        return 1;
+    }
+    for (size_t i = 0; i < n_rows; i++) {
+        const char *row = (const char *)rows + i * row_size;
+
+        tests[i].name = *(const char *const *)(row + what_offset);
+        tests[i].test_func = fn;
+        tests[i].initial_state = (void *)row;
+    }
+    failed = _cmocka_run_group_tests(group, tests, n_rows, NULL, NULL);
+    free(tests);
+    return failed;
+}
+
+int main(void)
+{
+    const struct CMUnitTest codec_tests[] = {
+        cmocka_unit_test(test_decode_stream_every_split),
+        cmocka_unit_test(test_decode_pipelined_buffer),
+        cmocka_unit_test(test_decode_longest_names),
+        cmocka_unit_test(test_status_text_and_opcode_name),
+        cmocka_unit_test(test_encode_success_responses),
+        cmocka_unit_test(test_encode_stats_pair_clamps),
+        cmocka_unit_test(test_encode_requests),
+        cmocka_unit_test(test_roundtrip_client_to_server),
+        cmocka_unit_test(test_roundtrip_server_to_client),
+        cmocka_unit_test(test_roundtrip_stats),
+        cmocka_unit_test(test_stats_malformed),
+        cmocka_unit_test(test_roundtrip_dump),
+        cmocka_unit_test(test_dump_record_malformed),
+        cmocka_unit_test(test_dump_end),
+        cmocka_unit_test(test_response_magic),
+        cmocka_unit_test(test_response_huge_body),
+        cmocka_unit_test(test_response_pipelined),
+    };
+    int failed = 0;
+
+    failed += run_rows("request decoding", test_decode_row, decode_rows,
+                       sizeof(decode_rows[0]), N_DECODE_ROWS,
+                       offsetof(decode_row, what));
+    failed += run_rows("error responses", test_encode_error_row, error_rows,
+                       sizeof(error_rows[0]),
+                       sizeof(error_rows) / sizeof(error_rows[0]),
+                       offsetof(error_row, what));
+    failed += cmocka_run_group_tests_name("codec", codec_tests, NULL, NULL);
+    return failed == 0 ? 0 : 1;
+}
