@@ -34,6 +34,14 @@ void cnt_gc_free(cnt_gc *gc);
  * counters it removed. Used by the thread and by tests. */
 size_t cnt_gc_run_once(cnt_gc *gc);
 
+/* Buckets one cnt_table_sweep call covers: each bucket is locked on its
+ * own, and between slices the thread checks whether it must stop. */
+#define CNT_GC_SLICE 256u
+
+/* Asks a started thread to sweep now instead of at its next wake-up (an
+ * operator's nudge; tests use it to avoid waiting). */
+void cnt_gc_kick(cnt_gc *gc);
+
 /* Fills s with the collector's figures. */
 void cnt_gc_get_stats(const cnt_gc *gc, cnt_gc_stats *s);
 

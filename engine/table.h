@@ -25,9 +25,12 @@ typedef struct cnt_counter cnt_counter;
 
 /* How to build a table. Zero fields take the defaults. */
 typedef struct cnt_table_config {
-    size_t buckets;             /* default CNT_DEFAULT_BUCKETS */
+    size_t buckets;             /* default CNT_DEFAULT_BUCKETS; at most
+                                   UINT32_MAX (buckets come from 32 bits
+                                   of the hash) */
     uint32_t interval;          /* consumption window, seconds; default 86400 */
-    uint64_t memory_limit;      /* bytes of counters; 0 = unlimited */
+    uint64_t memory_limit;      /* bytes of counter nodes (not the fixed
+                                   bucket array and locks); 0 = unlimited */
     const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
     /* Allocator for counter nodes (tests inject a failing one); both or
      * neither. Default malloc/free. */
@@ -57,7 +60,9 @@ cnt_status cnt_table_get(cnt_table *t, const uint8_t *name, uint16_t len,
 /* Acquire resources of name against maximum for the connection whose ledger
  * is h (creates the counter). The caller has validated the arguments
  * (resources >= 1, maximum >= resources, len >= 1). Returns OK,
- * RESOURCE_NOT_AVAILABLE or OUT_OF_MEMORY. Sums are checked in 64 bits. */
+ * RESOURCE_NOT_AVAILABLE or OUT_OF_MEMORY (ledger room, memory_limit or a
+ * failed allocation; nothing is changed then). Sums are checked in 64 bits.
+ * Arguments that break the preconditions get INVALID and change nothing. */
 cnt_status cnt_table_acquire(cnt_table *t, cnt_holdings *h,
                              const uint8_t *name, uint16_t len,
                              uint32_t resources, uint32_t maximum);
@@ -101,6 +106,13 @@ uint32_t cnt_table_interval(const cnt_table *t);
 
 /* The table's clock. */
 const cnt_clock *cnt_table_clock(const cnt_table *t);
+
+/* The memory_limit the table was built with (0 = unlimited). */
+uint64_t cnt_table_memory_limit(const cnt_table *t);
+
+/* Bytes one counter named with len bytes costs in used_memory and against
+ * memory_limit (its node: header and name). */
+size_t cnt_table_counter_size(uint16_t len);
 
 /* Fills s with the table's current counts. */
 void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s);

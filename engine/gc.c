@@ -1,0 +1,176 @@
+/* gc.c: the garbage collector. A thread that sleeps on a condition
+ * variable (so stop is immediate), sweeps about a second after start and
+ * then just after each window starts, a slice of buckets at a time. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "engine/gc.h"
+
+/* First sweep this long after start; later ones this long after a window
+ * starts, so counters left at 0 just before the boundary are collected. */
+#define CNT_GC_FIRST_DELAY_US 1000000u
+#define CNT_GC_AFTER_WINDOW_US 100000u
+
+struct cnt_gc {
+    cnt_table *table;
+    pthread_t thread;
+    bool started;               /* owner's view: thread exists */
+    pthread_mutex_t mutex;      /* guards stop and kicked */
+    pthread_cond_t cond;        /* on CLOCK_MONOTONIC */
+    bool stop;
+    bool kicked;
+    atomic_bool stopping;       /* read between slices of a sweep */
+    atomic_uint_fast64_t gc_count;
+    atomic_uint_fast64_t last_gc_elapsed;
+    atomic_uint_fast64_t total_gc_elapsed;
+};
+
+/* Builds a stopped collector whose condition variable times out on the
+ * monotonic clock, so wall-clock steps neither stall nor rush it. */
+cnt_gc *cnt_gc_new(cnt_table *t)
+{
+    cnt_gc *gc = calloc(1, sizeof *gc);
+    pthread_condattr_t attr;
+
+    if (gc == NULL)
+        return NULL;
+    gc->table = t;
+    if (pthread_condattr_init(&attr) != 0)
+        goto fail_free;
+    if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&gc->cond, &attr) != 0) {
+        pthread_condattr_destroy(&attr);
+        goto fail_free;
+    }
+    pthread_condattr_destroy(&attr);
+    if (pthread_mutex_init(&gc->mutex, NULL) != 0) {
+        pthread_cond_destroy(&gc->cond);
+        goto fail_free;
+    }
+    return gc;
+fail_free:
+    free(gc);
+    return NULL;
+}
+
+/* Frees a stopped collector. */
+void cnt_gc_free(cnt_gc *gc)
+{
+    if (gc == NULL)
+        return;
+    pthread_mutex_destroy(&gc->mutex);
+    pthread_cond_destroy(&gc->cond);
+    free(gc);
+}
+
+/* One whole sweep in slices; stops early if the thread is being stopped. */
+size_t cnt_gc_run_once(cnt_gc *gc)
+{
+    size_t n = cnt_table_buckets(gc->table);
+    uint64_t start = cnt_monotonic_us();
+    size_t removed = 0;
+
+    for (size_t b = 0; b < n; b += CNT_GC_SLICE) {
+        if (atomic_load(&gc->stopping))
+            break;
+        removed += cnt_table_sweep(gc->table, b, CNT_GC_SLICE);
+    }
+    uint64_t elapsed = cnt_monotonic_us() - start;
+    atomic_store(&gc->last_gc_elapsed, elapsed);
+    atomic_fetch_add(&gc->total_gc_elapsed, elapsed);
+    atomic_fetch_add(&gc->gc_count, 1);
+    return removed;
+}
+
+/* Microseconds from now until just after the table's next window starts. */
+static uint64_t cnt_gc_until_next_window(const cnt_gc *gc)
+{
+    uint64_t now = cnt_clock_now_ms(cnt_table_clock(gc->table));
+    uint64_t len = (uint64_t)cnt_table_interval(gc->table) * 1000u;
+    uint64_t next = (now / len + 1) * len;
+
+    return (next - now) * 1000u + CNT_GC_AFTER_WINDOW_US;
+}
+
+static struct timespec cnt_gc_timespec(uint64_t us)
+{
+    struct timespec ts = { (time_t)(us / 1000000u),
+                           (long)(us % 1000000u) * 1000 };
+    return ts;
+}
+
+/* The thread: wait for the deadline, a kick or stop; sweep; repeat. */
+static void *cnt_gc_main(void *arg)
+{
+    cnt_gc *gc = arg;
+    uint64_t deadline = cnt_monotonic_us() + CNT_GC_FIRST_DELAY_US;
+
+    pthread_mutex_lock(&gc->mutex);
+    while (!gc->stop) {
+        if (!gc->kicked && cnt_monotonic_us() < deadline) {
+            struct timespec ts = cnt_gc_timespec(deadline);
+            pthread_cond_timedwait(&gc->cond, &gc->mutex, &ts);
+            continue;           /* re-check stop, kick and the deadline */
+        }
+        gc->kicked = false;
+        pthread_mutex_unlock(&gc->mutex);
+        cnt_gc_run_once(gc);
+        deadline = cnt_monotonic_us() + cnt_gc_until_next_window(gc);
+        pthread_mutex_lock(&gc->mutex);
+    }
+    pthread_mutex_unlock(&gc->mutex);
+    return NULL;
+}
+
+/* Starts the thread; returns 0 or an errno value. */
+int cnt_gc_start(cnt_gc *gc)
+{
+    int err;
+
+    if (gc->started)
+        return EALREADY;
+    gc->stop = false;
+    gc->kicked = false;
+    atomic_store(&gc->stopping, false);
+    err = pthread_create(&gc->thread, NULL, cnt_gc_main, gc);
+    if (err == 0)
+        gc->started = true;
+    return err;
+}
+
+/* Wakes the thread for a sweep now. */
+void cnt_gc_kick(cnt_gc *gc)
+{
+    pthread_mutex_lock(&gc->mutex);
+    gc->kicked = true;
+    pthread_cond_signal(&gc->cond);
+    pthread_mutex_unlock(&gc->mutex);
+}
+
+/* Stops the thread (even mid-sweep, between slices) and joins it. */
+void cnt_gc_stop(cnt_gc *gc)
+{
+    if (!gc->started)
+        return;
+    atomic_store(&gc->stopping, true);
+    pthread_mutex_lock(&gc->mutex);
+    gc->stop = true;
+    pthread_cond_signal(&gc->cond);
+    pthread_mutex_unlock(&gc->mutex);
+    pthread_join(gc->thread, NULL);
+    gc->started = false;
+    atomic_store(&gc->stopping, false);
+}
+
+/* Fills s with the collector's figures. */
+void cnt_gc_get_stats(const cnt_gc *gc, cnt_gc_stats *s)
+{
+    s->gc_count = atomic_load(&gc->gc_count);
+    s->last_gc_elapsed = atomic_load(&gc->last_gc_elapsed);
+    s->total_gc_elapsed = atomic_load(&gc->total_gc_elapsed);
+}

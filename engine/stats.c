@@ -1,0 +1,143 @@
+/* stats.c: per-worker statistic slots and the Stats report, which sums the
+ * slots and adds the table's and the collector's figures in the reference's
+ * item order, followed by this server's extra items. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/stats.h"
+
+struct cnt_stats {
+    unsigned n;
+    cnt_stats_slot *slots;
+};
+
+/* Builds n zeroed slots, each on its own cache lines. */
+cnt_stats *cnt_stats_new(unsigned n)
+{
+    cnt_stats *s;
+
+    if (n == 0)
+        return NULL;
+    s = malloc(sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->n = n;
+    s->slots = aligned_alloc(_Alignof(cnt_stats_slot),
+                             n * sizeof(cnt_stats_slot));
+    if (s->slots == NULL) {
+        free(s);
+        return NULL;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        cnt_stats_slot *slot = &s->slots[i];
+        for (int c = 0; c < CNT_CMD_COUNT; c++)
+            atomic_init(&slot->commands[c], 0);
+        atomic_init(&slot->curr_connections, 0);
+        atomic_init(&slot->total_connections, 0);
+        atomic_init(&slot->rejected_connections, 0);
+    }
+    return s;
+}
+
+/* Frees the slots. */
+void cnt_stats_free(cnt_stats *s)
+{
+    if (s == NULL)
+        return;
+    free(s->slots);
+    free(s);
+}
+
+/* Returns slot i. */
+cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i)
+{
+    return i < s->n ? &s->slots[i] : NULL;
+}
+
+/* Maps an opcode to its command counter, or -1. */
+int cnt_stats_command_of(uint8_t opcode)
+{
+    switch (opcode) {
+    case CNT_OP_NOOP:    return CNT_CMD_NOOP;
+    case CNT_OP_GET:     return CNT_CMD_GET;
+    case CNT_OP_ACQUIRE: return CNT_CMD_ACQUIRE;
+    case CNT_OP_RELEASE: return CNT_CMD_RELEASE;
+    case CNT_OP_STATS:   return CNT_CMD_STATS;
+    case CNT_OP_DUMP:    return CNT_CMD_DUMP;
+    default:             return -1;
+    }
+}
+
+/* Sums of every slot. */
+typedef struct cnt_stats_sums {
+    uint64_t commands[CNT_CMD_COUNT];
+    uint64_t curr, total, rejected;
+} cnt_stats_sums;
+
+static uint64_t cnt_stats_read(const atomic_uint_fast64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static void cnt_stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    for (unsigned i = 0; s != NULL && i < s->n; i++) {
+        const cnt_stats_slot *slot = &s->slots[i];
+        for (int c = 0; c < CNT_CMD_COUNT; c++)
+            sum->commands[c] += cnt_stats_read(&slot->commands[c]);
+        sum->curr += cnt_stats_read(&slot->curr_connections);
+        sum->total += cnt_stats_read(&slot->total_connections);
+        sum->rejected += cnt_stats_read(&slot->rejected_connections);
+    }
+}
+
+/* Emits one item with a decimal value. */
+static void cnt_stats_emit(cnt_stats_item_fn fn, void *ctx, const char *name,
+                           uint64_t value)
+{
+    char text[24];
+
+    snprintf(text, sizeof text, "%" PRIu64, value);
+    fn(ctx, name, text);
+}
+
+/* Emits every item: the reference's, in its order, then the extras. */
+void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
+                      const cnt_gc *gc, cnt_stats_item_fn fn, void *ctx)
+{
+    static const char *const command_names[CNT_CMD_COUNT] = {
+        "command:noop", "command:get", "command:acquire",
+        "command:release", "command:stats", "command:dump",
+    };
+    cnt_table_stats ts = { 0, 0, 0, 0 };
+    cnt_gc_stats gs = { 0, 0, 0 };
+    cnt_stats_sums sum;
+
+    if (t != NULL)
+        cnt_table_get_stats(t, &ts);
+    if (gc != NULL)
+        cnt_gc_get_stats(gc, &gs);
+    cnt_stats_sum(s, &sum);
+
+    cnt_stats_emit(fn, ctx, "objects", ts.objects);
+    cnt_stats_emit(fn, ctx, "total_objects", ts.total_objects);
+    cnt_stats_emit(fn, ctx, "used_memory", ts.used_memory);
+    cnt_stats_emit(fn, ctx, "conflicts", ts.conflicts);
+    cnt_stats_emit(fn, ctx, "gc_count", gs.gc_count);
+    cnt_stats_emit(fn, ctx, "last_gc_elapsed", gs.last_gc_elapsed);
+    cnt_stats_emit(fn, ctx, "total_gc_elapsed", gs.total_gc_elapsed);
+    cnt_stats_emit(fn, ctx, "curr_connections", sum.curr);
+    cnt_stats_emit(fn, ctx, "total_connections", sum.total);
+    for (int c = 0; c < CNT_CMD_COUNT; c++)
+        cnt_stats_emit(fn, ctx, command_names[c], sum.commands[c]);
+    cnt_stats_emit(fn, ctx, "rejected_connections", sum.rejected);
+    cnt_stats_emit(fn, ctx, "buckets", t ? cnt_table_buckets(t) : 0);
+    cnt_stats_emit(fn, ctx, "interval", t ? cnt_table_interval(t) : 0);
+    cnt_stats_emit(fn, ctx, "memory_limit",
+                   t ? cnt_table_memory_limit(t) : 0);
+}

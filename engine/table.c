@@ -1,0 +1,494 @@
+/* table.c: the counter table: a fixed bucket array of chained nodes with
+ * names inline, striped mutexes, Acquire/Release/Get with the per-connection
+ * ledger, max consumption per epoch-aligned window, Dump and GC sweeps.
+ * Locking rule (see table.h): do_* functions expect the stripe lock held. */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/hash.h"
+#include "engine/table.h"
+
+/* One counter. About 48 bytes of heap for a 16-byte name. */
+struct cnt_counter {
+    struct cnt_counter *next;   /* bucket chain */
+    uint32_t hash32;            /* upper half of the name's hash: picks the
+                                   bucket and skips most memcmp calls */
+    uint32_t consumption;       /* sum of every ledger's amount on it */
+    uint32_t max;               /* peak consumption within window `window` */
+    uint32_t window;            /* window index of the last change */
+    /* Roadmap: a waiting acquisition would add a pointer to a FIFO of
+     * waiters here (woken by do_release), and leases a link into the
+     * engine's timing wheel; neither exists yet. */
+    uint16_t name_len;
+    uint8_t name[];
+};
+
+/* A stripe lock on a cache line of its own, so two workers locking
+ * neighbouring stripes do not fight over one line. */
+typedef struct cnt_table_stripe {
+    _Alignas(64) pthread_mutex_t mutex;
+} cnt_table_stripe;
+
+struct cnt_table {
+    cnt_counter **buckets;
+    size_t nbuckets;
+    cnt_table_stripe *stripes;
+    uint32_t interval;
+    uint64_t memory_limit;
+    const cnt_clock *clock;
+    void *(*alloc)(size_t size);
+    void (*free)(void *ptr);
+    cnt_hash_key key;
+    uint64_t base_memory;               /* table, buckets and stripes */
+    atomic_uint_fast64_t objects;
+    atomic_uint_fast64_t total_objects;
+    atomic_uint_fast64_t node_memory;   /* bytes of live nodes */
+    atomic_uint_fast64_t used_buckets;  /* buckets with at least one node */
+};
+
+/* Bytes a node with a len-byte name costs. */
+size_t cnt_table_counter_size(uint16_t len)
+{
+    return offsetof(struct cnt_counter, name) + len;
+}
+
+/* Reads a table counter (relaxed: figures, not synchronisation). */
+static uint64_t cnt_table_load(const atomic_uint_fast64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Adds n to a table counter and returns the new value. */
+static uint64_t cnt_table_add(atomic_uint_fast64_t *v, uint64_t n)
+{
+    return atomic_fetch_add_explicit(v, n, memory_order_relaxed) + n;
+}
+
+static void cnt_table_subtract(atomic_uint_fast64_t *v, uint64_t n)
+{
+    atomic_fetch_sub_explicit(v, n, memory_order_relaxed);
+}
+
+/* Checks cfg and copies it into t with the defaults filled in. */
+static bool cnt_table_configure(cnt_table *t, const cnt_table_config *cfg)
+{
+    static const cnt_table_config none;
+
+    if (cfg == NULL)
+        cfg = &none;
+    if ((cfg->alloc == NULL) != (cfg->free == NULL))
+        return false;
+    if ((uint64_t)cfg->buckets > UINT32_MAX)
+        return false;
+    t->nbuckets = cfg->buckets ? cfg->buckets : CNT_DEFAULT_BUCKETS;
+    t->interval = cfg->interval ? cfg->interval : CNT_DEFAULT_INTERVAL;
+    t->memory_limit = cfg->memory_limit;
+    t->clock = cfg->clock ? cfg->clock : &cnt_clock_system;
+    t->alloc = cfg->alloc ? cfg->alloc : malloc;
+    t->free = cfg->free ? cfg->free : free;
+    return true;
+}
+
+/* Builds a table; NULL when memory is short or cfg is out of range. */
+cnt_table *cnt_table_new(const cnt_table_config *cfg)
+{
+    cnt_table *t = calloc(1, sizeof *t);
+    size_t i;
+
+    if (t == NULL)
+        return NULL;
+    if (!cnt_table_configure(t, cfg) || cnt_hash_key_random(&t->key) != 0)
+        goto fail;
+    t->buckets = calloc(t->nbuckets, sizeof *t->buckets);
+    t->stripes = aligned_alloc(_Alignof(cnt_table_stripe),
+                               CNT_TABLE_STRIPES * sizeof *t->stripes);
+    if (t->buckets == NULL || t->stripes == NULL)
+        goto fail;
+    for (i = 0; i < CNT_TABLE_STRIPES; i++)
+        if (pthread_mutex_init(&t->stripes[i].mutex, NULL) != 0)
+            break;
+    if (i < CNT_TABLE_STRIPES) {
+        while (i-- > 0)
+            pthread_mutex_destroy(&t->stripes[i].mutex);
+        goto fail;
+    }
+    t->base_memory = sizeof *t + t->nbuckets * sizeof *t->buckets +
+                     CNT_TABLE_STRIPES * sizeof *t->stripes;
+    return t;
+fail:
+    free(t->stripes);
+    free(t->buckets);
+    free(t);
+    return NULL;
+}
+
+/* Frees every node, the locks and the table. */
+void cnt_table_free(cnt_table *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t b = 0; b < t->nbuckets; b++) {
+        cnt_counter *c = t->buckets[b];
+        while (c != NULL) {
+            cnt_counter *next = c->next;
+            t->free(c);
+            c = next;
+        }
+    }
+    for (size_t i = 0; i < CNT_TABLE_STRIPES; i++)
+        pthread_mutex_destroy(&t->stripes[i].mutex);
+    free(t->stripes);
+    free(t->buckets);
+    free(t);
+}
+
+/* Bucket of a hash. Only the stored upper 32 bits are used, so the bucket
+ * (and its stripe) can be found again from a node alone (release-all). */
+static size_t cnt_table_bucket_of(const cnt_table *t, uint32_t hash32)
+{
+    return hash32 % t->nbuckets;
+}
+
+static pthread_mutex_t *cnt_table_stripe_of(cnt_table *t, size_t bucket)
+{
+    return &t->stripes[bucket % CNT_TABLE_STRIPES].mutex;
+}
+
+/* The current window index: floor(now_s / interval), epoch-aligned. */
+static uint32_t cnt_table_window_now(const cnt_table *t)
+{
+    uint64_t s = cnt_clock_now_ms(t->clock) / 1000u;
+
+    return (uint32_t)(s / t->interval);
+}
+
+/* The upper half of the name's keyed hash. */
+static uint32_t cnt_table_hash32(const cnt_table *t, const uint8_t *name,
+                                 uint16_t len)
+{
+    return (uint32_t)(cnt_hash(&t->key, name, len) >> 32);
+}
+
+/* Finds name in bucket b. */
+static cnt_counter *do_find(cnt_table *t, size_t b, uint32_t hash32,
+                            const uint8_t *name, uint16_t len)
+{
+    for (cnt_counter *c = t->buckets[b]; c != NULL; c = c->next)
+        if (c->hash32 == hash32 && c->name_len == len &&
+            memcmp(c->name, name, len) == 0)
+            return c;
+    return NULL;
+}
+
+/* Takes size bytes from memory_limit; false when that would pass it. A
+ * concurrent creation may briefly see the other's bytes and be refused
+ * too, but the limit itself is never exceeded. */
+static bool cnt_table_charge(cnt_table *t, size_t size)
+{
+    uint64_t now = cnt_table_add(&t->node_memory, size);
+
+    if (t->memory_limit != 0 && now > t->memory_limit) {
+        cnt_table_subtract(&t->node_memory, size);
+        return false;
+    }
+    return true;
+}
+
+/* Creates an empty counter at the head of bucket b, window w; NULL when
+ * memory_limit or the allocator says no (then nothing has changed). */
+static cnt_counter *do_create(cnt_table *t, size_t b, uint32_t hash32,
+                              const uint8_t *name, uint16_t len, uint32_t w)
+{
+    size_t size = cnt_table_counter_size(len);
+    cnt_counter *c;
+
+    if (!cnt_table_charge(t, size))
+        return NULL;
+    c = t->alloc(size);
+    if (c == NULL) {
+        cnt_table_subtract(&t->node_memory, size);
+        return NULL;
+    }
+    c->hash32 = hash32;
+    c->consumption = 0;
+    c->max = 0;
+    c->window = w;
+    c->name_len = len;
+    memcpy(c->name, name, len);
+    if (t->buckets[b] == NULL)
+        cnt_table_add(&t->used_buckets, 1);
+    c->next = t->buckets[b];
+    t->buckets[b] = c;
+    cnt_table_add(&t->objects, 1);
+    cnt_table_add(&t->total_objects, 1);
+    return c;
+}
+
+/* Unlinks and frees c, whose predecessor link in bucket b is *link. */
+static void do_delete(cnt_table *t, size_t b, cnt_counter **link)
+{
+    cnt_counter *c = *link;
+
+    *link = c->next;
+    if (t->buckets[b] == NULL)
+        cnt_table_subtract(&t->used_buckets, 1);
+    cnt_table_subtract(&t->objects, 1);
+    cnt_table_subtract(&t->node_memory, cnt_table_counter_size(c->name_len));
+    t->free(c);
+}
+
+/* Starts window w on c if c was last changed in an older one: the new
+ * window's peak starts from the consumption carried over. */
+static void do_roll(cnt_counter *c, uint32_t w)
+{
+    if (c->window < w) {
+        c->max = c->consumption;
+        c->window = w;
+    }
+}
+
+/* The max consumption Dump reports: a stale window means nothing changed
+ * since it ended, so the current window's peak is the consumption. */
+static uint32_t do_max_in_window(const cnt_counter *c, uint32_t w)
+{
+    return c->window < w ? c->consumption : c->max;
+}
+
+/* Adds resources to c for ledger h if the 64-bit sum stays within maximum. */
+static cnt_status do_acquire(cnt_counter *c, cnt_holdings *h,
+                             uint32_t resources, uint32_t maximum,
+                             uint32_t w)
+{
+    if ((uint64_t)c->consumption + resources > maximum)
+        return CNT_STATUS_RESOURCE_NOT_AVAILABLE;
+    do_roll(c, w);
+    c->consumption += resources;
+    if (c->consumption > c->max)
+        c->max = c->consumption;
+    cnt_holdings_add(h, c, resources);
+    return CNT_STATUS_OK;
+}
+
+/* Takes amount off c (the ledger has already been checked or drained). */
+static void do_give_back(cnt_counter *c, uint32_t amount, uint32_t w)
+{
+    do_roll(c, w);
+    c->consumption -= amount;
+}
+
+/* Acquire: creates the counter on first use; see table.h. */
+cnt_status cnt_table_acquire(cnt_table *t, cnt_holdings *h,
+                             const uint8_t *name, uint16_t len,
+                             uint32_t resources, uint32_t maximum)
+{
+    if (resources == 0 || maximum < resources || len == 0)
+        return CNT_STATUS_INVALID;
+    /* Room in the ledger first, outside the lock: the add under the lock
+     * then cannot fail halfway through. */
+    if (!cnt_holdings_reserve(h))
+        return CNT_STATUS_OUT_OF_MEMORY;
+
+    uint32_t hash32 = cnt_table_hash32(t, name, len);
+    size_t b = cnt_table_bucket_of(t, hash32);
+    uint32_t w = cnt_table_window_now(t);
+    pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+    cnt_status st = CNT_STATUS_OUT_OF_MEMORY;
+
+    pthread_mutex_lock(m);
+    cnt_counter *c = do_find(t, b, hash32, name, len);
+    if (c == NULL)
+        c = do_create(t, b, hash32, name, len, w);
+    if (c != NULL)
+        st = do_acquire(c, h, resources, maximum, w);
+    pthread_mutex_unlock(m);
+    return st;
+}
+
+/* Release: only what this ledger holds; see table.h. */
+cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
+                             const uint8_t *name, uint16_t len,
+                             uint32_t resources)
+{
+    uint32_t hash32 = cnt_table_hash32(t, name, len);
+    size_t b = cnt_table_bucket_of(t, hash32);
+    uint32_t w = cnt_table_window_now(t);
+    pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+    cnt_status st = CNT_STATUS_OK;
+
+    pthread_mutex_lock(m);
+    cnt_counter *c = do_find(t, b, hash32, name, len);
+    if (c == NULL) {
+        st = CNT_STATUS_NOT_FOUND;
+    } else {
+        uint32_t held = cnt_holdings_get(h, c);
+        /* Release 0 is a probe: OK only while this connection holds some. */
+        if (held == 0 || held < resources) {
+            st = CNT_STATUS_NOT_ACQUIRED;
+        } else {
+            do_give_back(c, resources, w);
+            cnt_holdings_sub(h, c, resources);
+        }
+    }
+    pthread_mutex_unlock(m);
+    return st;
+}
+
+/* What release-all needs inside the drain callback. */
+typedef struct cnt_table_drain_ctx {
+    cnt_table *t;
+    uint32_t window;
+} cnt_table_drain_ctx;
+
+/* Gives one drained ledger entry back, under that counter's stripe. The
+ * counter cannot have been freed: its consumption includes amount > 0. */
+static void cnt_table_drain_one(struct cnt_counter *c, uint32_t amount,
+                                void *ctx)
+{
+    cnt_table_drain_ctx *d = ctx;
+    pthread_mutex_t *m =
+        cnt_table_stripe_of(d->t, cnt_table_bucket_of(d->t, c->hash32));
+
+    pthread_mutex_lock(m);
+    do_give_back(c, amount, d->window);
+    pthread_mutex_unlock(m);
+}
+
+/* Releases everything h holds, one stripe lock per entry. */
+void cnt_table_release_all(cnt_table *t, cnt_holdings *h)
+{
+    cnt_table_drain_ctx d = { t, cnt_table_window_now(t) };
+
+    cnt_holdings_drain(h, cnt_table_drain_one, &d);
+}
+
+/* Get: current consumption, or NOT_FOUND. */
+cnt_status cnt_table_get(cnt_table *t, const uint8_t *name, uint16_t len,
+                         uint32_t *consumption)
+{
+    uint32_t hash32 = cnt_table_hash32(t, name, len);
+    size_t b = cnt_table_bucket_of(t, hash32);
+    pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+    cnt_status st = CNT_STATUS_NOT_FOUND;
+
+    pthread_mutex_lock(m);
+    cnt_counter *c = do_find(t, b, hash32, name, len);
+    if (c != NULL) {
+        *consumption = c->consumption;
+        st = CNT_STATUS_OK;
+    }
+    pthread_mutex_unlock(m);
+    return st;
+}
+
+/* Calls fn for every counter of bucket b; false if any call said stop. */
+static bool do_dump_bucket(cnt_table *t, size_t b, uint32_t w,
+                           cnt_dump_fn fn, void *ctx)
+{
+    bool go_on = true;
+
+    for (const cnt_counter *c = t->buckets[b]; c != NULL; c = c->next)
+        if (!fn(ctx, c->name, c->name_len, c->consumption,
+                do_max_in_window(c, w)))
+            go_on = false;
+    return go_on;
+}
+
+/* Dump from the cursor, one bucket (one stripe lock) at a time. */
+bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
+                    void *ctx)
+{
+    uint32_t w = cnt_table_window_now(t);
+
+    while (cursor->bucket < t->nbuckets) {
+        size_t b = cursor->bucket++;
+        pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+
+        pthread_mutex_lock(m);
+        bool go_on = do_dump_bucket(t, b, w, fn, ctx);
+        pthread_mutex_unlock(m);
+        if (!go_on)
+            return cursor->bucket >= t->nbuckets;
+    }
+    return true;
+}
+
+/* Frees the deletable counters of bucket b; returns how many. Consumption
+ * 0 means no ledger points at a counter, so freeing it here is safe. */
+static size_t do_sweep_bucket(cnt_table *t, size_t b, uint32_t w)
+{
+    cnt_counter **link = &t->buckets[b];
+    size_t removed = 0;
+
+    while (*link != NULL) {
+        cnt_counter *c = *link;
+        if (c->consumption == 0 && c->window < w) {
+            do_delete(t, b, link);
+            removed++;
+        } else {
+            link = &c->next;
+        }
+    }
+    return removed;
+}
+
+/* Sweeps buckets [first, first + n), each under its stripe lock briefly. */
+size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n)
+{
+    uint32_t w = cnt_table_window_now(t);
+    size_t removed = 0;
+    size_t end;
+
+    if (first >= t->nbuckets)
+        return 0;
+    end = n < t->nbuckets - first ? first + n : t->nbuckets;
+
+    for (size_t b = first; b < end; b++) {
+        pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+
+        pthread_mutex_lock(m);
+        removed += do_sweep_bucket(t, b, w);
+        pthread_mutex_unlock(m);
+    }
+    return removed;
+}
+
+/* Number of buckets. */
+size_t cnt_table_buckets(const cnt_table *t)
+{
+    return t->nbuckets;
+}
+
+/* Window length in seconds. */
+uint32_t cnt_table_interval(const cnt_table *t)
+{
+    return t->interval;
+}
+
+/* The table's clock. */
+const cnt_clock *cnt_table_clock(const cnt_table *t)
+{
+    return t->clock;
+}
+
+/* The configured memory_limit. */
+uint64_t cnt_table_memory_limit(const cnt_table *t)
+{
+    return t->memory_limit;
+}
+
+/* Current counts; conflicts = live counters minus non-empty buckets. */
+void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s)
+{
+    uint64_t objects = cnt_table_load(&t->objects);
+    uint64_t used = cnt_table_load(&t->used_buckets);
+
+    s->objects = objects;
+    s->total_objects = cnt_table_load(&t->total_objects);
+    s->used_memory = t->base_memory + cnt_table_load(&t->node_memory);
+    /* The two figures are read apart, so clamp a transient negative. */
+    s->conflicts = objects > used ? objects - used : 0;
+}

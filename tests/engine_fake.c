@@ -1,0 +1,99 @@
+/* engine_fake.c: the test doubles declared in engine_fake.h. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "tests/engine_fake.h"
+
+static _Atomic unsigned long fail_countdown;   /* 0: disarmed */
+static _Atomic int fail_sticky;
+static _Atomic int fail_tripped;
+static _Atomic long live_allocations;
+
+/* Reads the fake time. */
+static uint64_t cnt_fake_clock_now(void *ctx)
+{
+    cnt_fake_clock *f = ctx;
+
+    return atomic_load(&f->ms);
+}
+
+/* Sets up f at time ms. */
+void cnt_fake_clock_init(cnt_fake_clock *f, uint64_t ms)
+{
+    f->clock.now_ms = cnt_fake_clock_now;
+    f->clock.ctx = f;
+    atomic_store(&f->ms, ms);
+}
+
+/* Moves f to time ms. */
+void cnt_fake_clock_set(cnt_fake_clock *f, uint64_t ms)
+{
+    atomic_store(&f->ms, ms);
+}
+
+/* Moves f forward by ms. */
+void cnt_fake_clock_advance(cnt_fake_clock *f, uint64_t ms)
+{
+    atomic_fetch_add(&f->ms, ms);
+}
+
+/* Arms the failure countdown. */
+void cnt_fake_alloc_fail_at(unsigned long n, int sticky)
+{
+    atomic_store(&fail_countdown, n);
+    atomic_store(&fail_sticky, sticky);
+    atomic_store(&fail_tripped, 0);
+}
+
+/* Returns true when this allocation must fail. */
+static int cnt_fake_should_fail(void)
+{
+    if (atomic_load(&fail_tripped))
+        return 1;
+    unsigned long n = atomic_load(&fail_countdown);
+    if (n == 0)
+        return 0;
+    if (n == 1) {
+        atomic_store(&fail_countdown, 0);
+        if (atomic_load(&fail_sticky))
+            atomic_store(&fail_tripped, 1);
+        return 1;
+    }
+    atomic_store(&fail_countdown, n - 1);
+    return 0;
+}
+
+/* Counts live allocations. */
+long cnt_fake_alloc_live(void)
+{
+    return atomic_load(&live_allocations);
+}
+
+/* malloc that may fail on demand. */
+void *cnt_fake_malloc(size_t size)
+{
+    void *p = cnt_fake_should_fail() ? NULL : malloc(size);
+
+    if (p != NULL)
+        atomic_fetch_add(&live_allocations, 1);
+    return p;
+}
+
+/* calloc that may fail on demand. */
+void *cnt_fake_calloc(size_t n, size_t size)
+{
+    void *p = cnt_fake_should_fail() ? NULL : calloc(n, size);
+
+    if (p != NULL)
+        atomic_fetch_add(&live_allocations, 1);
+    return p;
+}
+
+/* free that keeps the count. */
+void cnt_fake_free(void *ptr)
+{
+    if (ptr != NULL)
+        atomic_fetch_sub(&live_allocations, 1);
+    free(ptr);
+}

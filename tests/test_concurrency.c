@@ -1,0 +1,288 @@
+/* test_concurrency.c: worker threads hammer shared and private counters
+ * with Acquire/Release, each through its own ledger, while another thread
+ * moves the clock, sweeps and dumps. Afterwards every total must be exact:
+ * consumption = sum of what the threads hold, release-all brings all to 0
+ * and GC removes every counter. */
+#include "config.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "engine/gc.h"
+#include "tests/engine_fake.h"
+
+#define NTHREADS 4
+#define NSHARED 4               /* names every thread uses */
+#define NPRIVATE 12             /* names only one thread uses */
+#define NNAMES (NSHARED + NPRIVATE)
+#define OPS 100000
+
+typedef struct worker {
+    pthread_t thread;
+    unsigned id;
+    cnt_table *t;
+    cnt_holdings ledger;
+    uint32_t held[NNAMES];      /* the test's model of the ledger */
+    char names[NNAMES][16];
+    unsigned long refused, failures;
+} worker;
+
+typedef struct sweeper {
+    pthread_t thread;
+    cnt_fake_clock *clock;
+    cnt_gc *gc;
+    cnt_table *t;
+    atomic_bool stop;
+    unsigned long sweeps, removed, dumped;
+} sweeper;
+
+/* xorshift32: a cheap per-thread pseudo-random sequence. */
+static uint32_t next_random(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static void worker_names(worker *w)
+{
+    for (unsigned k = 0; k < NNAMES; k++) {
+        if (k < NSHARED)
+            snprintf(w->names[k], sizeof w->names[k], "shared%u", k);
+        else
+            snprintf(w->names[k], sizeof w->names[k], "t%u.p%u", w->id, k);
+    }
+}
+
+/* One Release step checked against the model; returns false on a
+ * mismatch (asserting in a thread would not stop the test cleanly). */
+static bool worker_release(worker *w, unsigned k, uint32_t r)
+{
+    const uint8_t *name = (const uint8_t *)w->names[k];
+    uint16_t len = (uint16_t)strlen(w->names[k]);
+    cnt_status st = cnt_table_release(w->t, &w->ledger, name, len, r);
+
+    if (w->held[k] == 0)       /* maybe collected already: 0x01 or 0x22 */
+        return st == CNT_STATUS_NOT_ACQUIRED || st == CNT_STATUS_NOT_FOUND;
+    if (r > w->held[k])
+        return st == CNT_STATUS_NOT_ACQUIRED;
+    if (st != CNT_STATUS_OK)
+        return false;
+    w->held[k] -= r;
+    return true;
+}
+
+static bool worker_acquire(worker *w, unsigned k, uint32_t r)
+{
+    /* Shared counters get a tight maximum so threads refuse each other. */
+    uint32_t maximum = k < NSHARED ? 6 : 1000000;
+    const uint8_t *name = (const uint8_t *)w->names[k];
+    uint16_t len = (uint16_t)strlen(w->names[k]);
+    cnt_status st = cnt_table_acquire(w->t, &w->ledger, name, len, r,
+                                      maximum);
+
+    if (st == CNT_STATUS_OK) {
+        w->held[k] += r;
+        return true;
+    }
+    w->refused++;
+    return st == CNT_STATUS_RESOURCE_NOT_AVAILABLE && k < NSHARED;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    uint32_t seed = 0x9e3779b9u * (w->id + 1);
+
+    for (int i = 0; i < OPS; i++) {
+        uint32_t x = next_random(&seed);
+        unsigned k = x % NNAMES;
+        uint32_t r = (x >> 8) % 3;
+        bool ok;
+
+        uint32_t pick = (x >> 16) % 8;
+
+        if (pick < 4)
+            ok = worker_acquire(w, k, r + 1);
+        else if (pick < 6)      /* give all back: counters reach 0 often */
+            ok = worker_release(w, k, w->held[k]);
+        else if (pick == 6)     /* one more than held: 0x22 */
+            ok = worker_release(w, k, w->held[k] + 1);
+        else
+            ok = worker_release(w, k, r);
+        if (!ok)
+            w->failures++;
+    }
+    return NULL;
+}
+
+static bool count_record(void *ctx, const uint8_t *name, uint16_t len,
+                         uint32_t current, uint32_t max)
+{
+    unsigned long *n = ctx;
+
+    (void)name;
+    (void)len;
+    /* The peak of a window is never below the consumption now. */
+    if (max >= current)
+        (*n)++;
+    return true;
+}
+
+/* Moves time a window on, sweeps and dumps, until told to stop. */
+static void *sweeper_main(void *arg)
+{
+    sweeper *s = arg;
+
+    while (!atomic_load(&s->stop)) {
+        cnt_dump_cursor cur = { 0 };
+        cnt_fake_clock_advance(s->clock, 1000);
+        s->removed += cnt_gc_run_once(s->gc);
+        s->sweeps++;
+        while (!cnt_table_dump(s->t, &cur, count_record, &s->dumped))
+            ;
+    }
+    return NULL;
+}
+
+static void test_concurrency_totals(void **state)
+{
+    static worker workers[NTHREADS];
+    cnt_fake_clock clock;
+    cnt_table_config cfg = { .buckets = 64, .interval = 1,
+                             .clock = &clock.clock };
+    sweeper sw = { 0 };
+    cnt_table_stats ts;
+
+    (void)state;
+    cnt_fake_clock_init(&clock, UINT64_C(1700000000000));
+    cnt_table *t = cnt_table_new(&cfg);
+    cnt_table_stats base;
+    assert_non_null(t);
+    cnt_table_get_stats(t, &base);
+    sw.clock = &clock;
+    sw.t = t;
+    sw.gc = cnt_gc_new(t);
+    assert_non_null(sw.gc);
+    atomic_init(&sw.stop, false);
+    assert_int_equal(pthread_create(&sw.thread, NULL, sweeper_main, &sw), 0);
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        workers[i].id = i;
+        workers[i].t = t;
+        cnt_holdings_init(&workers[i].ledger);
+        worker_names(&workers[i]);
+        assert_int_equal(pthread_create(&workers[i].thread, NULL, worker_main,
+                                        &workers[i]), 0);
+    }
+    for (unsigned i = 0; i < NTHREADS; i++)
+        pthread_join(workers[i].thread, NULL);
+    atomic_store(&sw.stop, true);
+    pthread_join(sw.thread, NULL);
+    print_message("sweeps %lu, removed %lu, dump records %lu\n", sw.sweeps,
+                  sw.removed, sw.dumped);
+
+    /* Every answer matched the model, and the ledgers agree with it. */
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        size_t holding = 0;
+        assert_int_equal(workers[i].failures, 0);
+        for (unsigned k = 0; k < NNAMES; k++)
+            holding += workers[i].held[k] > 0;
+        assert_int_equal(workers[i].ledger.count, holding);
+    }
+    /* Each counter's consumption is exactly what the threads hold. */
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        for (unsigned k = 0; k < NNAMES; k++) {
+            const char *name = workers[i].names[k];
+            uint32_t expect = 0, got = 0;
+            if (k < NSHARED)
+                for (unsigned j = 0; j < NTHREADS; j++)
+                    expect += workers[j].held[k];
+            else
+                expect = workers[i].held[k];
+            cnt_status st = cnt_table_get(t, (const uint8_t *)name,
+                                          (uint16_t)strlen(name), &got);
+            if (st == CNT_STATUS_NOT_FOUND)
+                assert_int_equal(expect, 0);
+            else
+                assert_int_equal(got, expect);
+        }
+    }
+    /* Release-all for every connection: all counters at 0 ... */
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        cnt_table_release_all(t, &workers[i].ledger);
+        cnt_holdings_destroy(&workers[i].ledger);
+    }
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        for (unsigned k = 0; k < NNAMES; k++) {
+            const char *name = workers[i].names[k];
+            uint32_t got = 0;
+            if (cnt_table_get(t, (const uint8_t *)name,
+                              (uint16_t)strlen(name), &got) == CNT_STATUS_OK)
+                assert_int_equal(got, 0);
+        }
+    }
+    /* ... and the next window's GC removes every one. */
+    cnt_fake_clock_advance(&clock, 1000);
+    cnt_gc_run_once(sw.gc);
+    cnt_table_get_stats(t, &ts);
+    assert_int_equal(ts.objects, 0);
+    assert_int_equal(ts.conflicts, 0);
+    assert_int_equal(ts.used_memory, base.used_memory);
+    cnt_gc_free(sw.gc);
+    cnt_table_free(t);
+}
+
+/* The real GC thread, kicked repeatedly, beside workers on real time. */
+static void test_concurrency_gc_thread(void **state)
+{
+    static worker workers[NTHREADS];
+    cnt_table_config cfg = { .buckets = 1024, .interval = 1 };
+    cnt_table *t = cnt_table_new(&cfg);
+    cnt_gc *gc = cnt_gc_new(t);
+    cnt_table_stats ts;
+
+    (void)state;
+    assert_non_null(gc);
+    assert_int_equal(cnt_gc_start(gc), 0);
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        workers[i].id = i;
+        workers[i].t = t;
+        cnt_holdings_init(&workers[i].ledger);
+        worker_names(&workers[i]);
+        assert_int_equal(pthread_create(&workers[i].thread, NULL, worker_main,
+                                        &workers[i]), 0);
+    }
+    for (int i = 0; i < 50; i++)
+        cnt_gc_kick(gc);
+    for (unsigned i = 0; i < NTHREADS; i++)
+        pthread_join(workers[i].thread, NULL);
+    cnt_gc_stop(gc);
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        assert_int_equal(workers[i].failures, 0);
+        cnt_table_release_all(t, &workers[i].ledger);
+        cnt_holdings_destroy(&workers[i].ledger);
+    }
+    cnt_table_get_stats(t, &ts);
+    assert_true(ts.objects <= NSHARED + NTHREADS * NPRIVATE);
+    cnt_gc_free(gc);
+    cnt_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_concurrency_totals),
+        cmocka_unit_test(test_concurrency_gc_thread),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

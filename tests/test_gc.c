@@ -1,0 +1,231 @@
+/* test_gc.c: garbage collection driven by the fake clock: only counters at
+ * consumption 0 last changed before the current window go; the thread
+ * sweeps on its own, on a kick, and stops at once. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "engine/gc.h"
+#include "tests/engine_fake.h"
+
+#define T0_MS UINT64_C(1700000000000)
+#define INTERVAL 10u
+#define WINDOW_MS (INTERVAL * 1000u)
+
+typedef struct fixture {
+    cnt_fake_clock clock;
+    cnt_table *t;
+    cnt_gc *gc;
+    cnt_holdings a;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    cnt_table_config cfg = { .buckets = 1000, .interval = INTERVAL,
+                             .clock = &f->clock.clock };
+
+    cnt_fake_clock_init(&f->clock, T0_MS);
+    f->t = cnt_table_new(&cfg);
+    f->gc = cnt_gc_new(f->t);
+    assert_non_null(f->t);
+    assert_non_null(f->gc);
+    cnt_holdings_init(&f->a);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    cnt_gc_stop(f->gc);
+    cnt_gc_free(f->gc);
+    cnt_table_release_all(f->t, &f->a);
+    cnt_holdings_destroy(&f->a);
+    cnt_table_free(f->t);
+    free(f);
+    return 0;
+}
+
+static cnt_status acquire(fixture *f, const char *name, uint32_t n)
+{
+    return cnt_table_acquire(f->t, &f->a, (const uint8_t *)name,
+                             (uint16_t)strlen(name), n, 100);
+}
+
+static cnt_status release(fixture *f, const char *name, uint32_t n)
+{
+    return cnt_table_release(f->t, &f->a, (const uint8_t *)name,
+                             (uint16_t)strlen(name), n);
+}
+
+static bool exists(fixture *f, const char *name)
+{
+    uint32_t v;
+
+    return cnt_table_get(f->t, (const uint8_t *)name, (uint16_t)strlen(name),
+                         &v) == CNT_STATUS_OK;
+}
+
+/* Only deletable counters go; one released in the current window waits
+ * for the next window. */
+static void test_gc_deletable_only(void **state)
+{
+    fixture *f = *state;
+    cnt_table_stats s;
+    cnt_gc_stats g;
+
+    assert_int_equal(acquire(f, "held", 2), CNT_STATUS_OK);
+    assert_int_equal(acquire(f, "freed", 2), CNT_STATUS_OK);
+    assert_int_equal(release(f, "freed", 2), CNT_STATUS_OK);
+    /* Same window: nothing is deletable yet. */
+    assert_int_equal(cnt_gc_run_once(f->gc), 0);
+    assert_true(exists(f, "freed"));
+
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(acquire(f, "late", 1), CNT_STATUS_OK);
+    assert_int_equal(release(f, "late", 1), CNT_STATUS_OK);
+    assert_int_equal(cnt_gc_run_once(f->gc), 1);
+    assert_false(exists(f, "freed"));
+    assert_true(exists(f, "held"));
+    assert_true(exists(f, "late"));      /* released in this window */
+
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(cnt_gc_run_once(f->gc), 1);
+    assert_false(exists(f, "late"));
+    assert_true(exists(f, "held"));      /* held counters never go */
+
+    cnt_table_get_stats(f->t, &s);
+    assert_int_equal(s.objects, 1);
+    assert_int_equal(s.total_objects, 3);
+    cnt_gc_get_stats(f->gc, &g);
+    assert_int_equal(g.gc_count, 3);
+    assert_true(g.total_gc_elapsed >= g.last_gc_elapsed);
+
+    /* After release-all and a window change, everything is collected. */
+    cnt_table_release_all(f->t, &f->a);
+    assert_int_equal(cnt_gc_run_once(f->gc), 0);
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(cnt_gc_run_once(f->gc), 1);
+    cnt_table_get_stats(f->t, &s);
+    assert_int_equal(s.objects, 0);
+}
+
+/* A counter touched again after it fell to 0 is no longer deletable. */
+static void test_gc_reused_counter(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(acquire(f, "again", 1), CNT_STATUS_OK);
+    assert_int_equal(release(f, "again", 1), CNT_STATUS_OK);
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(acquire(f, "again", 1), CNT_STATUS_OK);
+    assert_int_equal(release(f, "again", 1), CNT_STATUS_OK);
+    assert_int_equal(cnt_gc_run_once(f->gc), 0);
+    assert_true(exists(f, "again"));
+}
+
+/* Many counters spread over more buckets than one slice. */
+static void test_gc_slices(void **state)
+{
+    fixture *f = *state;
+    char name[16];
+
+    for (int i = 0; i < 3000; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        assert_int_equal(acquire(f, name, 1), CNT_STATUS_OK);
+        if (i % 3 != 0)
+            assert_int_equal(release(f, name, 1), CNT_STATUS_OK);
+    }
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(cnt_gc_run_once(f->gc), 2000);
+    assert_int_equal(cnt_gc_run_once(f->gc), 0);
+}
+
+/* Waits (bounded) until the collector has swept at least n times. */
+static bool wait_for_sweeps(fixture *f, uint64_t n)
+{
+    struct timespec pause = { 0, 10 * 1000 * 1000 };
+    cnt_gc_stats g;
+
+    for (int i = 0; i < 3000; i++) {        /* gives up after ~30 s */
+        cnt_gc_get_stats(f->gc, &g);
+        if (g.gc_count >= n)
+            return true;
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+/* The thread's first sweep comes by itself soon after start. */
+static void test_gc_thread_first_sweep(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(acquire(f, "old", 1), CNT_STATUS_OK);
+    assert_int_equal(release(f, "old", 1), CNT_STATUS_OK);
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(cnt_gc_start(f->gc), 0);
+    assert_int_equal(cnt_gc_start(f->gc), EALREADY);
+    assert_true(wait_for_sweeps(f, 1));
+    assert_false(exists(f, "old"));
+    cnt_gc_stop(f->gc);
+    cnt_gc_stop(f->gc);                     /* stopping twice is harmless */
+}
+
+/* A kick makes the thread sweep now; stop works at once, and the
+ * collector can be started again. */
+static void test_gc_thread_kick_and_restart(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(cnt_gc_start(f->gc), 0);
+    cnt_gc_kick(f->gc);
+    assert_true(wait_for_sweeps(f, 1));
+    cnt_gc_stop(f->gc);
+
+    assert_int_equal(acquire(f, "k", 1), CNT_STATUS_OK);
+    assert_int_equal(release(f, "k", 1), CNT_STATUS_OK);
+    cnt_fake_clock_advance(&f->clock, WINDOW_MS);
+    assert_int_equal(cnt_gc_start(f->gc), 0);
+    cnt_gc_kick(f->gc);
+    assert_true(wait_for_sweeps(f, 2));
+    assert_false(exists(f, "k"));
+}
+
+/* Stopping a thread that waits for a whole day returns without waiting. */
+static void test_gc_thread_stop_at_once(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(cnt_gc_start(f->gc), 0);
+    cnt_gc_stop(f->gc);
+    /* Not started: stop does nothing. */
+    cnt_gc_stop(f->gc);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_gc_deletable_only),
+        T(test_gc_reused_counter),
+        T(test_gc_slices),
+        T(test_gc_thread_first_sweep),
+        T(test_gc_thread_kick_and_restart),
+        T(test_gc_thread_stop_at_once),
+    };
+#undef T
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,168 @@
+/* test_stats.c: the Stats report: the reference's item names in its order,
+ * then the extras, with values summed over worker slots and read from the
+ * table and the collector as they are now (not only after a GC). */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "engine/stats.h"
+#include "tests/engine_fake.h"
+
+#define NITEMS 19
+
+typedef struct report {
+    unsigned n;
+    char name[NITEMS + 1][32];
+    char value[NITEMS + 1][24];
+} report;
+
+static void collect(void *ctx, const char *name, const char *value)
+{
+    report *r = ctx;
+
+    assert_true(r->n < NITEMS + 1);
+    snprintf(r->name[r->n], sizeof r->name[0], "%s", name);
+    snprintf(r->value[r->n], sizeof r->value[0], "%s", value);
+    r->n++;
+}
+
+/* Value of item name as text ("" if absent). */
+static const char *value_of(const report *r, const char *name)
+{
+    for (unsigned i = 0; i < r->n; i++)
+        if (strcmp(r->name[i], name) == 0)
+            return r->value[i];
+    return "";
+}
+
+/* The reference's items in its order, then ours. */
+static const char *const expected_order[NITEMS] = {
+    "objects", "total_objects", "used_memory", "conflicts", "gc_count",
+    "last_gc_elapsed", "total_gc_elapsed", "curr_connections",
+    "total_connections", "command:noop", "command:get", "command:acquire",
+    "command:release", "command:stats", "command:dump",
+    "rejected_connections", "buckets", "interval", "memory_limit",
+};
+
+static void test_stats_empty(void **state)
+{
+    report r = { 0 };
+
+    (void)state;
+    cnt_stats_report(NULL, NULL, NULL, collect, &r);
+    assert_int_equal(r.n, NITEMS);
+    for (unsigned i = 0; i < NITEMS; i++) {
+        assert_string_equal(r.name[i], expected_order[i]);
+        assert_string_equal(r.value[i], "0");
+    }
+}
+
+static void test_stats_values(void **state)
+{
+    cnt_fake_clock clock;
+    cnt_table_config cfg = { .buckets = 1, .interval = 10,
+                             .memory_limit = 123456, .clock = &clock.clock };
+    cnt_table *t;
+    cnt_gc *gc;
+    cnt_stats *s = cnt_stats_new(3);
+    cnt_holdings h;
+    report r = { 0 };
+    char used[24];
+
+    (void)state;
+    cnt_fake_clock_init(&clock, UINT64_C(1700000000000));
+    t = cnt_table_new(&cfg);
+    gc = cnt_gc_new(t);
+    assert_non_null(s);
+    cnt_holdings_init(&h);
+    /* Two counters in the one bucket: one conflict. */
+    assert_int_equal(cnt_table_acquire(t, &h, CNT_NAME("a"), 1, 1),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_table_acquire(t, &h, CNT_NAME("b"), 1, 1),
+                     CNT_STATUS_OK);
+    cnt_gc_run_once(gc);
+    /* Slot 0 saw two gets and an acquire, slot 2 a dump; connections. */
+    cnt_stats_inc(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_GET]);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_GET]);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_ACQUIRE]);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 2)->commands[CNT_CMD_GET]);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 2)->commands[CNT_CMD_DUMP]);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 1)->total_connections);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 1)->total_connections);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 1)->curr_connections);
+    cnt_stats_inc(&cnt_stats_slot_get(s, 2)->rejected_connections);
+    assert_null(cnt_stats_slot_get(s, 3));
+
+    cnt_stats_report(s, t, gc, collect, &r);
+    assert_int_equal(r.n, NITEMS);
+    for (unsigned i = 0; i < NITEMS; i++)
+        assert_string_equal(r.name[i], expected_order[i]);
+    assert_string_equal(value_of(&r, "objects"), "2");
+    assert_string_equal(value_of(&r, "total_objects"), "2");
+    assert_string_equal(value_of(&r, "conflicts"), "1");
+    assert_string_equal(value_of(&r, "gc_count"), "1");
+    assert_string_equal(value_of(&r, "curr_connections"), "1");
+    assert_string_equal(value_of(&r, "total_connections"), "2");
+    assert_string_equal(value_of(&r, "command:noop"), "0");
+    assert_string_equal(value_of(&r, "command:get"), "3");
+    assert_string_equal(value_of(&r, "command:acquire"), "1");
+    assert_string_equal(value_of(&r, "command:dump"), "1");
+    assert_string_equal(value_of(&r, "rejected_connections"), "1");
+    assert_string_equal(value_of(&r, "buckets"), "1");
+    assert_string_equal(value_of(&r, "interval"), "10");
+    assert_string_equal(value_of(&r, "memory_limit"), "123456");
+    cnt_table_stats ts;
+    cnt_table_get_stats(t, &ts);
+    snprintf(used, sizeof used, "%llu", (unsigned long long)ts.used_memory);
+    assert_string_equal(value_of(&r, "used_memory"), used);
+
+    cnt_table_release_all(t, &h);
+    cnt_holdings_destroy(&h);
+    cnt_gc_free(gc);
+    cnt_table_free(t);
+    cnt_stats_free(s);
+    cnt_stats_free(NULL);
+    cnt_gc_free(NULL);
+}
+
+static void test_stats_command_of(void **state)
+{
+    static const struct {
+        uint8_t opcode;     /* request opcode byte */
+        int command;        /* counter it feeds, -1 for none */
+    } rows[] = {
+        { 0x00, CNT_CMD_NOOP },
+        { 0x01, CNT_CMD_GET },
+        { 0x02, CNT_CMD_ACQUIRE },
+        { 0x03, CNT_CMD_RELEASE },
+        { 0x10, CNT_CMD_STATS },
+        { 0x11, CNT_CMD_DUMP },
+        { 0x04, -1 },
+        { 0x12, -1 },
+        { 0xff, -1 },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(cnt_stats_command_of(rows[i].opcode),
+                         rows[i].command);
+    assert_null(cnt_stats_new(0));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats_empty),
+        cmocka_unit_test(test_stats_values),
+        cmocka_unit_test(test_stats_command_of),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
