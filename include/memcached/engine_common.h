@@ -1,0 +1,38 @@
+/* engine_common.h: the engine handle header and the stat callback type,
+ * shared by the engine, callback and extension declarations. Layout as in
+ * memcached's engine interface (host-abi.md). */
+#ifndef ENGINE_COMMON_H
+#define ENGINE_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every engine handle starts with its interface version; 1 means the
+ * handle is an ENGINE_HANDLE_V1 (engine.h). */
+typedef struct engine_interface {
+    uint64_t interface;
+} ENGINE_HANDLE;
+
+/* Receives one statistic; key and val are not NUL-terminated. cookie is
+ * whatever the host passed to get_stats. */
+typedef void (*ADD_STAT)(const char *key, const uint16_t klen,
+                         const char *val, const uint32_t vlen,
+                         const void *cookie);
+
+/* Builds a binary-protocol response (used by unknown_command; declared only
+ * so the name exists). */
+typedef bool (*ADD_RESPONSE)(const void *key, uint16_t keylen,
+                             const void *ext, uint8_t extlen,
+                             const void *body, uint32_t bodylen,
+                             uint8_t datatype, uint16_t status,
+                             uint64_t cas, const void *cookie);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ENGINE_COMMON_H */

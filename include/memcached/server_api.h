@@ -1,0 +1,67 @@
+/* server_api.h: the core, stat and cookie tables a host hands to engines
+ * and extensions, and the GET_SERVER_API type. Member order is the ABI
+ * (host-abi.md); each table is an array of function pointers in effect. */
+#ifndef MEMCACHED_SERVER_API_H
+#define MEMCACHED_SERVER_API_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <memcached/types.h>
+#include <memcached/config_parser.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Core services of the host. */
+typedef struct {
+    /* Seconds since the host started (meaningless during extension init). */
+    rel_time_t (*get_current_time)(void);
+    /* Converts an expiry (relative seconds or absolute epoch) to rel_time_t. */
+    rel_time_t (*realtime)(const time_t exptime);
+    /* Converts a rel_time_t back to epoch seconds. */
+    time_t (*abstime)(const rel_time_t exptime);
+    /* The host's version string. */
+    const char *(*server_version)(void);
+    /* A general-purpose hash of size bytes at data. */
+    uint32_t (*hash)(const void *data, size_t size, uint32_t seed);
+    /* Parses "key=value;..." into items: 0 ok, 1 unknown keys, -1 bad value. */
+    int (*parse_config)(const char *str, struct config_item items[],
+                        FILE *error);
+    /* Asks the host to stop; only raises a flag its main loop notices. */
+    void (*shutdown)(void);
+    /* Reads host settings (tcpport, maxconns, verbosity, num_threads...). */
+    bool (*get_config)(struct config_item items[]);
+} SERVER_CORE_API;
+
+/* Engine thread-stat helpers; declared only to keep the layout. */
+typedef struct {
+    void *(*new_stats)(void);
+    void (*release_stats)(void *stats);
+    void (*evicting)(const void *cookie, const void *key, int nkey);
+} SERVER_STAT_API;
+
+/* Per-connection services; the cookie is the host's connection. Some
+ * historical upstream revisions differ in this table; the project follows
+ * host-abi.md and never calls it from the extension. */
+typedef struct {
+    int (*get_socket_fd)(const void *cookie);
+    void (*get_auth_data)(const void *cookie, auth_data_t *data);
+    void (*store_engine_specific)(const void *cookie, void *engine_data);
+    void *(*get_engine_specific)(const void *cookie);
+    void (*notify_io_complete)(const void *cookie, ENGINE_ERROR_CODE status);
+    void (*reserve)(const void *cookie);
+    void (*release)(const void *cookie);
+} SERVER_COOKIE_API;
+
+/* What an extension's entry point receives: call it to get the handle. */
+typedef SERVER_HANDLE_V1 *(*GET_SERVER_API)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMCACHED_SERVER_API_H */
