@@ -1,0 +1,204 @@
+/* extension.c: the entry point the host calls (memcached_extensions_
+ * initialize): parses the configuration, builds the table, stats, GC and
+ * server, and ties their life to the host's (first ON_CONNECT, exit). */
+#include "config.h"
+
+#include "engine/host_glue.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/configuration.h"
+
+/* Everything the extension keeps; one instance per process. */
+static struct {
+    GET_SERVER_API get_api;
+    atomic_int level;               /* the host's log level, cached */
+    atomic_bool started;            /* the first ON_CONNECT has run */
+    bool loaded;
+    cnt_config config;
+    cnt_logger logger;
+    cnt_table *table;
+    cnt_stats *stats;
+    cnt_gc *gc;
+    cnt_server *server;
+} glue;
+
+/* Log sink: asks the host for its current logger each time (it can be
+ * replaced); the host's loggers print the text as is, hence the newline. */
+static void glue_log_write(void *ctx, cnt_log_level level, const char *line)
+{
+    (void)ctx;
+    SERVER_HANDLE_V1 *api = glue.get_api();
+    if (api == NULL || api->log == NULL)
+        return;
+    EXTENSION_LOGGER_DESCRIPTOR *lg = api->log->get_logger();
+    if (lg != NULL && lg->log != NULL)
+        lg->log((EXTENSION_LOG_LEVEL)level, NULL, "%s\n", line);
+}
+
+/* Skips formatting lines below the host's verbosity. */
+static bool glue_log_enabled(void *ctx, cnt_log_level level)
+{
+    (void)ctx;
+    return (int)level >= atomic_load_explicit(&glue.level,
+                                              memory_order_relaxed);
+}
+
+/* Reads the host's current log level into the cache. */
+static void glue_refresh_level(SERVER_HANDLE_V1 *api)
+{
+    if (api != NULL && api->log != NULL && api->log->get_level != NULL)
+        atomic_store(&glue.level, (int)api->log->get_level());
+}
+
+/* The daemon descriptor's name: shows as `STAT extension counter`. */
+static const char *glue_daemon_name(void)
+{
+    return "counter";
+}
+
+static EXTENSION_DAEMON_DESCRIPTOR glue_daemon = {
+    .get_name = glue_daemon_name,
+    .next = NULL,
+};
+
+/* Stops and frees everything (exit handler, and failed start-up). */
+static void glue_teardown(void)
+{
+    cnt_host_stats_detach();
+    cnt_server_free(glue.server);
+    glue.server = NULL;
+    if (glue.gc != NULL)
+        cnt_gc_free(glue.gc);
+    glue.gc = NULL;
+    if (glue.stats != NULL)
+        cnt_stats_free(glue.stats);
+    glue.stats = NULL;
+    if (glue.table != NULL)
+        cnt_table_free(glue.table);
+    glue.table = NULL;
+}
+
+/* Host callback: ON_CONNECT (first one: main thread, host fully up and
+ * already forked by -d: start our threads, wrap the engine's stats) and
+ * ON_LOG_LEVEL (verbosity changed). */
+static void glue_on_event(const void *cookie, ENGINE_EVENT_TYPE type,
+                          const void *event_data, const void *cb_data)
+{
+    (void)cookie;
+    (void)event_data;
+    (void)cb_data;
+    SERVER_HANDLE_V1 *api = glue.get_api();
+    if (type == ON_LOG_LEVEL) {
+        glue_refresh_level(api);
+        return;
+    }
+    if (type != ON_CONNECT || glue.server == NULL ||
+        atomic_exchange(&glue.started, true))
+        return;
+    glue_refresh_level(api);
+    if (cnt_server_start(glue.server) != 0) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: the counter port %u will not answer",
+                (unsigned)cnt_server_port(glue.server));
+        return;
+    }
+    cnt_host_stats_install(api, glue.stats, glue.table, glue.gc, glue.server,
+                           &glue.logger);
+}
+
+/* Builds table, stats, GC and server (which binds now); false after
+ * logging one WARNING line. */
+static bool glue_build(void)
+{
+    const cnt_config *c = &glue.config;
+    cnt_table_config tc = {
+        .buckets = c->buckets,
+        .interval = c->interval,
+        .memory_limit = c->memory_limit,
+    };
+    glue.table = cnt_table_new(&tc);
+    if (glue.table == NULL) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: cannot allocate a table of %zu buckets "
+                "(counter.buckets)", c->buckets);
+        return false;
+    }
+    glue.stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(c->threads));
+    glue.gc = cnt_gc_new(glue.table);
+    if (glue.stats == NULL || glue.gc == NULL) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING, "counter: out of memory");
+        return false;
+    }
+    glue.server = cnt_server_new(c, glue.table, glue.stats, glue.gc,
+                                 &glue.logger);
+    return glue.server != NULL;     /* it logged why */
+}
+
+/* Registers the daemon name, the callbacks and the exit handler. */
+static bool glue_register(SERVER_HANDLE_V1 *api)
+{
+    if (!api->extension->register_extension(EXTENSION_DAEMON, &glue_daemon)) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: the host refused the daemon extension");
+        return false;
+    }
+    api->callback->register_callback(NULL, ON_CONNECT, glue_on_event, NULL);
+    api->callback->register_callback(NULL, ON_LOG_LEVEL, glue_on_event, NULL);
+    /* The host calls nothing on extensions at exit; a -d parent leaves
+     * with _exit and never runs this. */
+    if (atexit(glue_teardown) != 0) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: cannot register the exit handler");
+        return false;
+    }
+    return true;
+}
+
+/* The entry point: parses config (copied: it points into argv), and when
+ * counter.enable is true binds the counter port; threads start at the
+ * host's first ON_CONNECT. */
+__attribute__((visibility("default")))
+EXTENSION_ERROR_CODE memcached_extensions_initialize(const char *config,
+                                                     GET_SERVER_API get_api);
+
+EXTENSION_ERROR_CODE memcached_extensions_initialize(const char *config,
+                                                     GET_SERVER_API get_api)
+{
+    SERVER_HANDLE_V1 *api = get_api != NULL ? get_api() : NULL;
+    if (api == NULL || api->interface != 1 || api->log == NULL)
+        return EXTENSION_FATAL;
+    glue.get_api = get_api;
+    glue.logger.write = glue_log_write;
+    glue.logger.enabled = glue_log_enabled;
+    glue_refresh_level(api);
+    if (glue.loaded) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: counter.so is loaded twice (-X given twice?)");
+        return EXTENSION_FATAL;
+    }
+    glue.loaded = true;
+    char err[512];
+    cnt_config_defaults(&glue.config);
+    if (!cnt_config_parse_string(&glue.config, config, err, sizeof(err))) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING, "%s", err);
+        return EXTENSION_FATAL;
+    }
+    if (!glue.config.enable) {
+        cnt_log(&glue.logger, CNT_LOG_INFO,
+                "counter: disabled (counter.enable=false); not listening");
+        return EXTENSION_SUCCESS;
+    }
+    if (!glue_build() || !glue_register(api)) {
+        glue_teardown();
+        return EXTENSION_FATAL;
+    }
+    cnt_log(&glue.logger, CNT_LOG_INFO,
+            "counter: listening on port %u (%u addresses, %u threads, "
+            "%zu buckets); serving starts with the host",
+            (unsigned)cnt_server_port(glue.server), glue.config.nbinds,
+            glue.config.threads, glue.config.buckets);
+    return EXTENSION_SUCCESS;
+}

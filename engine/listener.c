@@ -1,0 +1,263 @@
+/* listener.c: the counter port's listening sockets and the acceptor thread
+ * that hands accepted connections to the workers round robin, enforces
+ * counter.max_connections, and pauses (not spins) when fds run out. */
+#include "config.h"
+
+#include "engine/server_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define CNT_LISTEN_BACKLOG 1024
+/* Accepts per readiness callback before other listeners get a turn. */
+#define CNT_ACCEPT_BATCH 64
+/* Pause after EMFILE/ENFILE, and the minimum gap between its warnings. */
+#define CNT_ACCEPT_PAUSE_MS 100
+#define CNT_FD_WARN_INTERVAL_S 10
+
+/* Fills ss with addr:port; returns its length, 0 if addr is no literal. */
+static socklen_t listener_sockaddr(const char *addr, uint16_t port,
+                                   struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(port);
+        return sizeof(*in4);
+    }
+    if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        return sizeof(*in6);
+    }
+    return 0;
+}
+
+/* Opens one listening socket; returns the fd or -1 with errno set. */
+static int listener_socket(const struct sockaddr_storage *ss, socklen_t len)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    /* "::" must not also take the IPv4 port: "0.0.0.0 ::" is a valid list. */
+    if (ss->ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (const struct sockaddr *)ss, len) != 0 ||
+        listen(fd, CNT_LISTEN_BACKLOG) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads back the port the kernel gave fd. */
+static uint16_t listener_port_of(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+/* Opens the listening sockets; false after logging the failure. */
+bool cnt_listener_open(cnt_server *s)
+{
+    uint16_t port = s->config.port;
+    s->nlisten = 0;
+    for (unsigned i = 0; i < s->config.nbinds; i++) {
+        const char *addr = s->config.binds[i];
+        struct sockaddr_storage ss;
+        socklen_t len = listener_sockaddr(addr, port, &ss);
+        if (len == 0) {
+            cnt_log(&s->log, CNT_LOG_WARNING,
+                    "counter: invalid value \"%s\" in counter.bind (not an "
+                    "IPv4 or IPv6 address)", addr);
+            goto fail;
+        }
+        int fd = listener_socket(&ss, len);
+        if (fd < 0) {
+            cnt_log(&s->log, CNT_LOG_WARNING,
+                    "counter: cannot listen on counter.port %u at address "
+                    "%s (counter.bind): %s", (unsigned)port, addr,
+                    strerror(errno));
+            goto fail;
+        }
+        s->listen_fds[s->nlisten++] = fd;
+        /* Port 0: the first socket picks, the others share its port. */
+        if (port == 0)
+            port = listener_port_of(fd);
+    }
+    s->port = port;
+    return true;
+fail:
+    cnt_listener_close(s);
+    return false;
+}
+
+/* Closes the listening sockets. */
+void cnt_listener_close(cnt_server *s)
+{
+    for (unsigned i = 0; i < s->nlisten; i++)
+        close(s->listen_fds[i]);
+    s->nlisten = 0;
+}
+
+/* Stops accepting for a moment after the process ran out of fds, instead
+ * of waking up again at once for the same pending connection. */
+static void listener_pause(cnt_server *s, int err)
+{
+    time_t now = time(NULL);
+    if (now - s->fd_warned_at >= CNT_FD_WARN_INTERVAL_S) {
+        s->fd_warned_at = now;
+        cnt_log(&s->log, CNT_LOG_WARNING,
+                "counter: accept on port %u failed: %s; pausing accepts "
+                "for %d ms (raise the fd limit or lower "
+                "counter.max_connections)", (unsigned)s->port, strerror(err),
+                CNT_ACCEPT_PAUSE_MS);
+    }
+    for (unsigned i = 0; i < s->nlisten; i++)
+        event_del(s->accept_ev[i]);
+    struct timeval tv = {0, CNT_ACCEPT_PAUSE_MS * 1000};
+    evtimer_add(s->accept_retry, &tv);
+    s->accept_paused = true;
+}
+
+/* Timer callback: accepting again after a pause. */
+static void listener_on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    cnt_server *s = arg;
+    (void)fd;
+    (void)what;
+    for (unsigned i = 0; i < s->nlisten; i++)
+        event_add(s->accept_ev[i], NULL);
+    s->accept_paused = false;
+}
+
+/* Readiness callback of a listening socket: accepts a batch. */
+static void listener_on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+    cnt_server *s = arg;
+    (void)what;
+    for (int k = 0; k < CNT_ACCEPT_BATCH; k++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                errno == ENOMEM)
+                listener_pause(s, errno);
+            else if (errno != EAGAIN && errno != EWOULDBLOCK)
+                cnt_log(&s->log, CNT_LOG_WARNING,
+                        "counter: accept failed: %s", strerror(errno));
+            return;
+        }
+        unsigned max = s->config.max_connections;
+        if (max != 0 && atomic_load(&s->open_connections) >= max) {
+            /* As the reference: accept, close, no answer. */
+            close(fd);
+            cnt_stats_inc(&cnt_stats_slot_get(s->stats, s->nworkers)
+                               ->rejected_connections);
+            cnt_log(&s->log, CNT_LOG_DEBUG,
+                    "counter: connection refused: counter.max_connections "
+                    "(%u) reached", max);
+            continue;
+        }
+        atomic_fetch_add(&s->open_connections, 1);
+        cnt_worker *w = &s->workers[s->next_worker];
+        s->next_worker = (s->next_worker + 1) % s->nworkers;
+        if (!cnt_worker_enqueue(w, fd)) {
+            close(fd);
+            atomic_fetch_sub(&s->open_connections, 1);
+        }
+    }
+}
+
+/* Stop callback, run inside the acceptor's own loop. */
+static void listener_on_stop(evutil_socket_t fd, short what, void *arg)
+{
+    cnt_server *s = arg;
+    (void)fd;
+    (void)what;
+    event_base_loopbreak(s->abase);
+}
+
+/* The acceptor thread. */
+static void *listener_main(void *arg)
+{
+    cnt_server *s = arg;
+    event_base_loop(s->abase, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+/* Frees the acceptor's base and events. */
+static void listener_free_base(cnt_server *s)
+{
+    for (unsigned i = 0; i < CNT_CONFIG_MAX_BINDS; i++) {
+        if (s->accept_ev[i] != NULL)
+            event_free(s->accept_ev[i]);
+        s->accept_ev[i] = NULL;
+    }
+    if (s->accept_stop != NULL)
+        event_free(s->accept_stop);
+    if (s->accept_retry != NULL)
+        event_free(s->accept_retry);
+    if (s->abase != NULL)
+        event_base_free(s->abase);
+    s->accept_stop = s->accept_retry = NULL;
+    s->abase = NULL;
+}
+
+/* Starts the acceptor thread; returns 0 or an errno value. */
+int cnt_listener_start(cnt_server *s)
+{
+    s->abase = event_base_new();
+    if (s->abase == NULL)
+        return ENOMEM;
+    s->accept_stop = event_new(s->abase, -1, 0, listener_on_stop, s);
+    s->accept_retry = evtimer_new(s->abase, listener_on_retry, s);
+    bool ok = s->accept_stop != NULL && s->accept_retry != NULL;
+    for (unsigned i = 0; ok && i < s->nlisten; i++) {
+        s->accept_ev[i] = event_new(s->abase, s->listen_fds[i],
+                                    EV_READ | EV_PERSIST, listener_on_accept,
+                                    s);
+        ok = s->accept_ev[i] != NULL && event_add(s->accept_ev[i], NULL) == 0;
+    }
+    if (!ok) {
+        listener_free_base(s);
+        return ENOMEM;
+    }
+    int rc = pthread_create(&s->acceptor, NULL, listener_main, s);
+    if (rc != 0) {
+        listener_free_base(s);
+        return rc;
+    }
+    s->acceptor_running = true;
+    return 0;
+}
+
+/* Stops and joins the acceptor thread and frees its base. */
+void cnt_listener_stop(cnt_server *s)
+{
+    if (!s->acceptor_running)
+        return;
+    event_active(s->accept_stop, EV_READ, 0);
+    pthread_join(s->acceptor, NULL);
+    s->acceptor_running = false;
+    listener_free_base(s);
+}

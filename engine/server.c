@@ -1,0 +1,131 @@
+/* server.c: builds, starts and stops the counter port as a whole: the
+ * listening sockets, the worker threads, the acceptor and the GC, in the
+ * order that keeps start-up failures early and shutdown clean. */
+#include "config.h"
+
+#include "engine/server_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/thread.h>
+
+static pthread_once_t server_evthread_once = PTHREAD_ONCE_INIT;
+static int server_evthread_rc;
+
+/* Turns on libevent's locking once per process, before any base exists:
+ * the acceptor wakes workers' bases from its own thread. */
+static void server_evthread_init(void)
+{
+    server_evthread_rc = evthread_use_pthreads();
+}
+
+/* Binds and listens on every configured address; starts no thread. */
+cnt_server *cnt_server_new(const cnt_config *config, cnt_table *table,
+                           cnt_stats *stats, cnt_gc *gc,
+                           const cnt_logger *logger)
+{
+    pthread_once(&server_evthread_once, server_evthread_init);
+    cnt_server *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->config = *config;
+    s->table = table;
+    s->stats = stats;
+    s->gc = gc;
+    if (logger != NULL)
+        s->log = *logger;
+    if (server_evthread_rc != 0) {
+        cnt_log(&s->log, CNT_LOG_WARNING,
+                "counter: libevent thread support is unavailable");
+        free(s);
+        return NULL;
+    }
+    s->nworkers = config->threads > 0 ? config->threads : 1;
+    s->workers = calloc(s->nworkers, sizeof(*s->workers));
+    if (s->workers == NULL) {
+        free(s);
+        return NULL;
+    }
+    unsigned i;
+    for (i = 0; i < s->nworkers; i++)
+        if (!cnt_worker_init(&s->workers[i], s, i))
+            break;
+    if (i < s->nworkers || !cnt_listener_open(s)) {
+        while (i-- > 0)
+            cnt_worker_destroy(&s->workers[i]);
+        free(s->workers);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Starts workers first, so the acceptor never hands a socket to a worker
+ * without a loop; then the acceptor and the GC. */
+int cnt_server_start(cnt_server *s)
+{
+    if (s->started)
+        return 0;
+    int rc = 0;
+    for (unsigned i = 0; rc == 0 && i < s->nworkers; i++)
+        rc = cnt_worker_start(&s->workers[i]);
+    if (rc == 0)
+        rc = cnt_listener_start(s);
+    if (rc == 0 && s->gc != NULL) {
+        rc = cnt_gc_start(s->gc);
+        s->gc_started = rc == 0;
+    }
+    s->started = true;
+    if (rc != 0) {
+        cnt_log(&s->log, CNT_LOG_WARNING,
+                "counter: cannot start the server threads: %s", strerror(rc));
+        cnt_server_stop(s);
+    } else {
+        cnt_log(&s->log, CNT_LOG_INFO,
+                "counter: serving on port %u with %u worker threads",
+                (unsigned)s->port, s->nworkers);
+    }
+    return rc;
+}
+
+/* Stops the acceptor, then the workers (ending their connections), then
+ * the GC; the listening sockets stay open. */
+void cnt_server_stop(cnt_server *s)
+{
+    if (!s->started)
+        return;
+    cnt_listener_stop(s);
+    for (unsigned i = 0; i < s->nworkers; i++)
+        cnt_worker_stop(&s->workers[i]);
+    if (s->gc_started)
+        cnt_gc_stop(s->gc);
+    s->gc_started = false;
+    s->started = false;
+}
+
+/* Stops the server if needed, closes the sockets and frees it. */
+void cnt_server_free(cnt_server *s)
+{
+    if (s == NULL)
+        return;
+    cnt_server_stop(s);
+    cnt_listener_close(s);
+    for (unsigned i = 0; i < s->nworkers; i++)
+        cnt_worker_destroy(&s->workers[i]);
+    free(s->workers);
+    free(s);
+}
+
+/* The port the server listens on (useful when counter.port was 0). */
+uint16_t cnt_server_port(const cnt_server *s)
+{
+    return s->port;
+}
+
+/* Connections open right now across all workers. */
+unsigned cnt_server_connections(const cnt_server *s)
+{
+    return atomic_load(&((cnt_server *)s)->open_connections);
+}

@@ -1,0 +1,215 @@
+/* worker.c: a worker thread of the counter port: its own event base, the
+ * connections the acceptor hands it through a locked queue, and a clean
+ * stop that releases every connection's holdings. */
+#include "config.h"
+
+#include "engine/server_int.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* How many queued fds one notify callback takes before yielding. */
+#define CNT_WORKER_BATCH 64
+
+/* Connection close hook: unlinks c and frees its place in the limit. */
+static void worker_on_close(void *owner, cnt_connection *c)
+{
+    cnt_worker *w = owner;
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        w->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    atomic_fetch_sub(&w->server->open_connections, 1);
+}
+
+/* Prepares worker index i of s (no thread yet); false when memory is short. */
+bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
+{
+    memset(w, 0, sizeof(*w));
+    w->server = s;
+    w->index = i;
+    if (pthread_mutex_init(&w->lock, NULL) != 0)
+        return false;
+    w->env.table = s->table;
+    w->env.stats = s->stats;
+    w->env.gc = s->gc;
+    w->env.slot = cnt_stats_slot_get(s->stats, i);
+    w->env.log = &s->log;
+    w->env.on_close = worker_on_close;
+    w->env.owner = w;
+    return true;
+}
+
+/* Frees what cnt_worker_init prepared (the worker must be stopped). */
+void cnt_worker_destroy(cnt_worker *w)
+{
+    free(w->queue);
+    w->queue = NULL;
+    pthread_mutex_destroy(&w->lock);
+}
+
+/* Hands an accepted fd to the worker (any thread); false when memory is
+ * short (the caller still owns fd). */
+bool cnt_worker_enqueue(cnt_worker *w, int fd)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->qlen == w->qcap) {
+        size_t cap = w->qcap ? w->qcap * 2 : 64;
+        int *q = malloc(cap * sizeof(*q));
+        if (q == NULL) {
+            pthread_mutex_unlock(&w->lock);
+            return false;
+        }
+        for (size_t k = 0; k < w->qlen; k++)
+            q[k] = w->queue[(w->qhead + k) % w->qcap];
+        free(w->queue);
+        w->queue = q;
+        w->qcap = cap;
+        w->qhead = 0;
+    }
+    w->queue[(w->qhead + w->qlen) % w->qcap] = fd;
+    w->qlen++;
+    pthread_mutex_unlock(&w->lock);
+    /* Thread-safe with evthread_use_pthreads: wakes the worker's loop. */
+    event_active(w->notify, EV_READ, 0);
+    return true;
+}
+
+/* Takes up to max fds off the queue; returns how many, and whether more
+ * remain in *more. */
+static size_t worker_dequeue(cnt_worker *w, int *fds, size_t max, bool *more)
+{
+    pthread_mutex_lock(&w->lock);
+    size_t n = 0;
+    while (n < max && w->qlen > 0) {
+        fds[n++] = w->queue[w->qhead];
+        w->qhead = (w->qhead + 1) % w->qcap;
+        w->qlen--;
+    }
+    *more = w->qlen > 0;
+    pthread_mutex_unlock(&w->lock);
+    return n;
+}
+
+/* Turns one accepted fd into a connection, or closes it. */
+static void worker_adopt(cnt_worker *w, int fd)
+{
+    int one = 1;
+    /* Answers are small and batched already: never wait for Nagle. */
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+        cnt_log(&w->server->log, CNT_LOG_DEBUG,
+                "counter: TCP_NODELAY on connection %d: %s", fd,
+                strerror(errno));
+    cnt_connection *c = cnt_connection_new(&w->env, fd);
+    if (c == NULL) {
+        cnt_log(&w->server->log, CNT_LOG_WARNING,
+                "counter: out of memory for a new connection; closing it");
+        close(fd);
+        atomic_fetch_sub(&w->server->open_connections, 1);
+        return;
+    }
+    c->next = w->conns;
+    if (w->conns != NULL)
+        w->conns->prev = c;
+    w->conns = c;
+}
+
+/* Notify callback: adopts the fds the acceptor queued. */
+static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
+{
+    cnt_worker *w = arg;
+    int fds[CNT_WORKER_BATCH];
+    bool more;
+    (void)fd;
+    (void)what;
+    size_t n = worker_dequeue(w, fds, CNT_WORKER_BATCH, &more);
+    for (size_t k = 0; k < n; k++)
+        worker_adopt(w, fds[k]);
+    if (more)
+        event_active(w->notify, EV_READ, 0);
+}
+
+/* Stop callback: runs in the worker's own thread, so the break is seen. */
+static void worker_on_stop(evutil_socket_t fd, short what, void *arg)
+{
+    cnt_worker *w = arg;
+    (void)fd;
+    (void)what;
+    event_base_loopbreak(w->base);
+}
+
+/* The thread: runs the loop until stopped (idle is not a reason to end). */
+static void *worker_main(void *arg)
+{
+    cnt_worker *w = arg;
+    event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+/* Frees the worker's event base and its two events. */
+static void worker_free_base(cnt_worker *w)
+{
+    if (w->notify != NULL)
+        event_free(w->notify);
+    if (w->stop != NULL)
+        event_free(w->stop);
+    if (w->base != NULL)
+        event_base_free(w->base);
+    w->notify = w->stop = NULL;
+    w->base = NULL;
+}
+
+/* Starts the worker's thread and event base; returns 0 or an errno value. */
+int cnt_worker_start(cnt_worker *w)
+{
+    w->base = event_base_new();
+    if (w->base == NULL)
+        return ENOMEM;
+    w->notify = event_new(w->base, -1, 0, worker_on_notify, w);
+    w->stop = event_new(w->base, -1, 0, worker_on_stop, w);
+    if (w->notify == NULL || w->stop == NULL) {
+        worker_free_base(w);
+        return ENOMEM;
+    }
+    w->env.base = w->base;
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    if (rc != 0) {
+        worker_free_base(w);
+        return rc;
+    }
+    w->running = true;
+    return 0;
+}
+
+/* Stops and joins the thread, ends every connection it owned and closes
+ * fds still queued. */
+void cnt_worker_stop(cnt_worker *w)
+{
+    if (!w->running)
+        return;
+    /* An active event survives until the loop runs, even one that has not
+     * started yet: a plain loopbreak before that would be lost. */
+    event_active(w->stop, EV_READ, 0);
+    pthread_join(w->thread, NULL);
+    w->running = false;
+    /* The thread is gone: this thread may now touch its connections. */
+    while (w->conns != NULL)
+        cnt_connection_free(w->conns);
+    int fds[CNT_WORKER_BATCH];
+    bool more = true;
+    while (more) {
+        size_t n = worker_dequeue(w, fds, CNT_WORKER_BATCH, &more);
+        for (size_t k = 0; k < n; k++) {
+            close(fds[k]);
+            atomic_fetch_sub(&w->server->open_connections, 1);
+        }
+    }
+    worker_free_base(w);
+}
