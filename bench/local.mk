@@ -1,1 +1,27 @@
-# bench/local.mk: build rules for bench/ (included by the top Makefile.am).
+# bench/local.mk: build rules for bench/ (included by the top Makefile.am):
+# the load generator counter-bench, the floor server counter-floor, the run
+# script that writes doc/performance.md, and a short smoke run for make check.
+noinst_PROGRAMS += counter-bench counter-floor
+
+counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
+	bench/setup.c bench/hist.c bench/procstat.c
+counter_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
+counter_floor_SOURCES = bench/counter-floor.c
+counter_floor_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
+noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h
+
+# The smoke run is started from the top build directory, where it finds
+# counter-bench and counter-floor.
+TESTS += bench/smoke.sh
+EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/report.pl \
+	doc/performance.md doc/performance-ops.png doc/performance-p99.png
+
+if HAVE_CMOCKA
+check_PROGRAMS += bench/test_hist
+TESTS += bench/test_hist
+bench_test_hist_SOURCES = bench/test_hist.c bench/hist.c
+bench_test_hist_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+bench_test_hist_LDADD = $(CMOCKA_LIBS)
+endif

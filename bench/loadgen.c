@@ -1,0 +1,300 @@
+/* loadgen.c: the measured closed loop of counter-bench. Client threads each
+ * own a share of the connections and drive them with epoll; every
+ * connection keeps `depth` requests in flight, and each answer immediately
+ * causes the next request of its slot, so the load follows the server. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "bench/hist.h"
+#include "bench/loadgen.h"
+#include "protocol/client.h"
+
+#define LOAD_REQ_MAX (CNT_HEADER_SIZE + 10 + BENCH_NAME_LEN)
+#define LOAD_IN_CAP (1u << 16)
+/* Maximum passed with pair Acquires: never the reason for a refusal. */
+#define LOAD_MAX_ANY 0xffffffffu
+
+static atomic_int load_phase;
+
+/* One request stream inside a connection: it has exactly one request in
+ * flight; for pairs it remembers which counter to release next. */
+typedef struct load_slot {
+    bool release_next;
+    uint32_t key;
+} load_slot;
+
+uint64_t load_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64*: a cheap per-connection generator; seeded from the run seed
+ * so a run can be repeated. */
+static uint32_t load_rand(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+/* Appends the next request of slot s to c's output. */
+static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
+                            uint64_t now)
+{
+    load_slot *slot = &c->slots[s];
+    const char *name;
+    uint8_t *out = c->out + c->out_len;
+    uint32_t opaque = c->sent++;
+    size_t n;
+
+    if (slot->release_next) {
+        name = o->names + (size_t)slot->key * BENCH_NAME_LEN;
+        n = cnt_encode_release(out, opaque, 1, name, BENCH_NAME_LEN);
+        slot->release_next = false;
+    } else {
+        slot->key = o->keys > 1 ? load_rand(&c->rng) % o->keys : 0;
+        name = o->names + (size_t)slot->key * BENCH_NAME_LEN;
+        if (o->workload == BENCH_WL_GET) {
+            n = cnt_encode_get(out, opaque, name, BENCH_NAME_LEN);
+        } else {
+            uint32_t max = LOAD_MAX_ANY;
+            /* Contended: the holder keeps at least 1 of every counter, so
+             * a maximum of 1 is refused and the largest one admits. */
+            if (o->workload == BENCH_WL_CONTENDED)
+                max = (load_rand(&c->rng) & 1) ? 1 : LOAD_MAX_ANY;
+            n = cnt_encode_acquire(out, opaque, 1, max, name, BENCH_NAME_LEN);
+        }
+    }
+    c->out_len += n;
+    unsigned tail = (c->fifo_head + c->fifo_count) % o->depth;
+    c->fifo_slot[tail] = s;
+    c->fifo_time[tail] = now;
+    c->fifo_count++;
+}
+
+/* Classifies one answer and queues the next request of its slot. */
+static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
+                             const cnt_response *res, uint64_t now,
+                             bool measuring)
+{
+    uint32_t s = c->fifo_slot[c->fifo_head];
+    uint64_t sent_at = c->fifo_time[c->fifo_head];
+    c->fifo_head = (c->fifo_head + 1) % o->depth;
+    c->fifo_count--;
+    if (res->magic != CNT_MAGIC_RESPONSE) {
+        c->failed = "packet that is not an answer (magic not 0x91)";
+        return;
+    }
+    if (res->opaque != c->received++) {
+        c->failed = "answer out of order (opaque mismatch)";
+        return;
+    }
+    if (res->opcode == CNT_OP_ACQUIRE && res->status == CNT_STATUS_OK &&
+        o->workload != BENCH_WL_GET)
+        c->slots[s].release_next = true;
+    if (measuring) {
+        c->ops++;
+        cnt_hist_record(&t->hist, now - sent_at);
+        if (res->status == CNT_STATUS_RESOURCE_NOT_AVAILABLE &&
+            o->workload == BENCH_WL_CONTENDED)
+            t->refused++;
+        else if (res->status != CNT_STATUS_OK) {
+            t->errors++;
+            t->last_error = res->status;
+        }
+    }
+    load_conn_queue(c, o, s, now);
+}
+
+/* Writes as much pending output as the socket takes. */
+static void load_conn_flush(load_conn *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                         MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (n <= 0) {
+            c->failed = "write failed";
+            return;
+        }
+        c->out_off += (size_t)n;
+    }
+    if (c->out_off == c->out_len)
+        c->out_off = c->out_len = 0;
+}
+
+/* Reads what the socket has and answers every complete response in it. */
+static void load_conn_read(load_conn *c, load_thread *t, const bench_opts *o)
+{
+    for (;;) {
+        ssize_t n = recv(c->fd, c->in + c->in_len, LOAD_IN_CAP - c->in_len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            c->failed = n == 0 ? "server closed the connection"
+                               : "read failed";
+            return;
+        }
+        c->in_len += (size_t)n;
+        uint64_t now = load_now_ns();
+        bool measuring = atomic_load_explicit(&load_phase,
+                                              memory_order_relaxed) ==
+                         LOAD_MEASURE;
+        /* Room for the answers' follow-up requests: compact first. */
+        if (c->out_off > 0) {
+            memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+            c->out_len -= c->out_off;
+            c->out_off = 0;
+        }
+        size_t off = 0;
+        cnt_response res;
+        int r;
+        while ((r = cnt_response_decode(c->in + off, c->in_len - off, &res)) == 1) {
+            if (c->fifo_count == 0) {
+                c->failed = "answer to no request";
+                return;
+            }
+            load_conn_answer(c, t, o, &res, now, measuring);
+            if (c->failed != NULL)
+                return;
+            off += res.size;
+        }
+        if (r < 0) {
+            c->failed = "bad response magic";
+            return;
+        }
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+        if (c->in_len == LOAD_IN_CAP) {
+            c->failed = "response larger than the input buffer";
+            return;
+        }
+        if ((size_t)n < LOAD_IN_CAP / 2)
+            return;         /* drained, most likely: save a recv */
+    }
+}
+
+/* Updates the epoll interest of c: output pending means EPOLLOUT too. */
+static void load_conn_interest(load_thread *t, load_conn *c)
+{
+    bool want = c->out_off < c->out_len;
+    if (want == c->want_out)
+        return;
+    struct epoll_event ev = { .events = EPOLLIN | (want ? EPOLLOUT : 0),
+                              .data.ptr = c };
+    epoll_ctl(t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->want_out = want;
+}
+
+/* Closes a failed connection and says why, once. */
+static void load_conn_fail(load_thread *t, load_conn *c)
+{
+    fprintf(stderr, "counter-bench: connection %u: %s\n", c->index, c->failed);
+    epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+    t->failures++;
+}
+
+/* Body of a client thread: fills every pipeline, then loops on epoll. */
+void *load_thread_main(void *arg)
+{
+    load_thread *t = arg;
+    const bench_opts *o = t->opts;
+    uint64_t now = load_now_ns();
+    for (unsigned i = 0; i < t->nconns; i++) {
+        load_conn *c = t->conns[i];
+        for (uint32_t s = 0; s < o->depth; s++)
+            load_conn_queue(c, o, s, now);
+        load_conn_flush(c);
+        load_conn_interest(t, c);
+    }
+    struct epoll_event evs[64];
+    while (atomic_load_explicit(&load_phase, memory_order_relaxed) != LOAD_STOP) {
+        int n = epoll_wait(t->epfd, evs, 64, 50);
+        for (int i = 0; i < n; i++) {
+            load_conn *c = evs[i].data.ptr;
+            if (c->fd < 0)
+                continue;
+            if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                load_conn_read(c, t, o);
+            if (c->failed == NULL)
+                load_conn_flush(c);
+            if (c->failed != NULL) {
+                load_conn_fail(t, c);
+                continue;
+            }
+            load_conn_interest(t, c);
+        }
+        uint64_t ops = t->hist.count;
+        atomic_store_explicit(&t->ops_live, ops, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+void load_set_phase(load_phase_t phase)
+{
+    atomic_store_explicit(&load_phase, (int)phase, memory_order_relaxed);
+}
+
+load_conn *load_conn_new(unsigned index, int fd, const bench_opts *o)
+{
+    load_conn *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->index = index;
+    c->fd = fd;
+    c->rng = (o->seed + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(index + 1) * 0xD1B54A32D192ED03ull;
+    if (c->rng == 0)
+        c->rng = 1;
+    c->out = malloc((size_t)o->depth * LOAD_REQ_MAX);
+    c->in = malloc(LOAD_IN_CAP);
+    c->slots = calloc(o->depth, sizeof *c->slots);
+    c->fifo_slot = calloc(o->depth, sizeof *c->fifo_slot);
+    c->fifo_time = calloc(o->depth, sizeof *c->fifo_time);
+    int fl = fcntl(fd, F_GETFL);
+    if (c->out == NULL || c->in == NULL || c->slots == NULL ||
+        c->fifo_slot == NULL || c->fifo_time == NULL || fl < 0 ||
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        c->fd = -1;
+        load_conn_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void load_conn_free(load_conn *c)
+{
+    if (c == NULL)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->out);
+    free(c->in);
+    free(c->slots);
+    free(c->fifo_slot);
+    free(c->fifo_time);
+    free(c);
+}

@@ -1,0 +1,272 @@
+#!/bin/bash
+# run-bench.sh: measures our server (mchost + counter.so), the reference
+# (Debian's yrmcds) and the floor (counter-floor) on loopback with the same
+# matrix, one server at a time, then writes doc/performance.md (tables,
+# ratios, memory, GC, machine, targets) and its PNG plots.
+#
+# usage: bench/run-bench.sh [BUILDDIR]      (default: the current directory)
+# environment:
+#   BENCH_DURATION=3 BENCH_WARMUP=1   seconds measured / warmed up per cell
+#   BENCH_QUICK=1                     smoke mode: 0.3 s + 0.1 s per cell
+#   BENCH_SERVERS="ours reference floor"  which servers to measure
+#   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
+#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1   sections to run (0 = skip)
+#   BENCH_FILL=1000000                live counters for memory and GC
+#   BENCH_OUT=DIR                     where performance.md and PNGs go
+#                                     (default: SRCDIR/doc)
+#   YRMCDSD=/usr/sbin/yrmcdsd
+# Every server runs on 127.0.0.1 only and is stopped by pid on exit.
+set -u
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-.}" && pwd)
+bench="$build/counter-bench"
+floor="$build/counter-floor"
+mchost="$build/mchost"
+so="$build/.libs/counter.so"
+yrmcdsd=${YRMCDSD:-/usr/sbin/yrmcdsd}
+out=${BENCH_OUT:-$src/doc}
+dur=${BENCH_DURATION:-3}
+warm=${BENCH_WARMUP:-1}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then dur=0.3; warm=0.1; fi
+servers=${BENCH_SERVERS:-ours reference floor}
+repeat=${BENCH_REPEAT:-1}
+fill=${BENCH_FILL:-1000000}
+buckets=1000000
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnt-bench.XXXXXX") || exit 1
+pids=""
+srv_pid="" srv_port=""
+
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null; done
+    sleep 0.2
+    for p in $pids; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+log() { echo "run-bench: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+for f in "$bench" "$floor"; do
+    [ -x "$f" ] || die "$f is not built (make counter-bench counter-floor)"
+done
+
+# Waits until the server on port answers a Noop (or gives up after 10 s).
+ping_port() { "$bench" -p "$1" -W ping -t 10; }
+
+# Reads one item of the memcache-protocol `stats` on 127.0.0.1:port.
+mc_stat() {
+    local line val=""
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'stats\r\n' >&3
+    while IFS= read -r -t 3 line <&3; do
+        line=${line%$'\r'}
+        [ "$line" = END ] && break
+        case $line in "STAT $2 "*) val=${line#"STAT $2 "} ;; esac
+    done
+    exec 3<&-
+    echo "$val"
+}
+
+random_port() { echo $((20000 + RANDOM % 40000)); }
+
+start_floor() {
+    "$floor" -l 127.0.0.1 -p 0 -t 2 >"$tmp/floor.out" 2>&1 &
+    srv_pid=$!; pids="$pids $srv_pid"
+    srv_port=""
+    for _ in $(seq 100); do
+        srv_port=$(sed -n 's/^port=//p' "$tmp/floor.out")
+        [ -n "$srv_port" ] && break
+        sleep 0.05
+    done
+    [ -n "$srv_port" ] && ping_port "$srv_port"
+}
+
+# Starts mchost + counter.so with the given stat interval; the memcache
+# port comes from -F, the counter port from its stats (counter_port).
+start_ours() {
+    local iv=$1 d="$tmp/ours" cport
+    [ -x "$mchost" ] && [ -f "$so" ] || { log "mchost or counter.so not built"; return 1; }
+    mkdir -p "$d"; rm -f "$d/port"
+    "$mchost" -p 0 -l 127.0.0.1 -F "$d/port" -X \
+        "$so,counter.enable=true;counter.port=0;counter.buckets=$buckets;counter.stat_interval=$iv" \
+        >"$d/stdout" 2>"$d/stderr" &
+    srv_pid=$!; pids="$pids $srv_pid"
+    for _ in $(seq 100); do
+        [ -s "$d/port" ] && break
+        kill -0 "$srv_pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    [ -s "$d/port" ] || { log "mchost did not start: $(cat "$d/stderr")"; return 1; }
+    cport=$(mc_stat "$(cat "$d/port")" counter_port)
+    [ -n "$cport" ] || { log "mchost stats have no counter_port"; return 1; }
+    srv_port=$cport
+    ping_port "$srv_port"
+}
+
+# Starts Debian's yrmcds as the reference (recipe of reference-behavior.md);
+# retries with other random ports when one is taken.
+start_reference() {
+    local iv=$1 d="$tmp/ref" try p0 p1 p2
+    [ -x "$yrmcdsd" ] || { log "$yrmcdsd not installed"; return 1; }
+    for try in 1 2 3 4 5; do
+        rm -rf "$d"; mkdir -p "$d"
+        p0=$(random_port); p1=$(random_port); p2=$(random_port)
+        cat >"$d/yrmcds.conf" <<CONF
+virtual_ip = 127.0.0.1
+bind_ip = "::1"
+port = $p0
+repl_port = $p1
+max_connections = 0
+temp_dir = "$d"
+log.threshold = warning
+log.file = "$d/yrmcds.log"
+buckets = 100000
+memory_limit = 256M
+workers = 8
+counter.enable = true
+counter.port = $p2
+counter.max_connections = 0
+counter.buckets = $buckets
+counter.stat_interval = $iv
+CONF
+        "$yrmcdsd" -f "$d/yrmcds.conf" >"$d/stdout" 2>&1 &
+        srv_pid=$!; pids="$pids $srv_pid"; srv_port=$p2
+        "$bench" -p "$p2" -W ping -t 5 2>/dev/null && return 0
+        kill "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null
+    done
+    log "yrmcdsd did not start: $(cat "$d/yrmcds.log" "$d/stdout" 2>/dev/null)"
+    return 1
+}
+
+# start_server NAME [INTERVAL]: sets srv_pid and srv_port.
+start_server() {
+    case $1 in
+    ours) start_ours "${2:-86400}" ;;
+    reference) start_reference "${2:-86400}" ;;
+    floor) start_floor ;;
+    esac
+}
+
+# Stops the current server by pid: SIGTERM, then SIGKILL after 5 s (the
+# reference sometimes ignores SIGTERM after heavy load).
+stop_server() {
+    [ -n "$srv_pid" ] || return 0
+    kill "$srv_pid" 2>/dev/null
+    for _ in $(seq 50); do
+        kill -0 "$srv_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$srv_pid" 2>/dev/null && { log "pid $srv_pid ignored SIGTERM: SIGKILL"; kill -9 "$srv_pid" 2>/dev/null; }
+    wait "$srv_pid" 2>/dev/null
+    srv_pid=""
+}
+
+# cell NAME WORKLOAD CONNS DEPTH KEYS [SECONDS WARMUP]: measures one cell
+# $repeat times and prints the run with the median ops/s as a key=value line.
+cell() {
+    local name=$1 wl=$2 c=$3 d=$4 k=$5 t=${6:-$dur} w=${7:-$warm} i
+    log "$name $wl c=$c d=$d k=$k"
+    : >"$tmp/cell.out"
+    for i in $(seq "$repeat"); do
+        "$bench" -p "$srv_port" -W "$wl" -c "$c" -d "$d" -k "$k" -t "$t" \
+            -w "$w" -P "$srv_pid" -l "$name" --kv >>"$tmp/cell.out" 2>"$tmp/cell.err" ||
+            log "run $i: $(cat "$tmp/cell.err")"
+    done
+    if grep -q '^server=' "$tmp/cell.out"; then
+        grep '^server=' "$tmp/cell.out" |
+            awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^ops_s=/) print substr($i, 7) "\t" $0 }' |
+            sort -n | awk -F '\t' '{ l[NR] = $2 } END { print l[int((NR + 1) / 2)] }'
+    else
+        echo "server=$name workload=$wl conns=$c depth=$d keys=$k failed=1"
+    fi
+}
+
+run_matrix() {
+    local name=$1 c d k
+    for c in 1 16 64; do
+        for d in 1 32; do
+            for k in 1 1000 100000; do
+                cell "$name" pair "$c" "$d" "$k"
+            done
+        done
+    done
+    cell "$name" one 16 1 1
+    cell "$name" one 64 32 1
+    cell "$name" get 16 32 1000
+    cell "$name" contended 16 1 1000
+    cell "$name" contended 64 32 1000
+}
+
+# RSS empty (default buckets) and with $fill live 16-byte-name counters.
+run_memory() {
+    local name=$1 rss0
+    sleep 0.5
+    rss0=$(awk '/^VmRSS:/ { print $2 }' "/proc/$srv_pid/status")
+    log "$name fill $fill"
+    local f
+    f=$("$bench" -p "$srv_port" -W fill -k "$fill" -P "$srv_pid" -l "$name")
+    echo "$f rss_empty_kb=$rss0"
+}
+
+# p99 with traffic while $fill idle counters exist: with a 2 s window the GC
+# sweeps (and deletes) them during the run; with 86400 s it does not.
+run_gc() {
+    local iv=$1 t=$2
+    start_ours "$iv" || return 1
+    "$bench" -p "$srv_port" -W fill -k "$fill" -l ours >/dev/null ||
+        { stop_server; return 1; }
+    cell "ours-gc$iv" pair 16 1 1000 "$t" 0 | sed "s/\$/ interval=$iv/"
+    "$bench" -p "$srv_port" -W stats -l "ours-gc$iv" | sed "s/\$/ interval=$iv/"
+    stop_server
+}
+
+: >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"
+for s in $servers; do
+    if [ "${BENCH_MATRIX:-1}" = 1 ]; then
+        log "starting $s"
+        if ! start_server "$s"; then
+            log "$s could not be started: skipped"
+            stop_server
+            continue
+        fi
+        run_matrix "$s" >>"$tmp/matrix.kv"
+        stop_server
+    fi
+    if [ "${BENCH_MEMORY:-1}" = 1 ]; then
+        start_server "$s" && run_memory "$s" >>"$tmp/memory.kv"
+        stop_server
+    fi
+done
+if [ "${BENCH_GC:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
+    gct=$(awk -v d="$dur" 'BEGIN { print (d < 2.5 ? 2.5 : d + 2) }')
+    run_gc 86400 "$gct" >>"$tmp/gc.kv"
+    run_gc 2 "$gct" >>"$tmp/gc.kv"
+fi
+
+mkdir -p "$out"
+{
+    echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "nproc=$(nproc)"
+    echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    echo "kernel=$(uname -sr)"
+    echo "reference=yrmcds $(dpkg-query -W -f='${Version}' yrmcds 2>/dev/null)"
+    commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null)
+    [ -n "$(git -C "$src" status --porcelain 2>/dev/null)" ] && commit="$commit with uncommitted changes"
+    echo "commit=$commit"
+    echo "duration=$dur"; echo "warmup=$warm"; echo "fill=$fill"
+    echo "repeat=$repeat"
+} >"$tmp/machine.kv"
+perl "$src/bench/report.pl" "$tmp" "$out" || die "report failed"
+if [ ! -s "$tmp/plot.gp" ]; then
+    log "no matrix measured: no plots"
+elif command -v gnuplot >/dev/null; then
+    gnuplot "$tmp/plot.gp" || log "gnuplot failed"
+else
+    log "gnuplot not installed: no plots"
+fi
+cat "$tmp/targets.txt"
+log "wrote $out/performance.md"

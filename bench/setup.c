@@ -1,0 +1,180 @@
+/* setup.c: blocking client helpers of counter-bench used outside the
+ * measured interval: connecting, pre-acquiring counters for the Get and
+ * contended workloads, filling a server for the memory measurement, and
+ * the Noop ping the run script uses to wait for a server to come up. */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bench/bench.h"
+#include "protocol/client.h"
+
+/* Requests written per round trip when pre-filling: enough to keep the
+ * server busy, small enough that its answers fit the socket buffers. */
+#define SETUP_BATCH 512
+
+void bench_name(char *out, const char *prefix, uint32_t k)
+{
+    char tmp[32];
+    /* prefix (<= 5 chars) padded with '-' then 10+ digits: always 16 bytes. */
+    int n = snprintf(tmp, sizeof tmp, "%-5.5s-%010u", prefix, (unsigned)k);
+    (void)n;
+    for (int i = 0; i < 5; i++)
+        if (tmp[i] == ' ')
+            tmp[i] = '-';
+    memcpy(out, tmp, BENCH_NAME_LEN);
+}
+
+int bench_connect(const char *host, const char *port, bool quiet)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "counter-bench: %s:%s: %s\n", host, port,
+                gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, err = 0;
+    for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        err = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        if (!quiet)
+            fprintf(stderr, "counter-bench: connect %s:%s: %s\n", host, port,
+                    strerror(err));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* Writes all of buf[0..len) to the blocking fd. */
+static bool setup_write_all(int fd, const uint8_t *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* Reads `want` responses from fd; counts the non-OK ones into *bad.
+ * False on EOF, a read error or a malformed response. */
+static bool setup_read_answers(int fd, uint32_t want, long *bad)
+{
+    static uint8_t buf[1 << 16];
+    size_t have = 0;
+    while (want > 0) {
+        ssize_t n = recv(fd, buf + have, sizeof buf - have, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        have += (size_t)n;
+        size_t off = 0;
+        cnt_response res;
+        int r;
+        while (want > 0 &&
+               (r = cnt_response_decode(buf + off, have - off, &res)) == 1) {
+            if (res.status != CNT_STATUS_OK)
+                (*bad)++;
+            off += res.size;
+            want--;
+        }
+        if (want > 0 && r < 0)
+            return false;
+        memmove(buf, buf + off, have - off);
+        have -= off;
+    }
+    return true;
+}
+
+long bench_acquire_all(int fd, const char *prefix, uint32_t n,
+                       uint32_t resources, uint32_t maximum)
+{
+    static uint8_t out[SETUP_BATCH * (CNT_HEADER_SIZE + 10 + BENCH_NAME_LEN)];
+    long bad = 0;
+    for (uint32_t k = 0; k < n;) {
+        size_t len = 0;
+        uint32_t batch = 0;
+        for (; batch < SETUP_BATCH && k < n; batch++, k++) {
+            char name[BENCH_NAME_LEN];
+            bench_name(name, prefix, k);
+            len += cnt_encode_acquire(out + len, k, resources, maximum, name,
+                                      BENCH_NAME_LEN);
+        }
+        if (!setup_write_all(fd, out, len) ||
+            !setup_read_answers(fd, batch, &bad))
+            return -1;
+    }
+    return bad;
+}
+
+bool bench_noop(int fd)
+{
+    uint8_t req[CNT_HEADER_SIZE];
+    size_t len = cnt_encode_simple(req, CNT_OP_NOOP, 0x4e4f4f50u);
+    long bad = 0;
+    return setup_write_all(fd, req, len) && setup_read_answers(fd, 1, &bad) &&
+           bad == 0;
+}
+
+bool bench_print_stats(int fd, const char *label)
+{
+    uint8_t req[CNT_HEADER_SIZE];
+    size_t len = cnt_encode_simple(req, CNT_OP_STATS, 0x53544154u);
+    static uint8_t buf[1 << 16];
+    size_t have = 0;
+    cnt_response res;
+    int r = 0;
+    if (!setup_write_all(fd, req, len))
+        return false;
+    while ((r = cnt_response_decode(buf, have, &res)) == 0) {
+        if (have == sizeof buf)
+            return false;
+        ssize_t n = recv(fd, buf + have, sizeof buf - have, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        have += (size_t)n;
+    }
+    if (r < 0 || res.status != CNT_STATUS_OK)
+        return false;
+    printf("server=%s", label);
+    size_t pos = 0;
+    const char *name, *value;
+    uint16_t nl, vl;
+    while (cnt_stats_next(&res, &pos, &name, &nl, &value, &vl))
+        printf(" %.*s=%.*s", (int)nl, name, (int)vl, value);
+    printf("\n");
+    return true;
+}
