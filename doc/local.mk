@@ -1,2 +1,5 @@
 # doc/local.mk: build rules for doc/ (included by the top Makefile.am).
 dist_man_MANS += doc/mchost.1
+# counterctl's manual and the protocol description (owner: e2e).
+dist_man_MANS += doc/counterctl.1
+dist_doc_DATA += doc/protocol.md

@@ -1,1 +1,36 @@
-# t/local.mk: build rules for t/ (included by the top Makefile.am).
+# t/local.mk: the end-to-end suite (included by the top Makefile.am). `make
+# check` runs every t/*.t with prove against this build's mchost, counter.so
+# and counterctl; t/20-differential.t also starts Debian's yrmcds when it is
+# installed. `make check PROVE_FLAGS=-v` shows each test.
+
+E2E_TESTS = \
+	t/01-basic.t \
+	t/02-pipeline.t \
+	t/03-dump-stats.t \
+	t/04-autorelease.t \
+	t/05-shared.t \
+	t/06-maxconn.t \
+	t/07-gc.t \
+	t/08-host-stats.t \
+	t/09-daemon.t \
+	t/10-config-errors.t \
+	t/11-counterctl.t \
+	t/12-deliberate.t \
+	t/13-disabled.t \
+	t/20-differential.t \
+	t/21-memcached-tool.t
+EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
+
+PROVE_FLAGS =
+E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
+	COUNTER_SO=$(abs_top_builddir)/.libs/counter.so \
+	COUNTERCTL=$(abs_top_builddir)/counterctl$(EXEEXT)
+
+if HAVE_PROVE
+check-local: mchost$(EXEEXT) counterctl$(EXEEXT) counter.la
+	$(E2E_ENV) $(PROVE) $(PROVE_FLAGS) -I$(srcdir)/t/lib $(srcdir)/t/*.t
+else
+check-local:
+	@echo "prove not found: the end-to-end suite in t/ was not run" >&2
+endif
+.PHONY: check-local

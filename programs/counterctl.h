@@ -1,0 +1,76 @@
+/* counterctl.h: shared declarations of the counterctl command-line client:
+ * its exit codes and the blocking, bounded connection it talks through. */
+#ifndef CNT_PROGRAMS_COUNTERCTL_H
+#define CNT_PROGRAMS_COUNTERCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/client.h"
+
+/* Exit codes (sysexits.h values where one fits; documented in the man page). */
+enum ctl_exit {
+    CTL_EXIT_OK = 0,
+    CTL_EXIT_STATUS = 1,        /* the server answered an error status */
+    CTL_EXIT_USAGE = 2,         /* bad command line */
+    CTL_EXIT_UNAVAILABLE = 69,  /* EX_UNAVAILABLE: cannot connect */
+    CTL_EXIT_SOFTWARE = 70,     /* EX_SOFTWARE: internal failure (fork) */
+    CTL_EXIT_IOERR = 74,        /* EX_IOERR: connection lost or timed out */
+    CTL_EXIT_TEMPFAIL = 75,     /* EX_TEMPFAIL: run: resources not available */
+    CTL_EXIT_PROTOCOL = 76,     /* EX_PROTOCOL: the answer makes no sense */
+    CTL_EXIT_NOEXEC = 126,      /* run: the command cannot be executed */
+    CTL_EXIT_NOTFOUND = 127     /* run: the command does not exist */
+};
+
+/* Outcome of one exchange with the server. */
+typedef enum ctl_io {
+    CTL_IO_OK,          /* a whole response is in */
+    CTL_IO_EOF,         /* the server closed the connection */
+    CTL_IO_TIMEOUT,     /* nothing within the timeout */
+    CTL_IO_ERROR,       /* a socket error (errno kept in ctl_conn.err) */
+    CTL_IO_PROTOCOL     /* bad magic, wrong opaque or an oversized body */
+} ctl_io;
+
+/* Largest response counterctl accepts: a Dump record with the longest name,
+ * with room to spare for a Stats body. Anything larger is refused rather
+ * than buffered. */
+#define CTL_RESPONSE_MAX (128u * 1024u)
+
+/* A connection to one server; responses are read into a fixed buffer. */
+typedef struct ctl_conn {
+    int fd;
+    int timeout_ms;             /* for each wait on the socket */
+    int err;                    /* errno of the last CTL_IO_ERROR */
+    uint32_t next_opaque;
+    size_t len;                 /* bytes buffered */
+    size_t consumed;            /* bytes of the response last returned */
+    uint8_t buf[CTL_RESPONSE_MAX];
+} ctl_conn;
+
+/* Connects to host:port (names, IPv4 or IPv6 literals); NULL on failure,
+ * after printing why on stderr. */
+ctl_conn *ctl_conn_new(const char *host, const char *port, int timeout_ms);
+
+/* Closes the connection and frees it (NULL is fine). */
+void ctl_conn_free(ctl_conn *c);
+
+/* Returns a fresh opaque for the next request. */
+uint32_t ctl_conn_opaque(ctl_conn *c);
+
+/* Sends len bytes of requests. */
+ctl_io ctl_conn_send(ctl_conn *c, const uint8_t *buf, size_t len);
+
+/* Reads the next answer to the request with opaque; server-initiated
+ * packets (magic 0x92) are skipped. res points into c's buffer and stays
+ * valid until the next call. */
+ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res);
+
+/* Returns a short text for an I/O outcome, for messages. */
+const char *ctl_io_text(const ctl_conn *c, ctl_io io);
+
+/* Writes bytes to stdout with anything but printable ASCII (and space and
+ * backslash) escaped as \xHH, so every name fits on one line. */
+void ctl_print_escaped(const uint8_t *p, size_t len);
+
+#endif

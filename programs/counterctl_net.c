@@ -1,0 +1,222 @@
+/* counterctl_net.c: counterctl's connection: connect with getaddrinfo,
+ * write whole requests, read exactly one response at a time into a fixed
+ * buffer, with a timeout on every wait and no trust in declared lengths. */
+#include "config.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "programs/counterctl.h"
+
+/* Opens a socket to one resolved address; -1 (errno set) on failure. */
+static int connect_one(const struct addrinfo *ai)
+{
+    int one = 1;
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                    ai->ai_protocol);
+
+    if (fd < 0)
+        return -1;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    /* One small request at a time: do not let Nagle hold it back. */
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* Connects to host:port; NULL on failure (message printed). */
+ctl_conn *ctl_conn_new(const char *host, const char *port, int timeout_ms)
+{
+    struct addrinfo hints, *list, *ai;
+    ctl_conn *c;
+    int fd = -1, rc, saved = 0;
+
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(host, port, &hints, &list);
+    if (rc != 0) {
+        fprintf(stderr, "counterctl: %s port %s: %s\n", host, port,
+                gai_strerror(rc));
+        return NULL;
+    }
+    for (ai = list; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = connect_one(ai);
+        if (fd < 0)
+            saved = errno;
+    }
+    freeaddrinfo(list);
+    if (fd < 0) {
+        fprintf(stderr, "counterctl: cannot connect to %s port %s: %s\n",
+                host, port, strerror(saved));
+        return NULL;
+    }
+    c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        close(fd);
+        fprintf(stderr, "counterctl: out of memory\n");
+        return NULL;
+    }
+    c->fd = fd;
+    c->timeout_ms = timeout_ms;
+    c->next_opaque = 1;
+    return c;
+}
+
+/* Closes the connection and frees it. */
+void ctl_conn_free(ctl_conn *c)
+{
+    if (c == NULL)
+        return;
+    close(c->fd);
+    free(c);
+}
+
+/* Returns a fresh opaque for the next request. */
+uint32_t ctl_conn_opaque(ctl_conn *c)
+{
+    return c->next_opaque++;
+}
+
+/* Waits until fd is ready for events; CTL_IO_OK, _TIMEOUT or _ERROR. */
+static ctl_io wait_ready(ctl_conn *c, short events)
+{
+    struct pollfd pfd = { .fd = c->fd, .events = events };
+    int rc;
+
+    do
+        rc = poll(&pfd, 1, c->timeout_ms);
+    while (rc < 0 && errno == EINTR);
+    if (rc < 0) {
+        c->err = errno;
+        return CTL_IO_ERROR;
+    }
+    return rc == 0 ? CTL_IO_TIMEOUT : CTL_IO_OK;
+}
+
+/* Sends len bytes of requests. */
+ctl_io ctl_conn_send(ctl_conn *c, const uint8_t *buf, size_t len)
+{
+    while (len > 0) {
+        ctl_io io = wait_ready(c, POLLOUT);
+        ssize_t n;
+
+        if (io != CTL_IO_OK)
+            return io;
+        /* MSG_NOSIGNAL: a server that went away is an error, not SIGPIPE. */
+        n = send(c->fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            c->err = errno;
+            return errno == EPIPE ? CTL_IO_EOF : CTL_IO_ERROR;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return CTL_IO_OK;
+}
+
+/* Reads what the socket has into the free end of the buffer. */
+static ctl_io fill(ctl_conn *c)
+{
+    ssize_t n;
+    ctl_io io = wait_ready(c, POLLIN);
+
+    if (io != CTL_IO_OK)
+        return io;
+    do
+        n = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, 0);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        c->err = errno;
+        return errno == ECONNRESET ? CTL_IO_EOF : CTL_IO_ERROR;
+    }
+    if (n == 0)
+        return CTL_IO_EOF;
+    c->len += (size_t)n;
+    return CTL_IO_OK;
+}
+
+/* Decodes the next whole packet into res, reading as needed. */
+static ctl_io next_packet(ctl_conn *c, cnt_response *res)
+{
+    if (c->consumed > 0) {
+        memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
+        c->len -= c->consumed;
+        c->consumed = 0;
+    }
+    for (;;) {
+        int rc = cnt_response_decode(c->buf, c->len, res);
+        ctl_io io;
+
+        if (rc < 0)
+            return CTL_IO_PROTOCOL;
+        if (rc > 0) {
+            c->consumed = res->size;
+            return CTL_IO_OK;
+        }
+        /* Check the declared size before reading on, so a huge length is
+         * an error and never a reason to allocate. */
+        if (cnt_response_size(c->buf, c->len) > sizeof c->buf)
+            return CTL_IO_PROTOCOL;
+        io = fill(c);
+        if (io != CTL_IO_OK)
+            return io;
+    }
+}
+
+/* Reads the answer to the request with opaque, skipping notices. */
+ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res)
+{
+    for (;;) {
+        ctl_io io = next_packet(c, res);
+
+        if (io != CTL_IO_OK)
+            return io;
+        if (res->magic == CNT_MAGIC_NOTICE)
+            continue;
+        return res->opaque == opaque ? CTL_IO_OK : CTL_IO_PROTOCOL;
+    }
+}
+
+/* Returns a short text for an I/O outcome. */
+const char *ctl_io_text(const ctl_conn *c, ctl_io io)
+{
+    switch (io) {
+    case CTL_IO_OK:
+        return "ok";
+    case CTL_IO_EOF:
+        return "connection closed by the server";
+    case CTL_IO_TIMEOUT:
+        return "timed out waiting for the server";
+    case CTL_IO_ERROR:
+        return strerror(c->err);
+    case CTL_IO_PROTOCOL:
+        return "malformed answer (bad magic, opaque or length)";
+    }
+    return "unknown error";
+}
+
+/* Writes bytes to stdout, escaping what would break a line-based output. */
+void ctl_print_escaped(const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] > 0x20 && p[i] < 0x7f && p[i] != '\\')
+            putchar(p[i]);
+        else
+            printf("\\x%02x", p[i]);
+    }
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/perl
+# 11-counterctl.t: the CLI against a live server: every subcommand, output
+# formats, exit codes, and `run`: holds while the command runs, releases
+# after, passes the exit status through, gives up with 75 after --wait.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use CounterTest;
+use File::Temp qw(tempdir);
+use IO::Socket::IP;
+use POSIX qw(:sys_wait_h);
+use Test::More;
+
+my $CTL = $ENV{COUNTERCTL};
+plan skip_all => 'counterctl not built' unless $CTL && -x $CTL;
+plan skip_all => 'mchost or counter.so not built' unless target_available;
+my $srv = start_target(config => {});
+my $port = $srv->{counter_port};
+my $dir = tempdir(CLEANUP => 1);
+
+# Starts counterctl with args; returns its pid (output goes to files).
+sub ctl_start {
+    my (@args) = @_;
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', "$dir/out";
+        open STDERR, '>', "$dir/err";
+        exec $CTL, @args or POSIX::_exit(127);
+    }
+    track_pid($pid);
+    return $pid;
+}
+
+# Waits (bounded) for a started counterctl: (exit code, stdout, stderr).
+sub ctl_finish {
+    my ($pid) = @_;
+    my $st;
+    wait_until(sub { waitpid($pid, WNOHANG) == $pid and $st = $?, 1 }, 20);
+    kill_pid($pid) unless defined $st;
+    my %o;
+    for my $f (qw(out err)) {
+        open my $fh, '<', "$dir/$f" or next;
+        local $/;
+        $o{$f} = <$fh> // '';
+    }
+    return (defined $st ? ($st & 127 ? 128 + ($st & 127) : $st >> 8) : -1,
+            $o{out} // '', $o{err} // '');
+}
+
+# Runs counterctl -p PORT args to the end.
+sub ctl { ctl_finish(ctl_start('-p', $port, @_)) }
+
+my ($rc, $out, $err);
+($rc, $out) = ctl('--help');
+is($rc, 0, '--help exits 0');
+like($out, qr/usage: counterctl.*run NAME RESOURCES MAXIMUM/s, '--help shows usage');
+
+($rc, $out, $err) = ctl('noop');
+is_deeply([$rc, $out], [0, ''], 'noop: exit 0, no output');
+($rc, $out, $err) = ctl('get', 'cc-x');
+is($rc, 1, 'get of a missing counter: exit 1');
+like($err, qr/cc-x: Not found/, 'get: the status text on stderr');
+($rc, $out) = ctl('acquire', 'cc-x', 2, 5);
+is_deeply([$rc, $out], [0, "2\n"], 'acquire prints the resources acquired');
+($rc, $out) = ctl('get', 'cc-x');
+is_deeply([$rc, $out], [0, "0\n"],
+          'get after acquire: 0, the connection closed and released');
+($rc, $out, $err) = ctl('acquire', 'cc-x', 0, 5);
+is($rc, 1, 'acquire 0: exit 1');
+like($err, qr/Invalid arguments/, 'acquire 0: Invalid arguments');
+($rc, $out, $err) = ctl('release', 'cc-x', 1);
+is($rc, 1, 'release of what this connection does not hold: exit 1');
+like($err, qr/Not acquired/, 'release: Not acquired');
+
+my $hold = $srv->connect;
+$hold->call(req_acquire("cc a\x01b", 3, 7));
+$hold->call(req_acquire('cc-y', 1, 1));
+($rc, $out) = ctl('get', 'cc-y');
+is_deeply([$rc, $out], [0, "1\n"], 'get prints the value');
+($rc, $out) = ctl('dump');
+is($rc, 0, 'dump exits 0');
+like($out, qr/^cc\\x20a\\x01b 3 3$/m, 'dump: `name current max`, odd bytes escaped');
+like($out, qr/^cc-y 1 1$/m, 'dump lists every counter');
+($rc, $out) = ctl('stats');
+is($rc, 0, 'stats exits 0');
+like($out, qr/^command:acquire \d+$/m, 'stats prints `name value`');
+like($out, qr/^curr_connections \d+$/m, 'stats lists curr_connections');
+
+# Usage errors and connection failures.
+for my $bad (['get'], ['get', 'a', 'b'], ['acquire', 'n', 'x', 1], ['bogus'],
+             ['run', 'n', 1, 1, 'true'], ['run', 'n', 1, 1, '--'],
+             ['run', 'n', 1, 1, '--wait', 'soon', '--', 'true'], []) {
+    ($rc, $out, $err) = ctl(@$bad);
+    is($rc, 2, "usage error: counterctl @$bad -> 2");
+}
+like($err, qr/counterctl --help/, 'usage errors point to --help');
+my $gone = IO::Socket::IP->new(Listen => 1, LocalHost => '127.0.0.1', LocalPort => 0);
+my $closed_port = $gone->sockport;
+close $gone;
+($rc, $out, $err) = ctl_finish(ctl_start('-p', $closed_port, 'noop'));
+is($rc, 69, 'nothing listening: exit 69');
+like($err, qr/cannot connect/, 'cannot connect: says so');
+
+# run: holds while the command runs, releases after, passes the status.
+($rc, $out) = ctl('run', 'cc-run', 2, 2, '--', 'sh', '-c',
+                  "'$CTL' -p $port get cc-run; exit 7");
+is($rc, 7, 'run: the command exit status passes through');
+is($out, "2\n", 'run: the resources are held while the command runs');
+($rc, $out) = ctl('get', 'cc-run');
+is($out, "0\n", 'run: released afterwards');
+($rc) = ctl('run', 'cc-run', 1, 1, '--', 'sh', '-c', 'kill -TERM $$');
+is($rc, 128 + 15, 'run: a command killed by SIGTERM gives 143');
+($rc, $out, $err) = ctl('run', 'cc-run', 1, 1, '--', "$dir/no-such-program");
+is($rc, 127, 'run: a missing command gives 127');
+like($err, qr/cannot run/, 'run: says it cannot run it');
+
+# run when the resources are taken: 75 without running the command.
+$hold->call(req_acquire('cc-busy', 1, 1));
+($rc, $out, $err) = ctl('run', 'cc-busy', 1, 1, '--', 'touch', "$dir/ran");
+is($rc, 75, 'run without --wait on a busy counter: 75 at once');
+like($err, qr/not available/, 'run: says not available');
+($rc) = ctl('run', 'cc-busy', 1, 1, '--wait', '0.5', '--', 'touch', "$dir/ran");
+is($rc, 75, 'run --wait 0.5 on a busy counter: 75 when the wait runs out');
+ok(!-e "$dir/ran", 'the command never ran');
+
+# run --wait succeeds once the holder lets go.
+my %st0 = map { @$_ } $hold->stats_pairs;
+my $pid = ctl_start('-p', $port, 'run', 'cc-busy', 1, 1, '--wait', '30', '--',
+                    'touch', "$dir/ran");
+ok(wait_until(sub {
+    my %s = map { @$_ } $hold->stats_pairs;
+    return $s{'command:acquire'} >= $st0{'command:acquire'} + 2;
+}), 'run --wait retries while the counter is busy');
+ok(!-e "$dir/ran", 'and has not run the command yet');
+$hold->call(req_release('cc-busy', 1));
+($rc) = ctl_finish($pid);
+is($rc, 0, 'run --wait: acquired after the release, command ran');
+ok(-e "$dir/ran", 'the command ran');
+
+# Killing counterctl releases: the connection closes with it.
+$pid = ctl_start('-p', $port, 'run', 'cc-kill', 1, 1, '--', 'sh', '-c',
+                 "echo \$\$ > '$dir/child'; exec sleep 60");
+my $child = wait_until(sub {
+    open my $fh, '<', "$dir/child" or return;
+    my $p = <$fh>;
+    return $p && $p =~ /^(\d+)$/ ? $1 : undef;
+});
+track_pid($child) if $child;
+answer_is($hold->call(req_get('cc-kill')), resp(OP_GET, ST_OK, u32(1)),
+          'run holds 1 while its command sleeps');
+kill 'KILL', $pid;
+waitpid $pid, 0;
+ok(wait_until(sub { unpack('N', $hold->call(req_get('cc-kill'))->{body}) == 0 }),
+   'counterctl killed: the server released');
+kill_pid($child) if $child;
+
+# A server that declares a huge answer: refused, not buffered.
+my $fake = IO::Socket::IP->new(Listen => 1, LocalHost => '127.0.0.1', LocalPort => 0)
+    or die "listen: $@";
+my $fpid = fork // die;
+if ($fpid == 0) {
+    my $s = $fake->accept;
+    my $buf;
+    sysread $s, $buf, 100;
+    syswrite $s, pack('CCCCNN', 0x91, 0, 0, 0, 0xfffffff0, 1) . ('z' x 1000);
+    sleep 20;
+    POSIX::_exit(0);
+}
+track_pid($fpid);
+($rc, $out, $err) = ctl_finish(ctl_start('-p', $fake->sockport, 'noop'));
+is($rc, 76, 'a 4 GiB answer is refused (76), not buffered');
+like($err, qr/malformed answer/, 'and reported');
+kill_pid($fpid);
+
+# A server that accepts and never answers: -t bounds the wait.
+my $mute = IO::Socket::IP->new(Listen => 1, LocalHost => '127.0.0.1', LocalPort => 0)
+    or die "listen: $@";
+($rc, $out, $err) = ctl_finish(ctl_start('-p', $mute->sockport, '-t', '0.3', 'noop'));
+is($rc, 74, 'no answer within -t: exit 74');
+like($err, qr/timed out/, 'and says it timed out');
+close $mute;
+
+# IPv6: a listener on ::1 and counterctl -s ::1.
+SKIP: {
+    skip 'reference runs: IPv6 listener not configured', 2 if $ENV{CNT_TEST_REFERENCE};
+    skip 'no IPv6 loopback', 2
+        unless IO::Socket::IP->new(Listen => 1, LocalHost => '::1', LocalPort => 0);
+    my $v6 = start_host(config => { bind => '::1' });
+    ($rc, $out) = ctl_finish(ctl_start('-s', '::1', '-p', $v6->{counter_port},
+                                       'acquire', 'cc-v6', 1, 1));
+    is($rc, 0, 'counterctl -s ::1 reaches a server bound to ::1');
+    is($out, "1\n", 'and gets its answer');
+    $v6->stop;
+}
+
+$srv->stop;
+done_testing;

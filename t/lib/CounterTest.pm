@@ -1,0 +1,536 @@
+# CounterTest.pm: shared helper of the end-to-end suite. Starts mchost with
+# counter.so (or the reference yrmcds) on kernel-chosen loopback ports, speaks
+# the binary counter protocol with bounded, timed reads, and kills by pid
+# every process it started, whatever way the test ends.
+package CounterTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use File::Temp qw(tempdir);
+use IO::Select;
+use IO::Socket::IP;
+use POSIX qw(:sys_wait_h);
+use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
+use Time::HiRes qw(sleep time);
+
+our @EXPORT = qw(
+    OP_NOOP OP_GET OP_ACQUIRE OP_RELEASE OP_STATS OP_DUMP
+    ST_OK ST_NOT_FOUND ST_INVALID ST_NOT_AVAILABLE ST_NOT_ACQUIRED
+    ST_UNKNOWN ST_NO_MEMORY
+    %STATUS_TEXT
+    have_host target_available start_host run_host start_yrmcds start_target
+    resp resp_err answer_is
+    req req_noop req_get req_acquire req_release req_stats req_dump
+    u32 hexdump wait_until mc_command mc_stats kill_pid track_pid
+);
+
+use constant {
+    OP_NOOP => 0x00, OP_GET => 0x01, OP_ACQUIRE => 0x02, OP_RELEASE => 0x03,
+    OP_STATS => 0x10, OP_DUMP => 0x11,
+    ST_OK => 0x00, ST_NOT_FOUND => 0x01, ST_INVALID => 0x04,
+    ST_NOT_AVAILABLE => 0x21, ST_NOT_ACQUIRED => 0x22, ST_UNKNOWN => 0x81,
+    ST_NO_MEMORY => 0x82,
+};
+
+# Error bodies, exactly as the reference sends them.
+our %STATUS_TEXT = (
+    0x01 => 'Not found', 0x04 => 'Invalid arguments',
+    0x21 => 'Resource not available', 0x22 => 'Not acquired',
+    0x81 => 'Unknown command', 0x82 => 'Out of memory',
+);
+
+# Upper bound for any wait, so a broken server fails a test, never hangs it.
+our $TIMEOUT = $ENV{COUNTER_TEST_TIMEOUT} || 10;
+
+my %tracked;    # pid => 1 for every process this test started
+
+# A server closing on us must be a failed write, not a dead test.
+$SIG{PIPE} = 'IGNORE';
+
+# Watchdog: a test that blocks somewhere unbounded (a write to a server
+# that stopped reading) dies, and END still kills what it started.
+$SIG{ALRM} = sub { die "test took longer than its watchdog; giving up\n" };
+alarm($ENV{COUNTER_TEST_WATCHDOG} || 180);
+
+# Registers a pid to be killed when the test ends.
+sub track_pid { $tracked{$_[0]} = 1 }
+
+# Sends TERM to pid, waits a bounded time, then KILL; reaps if it is ours.
+sub kill_pid {
+    my ($pid) = @_;
+    return unless $pid && $pid > 1;
+    delete $tracked{$pid};
+    kill 'TERM', $pid or return;
+    my $deadline = time + 3;
+    while (time < $deadline) {
+        my $r = waitpid($pid, WNOHANG);
+        return if $r == $pid || ($r == -1 && !kill(0, $pid));
+        sleep 0.02;
+    }
+    kill 'KILL', $pid;
+    waitpid($pid, 0);
+}
+
+END {
+    my $status = $?;
+    kill_pid($_) for keys %tracked;
+    $? = $status;
+}
+
+# Polls cond every 20 ms until it is true or timeout seconds pass.
+sub wait_until {
+    my ($cond, $timeout) = @_;
+    my $deadline = time + ($timeout // $TIMEOUT);
+    while (time < $deadline) {
+        my $v = $cond->();
+        return $v if $v;
+        sleep 0.005;
+    }
+    return;
+}
+
+# Big-endian u32 as 4 bytes.
+sub u32 { pack 'N', $_[0] }
+
+# Hex of a byte string, for diagnostics.
+sub hexdump { join ' ', map { sprintf '%02x', $_ } unpack 'C*', $_[0] }
+
+# Builds a request packet. Options: magic, flags, reserved, opaque,
+# body_len (declared length, when it must differ from the real body).
+sub req {
+    my ($opcode, $body, %o) = @_;
+    $body //= '';
+    my $len = $o{body_len} // length $body;
+    return pack('CCCCNN', $o{magic} // 0x90, $opcode, $o{flags} // 0,
+                $o{reserved} // 0, $len, $o{opaque} // 0) . $body;
+}
+
+sub req_noop  { req(OP_NOOP, '', @_) }
+sub req_stats { req(OP_STATS, '', @_) }
+sub req_dump  { req(OP_DUMP, '', @_) }
+
+# Get NAME.
+sub req_get {
+    my ($name, %o) = @_;
+    return req(OP_GET, pack('n', length $name) . $name, %o);
+}
+
+# Acquire RESOURCES of NAME checked against MAXIMUM.
+sub req_acquire {
+    my ($name, $res, $max, %o) = @_;
+    return req(OP_ACQUIRE, pack('NNn', $res, $max, length $name) . $name, %o);
+}
+
+# Release RESOURCES of NAME.
+sub req_release {
+    my ($name, $res, %o) = @_;
+    return req(OP_RELEASE, pack('Nn', $res, length $name) . $name, %o);
+}
+
+# Builds the exact response packet a server should send.
+sub resp {
+    my ($opcode, $status, $body, $opaque) = @_;
+    $body //= '';
+    return pack('CCCCNN', 0x91, $opcode, $status, 0, length $body,
+                $opaque // 0) . $body;
+}
+
+# The error response for status, with its text as body.
+sub resp_err {
+    my ($opcode, $status, $opaque) = @_;
+    return resp($opcode, $status, $STATUS_TEXT{$status}, $opaque);
+}
+
+# Test::More check: response r is exactly the packet want.
+sub answer_is {
+    my ($r, $want, $title) = @_;
+    my $got = $r ? $r->{raw} : undef;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    return Test::More::ok(1, $title) if defined $got && $got eq $want;
+    Test::More::ok(0, $title);
+    Test::More::diag('got:  ' . (defined $got ? hexdump($got) : 'nothing')
+                     . "\nwant: " . hexdump($want));
+    return 0;
+}
+
+# True when start_target can start something.
+sub target_available { $ENV{CNT_TEST_REFERENCE} ? 1 : have_host() }
+
+# Starts the server a wire-level test runs against: mchost with counter.so,
+# or the reference yrmcds when CNT_TEST_REFERENCE is set (to check the
+# tests themselves against the reference).
+sub start_target {
+    my (%o) = @_;
+    if ($ENV{CNT_TEST_REFERENCE}) {
+        my ($s, $why) = start_yrmcds(%o);
+        die $why unless $s;
+        return $s;
+    }
+    return start_host(%o);
+}
+
+# True when mchost and counter.so are built (env set by t/local.mk).
+sub have_host {
+    return ($ENV{MCHOST} && -x $ENV{MCHOST} && $ENV{COUNTER_SO} &&
+            -f $ENV{COUNTER_SO}) ? 1 : 0;
+}
+
+# Turns a config hash into the -X string; keys without "counter." get it.
+sub _config_string {
+    my ($cfg) = @_;
+    return $cfg unless ref $cfg;
+    my %c = (enable => 'true', port => 0, %$cfg);
+    return join ';', map {
+        my $k = /^counter\./ ? $_ : "counter.$_";
+        "$k=$c{$_}"
+    } sort keys %c;
+}
+
+# Builds mchost's argument list for a config (hash or raw string).
+sub _host_args {
+    my ($o, $dir) = @_;
+    my $x = defined $o->{raw_x} ? $o->{raw_x}
+          : $ENV{COUNTER_SO} . ',' . _config_string($o->{config} // {});
+    return ($ENV{MCHOST}, '-p', '0', '-l', '127.0.0.1',
+            '-F', "$dir/port", @{ $o->{args} // [] }, '-X', $x);
+}
+
+# Forks and execs argv with stdout/stderr sent to files in dir.
+sub _spawn {
+    my ($dir, @argv) = @_;
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', "$dir/stdout";
+        open STDERR, '>', "$dir/stderr";
+        exec @argv or POSIX::_exit(127);
+    }
+    track_pid($pid);
+    return $pid;
+}
+
+sub _slurp {
+    my ($path) = @_;
+    open my $fh, '<', $path or return '';
+    local $/;
+    my $s = <$fh>;
+    return $s // '';
+}
+
+# Runs mchost expecting it to exit by itself (configuration errors): returns
+# (exit status or undef if it had to be killed, stderr text).
+sub run_host {
+    my (%o) = @_;
+    my $dir = tempdir(CLEANUP => 1);
+    my $pid = _spawn($dir, _host_args(\%o, $dir));
+    my $st;
+    wait_until(sub {
+        my $r = waitpid($pid, WNOHANG);
+        if ($r == $pid) { $st = $?; return 1 }
+        return 0;
+    }, $o{timeout} // 5);
+    if (!defined $st) {
+        kill_pid($pid);
+        return (undef, _slurp("$dir/stderr"));
+    }
+    delete $tracked{$pid};
+    return ($st, _slurp("$dir/stderr"));
+}
+
+# Starts mchost with counter.so: options config (hash or string), args,
+# raw_x. Returns a CounterTest::Server or dies with mchost's stderr.
+sub start_host {
+    my (%o) = @_;
+    my $dir = tempdir(CLEANUP => 1);
+    my $pid = _spawn($dir, _host_args(\%o, $dir));
+    my $srv = bless { pid => $pid, dir => $dir }, 'CounterTest::Server';
+    my $daemon = grep { $_ eq '-d' } @{ $o{args} // [] };
+    my $port = wait_until(sub {
+        my $p = _slurp("$dir/port");
+        return $1 if $p =~ /^(\d+)\s*$/ && $1 > 0;
+        if (!$daemon && waitpid($pid, WNOHANG) == $pid) {
+            delete $tracked{$pid};
+            die "mchost exited early (status $?): " . _slurp("$dir/stderr");
+        }
+        return;
+    });
+    die "mchost wrote no port file: " . _slurp("$dir/stderr") unless $port;
+    $srv->{mc_port} = $port;
+    my %st = mc_stats($port);
+    $srv->{counter_port} = $st{counter_port};
+    $srv->{stats} = \%st;
+    return $srv;
+}
+
+# Sends one memcache text command; returns the answer lines up to END,
+# ERROR or the first line for one-line answers.
+sub mc_command {
+    my ($port, $cmd) = @_;
+    my $s = IO::Socket::IP->new(PeerHost => '127.0.0.1', PeerPort => $port,
+                                Timeout => $TIMEOUT) or die "connect $port: $!";
+    print {$s} "$cmd\r\n";
+    my $sel = IO::Select->new($s);
+    my ($buf, @lines) = ('');
+    my $deadline = time + $TIMEOUT;
+    while (time < $deadline && $sel->can_read($deadline - time)) {
+        my $n = sysread $s, $buf, 65536, length $buf;
+        last unless $n;
+        while ($buf =~ s/^([^\n]*)\r?\n//) {
+            my $l = $1;
+            $l =~ s/\r$//;
+            push @lines, $l;
+            return @lines if $l =~ /^(END|ERROR|CLIENT_ERROR|SERVER_ERROR|OK|VERSION)\b/
+                             || ($cmd !~ /^stats/);
+        }
+    }
+    return @lines;
+}
+
+# Runs `stats [sub]` and returns the STAT lines as a name => value list.
+sub mc_stats {
+    my ($port, $sub) = @_;
+    my @l = mc_command($port, defined $sub ? "stats $sub" : 'stats');
+    return map { /^STAT (\S+) (.*)$/ ? ($1, $2) : () } @l;
+}
+
+# Writes a yrmcds configuration and starts it in the foreground; retries with
+# other random ports when one is taken. Returns a server or undef + reason.
+sub start_yrmcds {
+    my (%o) = @_;
+    my $bin = $ENV{YRMCDSD} // '/usr/sbin/yrmcdsd';
+    return (undef, "$bin not installed") unless -x $bin;
+    my $interval = $o{stat_interval} // 10;
+    my $last = '';
+    for my $try (1 .. 5) {
+        my $dir = tempdir(CLEANUP => 1);
+        # Below Linux's ephemeral range, where port-0 servers land.
+        my @p = map { 12000 + int(rand 20000) } 1 .. 3;
+        open my $fh, '>', "$dir/yrmcds.conf" or die "$dir: $!";
+        print {$fh} <<"EOF";
+virtual_ip = 127.0.0.1
+bind_ip = "::1"
+port = $p[0]
+repl_port = $p[1]
+max_connections = 0
+temp_dir = "$dir"
+log.threshold = warning
+log.file = "$dir/yrmcds.log"
+buckets = 100000
+max_data_size = 1M
+heap_data_limit = 256K
+memory_limit = 256M
+workers = 8
+gc_interval = 10
+counter.enable = true
+counter.port = $p[2]
+counter.max_connections = 0
+counter.buckets = 1000000
+counter.stat_interval = $interval
+EOF
+        close $fh;
+        my $pid = _spawn($dir, $bin, '-f', "$dir/yrmcds.conf");
+        my $srv = bless { pid => $pid, dir => $dir, counter_port => $p[2],
+                          mc_port => $p[0] }, 'CounterTest::Server';
+        my $up = wait_until(sub {
+            return -1 if waitpid($pid, WNOHANG) == $pid;
+            my $c = eval { CounterTest::Conn->new($p[2]) } or return 0;
+            my $r = $c->call(req_noop(opaque => 0x5eed), 1);
+            return $r && $r->{raw} eq resp(OP_NOOP, ST_OK, '', 0x5eed) ? 1 : 0;
+        }, 5);
+        # Someone else may hold one of the ports: then yrmcdsd exits soon
+        # after the probe succeeded against the other listener.
+        if ($up && $up == 1) {
+            sleep 0.3;
+            return $srv if waitpid($pid, WNOHANG) == 0 &&
+                           _slurp("$dir/yrmcds.log") !~ /ERROR/;
+            $up = -1;
+        }
+        $last = _slurp("$dir/yrmcds.log") . _slurp("$dir/stderr");
+        delete $tracked{$pid} if $up;
+        kill_pid($pid);
+    }
+    return (undef, "yrmcdsd did not start: $last");
+}
+
+package CounterTest::Server;
+
+use strict;
+use warnings;
+
+# Opens a counter-protocol connection to this server.
+sub connect {
+    my ($self, %o) = @_;
+    return CounterTest::Conn->new($o{port} // $self->{counter_port},
+                                  $o{host});
+}
+
+# Text of the server's stderr so far.
+sub stderr { CounterTest::_slurp("$_[0]{dir}/stderr") }
+
+# Stops the server (TERM, then KILL) and reaps it.
+sub stop {
+    my ($self) = @_;
+    CounterTest::kill_pid(delete $self->{pid}) if $self->{pid};
+}
+
+sub DESTROY { $_[0]->stop }
+
+package CounterTest::Conn;
+
+use strict;
+use warnings;
+
+use IO::Select;
+use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
+use Time::HiRes qw(time);
+
+# Connects to host:port (default 127.0.0.1); dies when it cannot.
+sub new {
+    my ($class, $port, $host) = @_;
+    my $s = IO::Socket::IP->new(PeerHost => $host // '127.0.0.1',
+                                PeerPort => $port, Timeout => $CounterTest::TIMEOUT)
+        or die "connect to $port: $@";
+    setsockopt $s, IPPROTO_TCP, TCP_NODELAY, 1;
+    binmode $s;
+    return bless { sock => $s, buf => '' }, $class;
+}
+
+# Writes all bytes (blocking; loopback peers read).
+sub send {
+    my ($self, $bytes) = @_;
+    my $off = 0;
+    while ($off < length $bytes) {
+        my $n = syswrite $self->{sock}, $bytes, length($bytes) - $off, $off;
+        die "write: $!" unless defined $n;
+        $off += $n;
+    }
+    return $self;
+}
+
+# Reads more bytes into the buffer; 0 on EOF/reset, undef on timeout.
+sub _fill {
+    my ($self, $deadline) = @_;
+    my $left = $deadline - time;
+    return undef if $left <= 0;
+    return undef unless IO::Select->new($self->{sock})->can_read($left);
+    my $n = sysread $self->{sock}, $self->{buf}, 1 << 20, length $self->{buf};
+    return $n ? $n : 0;
+}
+
+# Reads exactly one response: a hash (magic opcode status reserved
+# body_len opaque body raw), or undef on EOF / timeout ($self->{error}).
+sub response {
+    my ($self, $timeout) = @_;
+    my $deadline = time + ($timeout // $CounterTest::TIMEOUT);
+    delete $self->{error};
+    while (1) {
+        if (length $self->{buf} >= 12) {
+            my ($m, $op, $st, $rsv, $len, $opq) =
+                unpack 'CCCCNN', $self->{buf};
+            die sprintf("response body of %u bytes is not believable", $len)
+                if $len > 16 << 20;
+            if (length $self->{buf} >= 12 + $len) {
+                my $raw = substr $self->{buf}, 0, 12 + $len, '';
+                return { magic => $m, opcode => $op, status => $st,
+                         reserved => $rsv, body_len => $len, opaque => $opq,
+                         body => substr($raw, 12), raw => $raw };
+            }
+        }
+        my $n = $self->_fill($deadline);
+        # An explicit undef: callers pass answers straight into lists.
+        if (!defined $n) { $self->{error} = 'timeout'; return undef }
+        if ($n == 0)     { $self->{error} = 'eof'; return undef }
+    }
+}
+
+# Reads n responses; stops early (shorter list) on EOF or timeout.
+sub responses {
+    my ($self, $n, $timeout) = @_;
+    my @r;
+    while (@r < $n) {
+        my $r = $self->response($timeout) or last;
+        push @r, $r;
+    }
+    return @r;
+}
+
+# Sends one request and returns its response.
+sub call {
+    my ($self, $bytes, $timeout) = @_;
+    $self->send($bytes);
+    my $r = $self->response($timeout);
+    return $r;
+}
+
+# Reads Dump responses up to and including the empty terminator; returns
+# the records (current, max, name) and the list of raw responses.
+sub dump_records {
+    my ($self, %o) = @_;
+    $self->send(CounterTest::req_dump(opaque => $o{opaque} // 0));
+    my (@rec, @raw);
+    while (my $r = $self->response) {
+        push @raw, $r;
+        last if $r->{body_len} == 0;
+        my ($cur, $max, $nl) = unpack 'NNn', $r->{body};
+        push @rec, { current => $cur, max => $max,
+                     name => substr($r->{body}, 10, $nl) };
+    }
+    return wantarray ? (\@rec, \@raw) : \@rec;
+}
+
+# Sends Stats and returns the pairs in order as [name, value] lists.
+sub stats_pairs {
+    my ($self) = @_;
+    my $r = $self->call(CounterTest::req_stats()) or return;
+    return CounterTest::Conn::parse_stats($r->{body});
+}
+
+# Splits a Stats body into [name, value] pairs.
+sub parse_stats {
+    my ($b) = @_;
+    my @p;
+    my $pos = 0;
+    while ($pos + 4 <= length $b) {
+        my ($nl, $vl) = unpack 'nn', substr($b, $pos, 4);
+        push @p, [substr($b, $pos + 4, $nl), substr($b, $pos + 4 + $nl, $vl)];
+        $pos += 4 + $nl + $vl;
+    }
+    return @p;
+}
+
+# True when the peer closes (EOF or reset) within timeout seconds; bytes
+# that arrive first are kept in the buffer.
+sub closed_within {
+    my ($self, $timeout) = @_;
+    my $deadline = time + ($timeout // $CounterTest::TIMEOUT);
+    while (1) {
+        my $n = $self->_fill($deadline);
+        return 0 unless defined $n;
+        return 1 if $n == 0;
+    }
+}
+
+# True when nothing arrives within timeout seconds (connection still open).
+sub quiet_for {
+    my ($self, $timeout) = @_;
+    return 0 if length $self->{buf};
+    return IO::Select->new($self->{sock})->can_read($timeout) ? 0 : 1;
+}
+
+# Half-closes: no more requests, answers can still be read.
+sub shutdown_write { shutdown $_[0]{sock}, SHUT_WR }
+
+# Closes with SO_LINGER 0 so the peer sees a reset.
+sub reset {
+    my ($self) = @_;
+    setsockopt $self->{sock}, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0);
+    CORE::close $self->{sock};
+}
+
+sub close { CORE::close $_[0]{sock} }
+
+sub sock { $_[0]{sock} }
+
+1;
