@@ -12,11 +12,15 @@
 #include "engine/hash.h"
 #include "engine/table.h"
 
-/* One counter. About 48 bytes of heap for a 16-byte name. */
+/* One counter. The node is allocated as offsetof(name) + name_len bytes
+ * (22 + len), so a 16-byte name asks malloc for 38 bytes, which glibc
+ * serves from a 48-byte chunk; at 41 bytes or more it would take a 64-byte
+ * one. That is why the name's hash is not stored: lookups compare the
+ * length and then the bytes, and release-all hashes the name again to find
+ * the stripe. Fields that grow the header must pay for it in issue 4's RSS
+ * budget (see CNT_TABLE_HEADER_BUDGET). */
 struct cnt_counter {
     struct cnt_counter *next;   /* bucket chain */
-    uint32_t hash32;            /* upper half of the name's hash: picks the
-                                   bucket and skips most memcmp calls */
     uint32_t consumption;       /* sum of every ledger's amount on it */
     uint32_t max;               /* peak consumption within window `window` */
     uint32_t window;            /* window index of the last change */
@@ -26,6 +30,13 @@ struct cnt_counter {
     uint16_t name_len;
     uint8_t name[];
 };
+
+/* Most bytes of header a node may have: with a 16-byte name the request
+ * then stays within 40 bytes, the largest glibc serves from a 48-byte
+ * chunk (tests/test_table.c checks the same through the public size). */
+#define CNT_TABLE_HEADER_BUDGET 24u
+_Static_assert(offsetof(struct cnt_counter, name) <= CNT_TABLE_HEADER_BUDGET,
+               "counter header outgrew its 48-byte-chunk budget");
 
 /* A stripe lock on a cache line of its own, so two workers locking
  * neighbouring stripes do not fight over one line. */
@@ -146,13 +157,6 @@ void cnt_table_free(cnt_table *t)
     free(t);
 }
 
-/* Bucket of a hash. Only the stored upper 32 bits are used, so the bucket
- * (and its stripe) can be found again from a node alone (release-all). */
-static size_t cnt_table_bucket_of(const cnt_table *t, uint32_t hash32)
-{
-    return hash32 % t->nbuckets;
-}
-
 static pthread_mutex_t *cnt_table_stripe_of(cnt_table *t, size_t bucket)
 {
     return &t->stripes[bucket % CNT_TABLE_STRIPES].mutex;
@@ -166,20 +170,25 @@ static uint32_t cnt_table_window_now(const cnt_table *t)
     return (uint32_t)(s / t->interval);
 }
 
-/* The upper half of the name's keyed hash. */
-static uint32_t cnt_table_hash32(const cnt_table *t, const uint8_t *name,
-                                 uint16_t len)
+/* Bucket of a name: the upper half of its keyed hash, modulo the bucket
+ * count. Nodes do not store the hash, so release-all finds a node's bucket
+ * (and stripe) again by calling this on the node's name. */
+static size_t cnt_table_bucket_of(const cnt_table *t, const uint8_t *name,
+                                  uint16_t len)
 {
-    return (uint32_t)(cnt_hash(&t->key, name, len) >> 32);
+    uint32_t hash32 = (uint32_t)(cnt_hash(&t->key, name, len) >> 32);
+
+    return hash32 % t->nbuckets;
 }
 
-/* Finds name in bucket b. */
-static cnt_counter *do_find(cnt_table *t, size_t b, uint32_t hash32,
-                            const uint8_t *name, uint16_t len)
+/* Finds name in bucket b. With no stored hash each node in the chain costs
+ * a length check and, for equal lengths, a memcmp; chains hold about one
+ * node when counters are about as many as buckets. */
+static cnt_counter *do_find(cnt_table *t, size_t b, const uint8_t *name,
+                            uint16_t len)
 {
     for (cnt_counter *c = t->buckets[b]; c != NULL; c = c->next)
-        if (c->hash32 == hash32 && c->name_len == len &&
-            memcmp(c->name, name, len) == 0)
+        if (c->name_len == len && memcmp(c->name, name, len) == 0)
             return c;
     return NULL;
 }
@@ -200,8 +209,8 @@ static bool cnt_table_charge(cnt_table *t, size_t size)
 
 /* Creates an empty counter at the head of bucket b, window w; NULL when
  * memory_limit or the allocator says no (then nothing has changed). */
-static cnt_counter *do_create(cnt_table *t, size_t b, uint32_t hash32,
-                              const uint8_t *name, uint16_t len, uint32_t w)
+static cnt_counter *do_create(cnt_table *t, size_t b, const uint8_t *name,
+                              uint16_t len, uint32_t w)
 {
     size_t size = cnt_table_counter_size(len);
     cnt_counter *c;
@@ -213,7 +222,6 @@ static cnt_counter *do_create(cnt_table *t, size_t b, uint32_t hash32,
         cnt_table_subtract(&t->node_memory, size);
         return NULL;
     }
-    c->hash32 = hash32;
     c->consumption = 0;
     c->max = 0;
     c->window = w;
@@ -292,16 +300,15 @@ cnt_status cnt_table_acquire(cnt_table *t, cnt_holdings *h,
     if (!cnt_holdings_reserve(h))
         return CNT_STATUS_OUT_OF_MEMORY;
 
-    uint32_t hash32 = cnt_table_hash32(t, name, len);
-    size_t b = cnt_table_bucket_of(t, hash32);
+    size_t b = cnt_table_bucket_of(t, name, len);
     uint32_t w = cnt_table_window_now(t);
     pthread_mutex_t *m = cnt_table_stripe_of(t, b);
     cnt_status st = CNT_STATUS_OUT_OF_MEMORY;
 
     pthread_mutex_lock(m);
-    cnt_counter *c = do_find(t, b, hash32, name, len);
+    cnt_counter *c = do_find(t, b, name, len);
     if (c == NULL)
-        c = do_create(t, b, hash32, name, len, w);
+        c = do_create(t, b, name, len, w);
     if (c != NULL)
         st = do_acquire(c, h, resources, maximum, w);
     pthread_mutex_unlock(m);
@@ -313,14 +320,13 @@ cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
                              const uint8_t *name, uint16_t len,
                              uint32_t resources)
 {
-    uint32_t hash32 = cnt_table_hash32(t, name, len);
-    size_t b = cnt_table_bucket_of(t, hash32);
+    size_t b = cnt_table_bucket_of(t, name, len);
     uint32_t w = cnt_table_window_now(t);
     pthread_mutex_t *m = cnt_table_stripe_of(t, b);
     cnt_status st = CNT_STATUS_OK;
 
     pthread_mutex_lock(m);
-    cnt_counter *c = do_find(t, b, hash32, name, len);
+    cnt_counter *c = do_find(t, b, name, len);
     if (c == NULL) {
         st = CNT_STATUS_NOT_FOUND;
     } else {
@@ -344,13 +350,15 @@ typedef struct cnt_table_drain_ctx {
 } cnt_table_drain_ctx;
 
 /* Gives one drained ledger entry back, under that counter's stripe. The
- * counter cannot have been freed: its consumption includes amount > 0. */
+ * counter cannot have been freed: its consumption includes amount > 0. Its
+ * name never changes after creation and this connection saw it under the
+ * stripe lock when it acquired, so hashing it before locking is safe. */
 static void cnt_table_drain_one(struct cnt_counter *c, uint32_t amount,
                                 void *ctx)
 {
     cnt_table_drain_ctx *d = ctx;
-    pthread_mutex_t *m =
-        cnt_table_stripe_of(d->t, cnt_table_bucket_of(d->t, c->hash32));
+    size_t b = cnt_table_bucket_of(d->t, c->name, c->name_len);
+    pthread_mutex_t *m = cnt_table_stripe_of(d->t, b);
 
     pthread_mutex_lock(m);
     do_give_back(c, amount, d->window);
@@ -369,13 +377,12 @@ void cnt_table_release_all(cnt_table *t, cnt_holdings *h)
 cnt_status cnt_table_get(cnt_table *t, const uint8_t *name, uint16_t len,
                          uint32_t *consumption)
 {
-    uint32_t hash32 = cnt_table_hash32(t, name, len);
-    size_t b = cnt_table_bucket_of(t, hash32);
+    size_t b = cnt_table_bucket_of(t, name, len);
     pthread_mutex_t *m = cnt_table_stripe_of(t, b);
     cnt_status st = CNT_STATUS_NOT_FOUND;
 
     pthread_mutex_lock(m);
-    cnt_counter *c = do_find(t, b, hash32, name, len);
+    cnt_counter *c = do_find(t, b, name, len);
     if (c != NULL) {
         *consumption = c->consumption;
         st = CNT_STATUS_OK;

@@ -9,6 +9,7 @@ static _Atomic unsigned long fail_countdown;   /* 0: disarmed */
 static _Atomic int fail_sticky;
 static _Atomic int fail_tripped;
 static _Atomic long live_allocations;
+static _Atomic size_t last_malloc_size;
 
 /* Reads the fake time. */
 static uint64_t cnt_fake_clock_now(void *ctx)
@@ -70,9 +71,16 @@ long cnt_fake_alloc_live(void)
     return atomic_load(&live_allocations);
 }
 
+/* Size of the latest cnt_fake_malloc request. */
+size_t cnt_fake_malloc_last_size(void)
+{
+    return atomic_load(&last_malloc_size);
+}
+
 /* malloc that may fail on demand. */
 void *cnt_fake_malloc(size_t size)
 {
+    atomic_store(&last_malloc_size, size);
     void *p = cnt_fake_should_fail() ? NULL : malloc(size);
 
     if (p != NULL)

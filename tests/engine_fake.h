@@ -33,6 +33,10 @@ void cnt_fake_alloc_fail_at(unsigned long n, int sticky);
 /* Allocations made through the fakes and not yet freed. */
 long cnt_fake_alloc_live(void);
 
+/* Bytes asked of the latest cnt_fake_malloc call (0 before any): what a
+ * table node really requests from the allocator. */
+size_t cnt_fake_malloc_last_size(void);
+
 /* malloc/calloc/free that obey cnt_fake_alloc_fail_at and count. */
 void *cnt_fake_malloc(size_t size);
 void *cnt_fake_calloc(size_t n, size_t size);

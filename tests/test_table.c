@@ -601,6 +601,44 @@ static void test_stats_and_accessors(void **state)
     assert_int_equal(cnt_table_sweep(f->t, 0, 0), 0);
 }
 
+/* Issue 4's memory budget: a node is its header plus the name, no padding
+ * (offsetof, not sizeof), and a 16-byte name asks for at most 40 bytes, the
+ * largest request glibc serves from a 48-byte chunk (chunk = request + 8
+ * rounded up to 16). The allocator sees exactly cnt_table_counter_size,
+ * and used_memory grows by the same amount. */
+static void test_node_size(void **state)
+{
+    fixture *f = *state;
+    static const uint16_t lens[] = { 1, 15, 16, 17, 18, 255, 1000 };
+    uint8_t name[1000];
+    cnt_table_stats before, after;
+
+    assert_true(cnt_table_counter_size(16) <= 40);
+    print_message("node for a 16-byte name: %zu bytes\n",
+                  cnt_table_counter_size(16));
+    memset(name, 'n', sizeof name);
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        uint16_t len = lens[i];
+
+        assert_int_equal(cnt_table_counter_size(len),
+                         cnt_table_counter_size(1) + len - 1);
+        cnt_table_get_stats(f->t, &before);
+        assert_int_equal(cnt_table_acquire(f->t, &f->a, name, len, 1, 1),
+                         CNT_STATUS_OK);
+        assert_int_equal(cnt_fake_malloc_last_size(),
+                         cnt_table_counter_size(len));
+        cnt_table_get_stats(f->t, &after);
+        assert_int_equal(after.used_memory - before.used_memory,
+                         cnt_table_counter_size(len));
+        /* Names that share a prefix stay apart: lookups compare lengths. */
+        assert_int_equal(after.objects, i + 1);
+    }
+    /* Release-all finds every node's stripe again from its name alone. */
+    cnt_table_release_all(f->t, &f->a);
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+        assert_int_equal(get(f, name, lens[i]), 0);
+}
+
 /* Defaults and rejected configurations. */
 static void test_table_config(void **state)
 {
@@ -649,6 +687,7 @@ int main(void)
         T(test_ledger_failure),
         cmocka_unit_test(test_collisions),
         T(test_stats_and_accessors),
+        T(test_node_size),
         cmocka_unit_test(test_table_config),
     };
 #undef T
