@@ -1,1 +1,98 @@
-# fuzz/local.mk: libFuzzer targets (included by the top Makefile.am).
+# fuzz/local.mk: fuzz targets (included by the top Makefile.am).
+# With `configure CC=clang --enable-fuzz`, `make fuzz` builds the libFuzzer
+# targets (scripts/robustness.sh runs them). Every other build replays the
+# committed corpora (seeds and inputs that once found bugs) through the same
+# target code under `make check`, with fuzz/replay.c as main().
+
+noinst_HEADERS += fuzz/fuzz.h
+EXTRA_DIST += fuzz/corpus fuzz/README.md
+
+if ENABLE_FUZZ
+FUZZ_TARGETS = fuzz/fuzz_decode fuzz/fuzz_engine fuzz/fuzz_config \
+	fuzz/fuzz_connection
+check_PROGRAMS += $(FUZZ_TARGETS)
+
+fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c
+fuzz_fuzz_decode_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_decode_LDADD = libcntproto.la
+
+fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c
+fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_engine_LDADD = libcntengine.la libcntproto.la $(PTHREAD_LIBS)
+
+# The parser is compiled in (own object names) so this target needs nothing
+# of the listener library.
+fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c engine/configuration.c
+fuzz_fuzz_config_CPPFLAGS = $(AM_CPPFLAGS)
+fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+
+fuzz_fuzz_connection_SOURCES = fuzz/fuzz_connection.c
+fuzz_fuzz_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+fuzz_fuzz_connection_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_connection_LDADD = libcntserver.la libcntengine.la libcntproto.la \
+	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+
+fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
+	fuzz/fuzz_config$(EXEEXT) fuzz/fuzz_connection$(EXEEXT)
+else
+FUZZ_REPLAYS = fuzz/replay_decode fuzz/replay_engine fuzz/replay_config \
+	fuzz/replay_connection
+check_PROGRAMS += $(FUZZ_REPLAYS)
+TESTS += $(FUZZ_REPLAYS)
+
+fuzz_replay_decode_SOURCES = fuzz/replay.c fuzz/fuzz_decode.c
+fuzz_replay_decode_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_decode"'
+fuzz_replay_decode_LDADD = libcntproto.la
+
+fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c
+fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'
+fuzz_replay_engine_LDADD = libcntengine.la libcntproto.la $(PTHREAD_LIBS)
+
+fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/configuration.c
+fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
+
+fuzz_replay_connection_SOURCES = fuzz/replay.c fuzz/fuzz_connection.c
+fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connection"'
+fuzz_replay_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+fuzz_replay_connection_LDADD = libcntserver.la libcntengine.la libcntproto.la \
+	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+
+fuzz:
+	@echo "make fuzz: configure with CC=clang --enable-fuzz to build the libFuzzer targets" >&2; exit 1
+endif
+.PHONY: fuzz
+
+# Soak and hostile-input suites (t/soak, t/hostile; Perl on the t/lib
+# helper). scripts/robustness.sh runs the short versions in CI; here
+# `make soak` runs the long soak (SOAK_TIME seconds, default 600) and
+# `make hostile` the hostile-input tests, against this build's mchost.
+EXTRA_DIST += t/soak/soak.pl t/hostile scripts/robustness.sh
+SOAK_TIME = 600
+ROBUST_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
+	COUNTER_SO=$(abs_top_builddir)/.libs/counter.so
+
+soak: mchost$(EXEEXT) counter.la
+	$(ROBUST_ENV) perl $(srcdir)/t/soak/soak.pl --duration $(SOAK_TIME)
+
+hostile: mchost$(EXEEXT) counter.la
+	$(ROBUST_ENV) $(PROVE) $(srcdir)/t/hostile/
+
+.PHONY: soak hostile
+
+# Builds every test program without running any (the valgrind stage of
+# scripts/robustness.sh runs them itself, under valgrind).
+check-programs: $(check_PROGRAMS) $(check_LTLIBRARIES)
+.PHONY: check-programs
+
+# tests/test_oom: every allocation of the connection path fails in turn
+# (robustness engineer's; -Wl,--wrap reaches only our static objects).
+if HAVE_CMOCKA
+check_PROGRAMS += tests/test_oom
+TESTS += tests/test_oom
+tests_test_oom_SOURCES = tests/test_oom.c
+tests_test_oom_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(CMOCKA_CFLAGS)
+tests_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc
+tests_test_oom_LDADD = libcntserver.la libcntengine.la libcntproto.la \
+	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+endif

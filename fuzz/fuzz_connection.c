@@ -1,0 +1,232 @@
+/* fuzz_connection.c: libFuzzer target for the server's connection code, the
+ * real read / decode / answer / skip / back-pressure path, driven over a
+ * socketpair and a private event base. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "fuzz/fuzz.h"
+#include "engine/connection.h"
+#include "protocol/client.h"
+#include "protocol/decode.h"
+
+/* The input arrives in random chunks, then the client shuts its write
+ * side. Checks: the answers are exactly those the stream calls for, in order
+ * (opcode, opaque, error status, Dump series); the connection always ends
+ * after EOF; everything it acquired is released when it ends. */
+
+/* One answer the stream calls for. */
+typedef struct expect {
+    uint8_t opcode;
+    uint32_t opaque;
+    uint8_t status;         /* for decoder errors; 0xff: any allowed one */
+} expect;
+
+/* Everything one run needs. */
+typedef struct run {
+    expect *want;
+    size_t nwant, next;     /* expected answers; index of the next one */
+    bool in_dump;           /* inside a Dump series */
+    bool closes;            /* the stream loses framing: the server closes */
+    bool server_gone;       /* on_close was called */
+    uint8_t *resp;          /* bytes read back, not yet parsed */
+    size_t resp_len, resp_cap;
+} run;
+
+/* Walks the stream as a server would and lists the answers it calls for. */
+static void expect_answers(run *r, const uint8_t *p, size_t n)
+{
+    r->want = malloc((n / CNT_HEADER_SIZE + 1) * sizeof *r->want);
+    FUZZ_CHECK(r->want != NULL);
+    while (n > 0) {
+        cnt_request req;
+        cnt_decode_result d = cnt_request_decode(p, n, &req);
+        if (d == CNT_DECODE_NEED_MORE)
+            return;
+        if (d == CNT_DECODE_CLOSE) {
+            r->closes = true;
+            return;
+        }
+        expect *e = &r->want[r->nwant++];
+        e->opcode = req.opcode;
+        e->opaque = req.opaque;
+        e->status = d == CNT_DECODE_ERROR ? (uint8_t)req.status : 0xff;
+        if (req.size >= n)
+            return;
+        p += req.size;
+        n -= (size_t)req.size;
+    }
+}
+
+/* Checks a status against what an opcode may answer. */
+static bool status_allowed(uint8_t opcode, uint8_t status)
+{
+    switch (opcode) {
+    case CNT_OP_GET: return status == 0x00 || status == 0x01;
+    case CNT_OP_ACQUIRE: return status == 0x00 || status == 0x21 ||
+                                status == 0x82;
+    case CNT_OP_RELEASE: return status == 0x00 || status == 0x01 ||
+                                status == 0x22;
+    default: return status == 0x00;
+    }
+}
+
+/* Checks one answer against the head of the expected list. */
+static void check_response(run *r, const cnt_response *res)
+{
+    FUZZ_CHECK(res->magic == CNT_MAGIC_RESPONSE);
+    FUZZ_CHECK(r->next < r->nwant);
+    const expect *e = &r->want[r->next];
+    FUZZ_CHECK(res->opcode == e->opcode && res->opaque == e->opaque);
+    if (e->status != 0xff) {
+        FUZZ_CHECK(res->status == e->status);
+        r->next++;
+        return;
+    }
+    FUZZ_CHECK(status_allowed(e->opcode, res->status));
+    if (e->opcode == CNT_OP_DUMP && res->body_len > 0) {
+        cnt_dump_record rec;
+        FUZZ_CHECK(cnt_dump_record_parse(res, &rec));
+        r->in_dump = true;
+        return;
+    }
+    r->in_dump = false;
+    r->next++;
+}
+
+/* Reads what the server sent and checks every whole answer; returns true
+ * when something was read, and sets *eof when the server has closed. */
+static bool drain_responses(run *r, int fd, bool *eof)
+{
+    bool got = false;
+    for (;;) {
+        if (r->resp_cap - r->resp_len < 65536) {
+            r->resp_cap = r->resp_cap * 2 + 65536;
+            r->resp = realloc(r->resp, r->resp_cap);
+            FUZZ_CHECK(r->resp != NULL);
+        }
+        ssize_t n = read(fd, r->resp + r->resp_len, r->resp_cap - r->resp_len);
+        if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+            *eof = true;
+            break;
+        }
+        if (n < 0) {
+            FUZZ_CHECK(errno == EAGAIN || errno == EWOULDBLOCK);
+            break;
+        }
+        r->resp_len += (size_t)n;
+        got = true;
+    }
+    size_t pos = 0;
+    cnt_response res;
+    while (cnt_response_decode(r->resp + pos, r->resp_len - pos, &res) == 1) {
+        check_response(r, &res);
+        pos += (size_t)res.size;
+    }
+    memmove(r->resp, r->resp + pos, r->resp_len - pos);
+    r->resp_len -= pos;
+    return got;
+}
+
+/* on_close of the connection environment. */
+static void on_close(void *owner, cnt_connection *c)
+{
+    (void)c;
+    ((run *)owner)->server_gone = true;
+}
+
+/* Checks that no counter has consumption left (all holders are gone). */
+static bool dump_zero(void *ctx, const uint8_t *name, uint16_t len,
+                      uint32_t current, uint32_t max_in_window)
+{
+    (void)ctx, (void)name, (void)len, (void)max_in_window;
+    FUZZ_CHECK(current == 0);
+    return true;
+}
+
+/* A tiny xorshift generator: chunk sizes must be a function of the input. */
+static uint32_t next_rand(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* Input: one byte (bit 7: tiny socket buffers; all bits seed the chunking),
+ * then the client's byte stream. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1 || size > (1u << 20))
+        return 0;
+    run r = { 0 };
+    const uint8_t *stream = data + 1;
+    size_t n = size - 1, off = 0;
+    uint32_t seed = 0x6a09e667u ^ data[0];
+    expect_answers(&r, stream, n);
+
+    cnt_table_config tcfg = { .buckets = 64, .interval = 10 };
+    cnt_table *table = cnt_table_new(&tcfg);
+    cnt_stats *stats = cnt_stats_new(1);
+    struct event_base *base = event_base_new();
+    int sv[2];
+    FUZZ_CHECK(table != NULL && stats != NULL && base != NULL);
+    FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+    if (data[0] & 0x80) {
+        /* Tiny socket buffers: partial sends, the output watermark and
+         * EV_WRITE resumption happen all the time. */
+        int small = 4096;
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+        setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    }
+    cnt_conn_env env = { .base = base, .table = table, .stats = stats,
+                         .slot = cnt_stats_slot_get(stats, 0),
+                         .on_close = on_close, .owner = &r };
+    FUZZ_CHECK(cnt_connection_new(&env, sv[0]) != NULL);
+
+    bool eof = false, shut = false;
+    for (unsigned idle = 0; !eof && idle < 1000;) {
+        bool progress = false;
+        if (off < n) {
+            size_t chunk = 1 + next_rand(&seed) % (1u << (next_rand(&seed) % 14));
+            if (chunk > n - off)
+                chunk = n - off;
+            ssize_t w = send(sv[1], stream + off, chunk, MSG_NOSIGNAL);
+            FUZZ_CHECK(w > 0 || errno == EAGAIN || errno == EPIPE ||
+                       errno == ECONNRESET);
+            if (w > 0) {
+                off += (size_t)w;
+                progress = true;
+            } else if (errno != EAGAIN) {
+                off = n;    /* the server closed: the rest is not read */
+            }
+        } else if (!shut) {
+            shutdown(sv[1], SHUT_WR);
+            shut = progress = true;
+        }
+        event_base_loop(base, EVLOOP_NONBLOCK);
+        progress |= drain_responses(&r, sv[1], &eof);
+        idle = progress ? 0 : idle + 1;
+    }
+    /* After EOF the server answers what is complete and closes. */
+    FUZZ_CHECK(eof && r.server_gone);
+    FUZZ_CHECK(r.resp_len == 0 && !r.in_dump);
+    if (!r.closes)
+        FUZZ_CHECK(r.next == r.nwant);
+    cnt_dump_cursor cur = { 0 };
+    FUZZ_CHECK(cnt_table_dump(table, &cur, dump_zero, NULL));
+
+    close(sv[1]);
+    event_base_free(base);
+    cnt_stats_free(stats);
+    cnt_table_free(table);
+    free(r.want);
+    free(r.resp);
+    return 0;
+}

@@ -1,0 +1,275 @@
+/* fuzz_decode.c: libFuzzer target for the codec. Plays a server connection
+ * (chunks appended to a CNT_REQUEST_MAX buffer, decoded, consumed or skipped)
+ * twice with different chunkings, which must decode alike. */
+#include "config.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "fuzz/fuzz.h"
+#include "protocol/client.h"
+#include "protocol/decode.h"
+#include "protocol/encode.h"
+
+/* Besides the server-side decoder, the client-side decoders (responses,
+ * Dump records, Stats pairs) read the same bytes: counterctl and the tests
+ * rely on them against a server that may be wrong. */
+
+/* A simulated connection: the server's input buffer and its skip count. */
+typedef struct sim_conn {
+    uint8_t buf[CNT_REQUEST_MAX];
+    size_t len;             /* bytes buffered */
+    uint64_t skip;          /* bytes of a declared body still to discard */
+    bool closed;            /* the decoder asked to close */
+    uint64_t events;        /* requests and errors decoded */
+    uint64_t digest;        /* FNV-1a over everything decoded, in order */
+} sim_conn;
+
+static sim_conn sim_a, sim_b;
+
+/* Folds n bytes into an FNV-1a digest. */
+static void digest_bytes(uint64_t *d, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        *d ^= b[i];
+        *d *= 0x100000001b3ull;
+    }
+}
+
+/* Folds one decoding step into the connection's digest, field by field
+ * (not the struct: padding bytes are undefined). */
+static void digest_step(sim_conn *c, cnt_decode_result r,
+                        const cnt_request *req)
+{
+    uint64_t f[9] = { r, req->opcode, req->opaque, req->body_len, req->size,
+                      req->resources, req->maximum, req->name_len,
+                      req->status };
+    digest_bytes(&c->digest, f, sizeof f);
+    if (req->name != NULL)
+        digest_bytes(&c->digest, req->name, req->name_len);
+    c->events++;
+}
+
+/* Drops size bytes from the front of the stream: what is buffered now, and
+ * the rest later as it arrives (never stored). */
+static void sim_consume(sim_conn *c, uint64_t size)
+{
+    if (size <= c->len) {
+        memmove(c->buf, c->buf + size, c->len - (size_t)size);
+        c->len -= (size_t)size;
+    } else {
+        c->skip = size - c->len;
+        c->len = 0;
+    }
+}
+
+/* Checks a name field: inside the request's buffered bytes, where the wire
+ * layout puts it, with the length the body declares. */
+static void check_name(const sim_conn *c, const cnt_request *req,
+                       size_t fixed)
+{
+    const uint8_t *name = c->buf + CNT_HEADER_SIZE + fixed;
+    FUZZ_CHECK(req->size <= c->len);
+    FUZZ_CHECK(req->name_len >= 1);
+    FUZZ_CHECK(req->name == name);
+    FUZZ_CHECK(req->name_len == cnt_get_u16(name - 2));
+    FUZZ_CHECK(fixed + req->name_len <= req->body_len);
+}
+
+/* Checks a valid request against the raw header and body bytes. */
+static void check_request(const sim_conn *c, const cnt_request *req)
+{
+    const uint8_t *b = c->buf;
+    const uint8_t *body = b + CNT_HEADER_SIZE;
+
+    FUZZ_CHECK(b[CNT_OFF_MAGIC] == CNT_MAGIC_REQUEST);
+    FUZZ_CHECK(req->magic == CNT_MAGIC_REQUEST);
+    FUZZ_CHECK(req->opcode == b[CNT_OFF_OPCODE]);
+    FUZZ_CHECK(req->status == CNT_STATUS_OK);
+    switch (req->opcode) {
+    case CNT_OP_NOOP: case CNT_OP_STATS: case CNT_OP_DUMP:
+        /* Their bodies are skipped, so they may not be buffered yet. */
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
+        break;
+    case CNT_OP_GET:
+        check_name(c, req, 2);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
+        break;
+    case CNT_OP_ACQUIRE:
+        check_name(c, req, 10);
+        FUZZ_CHECK(req->resources == cnt_get_u32(body));
+        FUZZ_CHECK(req->maximum == cnt_get_u32(body + 4));
+        FUZZ_CHECK(req->resources >= 1 && req->maximum >= req->resources);
+        break;
+    case CNT_OP_RELEASE:
+        check_name(c, req, 6);
+        FUZZ_CHECK(req->resources == cnt_get_u32(body));
+        FUZZ_CHECK(req->maximum == 0);
+        break;
+    default:
+        FUZZ_CHECK(!"unknown opcode decoded as a request");
+    }
+}
+
+/* Encodes the error answer and reads it back with the client decoder. */
+static void check_error(const cnt_request *req)
+{
+    uint8_t out[CNT_ERROR_RESPONSE_MAX];
+    cnt_response res;
+    const char *text = cnt_status_text(req->status);
+
+    FUZZ_CHECK(req->status == CNT_STATUS_INVALID ||
+               req->status == CNT_STATUS_UNKNOWN_COMMAND);
+    FUZZ_CHECK(req->status != CNT_STATUS_UNKNOWN_COMMAND ||
+               cnt_opcode_name(req->opcode) == NULL);
+    FUZZ_CHECK(text != NULL);
+    size_t n = cnt_encode_error(out, req->opcode, req->status, req->opaque);
+    FUZZ_CHECK(n == CNT_HEADER_SIZE + strlen(text) && n <= sizeof out);
+    FUZZ_CHECK(cnt_response_decode(out, n, &res) == 1);
+    FUZZ_CHECK(res.size == n && res.magic == CNT_MAGIC_RESPONSE);
+    FUZZ_CHECK(res.opcode == req->opcode && res.opaque == req->opaque);
+    FUZZ_CHECK(res.status == req->status);
+    FUZZ_CHECK(memcmp(res.body, text, res.body_len) == 0);
+}
+
+/* Decodes everything the buffer holds, as the server's read callback does. */
+static void sim_drain(sim_conn *c)
+{
+    for (;;) {
+        cnt_request req;
+        /* Garbage in every field: the decoder must set what it reports. */
+        memset(&req, 0xa5, sizeof req);
+        cnt_decode_result r = cnt_request_decode(c->buf, c->len, &req);
+        switch (r) {
+        case CNT_DECODE_NEED_MORE:
+            FUZZ_CHECK(req.size > c->len && req.size <= CNT_REQUEST_MAX);
+            return;
+        case CNT_DECODE_REQUEST:
+            FUZZ_CHECK(req.size == CNT_HEADER_SIZE + (uint64_t)req.body_len);
+            FUZZ_CHECK(req.body_len == cnt_get_u32(c->buf + CNT_OFF_BODYLEN));
+            FUZZ_CHECK(req.opaque == cnt_get_u32(c->buf + CNT_OFF_OPAQUE));
+            check_request(c, &req);
+            digest_step(c, r, &req);
+            sim_consume(c, req.size);
+            break;
+        case CNT_DECODE_ERROR:
+            FUZZ_CHECK(c->len >= CNT_HEADER_SIZE);
+            FUZZ_CHECK(req.size == CNT_HEADER_SIZE + (uint64_t)req.body_len);
+            FUZZ_CHECK(req.body_len == cnt_get_u32(c->buf + CNT_OFF_BODYLEN));
+            FUZZ_CHECK(req.opaque == cnt_get_u32(c->buf + CNT_OFF_OPAQUE));
+            FUZZ_CHECK(req.opcode == c->buf[CNT_OFF_OPCODE]);
+            check_error(&req);
+            req.name = NULL;    /* not part of an error's contract */
+            digest_step(c, r, &req);
+            sim_consume(c, req.size);
+            break;
+        case CNT_DECODE_CLOSE:
+            c->closed = true;
+            c->events++;
+            return;
+        default:
+            FUZZ_CHECK(!"unknown decode result");
+        }
+    }
+}
+
+/* Delivers one chunk as a read() would: skip, append what fits, decode. */
+static void sim_feed(sim_conn *c, const uint8_t *p, size_t n)
+{
+    while (n > 0 && !c->closed) {
+        if (c->skip > 0) {
+            size_t k = c->skip < n ? (size_t)c->skip : n;
+            c->skip -= k;
+            p += k;
+            n -= k;
+            continue;
+        }
+        size_t room = sizeof c->buf - c->len;
+        /* A full buffer with no decision would stall the connection. */
+        FUZZ_CHECK(room > 0);
+        size_t k = n < room ? n : room;
+        memcpy(c->buf + c->len, p, k);
+        c->len += k;
+        p += k;
+        n -= k;
+        sim_drain(c);
+    }
+}
+
+/* Resets a connection to its just-accepted state. */
+static void sim_reset(sim_conn *c)
+{
+    c->len = 0;
+    c->skip = 0;
+    c->closed = false;
+    c->events = 0;
+    c->digest = 0xcbf29ce484222325ull;
+}
+
+/* Runs the client-side decoders over the same bytes (counterctl and the
+ * tests read server output with them, and a server can be wrong). */
+static void fuzz_client_side(const uint8_t *p, size_t n)
+{
+    cnt_response res;
+    while (cnt_response_decode(p, n, &res) == 1) {
+        FUZZ_CHECK(res.size == CNT_HEADER_SIZE + (uint64_t)res.body_len);
+        FUZZ_CHECK(res.size <= n && res.body == p + CNT_HEADER_SIZE);
+        cnt_dump_record rec;
+        if (cnt_dump_record_parse(&res, &rec) && rec.name_len > 0)
+            FUZZ_CHECK(rec.name >= res.body && rec.name + rec.name_len <=
+                       res.body + res.body_len);
+        size_t pos = 0;
+        const char *name, *value;
+        uint16_t nl, vl;
+        while (cnt_stats_next(&res, &pos, &name, &nl, &value, &vl)) {
+            const char *end = (const char *)res.body + res.body_len;
+            FUZZ_CHECK(name >= (const char *)res.body && name + nl <= end);
+            FUZZ_CHECK(value >= name + nl && value + vl <= end);
+            FUZZ_CHECK(pos <= res.body_len);
+        }
+        p += res.size;
+        n -= (size_t)res.size;
+    }
+}
+
+/* A tiny xorshift generator: chunk sizes must be a function of the input. */
+static uint32_t next_rand(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* Input: one seed byte for the chunking, then the byte stream. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    uint32_t seed = 0x9e3779b9u ^ data[0];
+    const uint8_t *stream = data + 1;
+    size_t n = size - 1;
+
+    sim_reset(&sim_a);
+    for (size_t off = 0; off < n && !sim_a.closed;) {
+        size_t chunk = 1 + next_rand(&seed) % (1u << (next_rand(&seed) % 12));
+        if (chunk > n - off)
+            chunk = n - off;
+        sim_feed(&sim_a, stream + off, chunk);
+        off += chunk;
+    }
+    sim_reset(&sim_b);
+    sim_feed(&sim_b, stream, n);
+
+    /* How bytes were split must not change what was decoded. */
+    FUZZ_CHECK(sim_a.closed == sim_b.closed);
+    FUZZ_CHECK(sim_a.events == sim_b.events);
+    FUZZ_CHECK(sim_a.digest == sim_b.digest);
+    if (!sim_a.closed)
+        FUZZ_CHECK(sim_a.len == sim_b.len && sim_a.skip == sim_b.skip);
+
+    fuzz_client_side(stream, n);
+    return 0;
+}
