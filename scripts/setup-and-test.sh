@@ -1,8 +1,8 @@
 #!/bin/sh
 # setup-and-test.sh: from a fresh checkout on Debian, install what is
 # missing, build with -Werror and run every test: the cmocka unit tests,
-# the end-to-end suite in t/ and the differential test against yrmcds, and
-# then make distcheck.
+# the end-to-end suite in t/ and the differential test against yrmcds,
+# make distcheck, and then the robustness stages (scripts/robustness.sh).
 set -e
 cd "$(dirname "$0")/.."
 WITH_EXTRAS=1 sh scripts/install-deps.sh
@@ -12,3 +12,7 @@ rm -rf _build/test && mkdir -p _build/test && cd _build/test
 make -j"$(nproc)"
 make -j"$(nproc)" check
 make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+# Robustness stage: ASan+UBSan and TSan builds, valgrind, time-boxed
+# fuzzing, the short soak and the hostile-input tests.
+cd ../..
+sh scripts/robustness.sh
