@@ -1,6 +1,6 @@
 /* configuration.c: parses the extension's settings from the -X string and
  * from the file counter.config names. Pure parsing: no sockets, no logging;
- * every error becomes one line naming the key and the value. */
+ * every error becomes one line that names the key first, then the value. */
 #include "config.h"
 
 #include "engine/configuration.h"
@@ -8,17 +8,30 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CNT_CONFIG_PREFIX "counter."
 #define CNT_THREADS_MAX 64u
 #define CNT_THREADS_DEFAULT_MAX 4u
+
+/* A settings file is a few dozen short lines; anything far bigger is the
+ * wrong file (/dev/zero, a log), refused before it can eat memory. */
+#define CNT_CONFIG_FILE_MAX (1u << 20)
+#define CNT_CONFIG_LINE_MAX 4096u
+
+/* How much of a key, value or token an error quotes, so a huge value cannot
+ * push the rest of the message out of the caller's buffer. */
+#define CNT_CLIP_TEXT 64u
+#define CNT_CLIP_PATH 128u
+#define CNT_CLIP_BUF (CNT_CLIP_PATH + 4u)
 
 /* Where a key/value pair came from, so file errors can name the line. */
 typedef struct cnt_config_origin {
@@ -26,7 +39,46 @@ typedef struct cnt_config_origin {
     unsigned line;
 } cnt_config_origin;
 
-/* Writes one error line into err, prefixed with the file position if any. */
+/* Copies s[0..len) into out (CNT_CLIP_BUF bytes) for an error message: at
+ * most max bytes, "..." marking a cut (at the end, or at the start when
+ * keep_tail, since a path's end says most), control bytes shown as '?' so
+ * the message stays one line. Returns out. */
+static const char *config_clip(char *out, const char *s, size_t len,
+                               size_t max, bool keep_tail)
+{
+    size_t n = len > max ? max : len;
+    size_t at = 0;
+    if (len > max && keep_tail) {
+        memcpy(out, "...", 3);
+        at = 3;
+        s += len - n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        out[at++] = iscntrl(ch) ? '?' : (char)ch;
+    }
+    if (len > max && !keep_tail) {
+        memcpy(out + at, "...", 3);
+        at += 3;
+    }
+    out[at] = '\0';
+    return out;
+}
+
+/* Clips a NUL-terminated key or value for a message. */
+static const char *config_clip_text(char *out, const char *s)
+{
+    return config_clip(out, s, strlen(s), CNT_CLIP_TEXT, false);
+}
+
+/* Clips a file path for a message, keeping its end. */
+static const char *config_clip_path(char *out, const char *path)
+{
+    return config_clip(out, path, strlen(path), CNT_CLIP_PATH, true);
+}
+
+/* Writes one error line into err: "counter: ", the file position if any,
+ * then the message (whose key and value the caller has clipped). */
 static bool config_error(char *err, size_t errlen,
                          const cnt_config_origin *origin, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -37,11 +89,13 @@ static bool config_error(char *err, size_t errlen,
     if (err == NULL || errlen == 0)
         return false;
     int n = 0;
-    if (origin != NULL && origin->path != NULL)
-        n = snprintf(err, errlen, "counter: %s:%u: ", origin->path,
-                     origin->line);
-    else
+    if (origin != NULL && origin->path != NULL) {
+        char path[CNT_CLIP_BUF];
+        n = snprintf(err, errlen, "counter: %s:%u: ",
+                     config_clip_path(path, origin->path), origin->line);
+    } else {
         n = snprintf(err, errlen, "counter: ");
+    }
     if (n < 0 || (size_t)n >= errlen)
         return false;
     va_list ap;
@@ -49,6 +103,18 @@ static bool config_error(char *err, size_t errlen,
     vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
     return false;
+}
+
+/* Reports a bad value as "KEY: invalid value "VALUE" (expected ...)". */
+static bool config_bad_value(const char *key, const char *v,
+                             const char *expected, char *err, size_t errlen,
+                             const cnt_config_origin *origin)
+{
+    char k[CNT_CLIP_BUF], val[CNT_CLIP_BUF];
+    return config_error(err, errlen, origin,
+                        "%s: invalid value \"%s\" (expected %s)",
+                        config_clip_text(k, key), config_clip_text(val, v),
+                        expected);
 }
 
 /* Fills c with the defaults. */
@@ -109,10 +175,11 @@ static bool config_number(const char *key, const char *v, uint64_t min,
                           size_t errlen, const cnt_config_origin *origin)
 {
     uint64_t x;
-    if (!config_parse_u64(v, &x) || x < min || x > max)
-        return config_error(err, errlen, origin,
-                            "invalid value \"%s\" for %s (expected %" PRIu64
-                            "..%" PRIu64 ")", v, key, min, max);
+    if (!config_parse_u64(v, &x) || x < min || x > max) {
+        char range[48];
+        snprintf(range, sizeof(range), "%" PRIu64 "..%" PRIu64, min, max);
+        return config_bad_value(key, v, range, err, errlen, origin);
+    }
     *out = x;
     return true;
 }
@@ -143,9 +210,8 @@ static bool config_bytes(const char *key, const char *v, uint64_t *out,
     *out = x << shift;
     return true;
 bad:
-    return config_error(err, errlen, origin,
-                        "invalid value \"%s\" for %s (expected bytes, "
-                        "optionally with a K, M or G suffix)", v, key);
+    return config_bad_value(key, v, "bytes, optionally with a K, M or G "
+                            "suffix", err, errlen, origin);
 }
 
 /* Parses a boolean in any of the spellings the docs list. */
@@ -164,9 +230,8 @@ static bool config_bool(const char *key, const char *v, bool *out, char *err,
             return true;
         }
     }
-    return config_error(err, errlen, origin,
-                        "invalid value \"%s\" for %s (expected true/false, "
-                        "yes/no, on/off or 1/0)", v, key);
+    return config_bad_value(key, v, "true/false, yes/no, on/off or 1/0", err,
+                            errlen, origin);
 }
 
 /* Parses the bind list: IPv4 or IPv6 literals separated by commas or white
@@ -198,10 +263,12 @@ static bool config_binds(cnt_config *c, const char *key, const char *v,
         if (inet_pton(AF_INET, addr, buf) != 1 &&
             inet_pton(AF_INET6, addr, buf) != 1)
             goto bad;
-        if (n == CNT_CONFIG_MAX_BINDS)
-            return config_error(err, errlen, origin,
-                                "invalid value \"%s\" for %s (at most %u "
-                                "addresses)", v, key, CNT_CONFIG_MAX_BINDS);
+        if (n == CNT_CONFIG_MAX_BINDS) {
+            char most[32];
+            snprintf(most, sizeof(most), "at most %u addresses",
+                     CNT_CONFIG_MAX_BINDS);
+            return config_bad_value(key, v, most, err, errlen, origin);
+        }
         memcpy(c->binds[n++], addr, len + 1);
         p += span;
     }
@@ -210,9 +277,8 @@ static bool config_binds(cnt_config *c, const char *key, const char *v,
     c->nbinds = n;
     return true;
 bad:
-    return config_error(err, errlen, origin,
-                        "invalid value \"%s\" for %s (expected IPv4 or IPv6 "
-                        "addresses separated by commas or spaces)", v, key);
+    return config_bad_value(key, v, "IPv4 or IPv6 addresses separated by "
+                            "commas or spaces", err, errlen, origin);
 }
 
 static bool config_apply_file(cnt_config *c, const char *path, char *err,
@@ -224,10 +290,12 @@ static bool config_apply(cnt_config *c, const char *key, const char *v,
                          const cnt_config_origin *origin)
 {
     uint64_t x;
+    char k[CNT_CLIP_BUF], val[CNT_CLIP_BUF];
     if (strncmp(key, CNT_CONFIG_PREFIX, strlen(CNT_CONFIG_PREFIX)) != 0)
         return config_error(err, errlen, origin,
-                            "unknown key \"%s\" with value \"%s\" (only "
-                            "counter.* keys are accepted)", key, v);
+                            "%s: unknown key (value \"%s\"; only counter.* "
+                            "keys are accepted)", config_clip_text(k, key),
+                            config_clip_text(val, v));
     if (strcmp(key, "counter.enable") == 0)
         return config_bool(key, v, &c->enable, err, errlen, origin);
     if (strcmp(key, "counter.port") == 0) {
@@ -270,17 +338,16 @@ static bool config_apply(cnt_config *c, const char *key, const char *v,
         /* Files may not name further files: no include cycles to detect. */
         if (origin != NULL && origin->path != NULL)
             return config_error(err, errlen, origin,
-                                "invalid key \"%s\" with value \"%s\" (a "
-                                "configuration file cannot name another)",
-                                key, v);
+                                "%s: not allowed in a configuration file "
+                                "(value \"%s\"; a file cannot name another)",
+                                key, config_clip_text(val, v));
         if (*v == '\0')
-            return config_error(err, errlen, origin,
-                                "invalid value \"\" for %s (expected a file "
-                                "path)", key);
+            return config_bad_value(key, v, "a file path", err, errlen,
+                                    origin);
         return config_apply_file(c, v, err, errlen);
     }
-    return config_error(err, errlen, origin,
-                        "unknown key \"%s\" with value \"%s\"", key, v);
+    return config_error(err, errlen, origin, "%s: unknown key (value \"%s\")",
+                        config_clip_text(k, key), config_clip_text(val, v));
 }
 
 /* Splits one "key<sep>value" token, trims and unquotes both sides, and
@@ -295,17 +362,21 @@ static bool config_token(cnt_config *c, const char *tok, size_t len,
     const char *eq = memchr(tok, '=', len);
     size_t klen = eq != NULL ? (size_t)(eq - tok) : 0;
     const char *key = config_trim(tok, &klen);
+    char kc[CNT_CLIP_BUF], vc[CNT_CLIP_BUF];
     if (eq == NULL || klen == 0)
         return config_error(err, errlen, origin,
-                            "malformed setting \"%.*s\" (expected key=value)",
-                            (int)len, tok);
+                            "malformed setting \"%s\" (expected key=value)",
+                            config_clip(kc, tok, len, CNT_CLIP_TEXT, false));
     size_t vlen = len - (size_t)(eq + 1 - tok);
     const char *val = config_trim(eq + 1, &vlen);
     if (vlen > 0 && val[0] == '"') {
         if (vlen < 2 || val[vlen - 1] != '"')
             return config_error(err, errlen, origin,
-                                "unterminated quote in value %.*s for %.*s",
-                                (int)vlen, val, (int)klen, key);
+                                "%s: unterminated quote in value %s",
+                                config_clip(kc, key, klen, CNT_CLIP_TEXT,
+                                            false),
+                                config_clip(vc, val, vlen, CNT_CLIP_TEXT,
+                                            false));
         val++;
         vlen -= 2;
     }
@@ -313,7 +384,8 @@ static bool config_token(cnt_config *c, const char *tok, size_t len,
     char *v = strndup(val, vlen);
     bool ok;
     if (k == NULL || v == NULL)
-        ok = config_error(err, errlen, origin, "out of memory");
+        ok = config_error(err, errlen, origin, "%s: out of memory",
+                          config_clip(kc, key, klen, CNT_CLIP_TEXT, false));
     else
         ok = config_apply(c, k, v, err, errlen, origin);
     free(k);
@@ -321,33 +393,152 @@ static bool config_token(cnt_config *c, const char *tok, size_t len,
     return ok;
 }
 
+/* What reading one line of a settings file found. */
+typedef enum config_line_status {
+    CONFIG_LINE_OK,
+    CONFIG_LINE_EOF,
+    CONFIG_LINE_TOO_LONG,       /* more than CNT_CONFIG_LINE_MAX bytes */
+    CONFIG_LINE_FILE_TOO_BIG,   /* the file passed CNT_CONFIG_FILE_MAX */
+    CONFIG_LINE_READ_ERROR,     /* errno says why */
+} config_line_status;
+
+/* Reads one line, without its '\n', into buf (CNT_CONFIG_LINE_MAX bytes),
+ * counting every byte read in *total. Never reads past either limit, so a
+ * file that has no line ends or no end costs nothing but the refusal. */
+static config_line_status config_read_line(FILE *f, char *buf, size_t *len,
+                                           size_t *total)
+{
+    size_t n = 0;
+    int ch;
+    *len = 0;
+    while ((ch = getc(f)) != EOF) {
+        if (++*total > CNT_CONFIG_FILE_MAX)
+            return CONFIG_LINE_FILE_TOO_BIG;
+        if (ch == '\n')
+            break;
+        if (n == CNT_CONFIG_LINE_MAX) {
+            *len = n;
+            return CONFIG_LINE_TOO_LONG;
+        }
+        buf[n++] = (char)ch;
+    }
+    *len = n;
+    /* getc's EOF is also a failed read: only feof means the file ended. */
+    if (ch == EOF && ferror(f))
+        return CONFIG_LINE_READ_ERROR;
+    return ch == EOF && n == 0 ? CONFIG_LINE_EOF : CONFIG_LINE_OK;
+}
+
+/* Names a file type that is not a settings file, for the refusal. */
+static const char *config_file_type(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "a special file";
+}
+
+/* Opens path for reading if it is a regular file; on error writes the
+ * message and returns NULL. O_NONBLOCK keeps a FIFO from blocking start-up
+ * in open() until a writer comes: it is refused after fstat instead (the
+ * flag means nothing for the regular files that get through). */
+static FILE *config_open_file(const char *path, char *err, size_t errlen)
+{
+    char p[CNT_CLIP_BUF];
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        config_error(err, errlen, NULL,
+                     "counter.config: cannot read file \"%s\": %s",
+                     config_clip_path(p, path), strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        config_error(err, errlen, NULL,
+                     "counter.config: cannot read file \"%s\": %s",
+                     config_clip_path(p, path), strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        config_error(err, errlen, NULL,
+                     "counter.config: \"%s\" is %s, not a regular file",
+                     config_clip_path(p, path), config_file_type(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (f == NULL) {
+        config_error(err, errlen, NULL,
+                     "counter.config: cannot read file \"%s\": %s",
+                     config_clip_path(p, path), strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* Reports a line-level read failure (too long, too big, read error). */
+static bool config_line_error(config_line_status st, const char *line,
+                              size_t len, int e, char *err, size_t errlen,
+                              const cnt_config_origin *origin)
+{
+    char p[CNT_CLIP_BUF], start[CNT_CLIP_BUF];
+    switch (st) {
+    case CONFIG_LINE_TOO_LONG:
+        /* The line's start usually holds its key: quote it. */
+        line = config_trim(line, &len);
+        return config_error(err, errlen, origin,
+                            "line longer than %u bytes: \"%s\"",
+                            CNT_CONFIG_LINE_MAX,
+                            config_clip(start, line, len, CNT_CLIP_TEXT,
+                                        false));
+    case CONFIG_LINE_FILE_TOO_BIG:
+        return config_error(err, errlen, NULL,
+                            "counter.config: file \"%s\" is larger than "
+                            "%u bytes", config_clip_path(p, origin->path),
+                            CNT_CONFIG_FILE_MAX);
+    default:
+        return config_error(err, errlen, NULL,
+                            "counter.config: cannot read file \"%s\": %s",
+                            config_clip_path(p, origin->path),
+                            e != 0 ? strerror(e) : "read error");
+    }
+}
+
 /* Reads a file line by line: `key = value`, # comments, blank lines. */
 static bool config_apply_file(cnt_config *c, const char *path, char *err,
                               size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = config_open_file(path, err, errlen);
     if (f == NULL)
-        return config_error(err, errlen, NULL,
-                            "cannot read file \"%s\" named by counter.config: "
-                            "%s", path, strerror(errno));
+        return false;
     cnt_config_origin origin = {path, 0};
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
+    char line[CNT_CONFIG_LINE_MAX];
+    size_t total = 0, n;
     bool ok = true;
-    while (ok && (n = getline(&line, &cap, f)) >= 0) {
+    while (ok) {
+        errno = 0;
+        config_line_status st = config_read_line(f, line, &n, &total);
+        if (st == CONFIG_LINE_EOF)
+            break;
         origin.line++;
-        size_t len = (size_t)n;
+        if (st != CONFIG_LINE_OK) {
+            ok = config_line_error(st, line, n, errno, err, errlen, &origin);
+            break;
+        }
+        size_t len = n;
         const char *s = config_trim(line, &len);
         if (len == 0 || s[0] == '#')
             continue;
         ok = config_token(c, s, len, err, errlen, &origin);
     }
-    if (ok && ferror(f))
-        ok = config_error(err, errlen, NULL,
-                          "cannot read file \"%s\" named by counter.config",
-                          path);
-    free(line);
     fclose(f);
     return ok;
 }

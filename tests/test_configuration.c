@@ -1,8 +1,11 @@
 /* test_configuration.c: unit tests of the configuration parser: every key,
- * its range and spellings, the -X string syntax, the file format, and the
- * one-line error messages naming key and value. */
+ * its range and spellings, the -X string syntax, the file format and its
+ * limits (regular files only, line and size caps), and the one-line error
+ * messages naming the key first and cutting long values. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -98,74 +102,83 @@ typedef struct bad_case {
 
 static const bad_case bad_cases[] = {
     {"counter.port=abc",
-     "counter: invalid value \"abc\" for counter.port (expected 0..65535)"},
+     "counter: counter.port: invalid value \"abc\" (expected 0..65535)"},
     {"counter.port=65536",
-     "counter: invalid value \"65536\" for counter.port (expected 0..65535)"},
+     "counter: counter.port: invalid value \"65536\" (expected 0..65535)"},
     {"counter.port=",
-     "counter: invalid value \"\" for counter.port (expected 0..65535)"},
+     "counter: counter.port: invalid value \"\" (expected 0..65535)"},
     {"counter.port=-1",
-     "counter: invalid value \"-1\" for counter.port (expected 0..65535)"},
+     "counter: counter.port: invalid value \"-1\" (expected 0..65535)"},
     {"counter.port=1 2",
-     "counter: invalid value \"1 2\" for counter.port (expected 0..65535)"},
+     "counter: counter.port: invalid value \"1 2\" (expected 0..65535)"},
     {"counter.buckets=0",
-     "counter: invalid value \"0\" for counter.buckets "
+     "counter: counter.buckets: invalid value \"0\" "
      "(expected 1..4294967295)"},
     {"counter.buckets=99999999999999999999999",      /* past 2^64 */
-     "counter: invalid value \"99999999999999999999999\" for counter.buckets "
+     "counter: counter.buckets: invalid value \"99999999999999999999999\" "
      "(expected 1..4294967295)"},
     {"counter.threads=0",
-     "counter: invalid value \"0\" for counter.threads (expected 1..64)"},
+     "counter: counter.threads: invalid value \"0\" (expected 1..64)"},
     {"counter.threads=65",
-     "counter: invalid value \"65\" for counter.threads (expected 1..64)"},
+     "counter: counter.threads: invalid value \"65\" (expected 1..64)"},
     {"counter.stat_interval=0",
-     "counter: invalid value \"0\" for counter.stat_interval "
+     "counter: counter.stat_interval: invalid value \"0\" "
      "(expected 1..4294967295)"},
     {"counter.consumption_stats.interval=x",
-     "counter: invalid value \"x\" for counter.consumption_stats.interval "
+     "counter: counter.consumption_stats.interval: invalid value \"x\" "
      "(expected 1..4294967295)"},
     {"counter.max_connections=4294967296",
-     "counter: invalid value \"4294967296\" for counter.max_connections "
+     "counter: counter.max_connections: invalid value \"4294967296\" "
      "(expected 0..4294967295)"},
     {"counter.enable=maybe",
-     "counter: invalid value \"maybe\" for counter.enable (expected "
+     "counter: counter.enable: invalid value \"maybe\" (expected "
      "true/false, yes/no, on/off or 1/0)"},
     {"counter.memory_limit=12T",
-     "counter: invalid value \"12T\" for counter.memory_limit (expected "
+     "counter: counter.memory_limit: invalid value \"12T\" (expected "
      "bytes, optionally with a K, M or G suffix)"},
     {"counter.memory_limit=K",
-     "counter: invalid value \"K\" for counter.memory_limit (expected "
+     "counter: counter.memory_limit: invalid value \"K\" (expected "
      "bytes, optionally with a K, M or G suffix)"},
     {"counter.memory_limit=99999999999G",          /* overflows 64 bits */
-     "counter: invalid value \"99999999999G\" for counter.memory_limit "
+     "counter: counter.memory_limit: invalid value \"99999999999G\" "
      "(expected bytes, optionally with a K, M or G suffix)"},
     {"counter.bind=localhost",
-     "counter: invalid value \"localhost\" for counter.bind (expected IPv4 "
+     "counter: counter.bind: invalid value \"localhost\" (expected IPv4 "
      "or IPv6 addresses separated by commas or spaces)"},
     {"counter.bind=",
-     "counter: invalid value \"\" for counter.bind (expected IPv4 or IPv6 "
+     "counter: counter.bind: invalid value \"\" (expected IPv4 or IPv6 "
      "addresses separated by commas or spaces)"},
     {"counter.bind=1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,5.5.5.5,6.6.6.6,"
-     "7.7.7.7,8.8.8.8,9.9.9.9",
-     "counter: invalid value \"1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,5.5.5.5,"
-     "6.6.6.6,7.7.7.7,8.8.8.8,9.9.9.9\" for counter.bind (at most 8 "
+     "7.7.7.7,8.8.8.8,9.9.9.9",                     /* 71 bytes: cut at 64 */
+     "counter: counter.bind: invalid value \"1.1.1.1,2.2.2.2,3.3.3.3,"
+     "4.4.4.4,5.5.5.5,6.6.6.6,7.7.7.7,8.8.8.8,...\" (expected at most 8 "
      "addresses)"},
     {"counter.prot=1",
-     "counter: unknown key \"counter.prot\" with value \"1\""},
+     "counter: counter.prot: unknown key (value \"1\")"},
     {"port=1",
-     "counter: unknown key \"port\" with value \"1\" (only counter.* keys "
-     "are accepted)"},
+     "counter: port: unknown key (value \"1\"; only counter.* keys are "
+     "accepted)"},
     {"counter.enable=true;garbage",
      "counter: malformed setting \"garbage\" (expected key=value)"},
     {"=5",
      "counter: malformed setting \"=5\" (expected key=value)"},
     {"counter.port=\"12",
-     "counter: unterminated quote in value \"12 for counter.port"},
+     "counter: counter.port: unterminated quote in value \"12"},
     {"counter.config=",
-     "counter: invalid value \"\" for counter.config (expected a file "
-     "path)"},
+     "counter: counter.config: invalid value \"\" (expected a file path)"},
     {"counter.config=/nonexistent/counter.conf",
-     "counter: cannot read file \"/nonexistent/counter.conf\" named by "
-     "counter.config: No such file or directory"},
+     "counter: counter.config: cannot read file "
+     "\"/nonexistent/counter.conf\": No such file or directory"},
+    /* Files that are not settings files: refused before any read, so
+     * /dev/zero cannot eat memory (nor a FIFO block start-up; see below). */
+    {"counter.config=/dev/zero",
+     "counter: counter.config: \"/dev/zero\" is a character device, not a "
+     "regular file"},
+    {"counter.config=/",
+     "counter: counter.config: \"/\" is a directory, not a regular file"},
+    /* Control bytes would break the one-line message: shown as '?'. */
+    {"counter.port=1\n2",
+     "counter: counter.port: invalid value \"1?2\" (expected 0..65535)"},
 };
 
 static void test_bad_strings(void **state)
@@ -289,16 +302,16 @@ typedef struct bad_file_case {
 
 static const bad_file_case bad_files[] = {
     {"counter.enable = true\ncounter.port = x\n",
-     ":2: invalid value \"x\" for counter.port (expected 0..65535)"},
+     ":2: counter.port: invalid value \"x\" (expected 0..65535)"},
     {"# c\n\ncounter.enable true\n",
      ":3: malformed setting \"counter.enable true\" (expected key=value)"},
     {"counter.nope = 1\n",
-     ":1: unknown key \"counter.nope\" with value \"1\""},
+     ":1: counter.nope: unknown key (value \"1\")"},
     {"counter.config = /etc/other\n",
-     ":1: invalid key \"counter.config\" with value \"/etc/other\" (a "
-     "configuration file cannot name another)"},
+     ":1: counter.config: not allowed in a configuration file (value "
+     "\"/etc/other\"; a file cannot name another)"},
     {"counter.bind = \"::1\n",
-     ":1: unterminated quote in value \"::1 for counter.bind"},
+     ":1: counter.bind: unterminated quote in value \"::1"},
 };
 
 static void test_bad_files(void **state)
@@ -318,6 +331,236 @@ static void test_bad_files(void **state)
         assert_string_equal(err, expected);
         assert_false(c.enable);        /* unchanged on error */
     }
+}
+
+/* Parses a -X string that must fail and checks its message, with an error
+ * buffer of errsize bytes (at most 512). */
+static void expect_string_error(const char *input, size_t errsize,
+                                const char *expected)
+{
+    cnt_config c, before;
+    char err[512];
+    assert_true(errsize <= sizeof(err));
+    memset(err, 'x', sizeof(err));
+    cnt_config_defaults(&c);
+    before = c;
+    if (cnt_config_parse_string(&c, input, err, errsize))
+        fail_msg("\"%.80s\" accepted", input);
+    assert_string_equal(err, expected);
+    assert_memory_equal(&c, &before, sizeof(c));
+}
+
+/* Parses a file that must fail and checks its message. */
+static void expect_file_error(const char *path, const char *expected)
+{
+    cnt_config c, before;
+    char err[512] = "";
+    cnt_config_defaults(&c);
+    before = c;
+    if (cnt_config_parse_file(&c, path, err, sizeof(err)))
+        fail_msg("\"%s\" accepted", path);
+    assert_string_equal(err, expected);
+    assert_memory_equal(&c, &before, sizeof(c));
+}
+
+/* Returns a fresh string of n copies of ch after prefix and before suffix. */
+static char *repeat(const char *prefix, char ch, size_t n, const char *suffix)
+{
+    size_t lp = strlen(prefix), ls = strlen(suffix);
+    char *s = malloc(lp + n + ls + 1);
+    assert_non_null(s);
+    memcpy(s, prefix, lp);
+    memset(s + lp, ch, n);
+    memcpy(s + lp + n, suffix, ls + 1);
+    return s;
+}
+
+/* Writes n bytes of text to a fresh temporary file; returns its path. */
+static const char *write_temp_n(const char *text, size_t n)
+{
+    static char path[64];
+    strcpy(path, "/tmp/test_configuration.XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    return path;
+}
+
+static void test_not_regular_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_configuration.dXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[64], expected[256], input[128];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    /* Without O_NONBLOCK, open() would wait here for a writer forever;
+     * the alarm turns such a hang into a failure. */
+    alarm(20);
+    snprintf(expected, sizeof(expected), "counter: counter.config: \"%s\" "
+             "is a FIFO, not a regular file", fifo);
+    expect_file_error(fifo, expected);
+    snprintf(input, sizeof(input), "counter.enable=1;counter.config=%s",
+             fifo);
+    expect_string_error(input, 512, expected);
+    snprintf(expected, sizeof(expected), "counter: counter.config: \"%s\" "
+             "is a directory, not a regular file", dir);
+    expect_file_error(dir, expected);
+    /* No line end and no end at all: refused before a single read. */
+    expect_file_error("/dev/zero", "counter: counter.config: \"/dev/zero\" "
+                      "is a character device, not a regular file");
+    alarm(0);
+    unlink(fifo);
+    rmdir(dir);
+}
+
+/* A file of n bytes: lines of `width` bytes (a comment plus '\n'). */
+static char *comment_lines(size_t n, size_t width)
+{
+    char *s = malloc(n);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = i % width == 0 ? '#' : (i % width == width - 1 ? '\n' : 'c');
+    return s;
+}
+
+static void test_line_limit(void **state)
+{
+    (void)state;
+    char expected[512];
+    /* 4096 bytes before the line end is the most a line may hold. */
+    char *longest = repeat("counter.port = 1\n#", 'c', 4095,
+                           "\ncounter.threads = 3\n");
+    const char *path = write_temp(longest);
+    cnt_config c;
+    char err[512] = "";
+    cnt_config_defaults(&c);
+    bool ok = cnt_config_parse_file(&c, path, err, sizeof(err));
+    unlink(path);
+    if (!ok)
+        fail_msg("4096-byte line rejected: %s", err);
+    assert_int_equal(c.threads, 3);
+    free(longest);
+    /* One byte more is refused, naming the file, the line and (the start
+     * of the line) the key. */
+    char *over = repeat("counter.port = 1\n\tcounter.bind = ", '1', 4081,
+                        "\n");                 /* 16 + 4081 = 4097 bytes */
+    path = write_temp(over);
+    /* The message quotes the (trimmed) line's first 64 bytes. */
+    const char *start = strchr(over, '\t') + 1;
+    snprintf(expected, sizeof(expected), "counter: %s:2: line longer than "
+             "4096 bytes: \"%.64s...\"", path, start);
+    expect_file_error(path, expected);
+    unlink(path);
+    free(over);
+    /* 8 MB without a line end: the same refusal, not an 8 MB read. */
+    char *huge = repeat("counter.bind = ", '1', 8u << 20, "\n");
+    path = write_temp(huge);
+    snprintf(expected, sizeof(expected), "counter: %s:1: line longer than "
+             "4096 bytes: \"%.64s...\"", path, huge);
+    expect_file_error(path, expected);
+    unlink(path);
+    free(huge);
+}
+
+static void test_file_size_limit(void **state)
+{
+    (void)state;
+    const size_t mib = 1u << 20;
+    char *text = comment_lines(mib + 1, 64);
+    /* Exactly 1 MiB of comments is a (dull) settings file... */
+    const char *path = write_temp_n(text, mib);
+    cnt_config c;
+    char err[512] = "", expected[256];
+    cnt_config_defaults(&c);
+    bool ok = cnt_config_parse_file(&c, path, err, sizeof(err));
+    unlink(path);
+    if (!ok)
+        fail_msg("1 MiB file rejected: %s", err);
+    /* ...one byte more is not. */
+    path = write_temp_n(text, mib + 1);
+    snprintf(expected, sizeof(expected), "counter: counter.config: file "
+             "\"%s\" is larger than 1048576 bytes", path);
+    expect_file_error(path, expected);
+    unlink(path);
+    free(text);
+}
+
+static void test_read_error(void **state)
+{
+    (void)state;
+    /* A regular file whose first read fails (EIO: address 0 is not
+     * mapped): an error, not an empty file. */
+    int fd = open("/proc/self/mem", O_RDONLY);
+    if (fd < 0)
+        skip();
+    close(fd);
+    char expected[256];
+    snprintf(expected, sizeof(expected), "counter: counter.config: cannot "
+             "read file \"/proc/self/mem\": %s", strerror(EIO));
+    expect_file_error("/proc/self/mem", expected);
+}
+
+static void test_long_keys_and_values(void **state)
+{
+    (void)state;
+    char expected[512];
+    /* A huge value is cut at 64 bytes; the key comes first anyway. */
+    char *in = repeat("counter.port=", '9', 100000, "");
+    snprintf(expected, sizeof(expected), "counter: counter.port: invalid "
+             "value \"%.64s...\" (expected 0..65535)", in + 13);
+    expect_string_error(in, 256, expected);
+    free(in);
+    /* Even a tiny buffer holds the key before the value. */
+    in = repeat("counter.bind=", 'z', 5000, "");
+    expect_string_error(in, 32, "counter: counter.bind: invalid ");
+    free(in);
+    /* Keys and malformed tokens are cut the same way. */
+    in = repeat("counter.", 'k', 1000, "=1");
+    snprintf(expected, sizeof(expected), "counter: %.64s...: unknown key "
+             "(value \"1\")", in);
+    expect_string_error(in, 512, expected);
+    free(in);
+    in = repeat("", 'g', 1000, "");
+    snprintf(expected, sizeof(expected), "counter: malformed setting "
+             "\"%.64s...\" (expected key=value)", in);
+    expect_string_error(in, 512, expected);
+    free(in);
+    in = repeat("counter.bind=\"", ':', 1000, "");
+    snprintf(expected, sizeof(expected), "counter: counter.bind: "
+             "unterminated quote in value %.64s...", in + 13);
+    expect_string_error(in, 512, expected);
+    free(in);
+    /* A long path keeps its end, where the file name is. */
+    char *missing = repeat("/nonexistent/", 'd', 200, "/x.conf");
+    in = repeat("counter.config=", ' ', 0, missing);
+    snprintf(expected, sizeof(expected), "counter: counter.config: cannot "
+             "read file \"...%s\": %s", missing + strlen(missing) - 128,
+             strerror(ENOENT));
+    expect_string_error(in, 512, expected);
+    free(in);
+    free(missing);
+}
+
+static void test_long_value_in_file(void **state)
+{
+    (void)state;
+    char expected[512];
+    /* A 4000-byte value (under the line limit) still leaves file, line and
+     * key in a 256-byte message. */
+    char *text = repeat("\ncounter.memory_limit = ", '7', 4000, "\n");
+    const char *path = write_temp(text);
+    cnt_config c;
+    char err[256];
+    cnt_config_defaults(&c);
+    assert_false(cnt_config_parse_file(&c, path, err, sizeof(err)));
+    snprintf(expected, sizeof(expected), "counter: %s:2: counter.memory_limit:"
+             " invalid value \"", path);
+    unlink(path);
+    assert_true(strncmp(err, expected, strlen(expected)) == 0);
+    assert_non_null(strstr(err, "...\" (expected bytes"));
+    free(text);
 }
 
 static void test_small_error_buffer(void **state)
@@ -344,6 +587,12 @@ int main(void)
         cmocka_unit_test(test_file_from_string),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_small_error_buffer),
+        cmocka_unit_test(test_not_regular_files),
+        cmocka_unit_test(test_line_limit),
+        cmocka_unit_test(test_file_size_limit),
+        cmocka_unit_test(test_read_error),
+        cmocka_unit_test(test_long_keys_and_values),
+        cmocka_unit_test(test_long_value_in_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,8 @@
 # configuration file. /dev/zero has no line ends and never ends: the parser
 # must refuse it with a message naming counter.config, not read it until
 # memory runs out and then start with what it had (bug found 2026-11-22:
-# getline's ENOMEM was taken for end of file). A value too long for the
-# message must not hide the key. Runs the host under a 400 MB address-space
+# getline's ENOMEM was taken for end of file); a FIFO must not block
+# start-up. A value too long for the message must not hide the key. Runs the host under a 400 MB address-space
 # limit, so only with a build without ASan.
 use strict;
 use warnings;
@@ -28,25 +28,38 @@ close $w;
 chmod 0755, "$dir/mchost";
 local $ENV{MCHOST} = "$dir/mchost";
 
-TODO: {
-    local $TODO = 'engine/configuration.c reads any file to the end (see report)';
-    my ($st, $err) = run_host(config => 'counter.enable=true;counter.port=0;'
-                                        . 'counter.config=/dev/zero', timeout => 15);
-    ok(defined $st && $st != 0, 'counter.config=/dev/zero: the host refuses to start');
-    like($err, qr/counter\.config|\/dev\/zero/, 'and the message names the setting');
-}
+# Refused at once (it is not a regular file), not read until memory runs out.
+my ($st, $err) = run_host(config => 'counter.enable=true;counter.port=0;'
+                                    . 'counter.config=/dev/zero', timeout => 15);
+ok(defined $st && $st != 0, 'counter.config=/dev/zero: the host refuses to start');
+like($err, qr/counter\.config: "\/dev\/zero" is a character device/,
+     'and the message names the setting and the file');
 
-# A regular file with one enormous line is read and refused cleanly.
+# A FIFO nobody writes to must not block start-up in open().
+my $fifo = "$dir/fifo";
+system('mkfifo', $fifo) == 0 or die "mkfifo: $?";
+($st, $err) = run_host(config => "counter.enable=true;counter.port=0;"
+                                 . "counter.config=$fifo", timeout => 15);
+ok(defined $st && $st != 0, 'counter.config=FIFO: the host exits non-zero')
+    or diag 'status ' . ($st // 'none (blocked, had to be killed)');
+like($err, qr/counter\.config: "\Q$fifo\E" is a FIFO/,
+     'and the message names the setting and the FIFO');
+
+# A regular file with one enormous line is refused after its first 4 KiB.
 open my $f, '>', "$dir/huge.conf" or die;
 print {$f} 'counter.bind = ' . ('1' x (8 << 20)) . "\n";
 close $f;
-my ($st, $err) = run_host(config => "counter.enable=true;counter.port=0;"
-                                    . "counter.config=$dir/huge.conf", timeout => 15);
+($st, $err) = run_host(config => "counter.enable=true;counter.port=0;"
+                                 . "counter.config=$dir/huge.conf", timeout => 15);
 ok(defined $st && $st != 0, 'an 8 MB line: the host exits non-zero');
-TODO: {
-    # Bug found 2026-11-22: messages print the value before the key, and
-    # the error buffer cuts a long value and the key after it.
-    local $TODO = 'engine/configuration.c: key after a long value is cut off';
-    like($err, qr/counter\.bind/, 'and the message names counter.bind');
-}
+# The line's start (its key) is quoted, cut short, with file and line.
+like($err, qr/huge\.conf:1: line longer than 4096 bytes: "counter\.bind = 1{49}\.\.\."/,
+     'and the message names the file, the line and counter.bind');
+
+# A value too long for the message cannot push the key out of it.
+($st, $err) = run_host(raw_x => "$ENV{COUNTER_SO},counter.enable=true;"
+                                . 'counter.port=' . ('9' x 100_000), timeout => 15);
+ok(defined $st && $st != 0, 'a 100 kB value: the host exits non-zero');
+like($err, qr/counter\.port: invalid value "9{64}\.\.\." \(expected 0\.\.65535\)/,
+     'and the message names counter.port before the cut value');
 done_testing;
