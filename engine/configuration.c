@@ -350,6 +350,19 @@ static bool config_apply(cnt_config *c, const char *key, const char *v,
                         config_clip_text(k, key), config_clip_text(val, v));
 }
 
+/* Copies n bytes into a new NUL-terminated string. Not strndup: a token
+ * from a settings file is not NUL-terminated (it may fill the line buffer),
+ * and strndup may look one byte past n for the terminator. */
+static char *config_dup(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d != NULL) {
+        memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
 /* Splits one "key<sep>value" token, trims and unquotes both sides, and
  * applies it. An empty (all-space) token is allowed and ignored. */
 static bool config_token(cnt_config *c, const char *tok, size_t len,
@@ -380,8 +393,8 @@ static bool config_token(cnt_config *c, const char *tok, size_t len,
         val++;
         vlen -= 2;
     }
-    char *k = strndup(key, klen);
-    char *v = strndup(val, vlen);
+    char *k = config_dup(key, klen);
+    char *v = config_dup(val, vlen);
     bool ok;
     if (k == NULL || v == NULL)
         ok = config_error(err, errlen, origin, "%s: out of memory",
