@@ -16,6 +16,7 @@ noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h
 # counter-bench and counter-floor.
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/report.pl \
+	bench/profile.sh bench/cgcount.pl bench/analysis.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png
 
 if HAVE_CMOCKA

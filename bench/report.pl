@@ -1,12 +1,13 @@
 #!/usr/bin/perl
 # report.pl: turns the key=value lines run-bench.sh collected into
 # doc/performance.md, the gnuplot script of its two plots and the list of
-# targets that hold. usage: report.pl TMPDIR OUTDIR
+# targets that hold (MET / MISS); the hand-written ANALYSIS.md, if given,
+# goes in verbatim. usage: report.pl TMPDIR OUTDIR [ANALYSIS.md]
 use strict;
 use warnings;
 
-my ($tmp, $out) = @ARGV;
-die "usage: report.pl TMPDIR OUTDIR\n" unless defined $out;
+my ($tmp, $out, $analysis) = @ARGV;
+die "usage: report.pl TMPDIR OUTDIR [ANALYSIS.md]\n" unless defined $out;
 my @servers = qw(ours reference floor);
 
 # Reads a file of "key=value key=value" lines into a list of hashes.
@@ -30,6 +31,7 @@ if (open my $fh, '<', "$tmp/machine.kv") {
 my @matrix = read_kv("$tmp/matrix.kv");
 my @memory = read_kv("$tmp/memory.kv");
 my @gc = read_kv("$tmp/gc.kv");
+my @profile = read_kv("$tmp/profile.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -90,10 +92,14 @@ p "# Performance\n",
   "| per cell | $machine{warmup} s warm-up, $machine{duration} s measured, " .
   ($machine{repeat} > 1 ? "median of $machine{repeat} runs" : 'one run') . ' |',
   "",
-  "Servers run one at a time on 127.0.0.1, sharing the machine's CPUs with",
-  "the client (counter-bench, epoll, one thread per CPU). An op is one",
-  "request and its answer; `pair` counts an Acquire and a Release as two.",
-  "Latency is from queueing a request to reading its answer, per request.\n";
+  "All three servers run on 127.0.0.1 for the whole matrix and are measured",
+  "in turn, cell by cell and repetition by repetition (idle ones use no",
+  "CPU), so a moment of load from elsewhere on the shared machine falls on",
+  "all of them alike. They share the machine's CPUs with the client",
+  "(counter-bench, epoll, one thread per CPU). An op is one request and its",
+  "answer; `pair` counts an Acquire and a Release as two. Latency is from",
+  "queueing a request to reading its answer, per request. Memory and GC",
+  "are measured with one server up at a time.\n";
 p "**Smoke-mode run** (cells shorter than a second): the numbers only show",
   "that everything works; run the full matrix before quoting them.\n"
     if $machine{duration} < 1;
@@ -263,7 +269,21 @@ p "## Targets (issue 4)\n",
   "| target | measured | holds |", "|---|---|---|";
 for my $t (@targets) {
     p "| $t->[0] | $t->[1] | " .
-      (defined $t->[2] ? ($t->[2] ? 'yes' : '**no**') : 'n/a') . ' |';
+      (defined $t->[2] ? ($t->[2] ? 'MET' : '**MISS**') : 'n/a') . ' |';
+}
+p "";
+
+method_section();
+if (defined $analysis && open my $an, '<', $analysis) {
+    local $/;
+    my $text = <$an>;
+    close $an;
+    $text =~ s/\s+\z//;
+    p "## Analysis\n",
+      "Hand-written (bench/analysis.md, included verbatim by the script); the",
+      "figures above are from this run, the ones below from the profiling",
+      "work it describes.\n",
+      $text, "";
 }
 p "",
   "## Plots\n",
@@ -272,12 +292,80 @@ p "",
   "## Reproducing\n",
   "```",
   "mkdir -p _build/bench && cd _build/bench && ../../configure && make",
-  "../../bench/run-bench.sh .          # full run (about 6 minutes)",
+  "../../bench/run-bench.sh .          # full run (about 8 minutes)",
+  "BENCH_REPEAT=3 BENCH_DURATION=2 ../../bench/run-bench.sh .   # this file",
   "BENCH_QUICK=1 ../../bench/run-bench.sh .   # 0.3 s cells, smoke only",
   "```",
   "`BENCH_REPEAT=3` measures each cell three times and keeps the median;",
   "`BENCH_DURATION` / `BENCH_WARMUP` set the seconds per cell. One cell by",
   "hand: `counter-bench -p PORT -c 64 -d 32 -k 1000 -W pair -P PID --kv`.";
+
+# The "Method" section: system calls, instructions and allocations per
+# request, and the sampling profile, as bench/profile.sh measured them.
+sub method_section {
+    p "## Method\n";
+    unless (@profile) {
+        p "Not measured in this run (BENCH_PROFILE=0, or strace / valgrind /",
+          "perf missing); see bench/profile.sh.\n";
+        return;
+    }
+    p "Measured by `bench/profile.sh` in this run, each server alone on the",
+      "machine with `counter-bench -W pair` as the load; requests = answers",
+      "the client counted. Target of issue 4: no allocation on the hot path,",
+      "one read and one write per batch.\n",
+      "System calls per request, all threads of the server, from",
+      "`strace -c -f -p PID` attached for one run",
+      "(`counter-bench -W pair -c C -d D -k 1000 -t 2 -w 0`):\n",
+      "| server | conns | depth | requests | recvfrom | sendto | epoll_wait | all calls |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|";
+    for my $r (grep { $_->{profile} eq 'syscalls' } @profile) {
+        my $n = $r->{requests} || 1;
+        my $all = 0;
+        for my $k (keys %$r) {
+            next if $k =~ /^(server|profile|conns|depth|keys|requests|total)$/;
+            $all += $r->{$k};
+        }
+        p sprintf '| %s | %s | %s | %d | %.3f | %.3f | %.3f | %.3f |',
+          $r->{server}, $r->{conns}, $r->{depth}, $r->{requests},
+          map({ ($r->{$_} // 0) / $n } qw(recvfrom sendto epoll_wait)), $all / $n;
+    }
+    p "",
+      "User-space instructions (valgrind `--tool=callgrind --instr-atstart=no`,",
+      "switched on with `callgrind_control -i on PID` for one 2-second run after",
+      "a warm-up run that created every counter, so connection set-up is",
+      "included but counter creation is not) and calls of malloc / calloc /",
+      "realloc in that run:\n",
+      "| server | conns | depth | requests | instructions per request | allocations in the run | allocations per request |",
+      "|---|---:|---:|---:|---:|---:|---:|";
+    for my $r (grep { $_->{profile} eq 'callgrind' } @profile) {
+        my $n = $r->{requests} || 1;
+        p sprintf '| %s | %s | %s | %d | %.0f | %d (%d malloc, %d calloc, %d realloc) | %.5f |',
+          $r->{server}, $r->{conns}, $r->{depth}, $r->{requests}, $r->{ir} / $n,
+          $r->{allocs}, $r->{malloc}, $r->{calloc}, $r->{realloc}, $r->{allocs} / $n;
+    }
+    p "",
+      "The allocations counted are made when connections open (ours: the",
+      "connection, its input and output buffers, its two libevent events and",
+      "the first slots of its ledger, which then grows by half as the",
+      "connection holds more counters); their number follows connections,",
+      "not requests. Counters themselves are allocated when first acquired",
+      "(before the run here) and freed by the GC.";
+    my @perf = grep { $_->{profile} eq 'perf' } @profile;
+    if (@perf) {
+        p "",
+          "Where our server's CPU time goes at 64 connections x depth 32, 100000",
+          "keys (`perf record -e cpu-clock -F 2000 -g -p PID -- sleep 2`, then",
+          "`perf report --no-children --sort dso,sym`; this VM has no hardware",
+          "counters, so `perf stat -e instructions` is not supported and",
+          "callgrind gives the instruction counts):\n",
+          "| rank | share | where | symbol |", "|---:|---:|---|---|";
+        for my $r (@perf) {
+            (my $sym = $r->{sym}) =~ s/_+$//;
+            p "| $r->{rank} | $r->{share} | $r->{dso} | `$sym` |";
+        }
+    }
+    p "";
+}
 
 open my $md, '>', "$out/performance.md" or die "$out/performance.md: $!";
 print {$md} join("\n", @md), "\n";

@@ -10,10 +10,17 @@
 #   BENCH_QUICK=1                     smoke mode: 0.3 s + 0.1 s per cell
 #   BENCH_SERVERS="ours reference floor"  which servers to measure
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
-#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1   sections to run (0 = skip)
+#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_PROFILE=1
+#                                     sections to run (0 = skip); PROFILE
+#                                     is bench/profile.sh (strace,
+#                                     callgrind, perf: the Method section)
 #   BENCH_FILL=1000000                live counters for memory and GC
 #   BENCH_OUT=DIR                     where performance.md and PNGs go
 #                                     (default: SRCDIR/doc)
+#   BENCH_SAVE=DIR                    also keep the raw key=value results
+#                                     there (report.pl DIR OUT redoes the
+#                                     report from them)
+# bench/analysis.md (hand-written) is included in the report verbatim.
 #   YRMCDSD=/usr/sbin/yrmcdsd
 # Every server runs on 127.0.0.1 only and is stopped by pid on exit.
 set -u
@@ -166,39 +173,86 @@ stop_server() {
 }
 
 # cell NAME WORKLOAD CONNS DEPTH KEYS [SECONDS WARMUP]: measures one cell
-# $repeat times and prints the run with the median ops/s as a key=value line.
+# $repeat times against the current server and prints the run with the
+# median ops/s as a key=value line.
 cell() {
     local name=$1 wl=$2 c=$3 d=$4 k=$5 t=${6:-$dur} w=${7:-$warm} i
-    log "$name $wl c=$c d=$d k=$k"
     : >"$tmp/cell.out"
     for i in $(seq "$repeat"); do
-        "$bench" -p "$srv_port" -W "$wl" -c "$c" -d "$d" -k "$k" -t "$t" \
-            -w "$w" -P "$srv_pid" -l "$name" --kv >>"$tmp/cell.out" 2>"$tmp/cell.err" ||
-            log "run $i: $(cat "$tmp/cell.err")"
+        one_run "$name" "$wl" "$c" "$d" "$k" "$t" "$w" >>"$tmp/cell.out"
     done
-    if grep -q '^server=' "$tmp/cell.out"; then
-        grep '^server=' "$tmp/cell.out" |
+    median "$tmp/cell.out" "$name" "$wl" "$c" "$d" "$k"
+}
+
+# one_run NAME WORKLOAD CONNS DEPTH KEYS SECONDS WARMUP: one measured run
+# against srv_port / srv_pid; prints its key=value line (if any).
+one_run() {
+    log "$1 $2 c=$3 d=$4 k=$5"
+    "$bench" -p "$srv_port" -W "$2" -c "$3" -d "$4" -k "$5" -t "$6" \
+        -w "$7" -P "$srv_pid" -l "$1" --kv 2>"$tmp/cell.err" ||
+        log "run failed: $(cat "$tmp/cell.err")"
+}
+
+# median FILE NAME WORKLOAD CONNS DEPTH KEYS: the line of FILE with the
+# median ops/s, or a failed line when FILE has none.
+median() {
+    if grep -q '^server=' "$1"; then
+        grep '^server=' "$1" |
             awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^ops_s=/) print substr($i, 7) "\t" $0 }' |
             sort -n | awk -F '\t' '{ l[NR] = $2 } END { print l[int((NR + 1) / 2)] }'
     else
-        echo "server=$name workload=$wl conns=$c depth=$d keys=$k failed=1"
+        echo "server=$2 workload=$3 conns=$4 depth=$5 keys=$6 failed=1"
     fi
 }
 
-run_matrix() {
-    local name=$1 c d k
+# The matrix: every cell as "WORKLOAD CONNS DEPTH KEYS".
+matrix_cells() {
+    local c d k
     for c in 1 16 64; do
         for d in 1 32; do
             for k in 1 1000 100000; do
-                cell "$name" pair "$c" "$d" "$k"
+                echo "pair $c $d $k"
             done
         done
     done
-    cell "$name" one 16 1 1
-    cell "$name" one 64 32 1
-    cell "$name" get 16 32 1000
-    cell "$name" contended 16 1 1000
-    cell "$name" contended 64 32 1000
+    echo "one 16 1 1"; echo "one 64 32 1"; echo "get 16 32 1000"
+    echo "contended 16 1 1000"; echo "contended 64 32 1000"
+}
+
+# Runs the matrix with every server up at once, interleaved: for each
+# cell and each repetition, one run per server in turn. Whatever else the
+# machine does at a given moment (it is shared) then falls on all servers
+# alike, and so do the scheduler's moods: on this VM a ping-pong between a
+# client and a server thread on different CPUs pays a cross-CPU wake-up
+# (about 4x the round trip of the same CPU), and which case a run gets is
+# luck that lasts for a while.
+run_matrix_interleaved() {
+    local -A pid port
+    local s wl c d k i up=""
+    for s in $servers; do
+        log "starting $s"
+        if start_server "$s"; then
+            pid[$s]=$srv_pid; port[$s]=$srv_port; up="$up $s"
+        else
+            log "$s could not be started: skipped"
+            stop_server
+        fi
+    done
+    mkdir -p "$tmp/cells"
+    while read -r wl c d k; do
+        for s in $up; do : >"$tmp/cells/$s"; done
+        for i in $(seq "$repeat"); do
+            for s in $up; do
+                srv_pid=${pid[$s]}; srv_port=${port[$s]}
+                one_run "$s" "$wl" "$c" "$d" "$k" "$dur" "$warm" >>"$tmp/cells/$s"
+            done
+        done
+        for s in $up; do median "$tmp/cells/$s" "$s" "$wl" "$c" "$d" "$k"; done
+    done < <(matrix_cells)
+    for s in $up; do
+        srv_pid=${pid[$s]}
+        stop_server
+    done
 }
 
 # RSS empty (default buckets) and with $fill live 16-byte-name counters.
@@ -224,18 +278,11 @@ run_gc() {
     stop_server
 }
 
-: >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"
+: >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
+if [ "${BENCH_MATRIX:-1}" = 1 ]; then
+    run_matrix_interleaved >>"$tmp/matrix.kv"
+fi
 for s in $servers; do
-    if [ "${BENCH_MATRIX:-1}" = 1 ]; then
-        log "starting $s"
-        if ! start_server "$s"; then
-            log "$s could not be started: skipped"
-            stop_server
-            continue
-        fi
-        run_matrix "$s" >>"$tmp/matrix.kv"
-        stop_server
-    fi
     if [ "${BENCH_MEMORY:-1}" = 1 ]; then
         start_server "$s" && run_memory "$s" >>"$tmp/memory.kv"
         stop_server
@@ -245,6 +292,11 @@ if [ "${BENCH_GC:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
     gct=$(awk -v d="$dur" 'BEGIN { print (d < 2.5 ? 2.5 : d + 2) }')
     run_gc 86400 "$gct" >>"$tmp/gc.kv"
     run_gc 2 "$gct" >>"$tmp/gc.kv"
+fi
+
+if [ "${BENCH_PROFILE:-1}" = 1 ]; then
+    log "profiling (bench/profile.sh)"
+    "$src/bench/profile.sh" "$build" >"$tmp/profile.kv" || log "profile.sh failed"
 fi
 
 mkdir -p "$out"
@@ -260,7 +312,10 @@ mkdir -p "$out"
     echo "duration=$dur"; echo "warmup=$warm"; echo "fill=$fill"
     echo "repeat=$repeat"
 } >"$tmp/machine.kv"
-perl "$src/bench/report.pl" "$tmp" "$out" || die "report failed"
+if [ -n "${BENCH_SAVE:-}" ]; then
+    mkdir -p "$BENCH_SAVE" && cp "$tmp"/*.kv "$BENCH_SAVE"/
+fi
+perl "$src/bench/report.pl" "$tmp" "$out" "$src/bench/analysis.md" || die "report failed"
 if [ ! -s "$tmp/plot.gp" ]; then
     log "no matrix measured: no plots"
 elif command -v gnuplot >/dev/null; then

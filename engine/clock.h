@@ -13,7 +13,8 @@ typedef struct cnt_clock {
     void *ctx;
 } cnt_clock;
 
-/* The real wall clock (CLOCK_REALTIME): windows are epoch-aligned. */
+/* The real wall clock (CLOCK_REALTIME_COARSE where the kernel has it):
+ * windows are epoch-aligned. */
 extern const cnt_clock cnt_clock_system;
 
 /* Returns the clock's current time in milliseconds since the epoch. */

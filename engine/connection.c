@@ -18,6 +18,17 @@
 /* Rounds of produce-and-send per callback before yielding to the other
  * connections of the worker (fairness under pipelined floods). */
 #define CNT_CONN_ROUNDS 4
+/* Requests decoded (and their table memory prefetched) ahead of answering. */
+#define CNT_CONN_AHEAD 32
+
+/* A request decoded ahead: where it starts in the input, and its place in
+ * the table when it names a counter. */
+typedef struct conn_ahead {
+    size_t at;
+    cnt_request req;
+    bool placed;
+    cnt_table_place place;
+} conn_ahead;
 
 /* Makes room for n more bytes at the end of the output; NULL (and the
  * connection marked failed) when memory is short. */
@@ -131,35 +142,45 @@ static bool conn_dump_step(cnt_connection *c)
     return true;
 }
 
-/* Answers one valid request. */
-static void conn_dispatch(cnt_connection *c, const cnt_request *req)
+/* Answers one valid request; place is where its name lives, computed
+ * ahead by conn_look_ahead, or NULL. */
+static void conn_dispatch(cnt_connection *c, const cnt_request *req,
+                          const cnt_table_place *place)
 {
     cnt_table *t = c->env->table;
+    cnt_table_place here;
     cnt_status st;
     uint32_t v = 0;
 
+    if (place == NULL && (req->opcode == CNT_OP_GET ||
+                          req->opcode == CNT_OP_ACQUIRE ||
+                          req->opcode == CNT_OP_RELEASE)) {
+        cnt_table_place_of(t, req->name, req->name_len, &here);
+        place = &here;
+    }
     switch (req->opcode) {
     case CNT_OP_NOOP:
         conn_answer_empty(c, req->opcode, req->opaque);
         break;
     case CNT_OP_GET:
-        st = cnt_table_get(t, req->name, req->name_len, &v);
+        st = cnt_table_get_at(t, place, req->name, req->name_len, &v);
         if (st == CNT_STATUS_OK)
             conn_answer_u32(c, req->opcode, req->opaque, v);
         else
             conn_answer_error(c, req->opcode, st, req->opaque);
         break;
     case CNT_OP_ACQUIRE:
-        st = cnt_table_acquire(t, &c->holdings, req->name, req->name_len,
-                               req->resources, req->maximum);
+        st = cnt_table_acquire_at(t, &c->holdings, place, req->name,
+                                  req->name_len, req->resources,
+                                  req->maximum);
         if (st == CNT_STATUS_OK)
             conn_answer_u32(c, req->opcode, req->opaque, req->resources);
         else
             conn_answer_error(c, req->opcode, st, req->opaque);
         break;
     case CNT_OP_RELEASE:
-        st = cnt_table_release(t, &c->holdings, req->name, req->name_len,
-                               req->resources);
+        st = cnt_table_release_at(t, &c->holdings, place, req->name,
+                                  req->name_len, req->resources);
         if (st == CNT_STATUS_OK)
             conn_answer_empty(c, req->opcode, req->opaque);
         else
@@ -181,12 +202,23 @@ static void conn_dispatch(cnt_connection *c, const cnt_request *req)
     }
 }
 
-/* Counts a request in the worker's slot under its opcode, if known. */
+/* Counts a request in the worker's slot under its opcode, if known. Only
+ * this worker writes its slot, so a relaxed load and store do: no locked
+ * read-modify-write on every request (readers still see whole values). */
 static void conn_count(cnt_connection *c, const cnt_request *req)
 {
-    int cmd = cnt_stats_command_of(req->opcode);
-    if (cmd >= 0 && req->magic == CNT_MAGIC_REQUEST)
-        cnt_stats_inc(&c->env->slot->commands[cmd]);
+    int cmd;
+    switch (req->opcode) {
+    case CNT_OP_ACQUIRE: cmd = CNT_CMD_ACQUIRE; break;
+    case CNT_OP_RELEASE: cmd = CNT_CMD_RELEASE; break;
+    case CNT_OP_GET:     cmd = CNT_CMD_GET; break;
+    default:             cmd = cnt_stats_command_of(req->opcode); break;
+    }
+    if (cmd < 0 || req->magic != CNT_MAGIC_REQUEST)
+        return;
+    atomic_uint_fast64_t *v = &c->env->slot->commands[cmd];
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
 }
 
 /* Grows the input buffer so a request of size bytes fits; false when
@@ -207,10 +239,48 @@ static bool conn_in_grow(cnt_connection *c, uint64_t size)
     return true;
 }
 
+/* Decodes up to CNT_CONN_AHEAD whole requests from the front of the input
+ * and starts loading the table memory each will touch: first every bucket
+ * slot and stripe lock, then every bucket's first counter. With many
+ * counters (more than the CPU caches hold) each request costs a few cache
+ * misses; issued together, they overlap. Returns how many were decoded;
+ * conn_produce then uses them instead of decoding again. */
+static size_t conn_look_ahead(cnt_connection *c, conn_ahead *ahead)
+{
+    size_t n = 0, off = 0;
+    if (c->skip > 0 || c->dumping)
+        return 0;
+    while (n < CNT_CONN_AHEAD && off < c->in_len) {
+        conn_ahead *a = &ahead[n];
+        if (cnt_request_decode(c->in + off, c->in_len - off, &a->req) !=
+                CNT_DECODE_REQUEST ||
+            a->req.size > c->in_len - off)
+            break;
+        a->at = off;
+        a->placed = a->req.opcode == CNT_OP_GET ||
+                    a->req.opcode == CNT_OP_ACQUIRE ||
+                    a->req.opcode == CNT_OP_RELEASE;
+        if (a->placed) {
+            cnt_table_place_of(c->env->table, a->req.name, a->req.name_len,
+                               &a->place);
+            cnt_table_prefetch(c->env->table, &a->place, false);
+        }
+        off += (size_t)a->req.size;
+        n++;
+    }
+    if (n > 1)
+        for (size_t k = 0; k < n; k++)
+            if (ahead[k].placed)
+                cnt_table_prefetch(c->env->table, &ahead[k].place, true);
+    return n;
+}
+
 /* Decodes and answers buffered requests (and continues a Dump) until the
  * output passes the watermark, the input runs out, or framing is lost. */
 static void conn_produce(cnt_connection *c)
 {
+    conn_ahead ahead[CNT_CONN_AHEAD];
+    size_t nahead = conn_look_ahead(c, ahead), next = 0;
     size_t pos = 0;
     c->more = false;
     while (!c->failed && !c->closing) {
@@ -232,7 +302,16 @@ static void conn_produce(cnt_connection *c)
             continue;
         }
         cnt_request req;
-        cnt_decode_result r = cnt_request_decode(c->in + pos, avail, &req);
+        const cnt_table_place *place = NULL;
+        cnt_decode_result r;
+        if (next < nahead && ahead[next].at == pos) {
+            req = ahead[next].req;
+            place = ahead[next].placed ? &ahead[next].place : NULL;
+            r = CNT_DECODE_REQUEST;
+            next++;
+        } else {
+            r = cnt_request_decode(c->in + pos, avail, &req);
+        }
         if (r == CNT_DECODE_NEED_MORE) {
             conn_in_grow(c, req.size);
             break;
@@ -248,7 +327,7 @@ static void conn_produce(cnt_connection *c)
         if (r == CNT_DECODE_ERROR)
             conn_answer_error(c, req.opcode, req.status, req.opaque);
         else
-            conn_dispatch(c, &req);
+            conn_dispatch(c, &req, place);
         /* Bodies not needed (Noop/Stats/Dump, errors) may be longer than
          * what is buffered: skip the rest as it arrives, never store it. */
         size_t have = req.size < avail ? (size_t)req.size : avail;

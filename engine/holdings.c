@@ -21,14 +21,33 @@ void cnt_holdings_set_allocator(void *(*calloc_fn)(size_t n, size_t size),
     holdings_free = free_fn ? free_fn : free;
 }
 
-/* Home slot of a counter: Fibonacci hashing of the pointer, whose low bits
- * are always zero (alignment) and so carry no information. */
+/* The capacity is not a power of two: it grows by half (8, 12, 18, ...),
+ * so a connection holding 1,000,000 counters needs 1.5 million 16-byte
+ * slots (24 MB) at load <= 3/4, not 2^21 (32 MB): issue 4's RSS target.
+ * Slots are therefore picked by multiply-shift, and probes wrap by test. */
+#define CNT_HOLDINGS_MAX_CAPACITY UINT32_MAX
+
+/* Home slot of a counter: Fibonacci hashing of the pointer (whose low bits
+ * are always zero, alignment, and so carry no information), its top 32
+ * bits scaled to [0, capacity). */
 static size_t cnt_holdings_home(const cnt_holdings *h,
                                 const struct cnt_counter *c)
 {
     uint64_t x = (uint64_t)(uintptr_t)c * UINT64_C(0x9e3779b97f4a7c15);
 
-    return (size_t)(x >> 32) & (h->capacity - 1);
+    return (size_t)(((x >> 32) * (uint64_t)h->capacity) >> 32);
+}
+
+/* The slot after i, wrapping at the end. */
+static size_t cnt_holdings_next(const cnt_holdings *h, size_t i)
+{
+    return i + 1 == h->capacity ? 0 : i + 1;
+}
+
+/* How many slots forward from a to b, wrapping. */
+static size_t cnt_holdings_distance(const cnt_holdings *h, size_t a, size_t b)
+{
+    return b >= a ? b - a : b + h->capacity - a;
 }
 
 /* Returns the slot of c, or NULL when c has no entry. */
@@ -37,7 +56,7 @@ static cnt_holding *cnt_holdings_find(const cnt_holdings *h,
 {
     if (h->count == 0)
         return NULL;
-    for (size_t i = cnt_holdings_home(h, c);; i = (i + 1) & (h->capacity - 1)) {
+    for (size_t i = cnt_holdings_home(h, c);; i = cnt_holdings_next(h, i)) {
         cnt_holding *s = &h->slots[i];
         if (s->counter == c)
             return s;
@@ -53,7 +72,7 @@ static void cnt_holdings_put(cnt_holdings *h, struct cnt_counter *c,
     size_t i = cnt_holdings_home(h, c);
 
     while (h->slots[i].counter != NULL)
-        i = (i + 1) & (h->capacity - 1);
+        i = cnt_holdings_next(h, i);
     h->slots[i].counter = c;
     h->slots[i].amount = amount;
     h->count++;
@@ -74,14 +93,17 @@ void cnt_holdings_destroy(cnt_holdings *h)
     cnt_holdings_init(h);
 }
 
-/* Doubles the slot array (or creates it) and moves every entry over. */
+/* Grows the slot array by half (or creates it) and moves every entry
+ * over. */
 static bool cnt_holdings_grow(cnt_holdings *h)
 {
-    size_t cap = h->capacity ? h->capacity * 2 : CNT_HOLDINGS_MIN_CAPACITY;
+    size_t cap = h->capacity ? h->capacity + h->capacity / 2
+                             : CNT_HOLDINGS_MIN_CAPACITY;
     cnt_holdings old = *h;
     cnt_holding *slots;
 
-    if (cap < h->capacity || cap > SIZE_MAX / sizeof *slots)
+    if (cap < h->capacity || cap > CNT_HOLDINGS_MAX_CAPACITY ||
+        cap > SIZE_MAX / sizeof *slots)
         return false;
     slots = holdings_calloc(cap, sizeof *slots);
     if (slots == NULL)
@@ -128,16 +150,16 @@ void cnt_holdings_add(cnt_holdings *h, struct cnt_counter *c, uint32_t n)
  * every remaining entry stays reachable from its home slot. */
 static void cnt_holdings_remove_at(cnt_holdings *h, size_t i)
 {
-    size_t mask = h->capacity - 1;
     size_t j = i;
 
     for (;;) {
-        j = (j + 1) & mask;
+        j = cnt_holdings_next(h, j);
         if (h->slots[j].counter == NULL)
             break;
         size_t home = cnt_holdings_home(h, h->slots[j].counter);
         /* Entry j may move to i only if its home is not in (i, j]. */
-        if (((j - home) & mask) >= ((j - i) & mask)) {
+        if (cnt_holdings_distance(h, home, j) >=
+            cnt_holdings_distance(h, i, j)) {
             h->slots[i] = h->slots[j];
             i = j;
         }

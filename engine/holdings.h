@@ -20,7 +20,7 @@ typedef struct cnt_holding {
  * so an idle connection costs no allocation. */
 typedef struct cnt_holdings {
     cnt_holding *slots;
-    size_t capacity;                /* 0 or a power of two */
+    size_t capacity;                /* 0, 8, then growing by half */
     size_t count;                   /* used slots */
 } cnt_holdings;
 

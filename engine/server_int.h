@@ -21,9 +21,13 @@ typedef struct cnt_worker {
     unsigned index;
     pthread_t thread;
     bool running;
+    /* Built with EVENT_BASE_FLAG_NOLOCK: only the worker's thread touches
+     * it, so libevent takes no lock per event. Other threads reach the
+     * worker through wake_fd (an eventfd) alone. */
     struct event_base *base;
-    struct event *notify;           /* made active when fds are queued */
-    struct event *stop;             /* made active to end the loop */
+    int wake_fd;                    /* written when fds are queued or on stop */
+    struct event *notify;           /* EV_READ on wake_fd */
+    atomic_bool stopping;           /* set before the stop wake-up */
     cnt_conn_env env;
 
     pthread_mutex_t lock;           /* guards the queue below */

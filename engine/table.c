@@ -181,6 +181,24 @@ static size_t cnt_table_bucket_of(const cnt_table *t, const uint8_t *name,
     return hash32 % t->nbuckets;
 }
 
+/* Stores a chain link. Bucket heads are also read without the lock (see
+ * cnt_table_head_peek), so every store to a link is a (relaxed) atomic
+ * one; on common CPUs that is a plain store. */
+static void do_link_set(cnt_counter **link, cnt_counter *c)
+{
+    __atomic_store_n(link, c, __ATOMIC_RELAXED);
+}
+
+/* Whether bucket b looks empty, read without its lock. Only for walks over
+ * the whole table (GC, Dump): a bucket seen empty may gain a counter just
+ * after, which such a walk may miss anyway (it was created after the walk
+ * passed, or it is too new to collect). A sweep over a big, mostly empty
+ * table then costs a read per bucket, not a lock round trip. */
+static bool cnt_table_head_empty(cnt_table *t, size_t b)
+{
+    return __atomic_load_n(&t->buckets[b], __ATOMIC_RELAXED) == NULL;
+}
+
 /* Finds name in bucket b. With no stored hash each node in the chain costs
  * a length check and, for equal lengths, a memcmp; chains hold about one
  * node when counters are about as many as buckets. */
@@ -230,23 +248,24 @@ static cnt_counter *do_create(cnt_table *t, size_t b, const uint8_t *name,
     if (t->buckets[b] == NULL)
         cnt_table_add(&t->used_buckets, 1);
     c->next = t->buckets[b];
-    t->buckets[b] = c;
+    do_link_set(&t->buckets[b], c);
     cnt_table_add(&t->objects, 1);
     cnt_table_add(&t->total_objects, 1);
     return c;
 }
 
-/* Unlinks and frees c, whose predecessor link in bucket b is *link. */
-static void do_delete(cnt_table *t, size_t b, cnt_counter **link)
+/* Unlinks c, whose predecessor link in bucket b is *link, and returns it
+ * for the caller to free once the stripe lock is dropped. */
+static cnt_counter *do_unlink(cnt_table *t, size_t b, cnt_counter **link)
 {
     cnt_counter *c = *link;
 
-    *link = c->next;
+    do_link_set(link, c->next);
     if (t->buckets[b] == NULL)
         cnt_table_subtract(&t->used_buckets, 1);
     cnt_table_subtract(&t->objects, 1);
     cnt_table_subtract(&t->node_memory, cnt_table_counter_size(c->name_len));
-    t->free(c);
+    return c;
 }
 
 /* Starts window w on c if c was last changed in an older one: the new
@@ -288,10 +307,48 @@ static void do_give_back(cnt_counter *c, uint32_t amount, uint32_t w)
     c->consumption -= amount;
 }
 
+/* Fills *p with the place of name. */
+void cnt_table_place_of(const cnt_table *t, const uint8_t *name,
+                        uint16_t len, cnt_table_place *p)
+{
+    p->bucket = cnt_table_bucket_of(t, name, len);
+}
+
+/* Prefetches a place's bucket slot and stripe, or its first counter. */
+void cnt_table_prefetch(cnt_table *t, const cnt_table_place *p, bool head)
+{
+    if (!head) {
+        __builtin_prefetch(&t->buckets[p->bucket], 0, 3);
+        __builtin_prefetch(cnt_table_stripe_of(t, p->bucket), 1, 3);
+        return;
+    }
+    const cnt_counter *c = __atomic_load_n(&t->buckets[p->bucket],
+                                           __ATOMIC_RELAXED);
+    if (c != NULL) {
+        /* A node is at most 40 bytes for a 16-byte name: two lines at
+         * worst, and the name is at the end. */
+        __builtin_prefetch(c, 1, 3);
+        __builtin_prefetch((const uint8_t *)c + offsetof(cnt_counter, name) +
+                           c->name_len - 1, 0, 3);
+    }
+}
+
 /* Acquire: creates the counter on first use; see table.h. */
 cnt_status cnt_table_acquire(cnt_table *t, cnt_holdings *h,
                              const uint8_t *name, uint16_t len,
                              uint32_t resources, uint32_t maximum)
+{
+    cnt_table_place p;
+
+    cnt_table_place_of(t, name, len, &p);
+    return cnt_table_acquire_at(t, h, &p, name, len, resources, maximum);
+}
+
+/* Acquire at a known place. */
+cnt_status cnt_table_acquire_at(cnt_table *t, cnt_holdings *h,
+                                const cnt_table_place *p,
+                                const uint8_t *name, uint16_t len,
+                                uint32_t resources, uint32_t maximum)
 {
     if (resources == 0 || maximum < resources || len == 0)
         return CNT_STATUS_INVALID;
@@ -300,7 +357,7 @@ cnt_status cnt_table_acquire(cnt_table *t, cnt_holdings *h,
     if (!cnt_holdings_reserve(h))
         return CNT_STATUS_OUT_OF_MEMORY;
 
-    size_t b = cnt_table_bucket_of(t, name, len);
+    size_t b = p->bucket;
     uint32_t w = cnt_table_window_now(t);
     pthread_mutex_t *m = cnt_table_stripe_of(t, b);
     cnt_status st = CNT_STATUS_OUT_OF_MEMORY;
@@ -320,7 +377,19 @@ cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
                              const uint8_t *name, uint16_t len,
                              uint32_t resources)
 {
-    size_t b = cnt_table_bucket_of(t, name, len);
+    cnt_table_place p;
+
+    cnt_table_place_of(t, name, len, &p);
+    return cnt_table_release_at(t, h, &p, name, len, resources);
+}
+
+/* Release at a known place. */
+cnt_status cnt_table_release_at(cnt_table *t, cnt_holdings *h,
+                                const cnt_table_place *p,
+                                const uint8_t *name, uint16_t len,
+                                uint32_t resources)
+{
+    size_t b = p->bucket;
     uint32_t w = cnt_table_window_now(t);
     pthread_mutex_t *m = cnt_table_stripe_of(t, b);
     cnt_status st = CNT_STATUS_OK;
@@ -377,7 +446,18 @@ void cnt_table_release_all(cnt_table *t, cnt_holdings *h)
 cnt_status cnt_table_get(cnt_table *t, const uint8_t *name, uint16_t len,
                          uint32_t *consumption)
 {
-    size_t b = cnt_table_bucket_of(t, name, len);
+    cnt_table_place p;
+
+    cnt_table_place_of(t, name, len, &p);
+    return cnt_table_get_at(t, &p, name, len, consumption);
+}
+
+/* Get at a known place. */
+cnt_status cnt_table_get_at(cnt_table *t, const cnt_table_place *p,
+                            const uint8_t *name, uint16_t len,
+                            uint32_t *consumption)
+{
+    size_t b = p->bucket;
     pthread_mutex_t *m = cnt_table_stripe_of(t, b);
     cnt_status st = CNT_STATUS_NOT_FOUND;
 
@@ -412,6 +492,8 @@ bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
 
     while (cursor->bucket < t->nbuckets) {
         size_t b = cursor->bucket++;
+        if (cnt_table_head_empty(t, b))
+            continue;
         pthread_mutex_t *m = cnt_table_stripe_of(t, b);
 
         pthread_mutex_lock(m);
@@ -423,9 +505,11 @@ bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
     return true;
 }
 
-/* Frees the deletable counters of bucket b; returns how many. Consumption
- * 0 means no ledger points at a counter, so freeing it here is safe. */
-static size_t do_sweep_bucket(cnt_table *t, size_t b, uint32_t w)
+/* Unlinks the deletable counters of bucket b onto *dead (chained through
+ * next); returns how many. Consumption 0 means no ledger points at a
+ * counter, so nobody can reach it once it is out of the bucket. */
+static size_t do_sweep_bucket(cnt_table *t, size_t b, uint32_t w,
+                              cnt_counter **dead)
 {
     cnt_counter **link = &t->buckets[b];
     size_t removed = 0;
@@ -433,7 +517,9 @@ static size_t do_sweep_bucket(cnt_table *t, size_t b, uint32_t w)
     while (*link != NULL) {
         cnt_counter *c = *link;
         if (c->consumption == 0 && c->window < w) {
-            do_delete(t, b, link);
+            c = do_unlink(t, b, link);
+            c->next = *dead;
+            *dead = c;
             removed++;
         } else {
             link = &c->next;
@@ -442,7 +528,9 @@ static size_t do_sweep_bucket(cnt_table *t, size_t b, uint32_t w)
     return removed;
 }
 
-/* Sweeps buckets [first, first + n), each under its stripe lock briefly. */
+/* Sweeps buckets [first, first + n), each under its stripe lock briefly;
+ * the unlinked nodes are freed after the lock is dropped, so a request
+ * never waits behind free() (the allocator's own locks included). */
 size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n)
 {
     uint32_t w = cnt_table_window_now(t);
@@ -454,11 +542,19 @@ size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n)
     end = n < t->nbuckets - first ? first + n : t->nbuckets;
 
     for (size_t b = first; b < end; b++) {
+        if (cnt_table_head_empty(t, b))
+            continue;
         pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+        cnt_counter *dead = NULL;
 
         pthread_mutex_lock(m);
-        removed += do_sweep_bucket(t, b, w);
+        removed += do_sweep_bucket(t, b, w, &dead);
         pthread_mutex_unlock(m);
+        while (dead != NULL) {
+            cnt_counter *next = dead->next;
+            t->free(dead);
+            dead = next;
+        }
     }
     return removed;
 }

@@ -1,6 +1,7 @@
-/* worker.c: a worker thread of the counter port: its own event base, the
- * connections the acceptor hands it through a locked queue, and a clean
- * stop that releases every connection's holdings. */
+/* worker.c: a worker thread of the counter port: its own lock-free event
+ * base, the connections the acceptor hands it through a locked queue and an
+ * eventfd doorbell, and a clean stop that releases every connection's
+ * holdings. */
 #include "config.h"
 
 #include "engine/server_int.h"
@@ -10,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,6 +37,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     memset(w, 0, sizeof(*w));
     w->server = s;
     w->index = i;
+    w->wake_fd = -1;
     if (pthread_mutex_init(&w->lock, NULL) != 0)
         return false;
     w->env.table = s->table;
@@ -53,6 +56,15 @@ void cnt_worker_destroy(cnt_worker *w)
     free(w->queue);
     w->queue = NULL;
     pthread_mutex_destroy(&w->lock);
+}
+
+/* Rings the worker's doorbell (any thread). An eventfd adds up writes,
+ * so a wake-up is never lost and many collapse into one read. */
+static void worker_wake(cnt_worker *w)
+{
+    uint64_t one = 1;
+    while (write(w->wake_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+        ;
 }
 
 /* Hands an accepted fd to the worker (any thread); false when memory is
@@ -77,8 +89,7 @@ bool cnt_worker_enqueue(cnt_worker *w, int fd)
     w->queue[(w->qhead + w->qlen) % w->qcap] = fd;
     w->qlen++;
     pthread_mutex_unlock(&w->lock);
-    /* Thread-safe with evthread_use_pthreads: wakes the worker's loop. */
-    event_active(w->notify, EV_READ, 0);
+    worker_wake(w);
     return true;
 }
 
@@ -121,28 +132,30 @@ static void worker_adopt(cnt_worker *w, int fd)
     w->conns = c;
 }
 
-/* Notify callback: adopts the fds the acceptor queued. */
+/* Doorbell callback: ends the loop when stopping, else adopts the fds the
+ * acceptor queued. */
 static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
 {
     cnt_worker *w = arg;
     int fds[CNT_WORKER_BATCH];
+    uint64_t rings;
     bool more;
-    (void)fd;
     (void)what;
+    /* Reset the count; EAGAIN means an earlier read already took it. */
+    if (read(fd, &rings, sizeof(rings)) < 0 && errno != EAGAIN &&
+        errno != EINTR)
+        cnt_log(&w->server->log, CNT_LOG_WARNING,
+                "counter: worker %u: reading its eventfd failed: %s",
+                w->index, strerror(errno));
+    if (atomic_load(&w->stopping)) {
+        event_base_loopbreak(w->base);
+        return;
+    }
     size_t n = worker_dequeue(w, fds, CNT_WORKER_BATCH, &more);
     for (size_t k = 0; k < n; k++)
         worker_adopt(w, fds[k]);
     if (more)
-        event_active(w->notify, EV_READ, 0);
-}
-
-/* Stop callback: runs in the worker's own thread, so the break is seen. */
-static void worker_on_stop(evutil_socket_t fd, short what, void *arg)
-{
-    cnt_worker *w = arg;
-    (void)fd;
-    (void)what;
-    event_base_loopbreak(w->base);
+        event_active(w->notify, EV_READ, 0);    /* our own thread: no lock */
 }
 
 /* The thread: runs the loop until stopped (idle is not a reason to end). */
@@ -153,28 +166,45 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Frees the worker's event base and its two events. */
+/* Frees the worker's event base, its doorbell event and eventfd. */
 static void worker_free_base(cnt_worker *w)
 {
     if (w->notify != NULL)
         event_free(w->notify);
-    if (w->stop != NULL)
-        event_free(w->stop);
     if (w->base != NULL)
         event_base_free(w->base);
-    w->notify = w->stop = NULL;
+    if (w->wake_fd >= 0)
+        close(w->wake_fd);
+    w->notify = NULL;
     w->base = NULL;
+    w->wake_fd = -1;
+}
+
+/* A base without libevent's locks: it is only ever used by one thread. */
+static struct event_base *worker_base_new(void)
+{
+    struct event_config *cfg = event_config_new();
+    if (cfg == NULL)
+        return NULL;
+    struct event_base *base = NULL;
+    if (event_config_set_flag(cfg, EVENT_BASE_FLAG_NOLOCK) == 0)
+        base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    return base;
 }
 
 /* Starts the worker's thread and event base; returns 0 or an errno value. */
 int cnt_worker_start(cnt_worker *w)
 {
-    w->base = event_base_new();
-    if (w->base == NULL)
-        return ENOMEM;
-    w->notify = event_new(w->base, -1, 0, worker_on_notify, w);
-    w->stop = event_new(w->base, -1, 0, worker_on_stop, w);
-    if (w->notify == NULL || w->stop == NULL) {
+    atomic_store(&w->stopping, false);
+    w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->wake_fd < 0)
+        return errno;
+    w->base = worker_base_new();
+    if (w->base != NULL)
+        w->notify = event_new(w->base, w->wake_fd, EV_READ | EV_PERSIST,
+                              worker_on_notify, w);
+    if (w->notify == NULL || event_add(w->notify, NULL) != 0) {
         worker_free_base(w);
         return ENOMEM;
     }
@@ -194,9 +224,10 @@ void cnt_worker_stop(cnt_worker *w)
 {
     if (!w->running)
         return;
-    /* An active event survives until the loop runs, even one that has not
-     * started yet: a plain loopbreak before that would be lost. */
-    event_active(w->stop, EV_READ, 0);
+    /* The eventfd keeps the ring until the loop reads it, even when the
+     * loop has not started yet, so the stop cannot be lost. */
+    atomic_store(&w->stopping, true);
+    worker_wake(w);
     pthread_join(w->thread, NULL);
     w->running = false;
     /* The thread is gone: this thread may now touch its connections. */

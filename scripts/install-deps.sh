@@ -5,7 +5,7 @@ set -e
 pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
       libevent-dev libcmocka-dev perl memcached"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
-[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind"
+[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
