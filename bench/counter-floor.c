@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bench/net.h"
 #include "protocol/decode.h"
 #include "protocol/encode.h"
 
@@ -110,20 +111,7 @@ static void floor_conn_process(floor_conn *c)
 /* Writes pending output; false when the connection is broken. */
 static bool floor_conn_flush(floor_conn *c)
 {
-    while (c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        if (n <= 0)
-            return false;
-        c->out_off += (size_t)n;
-    }
-    if (c->out_off == c->out_len)
-        c->out_off = c->out_len = 0;
-    return true;
+    return cnt_bench_flush(c->fd, c->out, &c->out_off, &c->out_len);
 }
 
 /* Reads once and answers; false when the connection should go away. */

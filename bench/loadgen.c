@@ -19,6 +19,7 @@
 #include "bench/bench.h"
 #include "bench/hist.h"
 #include "bench/loadgen.h"
+#include "bench/net.h"
 #include "protocol/client.h"
 
 #define LOAD_REQ_MAX (CNT_HEADER_SIZE + 10 + BENCH_NAME_LEN)
@@ -126,21 +127,8 @@ static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
 /* Writes as much pending output as the socket takes. */
 static void load_conn_flush(load_conn *c)
 {
-    while (c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
-        if (n <= 0) {
-            c->failed = "write failed";
-            return;
-        }
-        c->out_off += (size_t)n;
-    }
-    if (c->out_off == c->out_len)
-        c->out_off = c->out_len = 0;
+    if (!cnt_bench_flush(c->fd, c->out, &c->out_off, &c->out_len))
+        c->failed = "write failed";
 }
 
 /* Reads what the socket has and answers every complete response in it. */

@@ -4,18 +4,19 @@
 noinst_PROGRAMS += counter-bench counter-floor
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
-	bench/setup.c bench/hist.c bench/procstat.c
+	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
 counter_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 
-counter_floor_SOURCES = bench/counter-floor.c
+counter_floor_SOURCES = bench/counter-floor.c bench/net.c
 counter_floor_LDADD = libcntproto.la $(PTHREAD_LIBS)
 
-noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h
+noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
+	bench/net.h
 
 # The smoke run is started from the top build directory, where it finds
 # counter-bench and counter-floor.
 TESTS += bench/smoke.sh
-EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/report.pl \
+EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png
 

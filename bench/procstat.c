@@ -10,11 +10,18 @@
 
 #include "bench/procstat.h"
 
+/* Opens /proc/PID/WHAT for reading; NULL when the process is gone. */
+static FILE *procstat_open(pid_t pid, const char *what)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, what);
+    return fopen(path, "r");
+}
+
 bool cnt_procstat_cpu(pid_t pid, double *seconds)
 {
-    char path[64], line[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "r");
+    char line[1024];
+    FILE *f = procstat_open(pid, "stat");
     if (f == NULL)
         return false;
     size_t n = fread(line, 1, sizeof line - 1, f);
@@ -44,9 +51,8 @@ bool cnt_procstat_cpu(pid_t pid, double *seconds)
 
 bool cnt_procstat_rss(pid_t pid, uint64_t *kib)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-    FILE *f = fopen(path, "r");
+    char line[256];
+    FILE *f = procstat_open(pid, "status");
     if (f == NULL)
         return false;
     bool found = false;

@@ -15,18 +15,9 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-.}" && pwd)
 bench="$build/counter-bench"
 secs=${PROFILE_SECONDS:-2}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnt-profile.XXXXXX") || exit 1
-pids=""
+. "$src/bench/lib.sh"
+bench_tmp profile
 srv_pid="" srv_port=""
-
-cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null; done
-    sleep 0.2
-    for p in $pids; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 log() { echo "profile: $*" >&2; }
 
 # start NAME [PREFIX...]: starts ours or the floor (under PREFIX, e.g.
@@ -49,23 +40,9 @@ start() {
             >"$d/out" 2>"$d/err" &
         srv_pid=$!; pids="$pids $srv_pid"
         for _ in $(seq 400); do [ -s "$d/port" ] && break; sleep 0.05; done
-        srv_port=$(mc_counter_port "$(cat "$d/port" 2>/dev/null)")
+        srv_port=$(mc_stat "$(cat "$d/port" 2>/dev/null)" counter_port 5)
     fi
     [ -n "$srv_port" ] && "$bench" -p "$srv_port" -W ping -t 20
-}
-
-# The counter port from the host's memcache `stats`.
-mc_counter_port() {
-    local line
-    [ -n "$1" ] || return 1
-    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-    printf 'stats\r\n' >&3
-    while IFS= read -r -t 5 line <&3; do
-        line=${line%$'\r'}
-        [ "$line" = END ] && break
-        case $line in "STAT counter_port "*) echo "${line#STAT counter_port }" ;; esac
-    done
-    exec 3<&-
 }
 
 stop() {

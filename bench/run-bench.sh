@@ -41,18 +41,9 @@ repeat=${BENCH_REPEAT:-1}
 fill=${BENCH_FILL:-1000000}
 buckets=1000000
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnt-bench.XXXXXX") || exit 1
-pids=""
+. "$src/bench/lib.sh"
+bench_tmp bench
 srv_pid="" srv_port=""
-
-cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null; done
-    sleep 0.2
-    for p in $pids; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 log() { echo "run-bench: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -63,20 +54,6 @@ done
 
 # Waits until the server on port answers a Noop (or gives up after 10 s).
 ping_port() { "$bench" -p "$1" -W ping -t 10; }
-
-# Reads one item of the memcache-protocol `stats` on 127.0.0.1:port.
-mc_stat() {
-    local line val=""
-    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-    printf 'stats\r\n' >&3
-    while IFS= read -r -t 3 line <&3; do
-        line=${line%$'\r'}
-        [ "$line" = END ] && break
-        case $line in "STAT $2 "*) val=${line#"STAT $2 "} ;; esac
-    done
-    exec 3<&-
-    echo "$val"
-}
 
 random_port() { echo $((20000 + RANDOM % 40000)); }
 

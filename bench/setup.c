@@ -86,6 +86,21 @@ static bool setup_write_all(int fd, const uint8_t *buf, size_t len)
     return true;
 }
 
+/* Appends what one recv on fd returns to buf[*have, cap), retrying on
+ * EINTR; false on EOF or a read error. */
+static bool setup_recv_some(int fd, uint8_t *buf, size_t cap, size_t *have)
+{
+    for (;;) {
+        ssize_t n = recv(fd, buf + *have, cap - *have, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        *have += (size_t)n;
+        return true;
+    }
+}
+
 /* Reads `want` responses from fd; counts the non-OK ones into *bad.
  * False on EOF, a read error or a malformed response. */
 static bool setup_read_answers(int fd, uint32_t want, long *bad)
@@ -93,12 +108,8 @@ static bool setup_read_answers(int fd, uint32_t want, long *bad)
     static uint8_t buf[1 << 16];
     size_t have = 0;
     while (want > 0) {
-        ssize_t n = recv(fd, buf + have, sizeof buf - have, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+        if (!setup_recv_some(fd, buf, sizeof buf, &have))
             return false;
-        have += (size_t)n;
         size_t off = 0;
         cnt_response res;
         int r;
@@ -158,14 +169,8 @@ bool bench_print_stats(int fd, const char *label)
     if (!setup_write_all(fd, req, len))
         return false;
     while ((r = cnt_response_decode(buf, have, &res)) == 0) {
-        if (have == sizeof buf)
+        if (have == sizeof buf || !setup_recv_some(fd, buf, sizeof buf, &have))
             return false;
-        ssize_t n = recv(fd, buf + have, sizeof buf - have, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        have += (size_t)n;
     }
     if (r < 0 || res.status != CNT_STATUS_OK)
         return false;

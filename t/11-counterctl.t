@@ -21,34 +21,10 @@ my $port = $srv->{counter_port};
 my $dir = tempdir(CLEANUP => 1);
 
 # Starts counterctl with args; returns its pid (output goes to files).
-sub ctl_start {
-    my (@args) = @_;
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', "$dir/out";
-        open STDERR, '>', "$dir/err";
-        exec $CTL, @args or POSIX::_exit(127);
-    }
-    track_pid($pid);
-    return $pid;
-}
+sub ctl_start { spawn_to_files($dir, $CTL, @_) }
 
 # Waits (bounded) for a started counterctl: (exit code, stdout, stderr).
-sub ctl_finish {
-    my ($pid) = @_;
-    my $st;
-    wait_until(sub { waitpid($pid, WNOHANG) == $pid and $st = $?, 1 }, 20);
-    kill_pid($pid) unless defined $st;
-    my %o;
-    for my $f (qw(out err)) {
-        open my $fh, '<', "$dir/$f" or next;
-        local $/;
-        $o{$f} = <$fh> // '';
-    }
-    return (defined $st ? ($st & 127 ? 128 + ($st & 127) : $st >> 8) : -1,
-            $o{out} // '', $o{err} // '');
-}
+sub ctl_finish { finish_bounded($_[0], $dir) }
 
 # Runs counterctl -p PORT args to the end.
 sub ctl { ctl_finish(ctl_start('-p', $port, @_)) }

@@ -9,7 +9,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use CounterTest;
 use File::Temp qw(tempdir);
-use POSIX qw(:sys_wait_h);
 use Test::More;
 
 my $tool = $ENV{MEMCACHED_TOOL} // '/usr/share/memcached/scripts/memcached-tool';
@@ -19,23 +18,7 @@ my $srv = start_host(config => {});
 my $dir = tempdir(CLEANUP => 1);
 
 # Runs memcached-tool with args (bounded); returns (exit code, stdout).
-sub tool {
-    my (@args) = @_;
-    my $pid = fork // die "fork: $!";
-    if ($pid == 0) {
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', "$dir/out";
-        open STDERR, '>', "$dir/err";
-        exec $^X, $tool, @args or POSIX::_exit(127);
-    }
-    track_pid($pid);
-    my $st;
-    wait_until(sub { waitpid($pid, WNOHANG) == $pid and $st = $?, 1 }, 20);
-    kill_pid($pid) unless defined $st;
-    open my $fh, '<', "$dir/out" or return ($st, '');
-    local $/;
-    return (defined $st ? $st >> 8 : -1, <$fh> // '');
-}
+sub tool { run_bounded($dir, $^X, $tool, @_) }
 
 my ($rc, $out) = tool("127.0.0.1:$srv->{mc_port}", 'stats');
 is($rc, 0, 'memcached-tool stats exits 0');

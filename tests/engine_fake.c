@@ -1,4 +1,6 @@
-/* engine_fake.c: the test doubles declared in engine_fake.h. */
+/* engine_fake.c: the test doubles declared in engine_fake.h: a hand-moved
+ * clock and allocators that fail on demand. Their state is atomic because
+ * GC and worker threads use them while the test drives them. */
 #include "config.h"
 
 #include <stdlib.h>

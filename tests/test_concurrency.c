@@ -146,6 +146,19 @@ static bool count_record(void *ctx, const uint8_t *name, uint16_t len,
     return true;
 }
 
+/* Starts NTHREADS workers on table t, each with its own ledger and names. */
+static void workers_start(worker *workers, cnt_table *t)
+{
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        workers[i].id = i;
+        workers[i].t = t;
+        cnt_holdings_init(&workers[i].ledger);
+        worker_names(&workers[i]);
+        assert_int_equal(pthread_create(&workers[i].thread, NULL, worker_main,
+                                        &workers[i]), 0);
+    }
+}
+
 /* Moves time a window on, sweeps and dumps, until told to stop. */
 static void *sweeper_main(void *arg)
 {
@@ -183,14 +196,7 @@ static void test_concurrency_totals(void **state)
     assert_non_null(sw.gc);
     atomic_init(&sw.stop, false);
     assert_int_equal(pthread_create(&sw.thread, NULL, sweeper_main, &sw), 0);
-    for (unsigned i = 0; i < NTHREADS; i++) {
-        workers[i].id = i;
-        workers[i].t = t;
-        cnt_holdings_init(&workers[i].ledger);
-        worker_names(&workers[i]);
-        assert_int_equal(pthread_create(&workers[i].thread, NULL, worker_main,
-                                        &workers[i]), 0);
-    }
+    workers_start(workers, t);
     for (unsigned i = 0; i < NTHREADS; i++)
         pthread_join(workers[i].thread, NULL);
     atomic_store(&sw.stop, true);
@@ -261,14 +267,7 @@ static void test_concurrency_gc_thread(void **state)
     (void)state;
     assert_non_null(gc);
     assert_int_equal(cnt_gc_start(gc), 0);
-    for (unsigned i = 0; i < NTHREADS; i++) {
-        workers[i].id = i;
-        workers[i].t = t;
-        cnt_holdings_init(&workers[i].ledger);
-        worker_names(&workers[i]);
-        assert_int_equal(pthread_create(&workers[i].thread, NULL, worker_main,
-                                        &workers[i]), 0);
-    }
+    workers_start(workers, t);
     for (int i = 0; i < 50; i++)
         cnt_gc_kick(gc);
     for (unsigned i = 0; i < NTHREADS; i++)
@@ -285,6 +284,7 @@ static void test_concurrency_gc_thread(void **state)
     cnt_table_free(t);
 }
 
+/* Runs the concurrency tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

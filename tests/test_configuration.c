@@ -576,6 +576,7 @@ static void test_small_error_buffer(void **state)
     assert_false(cnt_config_parse_string(&c, "counter.port=x", NULL, 0));
 }
 
+/* Runs the configuration tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -728,6 +728,7 @@ static void test_stop_releases_holdings(void **state)
     fixture_free(f);
 }
 
+/* Runs the connection tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -214,6 +214,7 @@ static void test_gc_thread_stop_at_once(void **state)
     cnt_gc_stop(f->gc);
 }
 
+/* Runs the GC tests. */
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

@@ -60,6 +60,7 @@ static void test_hash_keyed(void **state)
     assert_int_equal(cnt_hash(&a, "counter", 7), cnt_hash(&a, "counter", 7));
 }
 
+/* Runs the hash tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

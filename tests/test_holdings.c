@@ -159,6 +159,7 @@ static void test_holdings_reserve_fails(void **state)
     cnt_holdings_destroy(&h);
 }
 
+/* Runs the ledger tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

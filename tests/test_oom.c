@@ -47,16 +47,19 @@ static bool oom_now(void)
     return true;
 }
 
+/* malloc for our objects: fails when armed, else the real one. */
 void *__wrap_malloc(size_t size)
 {
     return oom_now() ? NULL : __real_malloc(size);
 }
 
+/* calloc for our objects: fails when armed, else the real one. */
 void *__wrap_calloc(size_t n, size_t size)
 {
     return oom_now() ? NULL : __real_calloc(n, size);
 }
 
+/* realloc for our objects: fails when armed, else the real one. */
 void *__wrap_realloc(void *p, size_t size)
 {
     return oom_now() ? NULL : __real_realloc(p, size);
@@ -238,6 +241,7 @@ static void test_oom_each_allocation(void **state)
     free(stream);
 }
 
+/* Runs the allocation-failure tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

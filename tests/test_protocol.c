@@ -1476,6 +1476,7 @@ static int run_rows(const char *group, CMUnitTestFunction fn,
     return failed;
 }
 
+/* Runs the wire codec tests. */
 int main(void)
 {
     const struct CMUnitTest codec_tests[] = {

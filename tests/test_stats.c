@@ -156,6 +156,7 @@ static void test_stats_command_of(void **state)
     assert_null(cnt_stats_new(0));
 }
 
+/* Runs the Stats tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -666,6 +666,7 @@ static void test_table_config(void **state)
     cnt_table_free(NULL);
 }
 
+/* Runs the table tests. */
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

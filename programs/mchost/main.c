@@ -80,6 +80,8 @@ static void run(struct event_base *base)
         event_free(poll);
 }
 
+/* Parses the options, starts the workers and listeners, serves until told
+ * to stop. */
 int main(int argc, char **argv)
 {
     struct event_base *base;

@@ -166,6 +166,7 @@ static void test_config_file(void **state)
     free(file);
 }
 
+/* Runs the mchost's parse_config tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -225,6 +225,7 @@ static void test_verbosity(void **state)
     assert_int_equal(mch_logger_verbosity(), 0);
 }
 
+/* Runs the text-command tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

@@ -24,6 +24,7 @@ our @EXPORT = qw(
     resp resp_err answer_is
     req req_noop req_get req_acquire req_release req_stats req_dump
     u32 hexdump wait_until mc_command mc_stats kill_pid track_pid
+    spawn_to_files finish_bounded run_bounded
 );
 
 use constant {
@@ -197,8 +198,9 @@ sub _host_args {
             '-F', "$dir/port", @{ $o->{args} // [] }, '-X', $x);
 }
 
-# Forks and execs argv with stdout/stderr sent to files in dir.
-sub _spawn {
+# Forks and execs argv with stdin from /dev/null and stdout/stderr sent to
+# dir/stdout and dir/stderr; returns the (tracked) pid.
+sub spawn_to_files {
     my ($dir, @argv) = @_;
     my $pid = fork // die "fork: $!";
     if ($pid == 0) {
@@ -211,6 +213,7 @@ sub _spawn {
     return $pid;
 }
 
+# Whole file as a string; '' when it is missing.
 sub _slurp {
     my ($path) = @_;
     open my $fh, '<', $path or return '';
@@ -219,12 +222,36 @@ sub _slurp {
     return $s // '';
 }
 
+# Waits (bounded: timeout seconds, default 20) for a pid started by
+# spawn_to_files in dir and kills it if it does not end. Returns (exit code,
+# or 128 + signal, or -1 if it had to be killed; stdout text; stderr text).
+sub finish_bounded {
+    my ($pid, $dir, $timeout) = @_;
+    my $st;
+    wait_until(sub { waitpid($pid, WNOHANG) == $pid and $st = $?, 1 },
+               $timeout // 20);
+    if (defined $st) {
+        delete $tracked{$pid};    # reaped: its pid may be reused
+    } else {
+        kill_pid($pid);
+    }
+    my $rc = !defined $st ? -1 : $st & 127 ? 128 + ($st & 127) : $st >> 8;
+    return ($rc, _slurp("$dir/stdout"), _slurp("$dir/stderr"));
+}
+
+# Runs argv to the end (bounded) with output in files in dir; returns what
+# finish_bounded returns. For command-line tools driven by a test.
+sub run_bounded {
+    my ($dir, @argv) = @_;
+    return finish_bounded(spawn_to_files($dir, @argv), $dir);
+}
+
 # Runs mchost expecting it to exit by itself (configuration errors): returns
 # (exit status or undef if it had to be killed, stderr text).
 sub run_host {
     my (%o) = @_;
     my $dir = tempdir(CLEANUP => 1);
-    my $pid = _spawn($dir, _host_args(\%o, $dir));
+    my $pid = spawn_to_files($dir, _host_args(\%o, $dir));
     my $st;
     wait_until(sub {
         my $r = waitpid($pid, WNOHANG);
@@ -244,7 +271,7 @@ sub run_host {
 sub start_host {
     my (%o) = @_;
     my $dir = tempdir(CLEANUP => 1);
-    my $pid = _spawn($dir, _host_args(\%o, $dir));
+    my $pid = spawn_to_files($dir, _host_args(\%o, $dir));
     my $srv = bless { pid => $pid, dir => $dir }, 'CounterTest::Server';
     my $daemon = grep { $_ eq '-d' } @{ $o{args} // [] };
     my $port = wait_until(sub {
@@ -330,7 +357,7 @@ counter.buckets = 1000000
 counter.stat_interval = $interval
 EOF
         close $fh;
-        my $pid = _spawn($dir, $bin, '-f', "$dir/yrmcds.conf");
+        my $pid = spawn_to_files($dir, $bin, '-f', "$dir/yrmcds.conf");
         my $srv = bless { pid => $pid, dir => $dir, counter_port => $p[2],
                           mc_port => $p[0] }, 'CounterTest::Server';
         my $up = wait_until(sub {
