@@ -28,6 +28,9 @@ my %opt = (duration => 25, conns => 200, counters => 300, seed => time ^ $$,
 GetOptions(\%opt, 'duration=i', 'conns=i', 'counters=i', 'seed=i',
            'rss-slack=i', 'interval=i') or die "usage: see the header\n";
 srand $opt{seed};
+# CounterTest's watchdog (180 s) bounds ordinary tests; a soak runs for its
+# duration, so its bound is that plus the same margin.
+alarm($opt{duration} + 180);
 $SIG{PIPE} = 'IGNORE';      # writes to connections the server dropped
 $| = 1;
 print "soak: seed $opt{seed}, $opt{duration} s, $opt{conns} connections, ",
