@@ -284,7 +284,7 @@ mkdir -p "$out"
     echo "kernel=$(uname -sr)"
     echo "reference=yrmcds $(dpkg-query -W -f='${Version}' yrmcds 2>/dev/null)"
     commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null)
-    [ -n "$(git -C "$src" status --porcelain 2>/dev/null)" ] && commit="$commit with uncommitted changes"
+    git -C "$src" diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted changes"
     echo "commit=$commit"
     echo "duration=$dur"; echo "warmup=$warm"; echo "fill=$fill"
     echo "repeat=$repeat"
