@@ -325,11 +325,12 @@ void cnt_table_prefetch(cnt_table *t, const cnt_table_place *p, bool head)
     const cnt_counter *c = __atomic_load_n(&t->buckets[p->bucket],
                                            __ATOMIC_RELAXED);
     if (c != NULL) {
-        /* A node is at most 40 bytes for a 16-byte name: two lines at
-         * worst, and the name is at the end. */
+        /* A hint only, taken without the stripe lock: the node may change
+         * or be collected at any moment, so nothing in it is read here
+         * (reading name_len was a data race TSan caught). A node for a
+         * name of up to 18 bytes spans at most two cache lines. */
         __builtin_prefetch(c, 1, 3);
-        __builtin_prefetch((const uint8_t *)c + offsetof(cnt_counter, name) +
-                           c->name_len - 1, 0, 3);
+        __builtin_prefetch((const uint8_t *)c + 39, 0, 3);
     }
 }
 
