@@ -22,6 +22,7 @@ use IO::Select;
 use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
 use Time::HiRes qw(time sleep);
 use Errno qw(EAGAIN EWOULDBLOCK EINTR);
+use POSIX qw(WNOHANG);
 
 my %opt = (duration => 25, conns => 200, counters => 300, seed => time ^ $$,
            'rss-slack' => 32, interval => 2);
@@ -47,17 +48,29 @@ my %fig = map { $_ => 0 } qw(requests answers acquired refused released
     ends_close ends_reset ends_half ends_stall ends_lost quiescent mismatch_waits);
 my $fail = 0;
 
+our $server_pid;    # the host's pid, once it is up
+
 sub failed {
     my ($msg) = @_;
     print "soak: FAIL: $msg\n";
     $fail++;
+    host_check();
     die "soak: too many failures\n" if $fail > 20;
+}
+
+# A host that died makes every later step fail slowly (or spin on refused
+# connects until the watchdog): stop at once, saying so.
+sub host_check {
+    return unless $server_pid && waitpid($server_pid, WNOHANG) == $server_pid;
+    print "soak: FAIL: the host exited (wait status $?)\n";
+    die "soak: stopping\n";
 }
 
 my $srv = start_host(config => {
     'consumption_stats.interval' => $opt{interval}, threads => 2,
     buckets => 4096 });
 my $pid = $srv->{pid};
+$server_pid = $pid;
 my $port = $srv->{counter_port} or die "soak: no counter_port in stats\n";
 
 # Resident set of the server, in KiB.
@@ -307,6 +320,7 @@ sub run_loop {
     my ($secs, $drain) = @_;
     my $deadline = time + $secs;
     while (time < $deadline) {
+        host_check();
         my ($r, $w) = (IO::Select->new, IO::Select->new);
         my $busy = 0;
         for my $c (values %conns) {
