@@ -207,13 +207,7 @@ static void conn_dispatch(cnt_connection *c, const cnt_request *req,
  * read-modify-write on every request (readers still see whole values). */
 static void conn_count(cnt_connection *c, const cnt_request *req)
 {
-    int cmd;
-    switch (req->opcode) {
-    case CNT_OP_ACQUIRE: cmd = CNT_CMD_ACQUIRE; break;
-    case CNT_OP_RELEASE: cmd = CNT_CMD_RELEASE; break;
-    case CNT_OP_GET:     cmd = CNT_CMD_GET; break;
-    default:             cmd = cnt_stats_command_of(req->opcode); break;
-    }
+    int cmd = cnt_stats_command_of(req->opcode);
     if (cmd < 0 || req->magic != CNT_MAGIC_REQUEST)
         return;
     atomic_uint_fast64_t *v = &c->env->slot->commands[cmd];

@@ -58,20 +58,6 @@ cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i)
     return i < s->n ? &s->slots[i] : NULL;
 }
 
-/* Maps an opcode to its command counter, or -1. */
-int cnt_stats_command_of(uint8_t opcode)
-{
-    switch (opcode) {
-    case CNT_OP_NOOP:    return CNT_CMD_NOOP;
-    case CNT_OP_GET:     return CNT_CMD_GET;
-    case CNT_OP_ACQUIRE: return CNT_CMD_ACQUIRE;
-    case CNT_OP_RELEASE: return CNT_CMD_RELEASE;
-    case CNT_OP_STATS:   return CNT_CMD_STATS;
-    case CNT_OP_DUMP:    return CNT_CMD_DUMP;
-    default:             return -1;
-    }
-}
-
 /* Sums of every slot. */
 typedef struct cnt_stats_sums {
     uint64_t commands[CNT_CMD_COUNT];

@@ -35,8 +35,20 @@ void cnt_stats_free(cnt_stats *s);
 /* Returns slot i (0 <= i < n). */
 cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i);
 
-/* Maps an opcode to its command counter, or -1 for unknown opcodes. */
-int cnt_stats_command_of(uint8_t opcode);
+/* Maps an opcode to its command counter, or -1 for unknown opcodes.
+ * Inline: a worker calls it for every request. */
+static inline int cnt_stats_command_of(uint8_t opcode)
+{
+    switch (opcode) {
+    case CNT_OP_NOOP:    return CNT_CMD_NOOP;
+    case CNT_OP_GET:     return CNT_CMD_GET;
+    case CNT_OP_ACQUIRE: return CNT_CMD_ACQUIRE;
+    case CNT_OP_RELEASE: return CNT_CMD_RELEASE;
+    case CNT_OP_STATS:   return CNT_CMD_STATS;
+    case CNT_OP_DUMP:    return CNT_CMD_DUMP;
+    default:             return -1;
+    }
+}
 
 /* Adds 1 to a counter of a slot (relaxed: figures, not synchronisation). */
 static inline void cnt_stats_inc(atomic_uint_fast64_t *v)
