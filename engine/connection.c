@@ -142,6 +142,13 @@ static bool conn_dump_step(cnt_connection *c)
     return true;
 }
 
+/* Whether a request of this opcode looks up a counter by name. */
+static bool conn_touches_table(uint8_t opcode)
+{
+    return opcode == CNT_OP_GET || opcode == CNT_OP_ACQUIRE ||
+           opcode == CNT_OP_RELEASE;
+}
+
 /* Answers one valid request; place is where its name lives, computed
  * ahead by conn_look_ahead, or NULL. */
 static void conn_dispatch(cnt_connection *c, const cnt_request *req,
@@ -152,9 +159,7 @@ static void conn_dispatch(cnt_connection *c, const cnt_request *req,
     cnt_status st;
     uint32_t v = 0;
 
-    if (place == NULL && (req->opcode == CNT_OP_GET ||
-                          req->opcode == CNT_OP_ACQUIRE ||
-                          req->opcode == CNT_OP_RELEASE)) {
+    if (place == NULL && conn_touches_table(req->opcode)) {
         cnt_table_place_of(t, req->name, req->name_len, &here);
         place = &here;
     }
@@ -251,9 +256,7 @@ static size_t conn_look_ahead(cnt_connection *c, conn_ahead *ahead)
             a->req.size > c->in_len - off)
             break;
         a->at = off;
-        a->placed = a->req.opcode == CNT_OP_GET ||
-                    a->req.opcode == CNT_OP_ACQUIRE ||
-                    a->req.opcode == CNT_OP_RELEASE;
+        a->placed = conn_touches_table(a->req.opcode);
         if (a->placed) {
             cnt_table_place_of(c->env->table, a->req.name, a->req.name_len,
                                &a->place);
