@@ -134,6 +134,10 @@ void cnt_config_defaults(cnt_config *c)
     c->threads = cpus > (long)CNT_THREADS_DEFAULT_MAX
                      ? CNT_THREADS_DEFAULT_MAX : (unsigned)cpus;
     c->memory_limit = 0;
+    c->keepalive = true;
+    c->keepalive_idle = 30;
+    c->keepalive_interval = 10;
+    c->keepalive_count = 3;
 }
 
 /* Trims white space at both ends of s[0..*len) and returns the new start. */
@@ -334,6 +338,27 @@ static bool config_apply(cnt_config *c, const char *key, const char *v,
     }
     if (strcmp(key, "counter.memory_limit") == 0)
         return config_bytes(key, v, &c->memory_limit, err, errlen, origin);
+    if (strcmp(key, "counter.keepalive") == 0)
+        return config_bool(key, v, &c->keepalive, err, errlen, origin);
+    /* Linux takes idle and interval up to 32767 s and count up to 127. */
+    if (strcmp(key, "counter.keepalive_idle") == 0) {
+        if (!config_number(key, v, 1, 32767, &x, err, errlen, origin))
+            return false;
+        c->keepalive_idle = (unsigned)x;
+        return true;
+    }
+    if (strcmp(key, "counter.keepalive_interval") == 0) {
+        if (!config_number(key, v, 1, 32767, &x, err, errlen, origin))
+            return false;
+        c->keepalive_interval = (unsigned)x;
+        return true;
+    }
+    if (strcmp(key, "counter.keepalive_count") == 0) {
+        if (!config_number(key, v, 1, 127, &x, err, errlen, origin))
+            return false;
+        c->keepalive_count = (unsigned)x;
+        return true;
+    }
     if (strcmp(key, "counter.config") == 0) {
         /* Files may not name further files: no include cycles to detect. */
         if (origin != NULL && origin->path != NULL)

@@ -23,6 +23,13 @@ typedef struct cnt_config {
                                            or counter.stat_interval: 86400 */
     unsigned threads;                   /* counter.threads: CPUs, at most 4 */
     uint64_t memory_limit;              /* counter.memory_limit: 0 */
+    /* TCP keepalive on counter connections, so that a holder whose machine
+     * vanished (power, network) loses its resources after about
+     * idle + interval * count seconds instead of never. */
+    bool keepalive;                     /* counter.keepalive: true */
+    unsigned keepalive_idle;            /* counter.keepalive_idle: 30 */
+    unsigned keepalive_interval;        /* counter.keepalive_interval: 10 */
+    unsigned keepalive_count;           /* counter.keepalive_count: 3 */
 } cnt_config;
 
 /* Fills c with the defaults. */

@@ -18,6 +18,12 @@
 /* Rounds of produce-and-send per callback before yielding to the other
  * connections of the worker (fairness under pipelined floods). */
 #define CNT_CONN_ROUNDS 4
+/* Most answer bytes one callback produces for its connection before
+ * yielding to the worker's other connections. A read brings at most
+ * CNT_CONN_IN_INITIAL bytes of ordinary requests, whose answers fit well
+ * within it; what it cuts into slices is a Dump, so that a hundred
+ * clients dumping a large table delay the others by one slice each. */
+#define CNT_CONN_TURN_BYTES (64u * 1024)
 /* Requests decoded (and their table memory prefetched) ahead of answering. */
 #define CNT_CONN_AHEAD 32
 
@@ -127,7 +133,7 @@ static bool conn_dump_record(void *ctx, const uint8_t *name, uint16_t len,
         return false;
     c->out_len += cnt_encode_dump_record(p, c->dump_opaque, current,
                                          max_in_window, name, len);
-    return c->out_len - c->out_sent < CNT_CONN_OUT_HIGH;
+    return c->out_len - c->out_sent < c->out_stop;
 }
 
 /* Emits Dump records until the output reaches the watermark or the table
@@ -196,7 +202,7 @@ static void conn_dispatch(cnt_connection *c, const cnt_request *req,
         break;
     case CNT_OP_DUMP:
         c->dumping = true;
-        c->dump.bucket = 0;
+        c->dump = (cnt_dump_cursor){0};
         c->dump_opaque = req->opaque;
         break;
     default:
@@ -273,15 +279,21 @@ static size_t conn_look_ahead(cnt_connection *c, conn_ahead *ahead)
 }
 
 /* Decodes and answers buffered requests (and continues a Dump) until the
- * output passes the watermark, the input runs out, or framing is lost. */
-static void conn_produce(cnt_connection *c)
+ * output passes the watermark, budget bytes have been produced, the input
+ * runs out, or framing is lost. Returns the bytes produced. */
+static size_t conn_produce(cnt_connection *c, size_t budget)
 {
     conn_ahead ahead[CNT_CONN_AHEAD];
     size_t nahead = conn_look_ahead(c, ahead), next = 0;
     size_t pos = 0;
+    /* Nothing is sent in here, so the unsent bytes only grow. */
+    size_t unsent0 = c->out_len - c->out_sent;
+    c->out_stop = CNT_CONN_OUT_HIGH;
+    if (unsent0 < CNT_CONN_OUT_HIGH && budget < CNT_CONN_OUT_HIGH - unsent0)
+        c->out_stop = unsent0 + budget;
     c->more = false;
     while (!c->failed && !c->closing) {
-        if (c->out_len - c->out_sent >= CNT_CONN_OUT_HIGH) {
+        if (c->out_len - c->out_sent >= c->out_stop) {
             c->more = c->dumping || pos < c->in_len;
             break;
         }
@@ -335,6 +347,7 @@ static void conn_produce(cnt_connection *c)
         memmove(c->in, c->in + pos, c->in_len - pos);
         c->in_len -= pos;
     }
+    return c->out_len - c->out_sent - unsent0;
 }
 
 /* Sends unsent output with one call; false on a fatal socket error. */
@@ -400,8 +413,9 @@ static void conn_shrink(cnt_connection *c)
  * returns false when the connection must end now. */
 static bool conn_work(cnt_connection *c)
 {
+    size_t spent = 0;
     for (int round = 0; round < CNT_CONN_ROUNDS; round++) {
-        conn_produce(c);
+        spent += conn_produce(c, CNT_CONN_TURN_BYTES - spent);
         if (c->failed) {
             cnt_log(c->env->log, CNT_LOG_WARNING,
                     "counter: connection %d: out of memory; closing", c->fd);
@@ -409,7 +423,7 @@ static bool conn_work(cnt_connection *c)
         }
         if (!conn_flush(c))
             return false;
-        if (c->out_len > 0 || !c->more)
+        if (c->out_len > 0 || !c->more || spent >= CNT_CONN_TURN_BYTES)
             break;
     }
     bool pending = c->out_len > 0;
@@ -511,6 +525,8 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd)
 void cnt_connection_free(cnt_connection *c)
 {
     const cnt_conn_env *env = c->env;
+    if (c->dumping)
+        cnt_table_dump_cancel(env->table, &c->dump);
     cnt_table_release_all(env->table, &c->holdings);
     cnt_holdings_destroy(&c->holdings);
     event_free(c->rev);

@@ -59,6 +59,7 @@ struct cnt_connection {
      * the moment they happen, so ordering needs no second queue. */
     uint8_t *out;
     size_t out_len, out_sent, out_cap;
+    size_t out_stop;                /* unsent bytes that end this turn */
 
     cnt_holdings holdings;          /* what this connection has acquired */
 

@@ -42,6 +42,7 @@ _Static_assert(offsetof(struct cnt_counter, name) <= CNT_TABLE_HEADER_BUDGET,
  * neighbouring stripes do not fight over one line. */
 typedef struct cnt_table_stripe {
     _Alignas(64) pthread_mutex_t mutex;
+    cnt_dump_cursor *paused;    /* Dumps paused in this stripe's buckets */
 } cnt_table_stripe;
 
 struct cnt_table {
@@ -119,9 +120,11 @@ cnt_table *cnt_table_new(const cnt_table_config *cfg)
                                CNT_TABLE_STRIPES * sizeof *t->stripes);
     if (t->buckets == NULL || t->stripes == NULL)
         goto fail;
-    for (i = 0; i < CNT_TABLE_STRIPES; i++)
+    for (i = 0; i < CNT_TABLE_STRIPES; i++) {
+        t->stripes[i].paused = NULL;
         if (pthread_mutex_init(&t->stripes[i].mutex, NULL) != 0)
             break;
+    }
     if (i < CNT_TABLE_STRIPES) {
         while (i-- > 0)
             pthread_mutex_destroy(&t->stripes[i].mutex);
@@ -472,38 +475,114 @@ cnt_status cnt_table_get_at(cnt_table *t, const cnt_table_place *p,
     return st;
 }
 
-/* Calls fn for every counter of bucket b; false if any call said stop. */
-static bool do_dump_bucket(cnt_table *t, size_t b, uint32_t w,
-                           cnt_dump_fn fn, void *ctx)
+/* Registers cur as paused in bucket b at counter c (stripe lock held). */
+static void do_dump_pause(cnt_table *t, cnt_dump_cursor *cur, size_t b,
+                          cnt_counter *c)
 {
-    bool go_on = true;
+    cnt_table_stripe *s = &t->stripes[b % CNT_TABLE_STRIPES];
 
-    for (const cnt_counter *c = t->buckets[b]; c != NULL; c = c->next)
-        if (!fn(ctx, c->name, c->name_len, c->consumption,
-                do_max_in_window(c, w)))
-            go_on = false;
-    return go_on;
+    cur->bucket = b;
+    cur->at = c;
+    cur->paused = true;
+    cur->prev = NULL;
+    cur->next = s->paused;
+    if (s->paused != NULL)
+        s->paused->prev = cur;
+    s->paused = cur;
 }
 
-/* Dump from the cursor, one bucket (one stripe lock) at a time. */
+/* Unregisters a paused cur (its stripe lock held). */
+static void do_dump_unpause(cnt_table *t, cnt_dump_cursor *cur)
+{
+    cnt_table_stripe *s = &t->stripes[cur->bucket % CNT_TABLE_STRIPES];
+
+    if (cur->prev != NULL)
+        cur->prev->next = cur->next;
+    else
+        s->paused = cur->next;
+    if (cur->next != NULL)
+        cur->next->prev = cur->prev;
+    cur->prev = cur->next = NULL;
+    cur->paused = false;
+}
+
+/* Counter c of bucket b is about to be unlinked: Dumps paused at it go on
+ * from its successor instead (stripe lock held). Usually no Dump is. */
+static void do_dump_skip(cnt_table *t, size_t b, const cnt_counter *c)
+{
+    for (cnt_dump_cursor *cur = t->stripes[b % CNT_TABLE_STRIPES].paused;
+         cur != NULL; cur = cur->next)
+        if (cur->at == c)
+            cur->at = c->next;
+}
+
+/* Reports counters of bucket b from c on, stripe lock held, at most
+ * *budget of them. Returns where it stopped: NULL at the chain's end,
+ * else the first counter not reported (fn said stop, or the budget ran
+ * out). *stop tells whether fn said stop. */
+static cnt_counter *do_dump_chain(cnt_counter *c, uint32_t w, cnt_dump_fn fn,
+                                  void *ctx, unsigned *budget, bool *stop)
+{
+    *stop = false;
+    while (c != NULL && *budget > 0) {
+        (*budget)--;
+        bool go_on = fn(ctx, c->name, c->name_len, c->consumption,
+                        do_max_in_window(c, w));
+        c = c->next;
+        if (!go_on) {
+            *stop = true;
+            break;
+        }
+    }
+    return c;
+}
+
+/* Dump from the cursor: a bucket at a time, each under its stripe lock for
+ * at most CNT_TABLE_DUMP_PER_LOCK records; a long chain is reported over
+ * several holds, the cursor paused in it between them. */
 bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
                     void *ctx)
 {
     uint32_t w = cnt_table_window_now(t);
 
     while (cursor->bucket < t->nbuckets) {
-        size_t b = cursor->bucket++;
-        if (cnt_table_head_empty(t, b))
+        size_t b = cursor->bucket;
+        if (!cursor->paused && cnt_table_head_empty(t, b)) {
+            cursor->bucket++;
             continue;
+        }
         pthread_mutex_t *m = cnt_table_stripe_of(t, b);
+        unsigned budget = CNT_TABLE_DUMP_PER_LOCK;
+        bool stop;
 
         pthread_mutex_lock(m);
-        bool go_on = do_dump_bucket(t, b, w, fn, ctx);
+        cnt_counter *from = t->buckets[b];
+        if (cursor->paused) {
+            from = cursor->at;
+            do_dump_unpause(t, cursor);
+        }
+        cnt_counter *rest = do_dump_chain(from, w, fn, ctx, &budget, &stop);
+        if (rest != NULL)
+            do_dump_pause(t, cursor, b, rest);
+        else
+            cursor->bucket = b + 1;
         pthread_mutex_unlock(m);
-        if (!go_on)
+        if (stop)
             return cursor->bucket >= t->nbuckets;
     }
     return true;
+}
+
+/* Unregisters a paused cursor; nothing to do otherwise. */
+void cnt_table_dump_cancel(cnt_table *t, cnt_dump_cursor *cursor)
+{
+    if (!cursor->paused)
+        return;
+    pthread_mutex_t *m = cnt_table_stripe_of(t, cursor->bucket);
+
+    pthread_mutex_lock(m);
+    do_dump_unpause(t, cursor);
+    pthread_mutex_unlock(m);
 }
 
 /* Unlinks the deletable counters of bucket b onto *dead (chained through
@@ -518,6 +597,7 @@ static size_t do_sweep_bucket(cnt_table *t, size_t b, uint32_t w,
     while (*link != NULL) {
         cnt_counter *c = *link;
         if (c->consumption == 0 && c->window < w) {
+            do_dump_skip(t, b, c);
             c = do_unlink(t, b, link);
             c->next = *dead;
             *dead = c;

@@ -109,21 +109,40 @@ cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
  * to the number of entries in h. */
 void cnt_table_release_all(cnt_table *t, cnt_holdings *h);
 
-/* Where a Dump has got to; start from {0}. */
+/* Where a Dump has got to; start from {0}. A Dump may stop inside a
+ * bucket's chain (its caller's output buffer is full); the cursor then
+ * stays "paused" in that bucket: registered with the bucket's stripe, so
+ * that a GC sweep unlinking the node it points at moves it to that node's
+ * successor. Every counter that exists for the whole Dump is reported
+ * exactly once, however long the chain and however long the pause. The
+ * fields belong to the table; the owner only keeps the struct alive and
+ * calls cnt_table_dump_cancel if it gives up before the end. */
 typedef struct cnt_dump_cursor {
-    size_t bucket;
+    size_t bucket;                      /* next bucket to visit */
+    cnt_counter *at;                    /* paused: next counter of bucket */
+    struct cnt_dump_cursor *prev, *next; /* the stripe's paused cursors */
+    bool paused;
 } cnt_dump_cursor;
 
 /* Called for each counter during a Dump, under its stripe lock: copy, do
- * not call back into the table. Return true to go on after this bucket. */
+ * not call back into the table. Return false to stop after this record. */
 typedef bool (*cnt_dump_fn)(void *ctx, const uint8_t *name, uint16_t len,
                             uint32_t current, uint32_t max_in_window);
 
-/* Visits counters bucket by bucket from the cursor, one stripe lock at a
- * time, until fn returns false (the cursor then points past that bucket)
- * or the table ends. Returns true when the table is finished. */
+/* Most records a Dump reports under one hold of a stripe lock; after them
+ * it drops the lock (letting requests on that stripe in) and goes on. */
+#define CNT_TABLE_DUMP_PER_LOCK 64u
+
+/* Visits counters from the cursor, at most CNT_TABLE_DUMP_PER_LOCK under
+ * one stripe lock, until fn returns false (the cursor then points just
+ * past that record, possibly inside a chain) or the table ends. Returns
+ * true when the table is finished (the cursor is then no longer paused). */
 bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
                     void *ctx);
+
+/* Ends a Dump before the table is finished: unregisters a paused cursor.
+ * Harmless on a finished or never-started cursor. */
+void cnt_table_dump_cancel(cnt_table *t, cnt_dump_cursor *cursor);
 
 /* Removes deletable counters (consumption 0, last changed before the
  * current window) in buckets [first, first + n); returns how many. Takes

@@ -7,6 +7,7 @@
 #include "engine/server_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -109,15 +110,48 @@ static size_t worker_dequeue(cnt_worker *w, int *fds, size_t max, bool *more)
     return n;
 }
 
+/* Sets one integer socket option; a failure is logged, not fatal (the
+ * connection still works, only without that option). */
+static void worker_sockopt(cnt_worker *w, int fd, int level, int name,
+                           int value, const char *what)
+{
+    if (setsockopt(fd, level, name, &value, sizeof(value)) != 0)
+        cnt_log(&w->server->log, CNT_LOG_DEBUG,
+                "counter: %s on connection %d: %s", what, fd,
+                strerror(errno));
+}
+
+/* Keepalive probes find a peer that vanished without a FIN or RST (power
+ * loss, a cut network) while the connection is idle; the user timeout
+ * ends it in the same bound when answers are stuck unacknowledged, where
+ * keepalive does not probe. Either way its holdings are then released. */
+static void worker_keepalive(cnt_worker *w, int fd)
+{
+    const cnt_config *cfg = &w->server->config;
+
+    if (!cfg->keepalive)
+        return;
+    uint64_t bound_ms = 1000u * ((uint64_t)cfg->keepalive_idle +
+                                 (uint64_t)cfg->keepalive_interval *
+                                     cfg->keepalive_count);
+    worker_sockopt(w, fd, SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE");
+    worker_sockopt(w, fd, IPPROTO_TCP, TCP_KEEPIDLE,
+                   (int)cfg->keepalive_idle, "TCP_KEEPIDLE");
+    worker_sockopt(w, fd, IPPROTO_TCP, TCP_KEEPINTVL,
+                   (int)cfg->keepalive_interval, "TCP_KEEPINTVL");
+    worker_sockopt(w, fd, IPPROTO_TCP, TCP_KEEPCNT,
+                   (int)cfg->keepalive_count, "TCP_KEEPCNT");
+    worker_sockopt(w, fd, IPPROTO_TCP, TCP_USER_TIMEOUT,
+                   bound_ms > INT_MAX ? INT_MAX : (int)bound_ms,
+                   "TCP_USER_TIMEOUT");
+}
+
 /* Turns one accepted fd into a connection, or closes it. */
 static void worker_adopt(cnt_worker *w, int fd)
 {
-    int one = 1;
     /* Answers are small and batched already: never wait for Nagle. */
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
-        cnt_log(&w->server->log, CNT_LOG_DEBUG,
-                "counter: TCP_NODELAY on connection %d: %s", fd,
-                strerror(errno));
+    worker_sockopt(w, fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+    worker_keepalive(w, fd);
     cnt_connection *c = cnt_connection_new(&w->env, fd);
     if (c == NULL) {
         cnt_log(&w->server->log, CNT_LOG_WARNING,

@@ -43,6 +43,12 @@ typedef struct sim {
     shadow names[NNAMES];
     size_t nnames;
     bool memory_limited;        /* 0x82 may come on any creation */
+    /* An incremental Dump that advances a few records per Dump request,
+     * paused in between while other steps (GC sweeps included) run. */
+    bool dumping;
+    cnt_dump_cursor cursor;
+    bool seen[NNAMES];          /* reported by the incremental Dump */
+    bool steady[NNAMES];        /* existed since it began, never removed */
 } sim;
 
 static uint64_t fake_now_ms;
@@ -209,8 +215,9 @@ static void step_end(sim *m, int c)
 /* State shared with the Dump callback. */
 typedef struct dump_check {
     sim *m;
-    bool seen[NNAMES];
+    bool *seen;                 /* per name: reported already */
     size_t records;
+    unsigned budget;            /* records before asking to stop; 0: all */
 } dump_check;
 
 /* Checks one Dump record against the model. */
@@ -227,13 +234,14 @@ static bool dump_record(void *ctx, const uint8_t *name, uint16_t len,
     FUZZ_CHECK(current == shadow_sum(s));
     uint64_t expect = s->peak_window == window_now() ? s->peak : current;
     FUZZ_CHECK(max_in_window == expect);
-    return true;
+    return d->budget == 0 || --d->budget > 0;
 }
 
 /* Dump and Stats: every live counter once, with the model's figures. */
 static void step_dump(sim *m)
 {
-    dump_check d = { .m = m, .records = 0 };
+    bool seen[NNAMES] = { false };
+    dump_check d = { .m = m, .seen = seen, .records = 0 };
     cnt_dump_cursor cur = { 0 };
     size_t live = 0;
     FUZZ_CHECK(cnt_table_dump(m->table, &cur, dump_record, &d));
@@ -243,6 +251,29 @@ static void step_dump(sim *m)
     cnt_table_stats ts;
     cnt_table_get_stats(m->table, &ts);
     FUZZ_CHECK(ts.objects == live && ts.total_objects >= live);
+}
+
+/* Advances the incremental Dump by 1 to 8 records (starting it if none
+ * runs). Invariants: no counter twice, none after its removal (the
+ * callback checks it exists), and at the end every counter that existed
+ * all the way through was reported. */
+static void step_dump_part(sim *m, uint32_t opaque)
+{
+    if (!m->dumping) {
+        m->dumping = true;
+        m->cursor = (cnt_dump_cursor){ 0 };
+        for (size_t i = 0; i < NNAMES; i++) {
+            m->seen[i] = false;
+            m->steady[i] = i < m->nnames && m->names[i].exists;
+        }
+    }
+    dump_check d = { .m = m, .seen = m->seen, .budget = 1 + (opaque & 7) };
+    if (!cnt_table_dump(m->table, &m->cursor, dump_record, &d))
+        return;
+    FUZZ_CHECK(!m->cursor.paused);
+    for (size_t i = 0; i < m->nnames; i++)
+        FUZZ_CHECK(!m->steady[i] || m->seen[i]);
+    m->dumping = false;
 }
 
 /* A GC sweep: removes exactly the deletable counters. */
@@ -260,6 +291,7 @@ static void step_gc(sim *m)
             /* Only unheld counters untouched in this window may go. */
             FUZZ_CHECK(shadow_sum(s) == 0 && s->last_change_ms < start_ms);
             s->exists = false;
+            m->steady[i] = false;
             gone++;
         } else {
             FUZZ_CHECK(st == CNT_STATUS_OK);
@@ -304,7 +336,8 @@ static size_t step_request(sim *m, int c, const uint8_t *p, size_t n)
     case CNT_OP_GET: step_get(m, &req); break;
     case CNT_OP_ACQUIRE: step_acquire(m, c, &req); break;
     case CNT_OP_RELEASE: step_release(m, c, &req); break;
-    case CNT_OP_DUMP: case CNT_OP_STATS: step_dump(m); break;
+    case CNT_OP_DUMP: step_dump_part(m, req.opaque); break;
+    case CNT_OP_STATS: step_dump(m); break;
     default: break;
     }
     return (size_t)req.size;
@@ -336,6 +369,8 @@ static void sim_init(sim *m, uint8_t flags)
 /* Ends every connection, checks everything drains and is collected, frees. */
 static void sim_finish(sim *m)
 {
+    if (m->dumping)
+        cnt_table_dump_cancel(m->table, &m->cursor);
     for (int c = 0; c < NCONN; c++)
         step_end(m, c);
     check_all(m);

@@ -24,7 +24,8 @@
 typedef struct good_case {
     const char *input;
     enum { F_ENABLE, F_PORT, F_MAXCONN, F_BUCKETS, F_INTERVAL, F_THREADS,
-           F_MEMLIMIT, F_NBINDS } field;
+           F_MEMLIMIT, F_NBINDS, F_KEEPALIVE, F_KA_IDLE, F_KA_INTERVAL,
+           F_KA_COUNT } field;
     uint64_t expected;
 } good_case;
 
@@ -56,6 +57,12 @@ static const good_case good_cases[] = {
     {"counter.memory_limit=2K", F_MEMLIMIT, 2048},
     {"counter.memory_limit=3m", F_MEMLIMIT, 3u << 20},
     {"counter.memory_limit=4G", F_MEMLIMIT, 4ull << 30},
+    {"counter.keepalive=false", F_KEEPALIVE, 0},
+    {"counter.keepalive=on", F_KEEPALIVE, 1},
+    {"counter.keepalive_idle=1", F_KA_IDLE, 1},
+    {"counter.keepalive_idle=32767", F_KA_IDLE, 32767},
+    {"counter.keepalive_interval=5", F_KA_INTERVAL, 5},
+    {"counter.keepalive_count=127", F_KA_COUNT, 127},
     {"counter.bind=::1", F_NBINDS, 1},
     {"counter.bind=127.0.0.1,::1", F_NBINDS, 2},
     {"counter.bind=127.0.0.1 ::1  [::1]", F_NBINDS, 3},
@@ -75,6 +82,10 @@ static uint64_t field_of(const cnt_config *c, int field)
     case F_THREADS: return c->threads;
     case F_MEMLIMIT: return c->memory_limit;
     case F_NBINDS: return c->nbinds;
+    case F_KEEPALIVE: return c->keepalive;
+    case F_KA_IDLE: return c->keepalive_idle;
+    case F_KA_INTERVAL: return c->keepalive_interval;
+    case F_KA_COUNT: return c->keepalive_count;
     default: return UINT64_MAX;
     }
 }
@@ -119,6 +130,18 @@ static const bad_case bad_cases[] = {
      "(expected 1..4294967295)"},
     {"counter.threads=0",
      "counter: counter.threads: invalid value \"0\" (expected 1..64)"},
+    {"counter.keepalive=sometimes",
+     "counter: counter.keepalive: invalid value \"sometimes\" (expected "
+     "true/false, yes/no, on/off or 1/0)"},
+    {"counter.keepalive_idle=0",
+     "counter: counter.keepalive_idle: invalid value \"0\" "
+     "(expected 1..32767)"},
+    {"counter.keepalive_interval=32768",
+     "counter: counter.keepalive_interval: invalid value \"32768\" "
+     "(expected 1..32767)"},
+    {"counter.keepalive_count=128",
+     "counter: counter.keepalive_count: invalid value \"128\" "
+     "(expected 1..127)"},
     {"counter.threads=65",
      "counter: counter.threads: invalid value \"65\" (expected 1..64)"},
     {"counter.stat_interval=0",
@@ -215,6 +238,10 @@ static void test_defaults(void **state)
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     assert_int_equal(c.threads, cpus >= 4 ? 4 : (cpus < 1 ? 1 : cpus));
     assert_int_equal(c.memory_limit, 0);
+    assert_true(c.keepalive);
+    assert_int_equal(c.keepalive_idle, 30);
+    assert_int_equal(c.keepalive_interval, 10);
+    assert_int_equal(c.keepalive_count, 3);
     /* NULL changes nothing. */
     assert_true(cnt_config_parse_string(&c, NULL, NULL, 0));
     assert_int_equal(c.port, 11215);

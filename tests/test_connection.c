@@ -52,8 +52,9 @@ typedef struct fixture {
     cnt_server *server;
 } fixture;
 
-/* Builds and starts a server on 127.0.0.1, kernel-chosen port. */
-static fixture *fixture_new(unsigned max_connections)
+/* Builds and starts a server on 127.0.0.1, kernel-chosen port, with a
+ * table of the given number of buckets. */
+static fixture *fixture_new_buckets(unsigned max_connections, size_t buckets)
 {
     fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
@@ -61,7 +62,7 @@ static fixture *fixture_new(unsigned max_connections)
     f->cfg.port = 0;
     f->cfg.threads = 2;
     f->cfg.max_connections = max_connections;
-    cnt_table_config tc = {.buckets = 4096};
+    cnt_table_config tc = {.buckets = buckets};
     f->table = cnt_table_new(&tc);
     f->stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(f->cfg.threads));
     f->gc = cnt_gc_new(f->table);
@@ -84,6 +85,12 @@ static void fixture_free(fixture *f)
     cnt_stats_free(f->stats);
     cnt_table_free(f->table);
     free(f);
+}
+
+/* The same with the 4096 buckets most tests use. */
+static fixture *fixture_new(unsigned max_connections)
+{
+    return fixture_new_buckets(max_connections, 4096);
 }
 
 static int setup(void **state)
@@ -305,10 +312,11 @@ static void make_counters(reader *r, unsigned n)
     free(req);
 }
 
-static void test_dump_slow_reader(void **state)
+/* A Dump of N counters (made with make_counters) read in small bites:
+ * the server paces itself; every record comes once, then the Noop sent
+ * behind the Dump. */
+static void dump_slowly(fixture *f, unsigned N)
 {
-    fixture *f = *state;
-    enum { N = 6000 };     /* ~1.3 MB of records: several watermarks */
     reader *holder = calloc(1, sizeof(*holder));
     holder->fd = client_connect(f);
     make_counters(holder, N);
@@ -344,6 +352,21 @@ static void test_dump_slow_reader(void **state)
     close(holder->fd);
     free(r);
     free(holder);
+}
+
+static void test_dump_slow_reader(void **state)
+{
+    dump_slowly(*state, 6000);  /* ~1.3 MB of records: several watermarks */
+}
+
+/* With one bucket all counters form one chain, which the Dump crosses in
+ * many pauses (watermark, per-turn slice, per-lock batch). */
+static void test_dump_one_chain(void **state)
+{
+    fixture *f = fixture_new_buckets(0, 1);
+    (void)state;
+    dump_slowly(f, 3000);
+    fixture_free(f);
 }
 
 static void test_largest_request(void **state)
@@ -734,6 +757,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_basic_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipelining, setup, teardown),
+        cmocka_unit_test(test_dump_one_chain),
         cmocka_unit_test_setup_teardown(test_dump_slow_reader, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_largest_request, setup, teardown),

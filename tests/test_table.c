@@ -462,6 +462,144 @@ static void test_dump_stop_at_end(void **state)
     teardown((void **)&f);
 }
 
+/* Acquires one resource of "c%03d" for i in [from, to) through ledger h. */
+static void make_counters(fixture *f, cnt_holdings *h, int from, int to)
+{
+    char name[16];
+
+    for (int i = from; i < to; i++) {
+        int len = snprintf(name, sizeof name, "c%03d", i);
+        assert_int_equal(cnt_table_acquire(f->t, h, (uint8_t *)name,
+                                           (uint16_t)len, 1, 1),
+                         CNT_STATUS_OK);
+    }
+}
+
+/* With one bucket every counter is in one chain: a Dump still stops right
+ * after the record that asked, resuming inside the chain, so the records
+ * a caller gets per call are bounded by what it asks for, not by the
+ * chain's length. */
+static void test_dump_long_chain(void **state)
+{
+    fixture *f = fixture_new(1, 0);
+    dump_log *log = calloc(1, sizeof *log);
+    cnt_dump_cursor cur = { 0 };
+    unsigned rounds = 0;
+
+    (void)state;
+    make_counters(f, &f->a, 0, 500);
+    log->stop_every = 10;
+    for (;;) {
+        unsigned before = log->calls;
+        bool done = cnt_table_dump(f->t, &cur, dump_collect, log);
+        assert_true(log->calls - before <= 10);
+        rounds++;
+        if (done)
+            break;
+    }
+    assert_int_equal(rounds, 50);
+    assert_int_equal(log->n, 500);
+    assert_int_equal(log->calls, 500);
+    assert_false(cur.paused);
+    free(log);
+    teardown((void **)&f);
+}
+
+/* A Dump paused inside a chain survives what may happen before it
+ * resumes: the GC removing the counter it stopped at and others around
+ * it, and new counters created at the chain's head. Counters that live
+ * through the whole Dump are reported exactly once; removed ones never
+ * after their removal. Under ASan this also proves no freed node is read. */
+static void test_dump_paused_survives_gc(void **state)
+{
+    fixture *f = fixture_new(1, 0);
+    dump_log *log = calloc(1, sizeof *log);
+    cnt_dump_cursor cur = { 0 };
+
+    (void)state;
+    make_counters(f, &f->a, 0, 100);     /* will be collected */
+    make_counters(f, &f->b, 100, 200);   /* stay held */
+    /* The chain is newest first: c199 .. c100, then c099 .. c000. Stop
+     * after 150 records: paused at c049, among the ones to be collected. */
+    log->stop_every = 150;
+    assert_false(cnt_table_dump(f->t, &cur, dump_collect, log));
+    assert_true(cur.paused);
+    assert_int_equal(log->calls, 150);
+    cnt_table_release_all(f->t, &f->a);
+    cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
+    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 100);
+    make_counters(f, &f->b, 200, 210);   /* new heads, after the pause */
+    log->stop_every = 0;
+    assert_true(cnt_table_dump(f->t, &cur, dump_collect, log));
+    assert_false(cur.paused);
+    assert_int_equal(log->calls, 150);   /* the rest had all gone */
+    for (unsigned i = 0; i < log->n; i++)
+        assert_int_equal(log->r[i].seen, 1);
+    free(log);
+    teardown((void **)&f);
+}
+
+/* Only the counters the GC removes are skipped: a pause just before a
+ * held counter resumes exactly there. */
+static void test_dump_paused_partial_gc(void **state)
+{
+    fixture *f = fixture_new(1, 0);
+    dump_log *log = calloc(1, sizeof *log);
+    cnt_dump_cursor cur = { 0 };
+
+    (void)state;
+    make_counters(f, &f->b, 0, 10);      /* stay held: the chain's tail */
+    make_counters(f, &f->a, 10, 20);     /* collected */
+    make_counters(f, &f->b, 20, 30);     /* held: the chain's head */
+    log->stop_every = 12;                /* paused at c017 */
+    assert_false(cnt_table_dump(f->t, &cur, dump_collect, log));
+    cnt_table_release_all(f->t, &f->a);
+    cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
+    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 10);
+    log->stop_every = 0;
+    assert_true(cnt_table_dump(f->t, &cur, dump_collect, log));
+    assert_int_equal(log->calls, 22);    /* 12, then c009 .. c000 */
+    for (unsigned i = 0; i < log->n; i++)
+        assert_int_equal(log->r[i].seen, 1);
+    free(log);
+    teardown((void **)&f);
+}
+
+/* A cancelled Dump leaves nothing registered: the GC can then free the
+ * counter it was paused at, and other cursors in the same stripe keep
+ * working (they are unlinked from the middle of the stripe's list). */
+static void test_dump_cancel(void **state)
+{
+    fixture *f = fixture_new(1, 0);
+    dump_log *l1 = calloc(1, sizeof *l1), *l2 = calloc(1, sizeof *l2),
+             *l3 = calloc(1, sizeof *l3);
+    cnt_dump_cursor c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+
+    (void)state;
+    make_counters(f, &f->a, 0, 20);
+    l1->stop_every = l2->stop_every = l3->stop_every = 5;
+    assert_false(cnt_table_dump(f->t, &c1, dump_collect, l1));
+    assert_false(cnt_table_dump(f->t, &c2, dump_collect, l2));
+    assert_false(cnt_table_dump(f->t, &c3, dump_collect, l3));
+    cnt_table_dump_cancel(f->t, &c2);
+    assert_false(c2.paused);
+    cnt_table_dump_cancel(f->t, &c2);    /* twice is harmless */
+    cnt_table_release_all(f->t, &f->a);
+    cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
+    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 20);
+    l1->stop_every = l3->stop_every = 0;
+    assert_true(cnt_table_dump(f->t, &c1, dump_collect, l1));
+    assert_true(cnt_table_dump(f->t, &c3, dump_collect, l3));
+    assert_int_equal(l1->calls, 5);
+    assert_int_equal(l3->calls, 5);
+    cnt_dump_cursor never = { 0 };
+    cnt_table_dump_cancel(f->t, &never);
+    free(l1);
+    free(l2);
+    free(l3);
+    teardown((void **)&f);
+}
+
 /* memory_limit: a new counter past it gets 0x82; nothing else changes and
  * existing counters keep working. */
 static void test_memory_limit(void **state)
@@ -683,6 +821,10 @@ int main(void)
         T(test_max_windows),
         T(test_dump_resume),
         cmocka_unit_test(test_dump_stop_at_end),
+        cmocka_unit_test(test_dump_long_chain),
+        cmocka_unit_test(test_dump_paused_survives_gc),
+        cmocka_unit_test(test_dump_paused_partial_gc),
+        cmocka_unit_test(test_dump_cancel),
         cmocka_unit_test(test_memory_limit),
         T(test_alloc_failure),
         T(test_ledger_failure),
