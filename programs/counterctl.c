@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "programs/counterctl.h"
 
@@ -45,9 +49,11 @@ static const char usage_text[] =
     "  -p, --port PORT     counter port (default 11215)\n"
     "  -t, --timeout SECS  wait at most this long for each answer (default 10)\n"
     "  -h, --help          show this help\n"
+    "      --version       show the version\n"
     "exit status: 0 ok, 1 error status from the server, 2 usage, 69 cannot\n"
-    "connect, 74 connection lost or timed out, 75 run: not available,\n"
-    "76 malformed answer; run exits with COMMAND's status (128+N on signal N).\n";
+    "connect, 74 connection lost or timed out, 75 run: not available or the\n"
+    "holding was lost, 76 malformed answer; run exits with COMMAND's status\n"
+    "(128+N on signal N).\n";
 
 /* Prints a usage error and returns the usage exit code. */
 static int usage_error(const char *fmt, ...)
@@ -57,11 +63,9 @@ static int usage_error(const char *fmt, ...)
 {
     va_list ap;
 
-    fputs("counterctl: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    ctl_verror(" (try counterctl --help)", fmt, ap);
     va_end(ap);
-    fputs("\nTry 'counterctl --help' for more information.\n", stderr);
     return CTL_EXIT_USAGE;
 }
 
@@ -107,7 +111,7 @@ static bool name_ok(const char *name)
 /* Maps an I/O failure to a message and an exit code. */
 static int io_failure(const ctl_conn *c, ctl_io io)
 {
-    fprintf(stderr, "counterctl: %s\n", ctl_io_text(c, io));
+    ctl_error("%s", ctl_io_text(c, io));
     return io == CTL_IO_PROTOCOL ? CTL_EXIT_PROTOCOL : CTL_EXIT_IOERR;
 }
 
@@ -117,10 +121,9 @@ static int status_failure(const cnt_response *res, const char *what)
     const char *text = cnt_status_text((cnt_status)res->status);
 
     if (text != NULL && text[0] != '\0')
-        fprintf(stderr, "counterctl: %s: %s (status 0x%02x)\n", what, text,
-                res->status);
+        ctl_error("%s: %s (status 0x%02x)", what, text, res->status);
     else
-        fprintf(stderr, "counterctl: %s: status 0x%02x\n", what, res->status);
+        ctl_error("%s: status 0x%02x", what, res->status);
     return CTL_EXIT_STATUS;
 }
 
@@ -138,8 +141,8 @@ static int expect_body(const cnt_response *res, uint32_t want)
 {
     if (res->body_len == want)
         return CTL_EXIT_OK;
-    fprintf(stderr, "counterctl: answer has a %" PRIu32 "-byte body, "
-            "expected %" PRIu32 "\n", res->body_len, want);
+    ctl_error("answer has a %" PRIu32 "-byte body, expected %" PRIu32,
+              res->body_len, want);
     return CTL_EXIT_PROTOCOL;
 }
 
@@ -204,7 +207,7 @@ static int cmd_stats(ctl_conn *c)
         putchar('\n');
     }
     if (pos != res.body_len) {
-        fprintf(stderr, "counterctl: malformed stats body\n");
+        ctl_error("malformed stats body");
         return CTL_EXIT_PROTOCOL;
     }
     return CTL_EXIT_OK;
@@ -229,7 +232,7 @@ static int cmd_dump(ctl_conn *c)
         if (cnt_response_is_dump_end(&res))
             return CTL_EXIT_OK;
         if (!cnt_dump_record_parse(&res, &rec)) {
-            fprintf(stderr, "counterctl: malformed dump record\n");
+            ctl_error("malformed dump record");
             return CTL_EXIT_PROTOCOL;
         }
         ctl_print_escaped(rec.name, rec.name_len);
@@ -247,30 +250,96 @@ static int check_simple_args(const char *cmd, int argc, char **args)
     uint32_t v;
 
     if (argc != want) {
-        (void)usage_error("%s takes %d argument%s", cmd, want,
-                          want == 1 ? "" : "s");
-        return CTL_EXIT_USAGE;
+        return usage_error("%s takes %d argument%s", cmd, want,
+                           want == 1 ? "" : "s");
     }
     if (want > 0 && !name_ok(args[0]))
-        return usage_error("counter name must be 1 to 65535 bytes: '%s'",
+        return usage_error("counter name must be 1 to 65535 bytes: \"%s\"",
                            args[0]);
     for (int i = 1; i < want; i++)
         if (!parse_u32(args[i], &v))
-            return usage_error("not a number from 0 to 4294967295: '%s'",
+            return usage_error("not a number from 0 to 4294967295: \"%s\"",
                                args[i]);
     return 0;
 }
 
 /* ---- run ---- */
 
-/* The running command, for the signal handler to forward to. */
-static volatile sig_atomic_t child_pid;
+/* The signals run catches: the three it passes on to the command, and
+ * SIGCHLD, which wakes its wait for the command. */
+static const int run_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
+#define RUN_NSIGS (sizeof run_sigs / sizeof run_sigs[0])
 
-/* Passes INT, TERM and HUP on to the command, which decides what to do. */
-static void forward_signal(int sig)
+/* Write end of the self-pipe. The handler only notes which signal came;
+ * run_supervise acts on it once the command's pid is known, so a signal
+ * that arrives around the fork is passed on, never dropped. */
+static int signal_pipe_w = -1;
+
+/* Notes a signal for run_supervise (one write: async-signal-safe). */
+static void note_signal(int sig)
 {
-    if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+
+    (void)!write(signal_pipe_w, &b, 1);
+    errno = saved;
+}
+
+/* Signal state of `run`: the self-pipe, and what to give back to the
+ * command (the dispositions and mask counterctl was started with). */
+typedef struct run_signals {
+    int pipe[2];
+    sigset_t caught;                    /* the signals note_signal takes */
+    sigset_t old_mask;
+    struct sigaction old[RUN_NSIGS];
+} run_signals;
+
+/* Blocks and catches run_sigs (a signal that counterctl was started with
+ * ignored stays ignored, as a shell would leave it for the command); they
+ * stay blocked until the command's pid is recorded. False on failure. */
+static bool run_signals_install(run_signals *rs)
+{
+    struct sigaction sa;
+
+    if (pipe2(rs->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        ctl_error("pipe: %s", strerror(errno));
+        return false;
+    }
+    signal_pipe_w = rs->pipe[1];
+    sigemptyset(&rs->caught);
+    for (size_t i = 0; i < RUN_NSIGS; i++) {
+        sigaction(run_sigs[i], NULL, &rs->old[i]);
+        if (run_sigs[i] == SIGCHLD || rs->old[i].sa_handler != SIG_IGN)
+            sigaddset(&rs->caught, run_sigs[i]);
+    }
+    sigprocmask(SIG_BLOCK, &rs->caught, &rs->old_mask);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_signal;
+    sa.sa_mask = rs->caught;
+    for (size_t i = 0; i < RUN_NSIGS; i++) {
+        if (!sigismember(&rs->caught, run_sigs[i]))
+            continue;
+        sa.sa_flags = SA_RESTART | (run_sigs[i] == SIGCHLD ? SA_NOCLDSTOP : 0);
+        sigaction(run_sigs[i], &sa, NULL);
+    }
+    return true;
+}
+
+/* Gives back the dispositions and mask counterctl was started with. */
+static void run_signals_restore(run_signals *rs)
+{
+    for (size_t i = 0; i < RUN_NSIGS; i++)
+        if (sigismember(&rs->caught, run_sigs[i]))
+            sigaction(run_sigs[i], &rs->old[i], NULL);
+    sigprocmask(SIG_SETMASK, &rs->old_mask, NULL);
+}
+
+/* Frees the self-pipe (after run_signals_restore). */
+static void run_signals_close(run_signals *rs)
+{
+    close(rs->pipe[0]);
+    close(rs->pipe[1]);
+    signal_pipe_w = -1;
 }
 
 /* Arguments of `run`. */
@@ -292,15 +361,15 @@ static int parse_run_args(int argc, char **argv, run_args *r)
     r->name = argv[0];
     r->wait = 0;
     if (!name_ok(r->name))
-        return usage_error("counter name must be 1 to 65535 bytes: '%s'",
+        return usage_error("counter name must be 1 to 65535 bytes: \"%s\"",
                            r->name);
     if (!parse_u32(argv[1], &r->resources))
-        return usage_error("not a number from 0 to 4294967295: '%s'", argv[1]);
+        return usage_error("not a number from 0 to 4294967295: \"%s\"", argv[1]);
     if (!parse_u32(argv[2], &r->maximum))
-        return usage_error("not a number from 0 to 4294967295: '%s'", argv[2]);
+        return usage_error("not a number from 0 to 4294967295: \"%s\"", argv[2]);
     if (i < argc && strcmp(argv[i], "--wait") == 0) {
         if (i + 1 >= argc || !parse_seconds(argv[i + 1], &r->wait))
-            return usage_error("--wait needs a number of seconds: '%s'",
+            return usage_error("--wait needs a number of seconds: \"%s\"",
                                i + 1 < argc ? argv[i + 1] : "");
         i += 2;
     }
@@ -354,8 +423,8 @@ static int run_acquire(ctl_conn *c, const run_args *r)
             return status_failure(&res, r->name);
         left = deadline - now_seconds();
         if (left <= 0) {
-            fprintf(stderr, "counterctl: %s: resources not available%s\n",
-                    r->name, r->wait > 0 ? " before --wait ran out" : "");
+            ctl_error("%s: resources not available%s", r->name,
+                      r->wait > 0 ? " before --wait ran out" : "");
             return CTL_EXIT_TEMPFAIL;
         }
         sleep_seconds(pause < left ? pause : left);
@@ -363,57 +432,133 @@ static int run_acquire(ctl_conn *c, const run_args *r)
     }
 }
 
-/* Starts the command; returns its pid, or -1 (message printed). */
-static pid_t run_spawn(char **command)
+/* In the child: puts signals back as counterctl found them, ties the
+ * child's life to counterctl's, and executes the command. Never returns. */
+static void run_child(char **command, run_signals *rs, pid_t parent,
+                      int report_fd)
 {
-    int fds[2];
-    pid_t pid;
-    int err = 0;
+    int err;
+
+    close(rs->pipe[0]);
+    close(rs->pipe[1]);
+    for (size_t i = 0; i < RUN_NSIGS; i++)
+        if (sigismember(&rs->caught, run_sigs[i]))
+            sigaction(run_sigs[i], &rs->old[i], NULL);
+#ifdef __linux__
+    /* If counterctl dies without passing anything on (SIGKILL, a crash),
+     * the server has already released: the command must not run on.
+     * SIGKILL, since a command may ignore SIGTERM. Checked again after
+     * setting it: a parent that died before then did not signal us. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        ctl_error("cannot set the parent-death signal: %s", strerror(errno));
+        _exit(CTL_EXIT_SOFTWARE);
+    }
+    if (getppid() != parent)
+        _exit(CTL_EXIT_SOFTWARE);
+#else
+    (void)parent;
+#endif
+    sigprocmask(SIG_SETMASK, &rs->old_mask, NULL);
+    execvp(command[0], command);
+    err = errno;
+    (void)!write(report_fd, &err, sizeof err);
+    _exit(err == ENOENT ? CTL_EXIT_NOTFOUND : CTL_EXIT_NOEXEC);
+}
+
+/* Starts the command with run's signals blocked; returns its pid, or -1
+ * (message printed). The signals are unblocked once the pid is known. */
+static pid_t run_spawn(char **command, run_signals *rs)
+{
+    pid_t parent = getpid(), pid;
+    int fds[2], err = 0;
+    ssize_t n;
 
     /* A close-on-exec pipe tells the parent whether exec worked. */
     if (pipe2(fds, O_CLOEXEC) != 0) {
-        perror("counterctl: pipe");
+        ctl_error("pipe: %s", strerror(errno));
         return -1;
     }
     pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        execvp(command[0], command);
-        err = errno;
-        (void)!write(fds[1], &err, sizeof err);
-        _exit(err == ENOENT ? CTL_EXIT_NOTFOUND : CTL_EXIT_NOEXEC);
+        run_child(command, rs, parent, fds[1]);
     }
     close(fds[1]);
     if (pid < 0) {
-        perror("counterctl: fork");
+        ctl_error("fork: %s", strerror(errno));
         close(fds[0]);
         return -1;
     }
-    if (read(fds[0], &err, sizeof err) == (ssize_t)sizeof err)
-        fprintf(stderr, "counterctl: cannot run %s: %s\n", command[0],
-                strerror(err));
+    /* The pid is known: signals noted from here on reach the command. */
+    sigprocmask(SIG_UNBLOCK, &rs->caught, NULL);
+    do
+        n = read(fds[0], &err, sizeof err);
+    while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)sizeof err)
+        ctl_error("cannot run %s: %s", command[0], strerror(err));
     close(fds[0]);
     return pid;
 }
 
-/* Waits for the command and turns its end into an exit code. */
-static int run_wait(pid_t pid)
+/* Turns a wait status into run's exit code. */
+static int run_status(int st)
 {
-    int st;
-
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) {
-            perror("counterctl: waitpid");
-            return CTL_EXIT_SOFTWARE;
-        }
-    }
-    child_pid = 0;
     if (WIFSIGNALED(st))
         return 128 + WTERMSIG(st);
     return WEXITSTATUS(st);
+}
+
+/* Waits for the command while passing signals on to it and watching the
+ * connection. If the connection goes, the holding is gone with it: the
+ * command gets SIGTERM and *lost is set; the wait goes on until it ends.
+ * Returns the command's exit code (or 70 if waiting fails). */
+static int run_supervise(ctl_conn *c, const run_args *r, pid_t pid,
+                         run_signals *rs, bool *lost)
+{
+    bool watching = true;
+
+    *lost = false;
+    for (;;) {
+        struct pollfd pfd[2] = {
+            { .fd = rs->pipe[0], .events = POLLIN },
+            { .fd = watching ? c->fd : -1, .events = POLLIN }
+        };
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+
+        if (w == pid)
+            return run_status(st);
+        if (w < 0 && errno != EINTR) {
+            ctl_error("waitpid: %s", strerror(errno));
+            return CTL_EXIT_SOFTWARE;
+        }
+        if (poll(pfd, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            ctl_error("poll: %s", strerror(errno));
+            return CTL_EXIT_SOFTWARE;
+        }
+        if (pfd[0].revents & POLLIN) {
+            unsigned char sigs[64];
+            ssize_t n = read(rs->pipe[0], sigs, sizeof sigs);
+
+            for (ssize_t i = 0; i < n; i++)
+                if (sigs[i] != SIGCHLD)
+                    kill(pid, sigs[i]);
+        }
+        if (watching && pfd[1].revents != 0) {
+            ctl_io io = ctl_conn_watch(c);
+
+            if (io != CTL_IO_OK) {
+                kill(pid, SIGTERM);
+                ctl_error("lost the connection holding \"%s\" (%s); sent "
+                          "SIGTERM to the command", r->name,
+                          ctl_io_text(c, io));
+                watching = false;
+                *lost = true;
+            }
+        }
+    }
 }
 
 /* Releases what run acquired; a failure only warns, since the server
@@ -428,38 +573,52 @@ static void run_release(ctl_conn *c, const run_args *r)
     ctl_io io = exchange(c, req, len, opaque, &res);
 
     if (io != CTL_IO_OK)
-        fprintf(stderr, "counterctl: warning: release of %s: %s (the "
-                "resources may have been released early)\n", r->name,
-                ctl_io_text(c, io));
+        ctl_error("warning: release of %s: %s (the resources may have been "
+                  "released early)", r->name, ctl_io_text(c, io));
     else if (res.status != CNT_STATUS_OK)
         (void)status_failure(&res, r->name);
 }
 
 /* run: acquire, run the command while holding, release. */
-static int cmd_run(ctl_conn *c, const run_args *rp)
+static int cmd_run(ctl_conn *c, const run_args *r)
 {
-    struct sigaction sa;
-    run_args r = *rp;
+    run_signals rs;
+    bool lost = false;
     pid_t pid;
-    int rc = run_acquire(c, &r);
+    int rc = run_acquire(c, r);
 
     if (rc != 0)
         return rc;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    pid = run_spawn(r.command);
-    if (pid < 0)
-        rc = CTL_EXIT_SOFTWARE;
-    else {
-        child_pid = pid;
-        rc = run_wait(pid);
-    }
-    run_release(c, &r);
+    ctl_conn_keepalive(c);
+    if (!run_signals_install(&rs))
+        return CTL_EXIT_SOFTWARE;
+    pid = run_spawn(r->command, &rs);
+    rc = pid < 0 ? CTL_EXIT_SOFTWARE : run_supervise(c, r, pid, &rs, &lost);
+    run_signals_restore(&rs);
+    run_signals_close(&rs);
+    if (lost)
+        return CTL_EXIT_TEMPFAIL;
+    run_release(c, r);
     return rc;
+}
+
+/* Says why getopt_long refused a long option: unknown, ambiguous (a
+ * prefix of two), or given a value it does not take. */
+static int long_option_error(const struct option *longopts, const char *arg)
+{
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+    int matches = 0;
+
+    for (const struct option *lo = longopts; lo->name != NULL; lo++)
+        if (strncmp(lo->name, name, len) == 0)
+            matches++;
+    if (matches > 1)
+        return usage_error("ambiguous option \"%.*s\"", (int)len + 2, arg);
+    if (matches == 1 && eq != NULL)
+        return usage_error("option \"%.*s\" takes no value", (int)len + 2,
+                           arg);
+    return usage_error("unknown option \"%.*s\"", (int)len + 2, arg);
 }
 
 /* Parses the global options; returns -1 to go on, else an exit code. */
@@ -470,36 +629,61 @@ static int parse_options(int argc, char **argv, ctl_options *o)
         { "port", required_argument, NULL, 'p' },
         { "timeout", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
     };
     uint32_t port;
     double secs;
     int ch;
 
-    /* "+": stop at the command, so run's own arguments stay untouched. */
-    while ((ch = getopt_long(argc, argv, "+s:p:t:h", longopts, NULL)) != -1) {
+    /* "+": stop at the command, so run's own arguments stay untouched;
+     * ":" and opterr = 0: getopt's own messages would name argv[0] and
+     * differ from ours, so every complaint is worded here. */
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "+:s:p:t:h", longopts, NULL)) != -1) {
+        const char *arg = argv[optind - 1];
+
+
         switch (ch) {
         case 's':
             o->host = optarg;
             break;
         case 'p':
             if (!parse_u32(optarg, &port) || port == 0 || port > 65535)
-                return usage_error("bad port: '%s'", optarg);
+                return usage_error("bad port: \"%s\"", optarg);
             o->port = optarg;
             break;
         case 't':
             if (!parse_seconds(optarg, &secs) || secs <= 0 || secs > 86400)
-                return usage_error("bad timeout: '%s'", optarg);
+                return usage_error("bad timeout: \"%s\"", optarg);
             o->timeout_ms = (int)(secs * 1000);
             break;
         case 'h':
             fputs(usage_text, stdout);
             return CTL_EXIT_OK;
+        case 'V':
+            printf("counterctl %s\n", PACKAGE_VERSION);
+            return CTL_EXIT_OK;
+        case ':':
+            return usage_error("option \"%s\" needs a value", arg);
         default:
-            return usage_error("%s", "bad option");
+            if (strncmp(arg, "--", 2) == 0)
+                return long_option_error(longopts, arg);
+            return usage_error("unknown option \"-%c\"", optopt);
         }
     }
     return -1;
+}
+
+/* Flushes stdout; a failed write (a full disk, a closed pipe) turns
+ * success into 74, since the output is then incomplete. */
+static int flush_stdout(int rc)
+{
+    if (fflush(stdout) != 0 && rc == CTL_EXIT_OK) {
+        ctl_error("stdout: %s", strerror(errno));
+        return CTL_EXIT_IOERR;
+    }
+    return rc;
 }
 
 /* Entry point: parse, connect, run one command. */
@@ -512,7 +696,7 @@ int main(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
 
     if (rc >= 0)
-        return rc;
+        return flush_stdout(rc);
     if (optind >= argc)
         return usage_error("%s", "no command given");
     cmd = argv[optind++];
@@ -526,7 +710,7 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "run") == 0)
         rc = parse_run_args(argc, argv, &r);
     else
-        rc = usage_error("unknown command '%s'", cmd);
+        rc = usage_error("unknown command \"%s\"", cmd);
     if (rc != 0)
         return rc;
     c = ctl_conn_new(o.host, o.port, o.timeout_ms);
@@ -540,10 +724,7 @@ int main(int argc, char **argv)
         rc = cmd_run(c, &r);
     else
         rc = cmd_simple(c, cmd, argv);
-    if (fflush(stdout) != 0 && rc == CTL_EXIT_OK) {
-        perror("counterctl: stdout");
-        rc = CTL_EXIT_IOERR;
-    }
+    rc = flush_stdout(rc);
     ctl_conn_free(c);
     return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef CNT_PROGRAMS_COUNTERCTL_H
 #define CNT_PROGRAMS_COUNTERCTL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,25 @@ ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res);
 
 /* Returns a short text for an I/O outcome, for messages. */
 const char *ctl_io_text(const ctl_conn *c, ctl_io io);
+
+/* Takes in whatever the server sent while no answer was expected (run polls
+ * the socket while its command runs): CTL_IO_OK while the connection
+ * stands, _EOF or _ERROR once it is gone, _PROTOCOL if unasked-for data
+ * piles up. Notices are dropped; other bytes stay for the next answer. */
+ctl_io ctl_conn_watch(ctl_conn *c);
+
+/* Prints one error line on stderr: "counterctl: " and the formatted text,
+ * with control characters (a newline in a counter name, say) written as
+ * \xHH, so every error is exactly one line. */
+void ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ctl_error with a va_list, and tail (may be "") appended on the line. */
+void ctl_verror(const char *tail, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+/* Turns on TCP keepalive with short intervals, so that a server that
+ * vanishes without closing is noticed within about a minute. */
+void ctl_conn_keepalive(ctl_conn *c);
 
 /* Writes bytes to stdout with anything but printable ASCII (and space and
  * backslash) escaped as \xHH, so every name fits on one line. */

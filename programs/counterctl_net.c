@@ -1,6 +1,7 @@
 /* counterctl_net.c: counterctl's connection: connect with getaddrinfo,
  * write whole requests, read exactly one response at a time into a fixed
- * buffer, with a timeout on every wait and no trust in declared lengths. */
+ * buffer, with a timeout on every wait and no trust in declared lengths;
+ * also the one-line error printer every counterctl message goes through. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +50,7 @@ ctl_conn *ctl_conn_new(const char *host, const char *port, int timeout_ms)
     hints.ai_socktype = SOCK_STREAM;
     rc = getaddrinfo(host, port, &hints, &list);
     if (rc != 0) {
-        fprintf(stderr, "counterctl: %s port %s: %s\n", host, port,
-                gai_strerror(rc));
+        ctl_error("%s port %s: %s", host, port, gai_strerror(rc));
         return NULL;
     }
     for (ai = list; ai != NULL && fd < 0; ai = ai->ai_next) {
@@ -59,14 +60,14 @@ ctl_conn *ctl_conn_new(const char *host, const char *port, int timeout_ms)
     }
     freeaddrinfo(list);
     if (fd < 0) {
-        fprintf(stderr, "counterctl: cannot connect to %s port %s: %s\n",
-                host, port, strerror(saved));
+        ctl_error("cannot connect to %s port %s: %s", host, port,
+                  strerror(saved));
         return NULL;
     }
     c = calloc(1, sizeof *c);
     if (c == NULL) {
         close(fd);
-        fprintf(stderr, "counterctl: out of memory\n");
+        ctl_error("out of memory");
         return NULL;
     }
     c->fd = fd;
@@ -192,6 +193,61 @@ ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res)
     }
 }
 
+/* Turns on keepalive: idle 30 s, then 3 probes 10 s apart. */
+void ctl_conn_keepalive(ctl_conn *c)
+{
+    int one = 1;
+
+    (void)setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+#if defined(TCP_KEEPIDLE) && defined(TCP_KEEPINTVL) && defined(TCP_KEEPCNT)
+    {
+        int idle = 30, intvl = 10, cnt = 3;
+
+        (void)setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+        (void)setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+                         sizeof intvl);
+        (void)setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    }
+#endif
+}
+
+/* Takes in what arrived while no answer was expected. */
+ctl_io ctl_conn_watch(ctl_conn *c)
+{
+    cnt_response res;
+    ssize_t n;
+
+    if (c->consumed > 0) {
+        memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
+        c->len -= c->consumed;
+        c->consumed = 0;
+    }
+    if (c->len == sizeof c->buf)
+        return CTL_IO_PROTOCOL;
+    n = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, MSG_DONTWAIT);
+    if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+            return CTL_IO_OK;
+        c->err = errno;
+        return errno == ECONNRESET ? CTL_IO_EOF : CTL_IO_ERROR;
+    }
+    if (n == 0)
+        return CTL_IO_EOF;
+    c->len += (size_t)n;
+    /* Whole notices at the front are dropped so they cannot fill the
+     * buffer over a long hold; anything else waits for the next read. */
+    for (;;) {
+        int rc = cnt_response_decode(c->buf, c->len, &res);
+
+        if (rc < 0)
+            return CTL_IO_PROTOCOL;
+        if (rc == 0 || res.magic != CNT_MAGIC_NOTICE)
+            return CTL_IO_OK;
+        memmove(c->buf, c->buf + res.size, c->len - res.size);
+        c->len -= res.size;
+    }
+}
+
 /* Returns a short text for an I/O outcome. */
 const char *ctl_io_text(const ctl_conn *c, ctl_io io)
 {
@@ -208,6 +264,67 @@ const char *ctl_io_text(const ctl_conn *c, ctl_io io)
         return "malformed answer (bad magic, opaque or length)";
     }
     return "unknown error";
+}
+
+/* Prints one error line, control characters escaped, tail appended. The
+ * line is built first and written at once, so output of the command run
+ * holds cannot land inside it. */
+void ctl_verror(const char *tail, const char *fmt, va_list ap)
+{
+    static const char prefix[] = "counterctl: ";
+    char small[512], *text = small, *line;
+    size_t len, tail_len = strlen(tail);
+    va_list again;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n < 0)
+        n = 0, small[0] = '\0';
+    /* Counter names reach 64 KiB: print them whole rather than cut. */
+    if ((size_t)n >= sizeof small) {
+        text = malloc((size_t)n + 1);
+        if (text != NULL)
+            (void)vsnprintf(text, (size_t)n + 1, fmt, again);
+        else {
+            text = small;
+            n = (int)strlen(small);
+        }
+    }
+    va_end(again);
+    /* Each byte becomes at most 4 ("\xHH"). */
+    line = malloc(sizeof prefix + (size_t)n * 4 + tail_len + 1);
+    if (line == NULL) {
+        fprintf(stderr, "%s%s%s\n", prefix, text, tail);
+    } else {
+        memcpy(line, prefix, sizeof prefix - 1);
+        len = sizeof prefix - 1;
+        for (int i = 0; i < n; i++) {
+            unsigned char ch = (unsigned char)text[i];
+
+            if (ch < 0x20 || ch == 0x7f)
+                len += (size_t)sprintf(line + len, "\\x%02x", ch);
+            else
+                line[len++] = (char)ch;
+        }
+        memcpy(line + len, tail, tail_len);
+        len += tail_len;
+        line[len++] = '\n';
+        fwrite(line, 1, len, stderr);
+        free(line);
+    }
+    if (text != small)
+        free(text);
+}
+
+/* Prints one error line on stderr. */
+void ctl_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    ctl_verror("", fmt, ap);
+    va_end(ap);
 }
 
 /* Writes bytes to stdout, escaping what would break a line-based output. */

@@ -33,6 +33,10 @@ my ($rc, $out, $err);
 ($rc, $out) = ctl('--help');
 is($rc, 0, '--help exits 0');
 like($out, qr/usage: counterctl.*run NAME RESOURCES MAXIMUM/s, '--help shows usage');
+($rc, $out, $err) = ctl('--version');
+is($rc, 0, '--version exits 0');
+like($out, qr/\Acounterctl \d+\.\d+\S*\n\z/, '--version prints "counterctl VERSION"');
+is($err, '', '--version prints nothing on stderr');
 
 ($rc, $out, $err) = ctl('noop');
 is_deeply([$rc, $out], [0, ''], 'noop: exit 0, no output');
@@ -50,6 +54,20 @@ like($err, qr/Invalid arguments/, 'acquire 0: Invalid arguments');
 ($rc, $out, $err) = ctl('release', 'cc-x', 1);
 is($rc, 1, 'release of what this connection does not hold: exit 1');
 like($err, qr/Not acquired/, 'release: Not acquired');
+($rc, $out, $err) = ctl('release', 'cc-none', 1);
+is($rc, 1, 'release of a counter that does not exist: exit 1');
+like($err, qr/cc-none: Not found \(status 0x01\)/, 'release: Not found');
+
+# The manual page says what release really answers (both statuses).
+SKIP: {
+    my $man = "$FindBin::Bin/../doc/counterctl.1";
+    skip 'doc/counterctl.1 not found', 2 unless -r $man;
+    open my $fh, '<', $man or die "$man: $!";
+    my $text = do { local $/; <$fh> };
+    my ($rel) = $text =~ /^\.BI release .*?\n(.*?)^\.TP/ms;
+    like($rel // '', qr/Not found/, 'counterctl.1: release can answer Not found');
+    unlike($rel // '', qr/only ever/, 'counterctl.1: release does not claim one answer only');
+}
 
 my $hold = $srv->connect;
 $hold->call(req_acquire("cc a\x01b", 3, 7));
@@ -65,20 +83,35 @@ is($rc, 0, 'stats exits 0');
 like($out, qr/^command:acquire \d+$/m, 'stats prints `name value`');
 like($out, qr/^curr_connections \d+$/m, 'stats lists curr_connections');
 
-# Usage errors and connection failures.
+# Usage errors and connection failures: exit 2 and exactly one line,
+# "counterctl: " first (never the path counterctl was started by).
 for my $bad (['get'], ['get', 'a', 'b'], ['acquire', 'n', 'x', 1], ['bogus'],
              ['run', 'n', 1, 1, 'true'], ['run', 'n', 1, 1, '--'],
-             ['run', 'n', 1, 1, '--wait', 'soon', '--', 'true'], []) {
+             ['run', 'n', 1, 1, '--wait', 'soon', '--', 'true'], [],
+             ['-x', 'noop'], ['--bogus', 'noop'], ['--help=1'], ['-t'],
+             ['--port'], ['-p', 'http', 'noop'], ['acquire', '', 1, 1],
+             ['run', "new\nline", 'x', 1, '--', 'true']) {
     ($rc, $out, $err) = ctl(@$bad);
-    is($rc, 2, "usage error: counterctl @$bad -> 2");
+    my $shown = join ' ', map { s/\n/\\n/gr } @$bad;
+    is($rc, 2, "usage error: counterctl $shown -> 2");
+    like($err, qr/\Acounterctl: [^\n]* \(try counterctl --help\)\n\z/,
+         "usage error: counterctl $shown -> one line, pointing to --help");
 }
-like($err, qr/counterctl --help/, 'usage errors point to --help');
+($rc, $out, $err) = ctl('bogus');
+is($err, qq{counterctl: unknown command "bogus" (try counterctl --help)\n},
+   'unknown command: says which');
+($rc, $out, $err) = ctl('-x', 'noop');
+is($err, qq{counterctl: unknown option "-x" (try counterctl --help)\n},
+   'unknown option: says which, with our prefix');
+($rc, $out, $err) = ctl('get', "two\nlines");
+is($err, qq{counterctl: two\\x0alines: Not found (status 0x01)\n},
+   'a newline in a counter name is escaped: still one line');
 my $gone = IO::Socket::IP->new(Listen => 1, LocalHost => '127.0.0.1', LocalPort => 0);
 my $closed_port = $gone->sockport;
 close $gone;
 ($rc, $out, $err) = ctl_finish(ctl_start('-p', $closed_port, 'noop'));
 is($rc, 69, 'nothing listening: exit 69');
-like($err, qr/cannot connect/, 'cannot connect: says so');
+like($err, qr/\Acounterctl: cannot connect[^\n]*\n\z/, 'cannot connect: says so in one line');
 
 # run: holds while the command runs, releases after, passes the status.
 ($rc, $out) = ctl('run', 'cc-run', 2, 2, '--', 'sh', '-c',

@@ -74,6 +74,21 @@ sub kill_pid {
     waitpid($pid, 0);
 }
 
+# Forgets a tracked pid that is known to be gone (its number may be
+# reused, and END must not kill a stranger).
+sub untrack_pid { delete $tracked{$_[0]} }
+
+# True while pid runs: it exists and is not a zombie (a process orphaned
+# to an init that does not reap stays a zombie, yet it runs no more).
+sub pid_alive {
+    my ($pid) = @_;
+    return 0 unless $pid && kill(0, $pid);
+    open my $fh, '<', "/proc/$pid/stat" or return 1;
+    my $stat = <$fh> // '';
+    return $stat =~ /.*\) ([ZX]) /s ? 0 : 1;
+}
+push @EXPORT, qw(untrack_pid pid_alive);
+
 END {
     my $status = $?;
     kill_pid($_) for keys %tracked;

@@ -1,0 +1,73 @@
+#!/usr/bin/perl
+# 16-readme.t: the README's "Try it" commands run as written: each line of
+# the indented block after "Try it" is run (its _build/run/counterctl
+# replaced by this build's counterctl, pointed at a test server) and must
+# exit 0 and print what its comment says ("prints 1", "prints a, b, ...").
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use CounterTest;
+use File::Temp qw(tempdir);
+use Text::ParseWords qw(shellwords);
+use Test::More;
+
+my $CTL = $ENV{COUNTERCTL};
+my $README = "$FindBin::Bin/../README.md";
+plan skip_all => 'counterctl not built' unless $CTL && -x $CTL;
+plan skip_all => 'mchost or counter.so not built' unless target_available;
+plan skip_all => "no $README" unless -r $README;
+
+# The lines of the first indented block after the line starting "Try it".
+sub try_it_block {
+    open my $fh, '<', $README or die "$README: $!";
+    my ($seen, @block);
+    while (my $l = <$fh>) {
+        chomp $l;
+        if (!$seen) {
+            $seen = $l =~ /^Try it/;
+            next;
+        }
+        if ($l =~ /^ {4}(\S.*)$/) {
+            push @block, $1;
+        } elsif ($l =~ /\S/ || @block) {
+            last if @block;
+        }
+    }
+    return @block;
+}
+
+my @lines = try_it_block();
+ok(@lines >= 3, 'README has a "Try it" block of commands') or diag("got: @lines");
+
+my $srv = start_target(config => {});
+my $port = $srv->{counter_port};
+my $dir = tempdir(CLEANUP => 1);
+chdir $dir or die "$dir: $!";    # what the commands do happens here
+
+for my $line (@lines) {
+    my ($cmd, $comment) = split /\s+#\s*/, $line, 2;
+    my @argv = shellwords($cmd);
+    unless (@argv && $argv[0] eq '_build/run/counterctl') {
+        fail("README line is a counterctl command: $line");
+        next;
+    }
+    splice @argv, 0, 1, $CTL, '-p', $port;
+    my ($rc, $out, $err) = run_bounded($dir, @argv);
+    is($rc, 0, "README: `$cmd` exits 0") or diag($err);
+    next unless defined $comment && $comment =~ /^prints\s+(.*)$/;
+    my $what = $1;
+    if ($what =~ /^(\S+?):/) {
+        is($out, "$1\n", "README: `$cmd` prints $1");
+    } else {
+        my @names = grep { $_ ne '...' } split /,\s*/, $what;
+        for my $name (@names) {
+            like($out, qr/^\Q$name\E /m, "README: `$cmd` prints $name");
+        }
+    }
+}
+
+chdir '/';    # so that the temporary directory can be removed
+$srv->stop;
+done_testing;
