@@ -3,3 +3,5 @@ dist_man_MANS += doc/mchost.1
 # counterctl's manual and the protocol description (owner: e2e).
 dist_man_MANS += doc/counterctl.1
 dist_doc_DATA += doc/protocol.md
+# How the extension and mchost use memcached's host interface (owner: host).
+dist_doc_DATA += doc/host-interface.md

@@ -5,6 +5,7 @@
 
 #include "engine/host_glue.h"
 
+#include <memcached/visibility.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,7 +161,7 @@ static bool glue_register(SERVER_HANDLE_V1 *api)
 /* The entry point: parses config (copied: it points into argv), and when
  * counter.enable is true binds the counter port; threads start at the
  * host's first ON_CONNECT. */
-__attribute__((visibility("default")))
+MEMCACHED_PUBLIC_API
 EXTENSION_ERROR_CODE memcached_extensions_initialize(const char *config,
                                                      GET_SERVER_API get_api);
 

@@ -12,6 +12,7 @@ rm -rf _build/test && mkdir -p _build/test && cd _build/test
 make -j"$(nproc)"
 make -j"$(nproc)" check
 make distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+sh ../../scripts/check-memcached-headers.sh
 # Robustness stage: ASan+UBSan and TSan builds, valgrind, time-boxed
 # fuzzing, the short soak and the hostile-input tests.
 cd ../..

@@ -1,6 +1,6 @@
 /* callback.h: server events (connect, disconnect, log level...) and the
  * table to subscribe to them. Values and order as in memcached's engine
- * interface (host-abi.md). */
+ * interface; like the real header it leaves <stdbool.h> to the includer. */
 #ifndef MEMCACHED_CALLBACK_H
 #define MEMCACHED_CALLBACK_H
 

@@ -1,12 +1,12 @@
-/* config_parser.h: the item table the host's parse_config and get_config
- * fill in (SERVER_CORE_API). Layout as in memcached's engine interface. */
+/* config_parser.h: the item table SERVER_CORE_API.parse_config and
+ * get_config fill in. As in memcached's set it uses bool but leaves
+ * <stdbool.h> to the includer (see doc/host-interface.md). */
 #ifndef CONFIG_PARSER_H
 #define CONFIG_PARSER_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <memcached/visibility.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +37,14 @@ struct config_item {
     union config_value value;
     bool found;
 };
+
+/* The host's own parser as a plain function. Declared because the real
+ * header declares it (so the name is taken); extensions reach the parser
+ * through SERVER_CORE_API.parse_config, and mchost defines no function of
+ * this name. Returns 0 ok, 1 unknown keys, -1 bad input. */
+MEMCACHED_PUBLIC_API int parse_config(const char *str,
+                                      struct config_item items[],
+                                      FILE *error);
 
 #ifdef __cplusplus
 }

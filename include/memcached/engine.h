@@ -1,19 +1,21 @@
 /* engine.h: the server handle (SERVER_HANDLE_V1) and the version-1 engine
- * handle (ENGINE_HANDLE_V1) of memcached's pluggable-engine interface.
- * Includes the rest of the interface, as upstream's engine.h does. */
+ * handle (ENGINE_HANDLE_V1), every member with its real function type;
+ * includes the rest of the interface, as memcached's engine.h does. */
 #ifndef MEMCACHED_ENGINE_H
 #define MEMCACHED_ENGINE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/types.h>
 
 #include <memcached/types.h>
+#include <memcached/protocol_binary.h>
 #include <memcached/config_parser.h>
 #include <memcached/server_api.h>
 #include <memcached/callback.h>
 #include <memcached/extension.h>
+#include <memcached/vbucket.h>
 #include <memcached/engine_common.h>
 
 #ifdef __cplusplus
@@ -35,6 +37,29 @@ struct server_handle_v1_t {
     SERVER_COOKIE_API *cookie;
 };
 
+/* Events of a TAP (replication) stream; the values are the ABI. */
+typedef enum {
+    TAP_MUTATION = 1,
+    TAP_DELETION,
+    TAP_FLUSH,
+    TAP_OPAQUE,
+    TAP_VBUCKET_SET,
+    TAP_ACK,
+    TAP_DISCONNECT,
+    TAP_NOOP,
+    TAP_PAUSE,
+    TAP_CHECKPOINT_START,
+    TAP_CHECKPOINT_END
+} tap_event_t;
+
+/* Produces the next event of a TAP stream (get_tap_iterator returns one). */
+typedef tap_event_t (*TAP_ITERATOR)(ENGINE_HANDLE *handle,
+                                    const void *cookie, item **it,
+                                    void **engine_specific,
+                                    uint16_t *nengine_specific, uint8_t *ttl,
+                                    uint16_t *flags, uint32_t *seqno,
+                                    uint16_t *vbucket);
+
 /* One feature an engine claims (get_info). */
 typedef struct {
     uint32_t feature;
@@ -48,13 +73,9 @@ typedef struct {
     feature_info features[1];
 } engine_info;
 
-/* Stand-in type for handle members after get_stats: nothing in this
- * project calls them, so only their size and position matter. */
-typedef void (*engine_unused_fn)(void);
-
-/* Version 1 of the engine handle. Members up to get_stats are declared
- * with their exact types; the ones after it only keep the layout of the
- * upstream revision host-abi.md describes. */
+/* Version 1 of the engine handle, member for member. Only get_stats is
+ * used by the extension (it wraps it); mchost's stub engine fills them
+ * all so the table is complete. */
 typedef struct engine_interface_v1 {
     struct engine_interface interface;
     const engine_info *(*get_info)(ENGINE_HANDLE *handle);
@@ -91,14 +112,36 @@ typedef struct engine_interface_v1 {
                                    const char *stat_key, int nkey,
                                    ADD_STAT add_stat);
     void (*reset_stats)(ENGINE_HANDLE *handle, const void *cookie);
-    engine_unused_fn get_stats_struct;
-    engine_unused_fn aggregate_stats;
-    engine_unused_fn unknown_command;
-    engine_unused_fn tap_notify;
-    engine_unused_fn get_tap_iterator;
-    engine_unused_fn item_set_cas;
-    engine_unused_fn get_item_info;
-    engine_unused_fn errinfo;
+    void *(*get_stats_struct)(ENGINE_HANDLE *handle, const void *cookie);
+    ENGINE_ERROR_CODE (*aggregate_stats)(ENGINE_HANDLE *handle,
+                                         const void *cookie,
+                                         void (*callback)(void *, void *),
+                                         void *data);
+    ENGINE_ERROR_CODE (*unknown_command)(ENGINE_HANDLE *handle,
+                                         const void *cookie,
+                                         protocol_binary_request_header *req,
+                                         ADD_RESPONSE response);
+    ENGINE_ERROR_CODE (*tap_notify)(ENGINE_HANDLE *handle,
+                                    const void *cookie,
+                                    void *engine_specific, uint16_t nengine,
+                                    uint8_t ttl, uint16_t tap_flags,
+                                    tap_event_t tap_event,
+                                    uint32_t tap_seqno, const void *key,
+                                    size_t nkey, uint32_t flags,
+                                    uint32_t exptime, uint64_t cas,
+                                    const void *data, size_t ndata,
+                                    uint16_t vbucket);
+    TAP_ITERATOR (*get_tap_iterator)(ENGINE_HANDLE *handle,
+                                     const void *cookie, const void *client,
+                                     size_t nclient, uint32_t flags,
+                                     const void *userdata,
+                                     size_t nuserdata);
+    void (*item_set_cas)(ENGINE_HANDLE *handle, const void *cookie,
+                         item *it, uint64_t cas);
+    bool (*get_item_info)(ENGINE_HANDLE *handle, const void *cookie,
+                          const item *it, item_info *info);
+    size_t (*errinfo)(ENGINE_HANDLE *handle, const void *cookie,
+                      char *buffer, size_t buffsz);
 } ENGINE_HANDLE_V1;
 
 #ifdef __cplusplus

@@ -1,10 +1,9 @@
-/* engine_common.h: the engine handle header and the stat callback type,
- * shared by the engine, callback and extension declarations. Layout as in
- * memcached's engine interface (host-abi.md). */
+/* engine_common.h: the engine handle header and the callback types shared
+ * by the engine, callback and extension declarations. As in memcached's
+ * set, ADD_RESPONSE uses bool without including <stdbool.h>. */
 #ifndef ENGINE_COMMON_H
 #define ENGINE_COMMON_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -23,8 +22,8 @@ typedef void (*ADD_STAT)(const char *key, const uint16_t klen,
                          const char *val, const uint32_t vlen,
                          const void *cookie);
 
-/* Builds a binary-protocol response (used by unknown_command; declared only
- * so the name exists). */
+/* Queues a binary-protocol response (for unknown_command); false if it
+ * could not be built. */
 typedef bool (*ADD_RESPONSE)(const void *key, uint16_t keylen,
                              const void *ext, uint8_t extlen,
                              const void *body, uint32_t bodylen,

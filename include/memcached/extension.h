@@ -1,10 +1,15 @@
-/* extension.h: what a loadable extension sees of its host: the entry
- * point type, daemon and logger descriptors, log levels and the extension
- * and log tables. Values and layouts as in memcached (host-abi.md). */
+/* extension.h: what a loadable extension sees of its host: entry point
+ * type, daemon and logger descriptors, log levels, extension and log
+ * tables (memcached's protocol-extension descriptors are left out). */
 #ifndef MEMCACHED_EXTENSION_H
 #define MEMCACHED_EXTENSION_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include <memcached/engine_common.h>
+#include <memcached/protocol_binary.h>
+#include <memcached/types.h>
 #include <memcached/server_api.h>
 
 #ifdef __cplusplus

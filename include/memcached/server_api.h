@@ -1,13 +1,10 @@
 /* server_api.h: the core, stat and cookie tables a host hands to engines
- * and extensions, and the GET_SERVER_API type. Member order is the ABI
- * (host-abi.md); each table is an array of function pointers in effect. */
+ * and extensions, and GET_SERVER_API. Member order and function types
+ * are the ABI (doc/host-interface.md). */
 #ifndef MEMCACHED_SERVER_API_H
 #define MEMCACHED_SERVER_API_H
 
 #include <inttypes.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <time.h>
 
 #include <memcached/types.h>
 #include <memcached/config_parser.h>
@@ -37,24 +34,34 @@ typedef struct {
     bool (*get_config)(struct config_item items[]);
 } SERVER_CORE_API;
 
-/* Engine thread-stat helpers; declared only to keep the layout. */
+/* Engine thread-stat helpers; an extension has no use for them. */
 typedef struct {
+    /* A fresh per-thread stats block of the engine's (or NULL). */
     void *(*new_stats)(void);
+    /* Frees what new_stats returned. */
     void (*release_stats)(void *stats);
+    /* Counts an eviction of key. */
     void (*evicting)(const void *cookie, const void *key, int nkey);
 } SERVER_STAT_API;
 
-/* Per-connection services; the cookie is the host's connection. Some
- * historical upstream revisions differ in this table; the project follows
- * host-abi.md and never calls it from the extension. */
+/* Per-connection services; the cookie is the host's connection. Meant for
+ * engines serving memcache clients; a daemon extension with its own
+ * listener never calls them. */
 typedef struct {
+    /* The connection's socket. */
     int (*get_socket_fd)(const void *cookie);
+    /* Who authenticated on the connection (SASL). */
     void (*get_auth_data)(const void *cookie, auth_data_t *data);
+    /* Attaches one pointer of the engine's to the connection. */
     void (*store_engine_specific)(const void *cookie, void *engine_data);
+    /* The pointer stored with store_engine_specific, or NULL. */
     void *(*get_engine_specific)(const void *cookie);
+    /* Resumes a connection an engine call left waiting (EWOULDBLOCK). */
     void (*notify_io_complete)(const void *cookie, ENGINE_ERROR_CODE status);
-    void (*reserve)(const void *cookie);
-    void (*release)(const void *cookie);
+    /* Keeps the cookie valid beyond the current call, until release. */
+    ENGINE_ERROR_CODE (*reserve)(const void *cookie);
+    /* Ends a reserve; the host may then free the cookie. */
+    ENGINE_ERROR_CODE (*release)(const void *cookie);
 } SERVER_COOKIE_API;
 
 /* What an extension's entry point receives: call it to get the handle. */

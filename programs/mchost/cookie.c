@@ -1,6 +1,6 @@
-/* cookie.c: SERVER_COOKIE_API for mchost. mchost has no engine that
- * blocks, so notify/reserve/release have nothing to do; the rest read the
- * common cookie head. */
+/* cookie.c: SERVER_COOKIE_API for mchost. Its engine never blocks, so
+ * notify does nothing and reserve/release only report success (a cookie
+ * lives as long as its connection); the rest read the common cookie head. */
 #include "config.h"
 
 #include <stddef.h>
@@ -42,14 +42,16 @@ static void cookie_notify_io_complete(const void *cookie,
     (void)status;
 }
 
-static void cookie_reserve(const void *cookie)
+static ENGINE_ERROR_CODE cookie_reserve(const void *cookie)
 {
     (void)cookie;
+    return ENGINE_SUCCESS;
 }
 
-static void cookie_release(const void *cookie)
+static ENGINE_ERROR_CODE cookie_release(const void *cookie)
 {
     (void)cookie;
+    return ENGINE_SUCCESS;
 }
 
 static SERVER_COOKIE_API cookie_api = {

@@ -5,14 +5,17 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <memcached/engine.h>
 #include <memcached/extension.h>
+#include <memcached/visibility.h>
 
-#define EXPORT __attribute__((visibility("default")))
+/* The host resolves the entry point with dlsym: keep it exported. */
+#define EXPORT MEMCACHED_PUBLIC_API
 
 /* The entry point (the host finds it with dlsym; declared for -Wextra). */
 EXPORT EXTENSION_ERROR_CODE

@@ -1,5 +1,5 @@
 /* extensions.h: loading -X extensions (dlopen + entry point), as the
- * host-abi.md "Loading" section describes. */
+ * doc/host-interface.md "Loading" section describes. */
 #ifndef MCH_EXTENSIONS_H
 #define MCH_EXTENSIONS_H
 

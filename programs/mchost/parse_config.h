@@ -3,6 +3,7 @@
 #ifndef MCH_PARSE_CONFIG_H
 #define MCH_PARSE_CONFIG_H
 
+#include <stdbool.h> /* config_parser.h uses bool and leaves this to us */
 #include <stdio.h>
 
 #include <memcached/config_parser.h>

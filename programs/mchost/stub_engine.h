@@ -1,6 +1,6 @@
 /* stub_engine.h: mchost's engine: stores nothing, answers the general
  * `stats` with no lines and every other call with "not supported".
- * Extensions may wrap its get_stats (host-abi.md). */
+ * Extensions may wrap its get_stats (doc/host-interface.md). */
 #ifndef MCH_STUB_ENGINE_H
 #define MCH_STUB_ENGINE_H
 

@@ -132,7 +132,7 @@ static void test_stats_settings(void **state)
     free(got);
 }
 
-/* An extension's get_stats wrapper, as host-abi.md describes. */
+/* An extension's get_stats wrapper, as doc/host-interface.md describes. */
 static ENGINE_ERROR_CODE (*orig)(ENGINE_HANDLE *, const void *, const char *,
                                  int, ADD_STAT);
 static ENGINE_ERROR_CODE wrapped(ENGINE_HANDLE *h, const void *cookie,
