@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # 09-daemon.t: mchost -d -P pidfile: the counter port works after the host
 # daemonized (its threads start after the fork); stopped by the pid from the
-# pidfile.
+# pidfile. A failure after the fork is reported by the command that was run.
 use strict;
 use warnings;
 
@@ -9,6 +9,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use CounterTest;
 use File::Temp qw(tempdir);
+use IO::Socket::IP;
 use Test::More;
 
 plan skip_all => 'mchost or counter.so not built' unless have_host;
@@ -37,4 +38,37 @@ ok(wait_until(sub { unpack('N', $w->call(req_get('dm'))->{body}) == 0 }),
 kill_pid($pid);
 ok(wait_until(sub { !kill(0, $pid) }), 'daemon gone after TERM');
 $srv->stop;
+
+# A start-up failure after the fork (the memcache port is taken) is told by
+# the command itself: the daemon's stderr is gone by then, so the reason
+# travels to the waiting parent, which prints it and fails.
+my $busy = IO::Socket::IP->new(Listen => 5, LocalHost => '127.0.0.1',
+                               LocalPort => 0) or die "listen: $@";
+my $bport = $busy->sockport;
+for my $v ([], ['-v']) {
+    my $d = tempdir(CLEANUP => 1);
+    my ($rc, $out, $err) = run_bounded($d, $ENV{MCHOST}, '-d', @$v,
+        '-p', $bport, '-l', '127.0.0.1', '-P', "$d/pid",
+        '-X', "$ENV{COUNTER_SO},counter.enable=true;counter.port=0");
+    my $how = @$v ? '-d -v' : '-d';
+    is($rc, 1, "$how, memcache port busy: exit 1");
+    like($err, qr/^mchost: cannot listen on 127\.0\.0\.1 port $bport: Address already in use$/m,
+         "$how, memcache port busy: the reason is on stderr") or diag("stderr: $err");
+    ok(!-e "$d/pid", "$how, memcache port busy: no pid file left");
+}
+close $busy;
+
+# Success stays quiet: nothing on stderr, the daemon serves.
+my $d = tempdir(CLEANUP => 1);
+my ($rc, $out, $err) = run_bounded($d, $ENV{MCHOST}, '-d', '-p', '0',
+    '-l', '127.0.0.1', '-P', "$d/pid", '-F', "$d/port",
+    '-X', "$ENV{COUNTER_SO},counter.enable=true;counter.port=0");
+is($rc, 0, '-d: exit 0 once serving');
+is($err, '', '-d: nothing on stderr when all went well');
+my ($dpid) = (do { open my $f, '<', "$d/pid"; $f ? scalar <$f> : '' } // '') =~ /^(\d+)/;
+track_pid($dpid) if $dpid;
+my ($dport) = (do { open my $f, '<', "$d/port"; $f ? scalar <$f> : '' } // '') =~ /^(\d+)/;
+my %st = $dport ? mc_stats($dport) : ();
+ok($st{counter_port}, '-d: the daemon answers stats');
+kill_pid($dpid) if $dpid;
 done_testing;

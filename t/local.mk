@@ -17,6 +17,10 @@ E2E_TESTS = \
 	t/11-counterctl.t \
 	t/12-deliberate.t \
 	t/13-disabled.t \
+	t/14-mchost-cli.t \
+	t/15-counterctl-run.t \
+	t/16-readme.t \
+	t/17-keepalive.t \
 	t/20-differential.t \
 	t/21-memcached-tool.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm

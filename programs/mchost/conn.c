@@ -32,13 +32,17 @@ static void conn_count_output(struct mch_conn *c, size_t before)
         mch_count(bytes_written, after - before);
 }
 
-/* Closes once the answers already queued are sent. */
-static void conn_close_after_output(struct mch_conn *c)
+/* Closes once the answers already queued are sent. Returns false if c
+ * was freed at once (nothing was queued). */
+static bool conn_close_after_output(struct mch_conn *c)
 {
     c->closing = true;
     bufferevent_disable(c->bev, EV_READ);
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
         mch_conn_free(c);
+        return false;
+    }
+    return true;
 }
 
 /* Takes one line off input into line[]; 1 = got one, 0 = need more,
@@ -99,13 +103,13 @@ static bool conn_process(struct mch_conn *c)
                     c->head.fd);
             evbuffer_add_printf(out, "CLIENT_ERROR line too long\r\n");
             conn_count_output(c, before);
-            conn_close_after_output(c); /* output is not empty: c lives */
-            return true;
+            return conn_close_after_output(c);
         }
         if (mch_text_execute(line, out, &c->head, &c->swallow) ==
             MCH_TEXT_CLOSE) {
-            mch_conn_free(c);
-            return false;
+            /* As memcached: answers pipelined before quit still go out. */
+            conn_count_output(c, before);
+            return conn_close_after_output(c);
         }
         conn_count_output(c, before);
     }
@@ -142,7 +146,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
     (void)bev;
     if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
-        conn_close_after_output(c);
+        (void)conn_close_after_output(c);
         return;
     }
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))

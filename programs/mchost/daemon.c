@@ -1,6 +1,7 @@
 /* daemon.c: -d, -u, -P and -F. The parent of -d waits until the child
- * listens, so its exit status means something; number files are renamed
- * into place so readers never see a partial file. */
+ * listens and prints what went wrong if it does not, so its exit status
+ * and stderr mean something; number files are renamed into place so
+ * readers never see a partial file. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,7 +16,13 @@
 #include "programs/mchost/daemon.h"
 #include "programs/mchost/logger.h"
 
-static int ready_fd = -1; /* child's end of the start-up pipe */
+/* The child's end of the start-up pipe. Until start-up ends the child's
+ * stderr is this pipe too (unless stderr is kept): the parent copies what
+ * arrives to its own stderr, so a failure after the fork is still told by
+ * the command the user ran. A NUL byte, which no log line holds, says
+ * "ready"; end of file without it says the child failed. */
+static int ready_fd = -1;
+static bool stderr_to_parent;
 
 /* Points fd at /dev/null. */
 static void to_dev_null(int fd, int flags)
@@ -29,12 +36,49 @@ static void to_dev_null(int fd, int flags)
     }
 }
 
+/* Writes all of buf to fd; errors are dropped (nowhere to report them). */
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        len -= (size_t)w;
+    }
+}
+
+/* The parent: relays the child's start-up messages until "ready" or end
+ * of file, and exits accordingly. Never returns. */
+static void wait_for_child(int fd)
+{
+    char buf[4096];
+
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof(buf));
+        char *nul;
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        nul = memchr(buf, '\0', (size_t)r);
+        write_all(STDERR_FILENO, buf, nul ? (size_t)(nul - buf) : (size_t)r);
+        /* _exit: extensions' exit handlers belong to the child now. */
+        if (nul != NULL)
+            _exit(EXIT_SUCCESS);
+    }
+    _exit(EXIT_FAILURE);
+}
+
 /* Forks into the background; see daemon.h. */
 int mch_daemon_start(bool keep_stderr)
 {
     int pfd[2];
     pid_t pid;
-    char byte;
 
     if (pipe(pfd) != 0) {
         mch_log(EXTENSION_LOG_WARNING, "daemonize: pipe: %s", strerror(errno));
@@ -43,17 +87,13 @@ int mch_daemon_start(bool keep_stderr)
     pid = fork();
     if (pid < 0) {
         mch_log(EXTENSION_LOG_WARNING, "daemonize: fork: %s", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
         return -1;
     }
     if (pid > 0) {
-        ssize_t r;
-
         close(pfd[1]);
-        do {
-            r = read(pfd[0], &byte, 1);
-        } while (r < 0 && errno == EINTR);
-        /* _exit: extensions' exit handlers belong to the child now. */
-        _exit(r == 1 ? EXIT_SUCCESS : EXIT_FAILURE);
+        wait_for_child(pfd[0]);
     }
     close(pfd[0]);
     fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
@@ -63,8 +103,10 @@ int mch_daemon_start(bool keep_stderr)
                 strerror(errno));
     to_dev_null(STDIN_FILENO, O_RDONLY);
     to_dev_null(STDOUT_FILENO, O_WRONLY);
-    if (!keep_stderr)
-        to_dev_null(STDERR_FILENO, O_WRONLY);
+    if (!keep_stderr) {
+        dup2(ready_fd, STDERR_FILENO);
+        stderr_to_parent = true;
+    }
     return 0;
 }
 
@@ -73,6 +115,11 @@ void mch_daemon_ready(void)
 {
     if (ready_fd < 0)
         return;
+    /* First away from the pipe, so nothing can follow the marker. */
+    if (stderr_to_parent) {
+        to_dev_null(STDERR_FILENO, O_WRONLY);
+        stderr_to_parent = false;
+    }
     if (write(ready_fd, "", 1) != 1)
         mch_log(EXTENSION_LOG_WARNING, "daemonize: cannot notify parent");
     close(ready_fd);

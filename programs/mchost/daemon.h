@@ -6,8 +6,10 @@
 #include <stdbool.h>
 
 /* Forks into the background. The parent waits until the child calls
- * mch_daemon_ready (exit 0) or dies first (exit 1); it never returns.
- * stdin/stdout go to /dev/null, stderr too unless keep_stderr. 0 or -1. */
+ * mch_daemon_ready (exit 0) or dies first (exit 1), meanwhile copying the
+ * child's stderr to its own; it never returns. stdin/stdout go to
+ * /dev/null; stderr goes to the parent until ready, then to /dev/null,
+ * unless keep_stderr. 0 or -1. */
 int mch_daemon_start(bool keep_stderr);
 
 /* Tells a waiting parent that start-up succeeded (no-op without -d). */

@@ -1,6 +1,7 @@
 /* listen.c: mchost's memcache listening sockets. Above -c connections a
  * client gets memcached's "too many open connections" and is closed; when
- * accept runs out of descriptors the listener pauses instead of spinning. */
+ * accept fails (out of descriptors) the listener pauses instead of
+ * spinning, and warns at a bounded rate. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -26,6 +28,9 @@
 
 #define MCH_MAX_LISTENERS 16
 #define MCH_BACKLOG 1024
+/* Pause after a failed accept, and the least gap between its warnings. */
+#define MCH_ACCEPT_PAUSE_MS 100
+#define MCH_ACCEPT_WARN_INTERVAL_S 10
 
 /* A listening socket; head is the cookie of its ON_CONNECT. */
 struct mch_listener {
@@ -66,22 +71,54 @@ static void listen_retry_cb(evutil_socket_t fd, short what, void *arg)
     evconnlistener_enable(l->lev);
 }
 
-/* accept failed. Out of descriptors: pause 100 ms rather than busy-loop
- * on a socket that stays readable. */
+/* Seconds on a monotonic clock, for the warning rate limit. */
+static time_t monotonic_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+/* accept failed (libevent already retries EINTR, EAGAIN, ECONNABORTED).
+ * Pause rather than busy-loop on a socket that stays readable; the retry
+ * fails again while descriptors are short, so say so at most once per
+ * MCH_ACCEPT_WARN_INTERVAL_S, counting the repeats left unsaid. Every
+ * listener runs on the main thread: the static state needs no lock. */
 static void listen_error_cb(struct evconnlistener *lev, void *arg)
 {
+    static bool warned;
+    static time_t warned_at;
+    static unsigned long unsaid;
     struct mch_listener *l = arg;
     int err = EVUTIL_SOCKET_ERROR();
-    struct timeval pause = { 0, 100 * 1000 };
+    struct timeval pause = { 0, MCH_ACCEPT_PAUSE_MS * 1000 };
+    bool out_of_fds = err == EMFILE || err == ENFILE;
+    time_t now = monotonic_seconds();
 
     (void)lev;
-    mch_log(EXTENSION_LOG_WARNING, "accept on port %d: %s", l->port,
-            strerror(err));
-    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-        evconnlistener_disable(l->lev);
-        mch_count(listen_disabled_num, 1);
-        evtimer_add(l->retry, &pause);
+    if (!warned || now - warned_at >= MCH_ACCEPT_WARN_INTERVAL_S) {
+        char repeats[64] = "";
+
+        if (unsaid > 0)
+            snprintf(repeats, sizeof(repeats),
+                     " (%lu more failed accepts in %ld s)", unsaid,
+                     (long)(now - warned_at));
+        mch_log(EXTENSION_LOG_WARNING,
+                "accept on port %d: %s%s; pausing accepts for %d ms%s",
+                l->port, strerror(err), repeats, MCH_ACCEPT_PAUSE_MS,
+                out_of_fds ? " (raise the descriptor limit, ulimit -n, or "
+                             "lower -c)" : "");
+        warned = true;
+        warned_at = now;
+        unsaid = 0;
+    } else {
+        unsaid++;
     }
+    if (out_of_fds || err == ENOBUFS || err == ENOMEM)
+        mch_count(listen_disabled_num, 1);
+    evconnlistener_disable(l->lev);
+    evtimer_add(l->retry, &pause);
 }
 
 /* Creates, binds and listens on one resolved address; returns the fd. */

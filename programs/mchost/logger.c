@@ -11,6 +11,8 @@
 
 #include "programs/mchost/logger.h"
 
+#define MCH_LOG_PREFIX "mchost: "
+
 static atomic_int verbosity;
 static _Atomic(EXTENSION_LOGGER_DESCRIPTOR *) current;
 
@@ -135,7 +137,7 @@ void mch_logger_replace(EXTENSION_LOGGER_DESCRIPTOR *logger)
     atomic_store(&current, logger);
 }
 
-/* Logs through the current logger if severity is high enough. */
+/* Logs one of mchost's own messages, prefixed, if severity is high enough. */
 void mch_log(EXTENSION_LOG_LEVEL severity, const char *fmt, ...)
 {
     EXTENSION_LOGGER_DESCRIPTOR *l;
@@ -144,8 +146,11 @@ void mch_log(EXTENSION_LOG_LEVEL severity, const char *fmt, ...)
 
     if (severity < mch_logger_level())
         return;
+    /* Our lines name us: extensions' lines share stderr and carry theirs. */
+    memcpy(msg, MCH_LOG_PREFIX, sizeof(MCH_LOG_PREFIX) - 1);
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(msg + sizeof(MCH_LOG_PREFIX) - 1,
+              sizeof(msg) - (sizeof(MCH_LOG_PREFIX) - 1), fmt, ap);
     va_end(ap);
     /* Hand a finished string to loggers: theirs may not be thread-safe
      * about va_lists, and "%s" keeps our text from being a format. */

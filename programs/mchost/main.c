@@ -1,5 +1,5 @@
 /* main.c: mchost, a small memcached-compatible host for extensions, in the
- * start-up order extensions rely on (host-abi.md): options with -X loaded
+ * start-up order doc/host-interface.md gives: options with -X loaded
  * on the spot, -u, -d, event base, engine, workers, listeners, loop. */
 #include "config.h"
 

@@ -1,6 +1,6 @@
-/* options.c: mchost's memcached-like command line. Order matters: each
- * -X extension initializes at the verbosity given before it and hears
- * ON_LOG_LEVEL if a later -v changes it. */
+/* options.c: mchost's memcached-like command line. -h and -V are looked for
+ * first; then order matters: each -X extension initializes at the verbosity
+ * given before it and hears ON_LOG_LEVEL if a later -v changes it. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "programs/mchost/api.h"
 #include "programs/mchost/extensions.h"
@@ -53,7 +54,7 @@ static int parse_int(int opt, const char *arg, long min, long max, int *out)
     v = strtol(arg, &end, 10);
     if (errno != 0 || end == arg || *end != '\0' || v < min || v > max) {
         mch_log(EXTENSION_LOG_WARNING,
-                "mchost: invalid value for -%c: '%s' (expected %ld..%ld)",
+                "invalid value for -%c: '%s' (expected %ld..%ld)",
                 opt, arg, min, max);
         return -1;
     }
@@ -124,25 +125,80 @@ static int apply_option(int opt, const char *arg, bool *loaded)
     }
 }
 
+/* Leading ':' tells a missing value (':') from an unknown option ('?'). */
+static const char short_options[] = ":p:l:c:t:m:U:vdP:u:X:F:hV";
+
+/* The long name of option character opt, or NULL. */
+static const char *long_name(int opt)
+{
+    for (const struct option *o = long_options; o->name != NULL; o++)
+        if (o->val == opt)
+            return o->name;
+    return NULL;
+}
+
+/* Explains the option error getopt_long just returned (opterr is off, so
+ * every line carries our prefix rather than argv[0]'s). */
+static void report_option_error(int opt, char **argv)
+{
+    const char *arg = argv[optind - 1];
+    bool is_long = strncmp(arg, "--", 2) == 0;
+    const char *name = long_name(optopt);
+
+    if (opt == ':' && is_long && name != NULL)
+        mch_log(EXTENSION_LOG_WARNING, "option --%s needs a value", name);
+    else if (opt == ':')
+        mch_log(EXTENSION_LOG_WARNING, "option -%c needs a value", optopt);
+    else if (optopt != 0 && name != NULL && is_long)
+        /* A known long option: only a value it does not take fails it. */
+        mch_log(EXTENSION_LOG_WARNING, "option --%s takes no value", name);
+    else if (optopt != 0)
+        mch_log(EXTENSION_LOG_WARNING, "unknown option '-%c'", optopt);
+    else
+        mch_log(EXTENSION_LOG_WARNING, "unknown or ambiguous option '%.*s'",
+                (int)strcspn(arg, "="), arg);
+    mch_log(EXTENSION_LOG_WARNING, "try 'mchost --help'");
+}
+
+/* Looks for -h or -V before anything runs: -X initializes extensions as
+ * it is reached, and asking for help must not depend on them. Returns
+ * MCH_OPTIONS_RUN if neither is given. */
+static enum mch_options_status scan_help_version(int argc, char **argv)
+{
+    enum mch_options_status st = MCH_OPTIONS_RUN;
+    int opt;
+
+    while (st == MCH_OPTIONS_RUN &&
+           (opt = getopt_long(argc, argv, short_options, long_options,
+                              NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            st = MCH_OPTIONS_EXIT_OK;
+        } else if (opt == 'V') {
+            printf("mchost %s\n", PACKAGE_VERSION);
+            st = MCH_OPTIONS_EXIT_OK;
+        }
+    }
+    optind = 0; /* glibc: start over, fully reinitialized */
+    return st;
+}
+
 /* Parses argv into mch_settings, loading extensions on the way. */
 enum mch_options_status mch_options_parse(int argc, char **argv)
 {
     bool loaded = false;
     int level_at_load = -1, opt;
+    enum mch_options_status st;
 
     mch_settings_init();
-    while ((opt = getopt_long(argc, argv, "p:l:c:t:m:U:vdP:u:X:F:hV",
-                              long_options, NULL)) != -1) {
-        if (opt == 'h') {
-            usage(stdout);
-            return MCH_OPTIONS_EXIT_OK;
-        }
-        if (opt == 'V') {
-            printf("mchost %s\n", PACKAGE_VERSION);
-            return MCH_OPTIONS_EXIT_OK;
-        }
-        if (opt == '?') {
-            usage(stderr);
+    opterr = 0;
+    st = scan_help_version(argc, argv);
+    if (st != MCH_OPTIONS_RUN)
+        return st;
+    while ((opt = getopt_long(argc, argv, short_options, long_options,
+                              NULL)) != -1) {
+        if (opt == '?' || opt == ':') {
+            report_option_error(opt, argv);
             return MCH_OPTIONS_EXIT_FAIL;
         }
         if (apply_option(opt, optarg, &loaded) != 0)
@@ -151,7 +207,7 @@ enum mch_options_status mch_options_parse(int argc, char **argv)
             level_at_load = mch_logger_verbosity();
     }
     if (optind < argc) {
-        mch_log(EXTENSION_LOG_WARNING, "mchost: unexpected argument '%s'",
+        mch_log(EXTENSION_LOG_WARNING, "unexpected argument '%s'",
                 argv[optind]);
         return MCH_OPTIONS_EXIT_FAIL;
     }

@@ -11,7 +11,7 @@ struct mch_cookie;
 /* What the connection does after a command. */
 enum mch_text_status {
     MCH_TEXT_CONTINUE, /* read the next line */
-    MCH_TEXT_CLOSE     /* close now (quit) */
+    MCH_TEXT_CLOSE     /* quit: close once the answers queued are sent */
 };
 
 /* Executes line (without its line end; modified in place). Answers go to
