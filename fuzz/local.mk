@@ -18,18 +18,18 @@ fuzz_fuzz_decode_LDADD = libcntproto.la
 
 fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c
 fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-fuzz_fuzz_engine_LDADD = libcntengine.la libcntproto.la $(PTHREAD_LIBS)
+fuzz_fuzz_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 # The parser is compiled in (own object names) so this target needs nothing
 # of the listener library.
-fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c engine/configuration.c
+fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_fuzz_config_CPPFLAGS = $(AM_CPPFLAGS)
 fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 
 fuzz_fuzz_connection_SOURCES = fuzz/fuzz_connection.c
 fuzz_fuzz_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 fuzz_fuzz_connection_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-fuzz_fuzz_connection_LDADD = libcntserver.la libcntengine.la libcntproto.la \
+fuzz_fuzz_connection_LDADD = libcntglue.la libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
@@ -46,15 +46,15 @@ fuzz_replay_decode_LDADD = libcntproto.la
 
 fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c
 fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'
-fuzz_replay_engine_LDADD = libcntengine.la libcntproto.la $(PTHREAD_LIBS)
+fuzz_replay_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
-fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/configuration.c
+fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
 
 fuzz_replay_connection_SOURCES = fuzz/replay.c fuzz/fuzz_connection.c
 fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connection"'
 fuzz_replay_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
-fuzz_replay_connection_LDADD = libcntserver.la libcntengine.la libcntproto.la \
+fuzz_replay_connection_LDADD = libcntglue.la libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 fuzz:
@@ -83,16 +83,3 @@ hostile: mchost$(EXEEXT) counter.la
 # scripts/robustness.sh runs them itself, under valgrind).
 check-programs: $(check_PROGRAMS) $(check_LTLIBRARIES)
 .PHONY: check-programs
-
-# tests/test_oom: every allocation of the connection path fails in turn
-# (robustness engineer's; -Wl,--wrap reaches only our static objects).
-if HAVE_CMOCKA
-check_PROGRAMS += tests/test_oom
-TESTS += tests/test_oom
-tests_test_oom_SOURCES = tests/test_oom.c
-tests_test_oom_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(CMOCKA_CFLAGS)
-tests_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc \
-	-Wl,--wrap=realloc
-tests_test_oom_LDADD = libcntserver.la libcntengine.la libcntproto.la \
-	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
-endif

@@ -1,1 +1,72 @@
-# tests/local.mk: build rules for tests/ (included by the top Makefile.am).
+# tests/local.mk: build rules of the cmocka unit tests in tests/ (included by
+# the top Makefile.am), one test program per source file of the engine
+# layers, each linking only the layers it needs. tests/engine_fake.c holds
+# the fakes they share (clock, allocator with failure injection).
+
+noinst_HEADERS += tests/engine_fake.h
+
+if HAVE_CMOCKA
+UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+## engine/core: no sockets, no libevent
+CORE_TESTS = \
+	tests/test_hash \
+	tests/test_holdings \
+	tests/test_table \
+	tests/test_gc \
+	tests/test_stats \
+	tests/test_concurrency
+check_PROGRAMS += $(CORE_TESTS)
+TESTS += $(CORE_TESTS)
+CORE_TEST_LDADD = libcntcore.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+
+tests_test_hash_SOURCES = tests/test_hash.c
+tests_test_hash_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_hash_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_holdings_SOURCES = tests/test_holdings.c tests/engine_fake.c
+tests_test_holdings_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_holdings_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_table_SOURCES = tests/test_table.c tests/engine_fake.c
+tests_test_table_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_table_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_gc_SOURCES = tests/test_gc.c tests/engine_fake.c
+tests_test_gc_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_gc_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_stats_SOURCES = tests/test_stats.c tests/engine_fake.c
+tests_test_stats_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_stats_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_concurrency_SOURCES = tests/test_concurrency.c tests/engine_fake.c
+tests_test_concurrency_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
+
+## engine/server: over real loopback sockets
+SERVER_TEST_LDADD = libcntserver.la libcntcore.la libcntproto.la \
+	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+SERVER_TESTS = tests/test_connection tests/test_oom
+check_PROGRAMS += $(SERVER_TESTS)
+TESTS += $(SERVER_TESTS)
+
+tests_test_connection_SOURCES = tests/test_connection.c
+tests_test_connection_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_test_connection_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
+
+# Every allocation of the connection path fails in turn (-Wl,--wrap reaches
+# only our static objects).
+tests_test_oom_SOURCES = tests/test_oom.c
+tests_test_oom_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc
+tests_test_oom_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
+
+## engine/glue
+check_PROGRAMS += tests/test_configuration
+TESTS += tests/test_configuration
+tests_test_configuration_SOURCES = tests/test_configuration.c
+tests_test_configuration_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_configuration_LDADD = libcntglue.la $(CMOCKA_LIBS)
+endif

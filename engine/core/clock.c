@@ -5,7 +5,7 @@
 
 #include <time.h>
 
-#include "engine/clock.h"
+#include "engine/core/clock.h"
 
 /* Reads the wall clock in milliseconds; ctx is unused. The table reads it
  * on every Acquire and Release, and windows are whole seconds, so the

@@ -7,11 +7,11 @@
 
 #include <stdint.h>
 
-#include "engine/configuration.h"
-#include "engine/gc.h"
-#include "engine/log.h"
-#include "engine/stats.h"
-#include "engine/table.h"
+#include "engine/glue/configuration.h"
+#include "engine/core/gc.h"
+#include "engine/server/log.h"
+#include "engine/core/stats.h"
+#include "engine/core/table.h"
 
 typedef struct cnt_server cnt_server;
 

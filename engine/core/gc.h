@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/table.h"
+#include "engine/core/table.h"
 
 typedef struct cnt_gc cnt_gc;
 

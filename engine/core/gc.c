@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine/gc.h"
+#include "engine/core/gc.h"
 
 /* First sweep this long after start; later ones this long after a window
  * starts, so counters left at 0 just before the boundary are collected. */

@@ -5,11 +5,11 @@
 
 #include <memcached/engine.h>
 
-#include "engine/gc.h"
-#include "engine/log.h"
-#include "engine/server.h"
-#include "engine/stats.h"
-#include "engine/table.h"
+#include "engine/core/gc.h"
+#include "engine/server/log.h"
+#include "engine/server/server.h"
+#include "engine/core/stats.h"
+#include "engine/core/table.h"
 
 /* Wraps the engine's get_stats (when it is an ENGINE_HANDLE_V1) so plain
  * `stats` gains counter_* lines and `stats counter` lists the items; false

@@ -3,7 +3,7 @@
  * every error becomes one line that names the key first, then the value. */
 #include "config.h"
 
-#include "engine/configuration.h"
+#include "engine/glue/configuration.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

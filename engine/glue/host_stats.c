@@ -3,7 +3,7 @@
  * get_stats member (see doc/operations.md for the names it produces). */
 #include "config.h"
 
-#include "engine/host_glue.h"
+#include "engine/glue/host_glue.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

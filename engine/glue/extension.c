@@ -3,14 +3,14 @@
  * server, and ties their life to the host's (first ON_CONNECT, exit). */
 #include "config.h"
 
-#include "engine/host_glue.h"
+#include "engine/glue/host_glue.h"
 
 #include <memcached/visibility.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/configuration.h"
+#include "engine/glue/configuration.h"
 
 /* Everything the extension keeps; one instance per process. */
 static struct {

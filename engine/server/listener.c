@@ -3,7 +3,7 @@
  * counter.max_connections, and pauses (not spins) when fds run out. */
 #include "config.h"
 
-#include "engine/server_int.h"
+#include "engine/server/server_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

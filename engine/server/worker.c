@@ -4,7 +4,7 @@
  * holdings. */
 #include "config.h"
 
-#include "engine/server_int.h"
+#include "engine/server/server_int.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -11,11 +11,11 @@
 
 #include <event2/event.h>
 
-#include "engine/gc.h"
-#include "engine/holdings.h"
-#include "engine/log.h"
-#include "engine/stats.h"
-#include "engine/table.h"
+#include "engine/core/gc.h"
+#include "engine/core/holdings.h"
+#include "engine/server/log.h"
+#include "engine/core/stats.h"
+#include "engine/core/table.h"
 
 /* Input buffer size to start with; it grows (up to CNT_REQUEST_MAX) only
  * when a declared, valid request needs more. */

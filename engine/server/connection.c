@@ -3,7 +3,7 @@
  * buffer, send the batch with one call; back-pressure by a watermark. */
 #include "config.h"
 
-#include "engine/connection.h"
+#include "engine/server/connection.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "engine/holdings.h"
+#include "engine/core/holdings.h"
 
 #define CNT_HOLDINGS_MIN_CAPACITY 8u
 

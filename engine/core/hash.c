@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <sys/random.h>
 
-#include "engine/hash.h"
+#include "engine/core/hash.h"
 
 /* Reads 8 bytes at p as a little-endian integer (SipHash's byte order);
  * written out so that compilers make it one load on little-endian CPUs. */

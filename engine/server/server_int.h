@@ -11,8 +11,8 @@
 
 #include <event2/event.h>
 
-#include "engine/connection.h"
-#include "engine/server.h"
+#include "engine/server/connection.h"
+#include "engine/server/server.h"
 
 /* One worker thread: its own event base, the connections it owns, and the
  * queue through which the acceptor hands it new sockets. */

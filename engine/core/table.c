@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/hash.h"
-#include "engine/table.h"
+#include "engine/core/hash.h"
+#include "engine/core/table.h"
 
 /* One counter. The node is allocated as offsetof(name) + name_len bytes
  * (22 + len), so a 16-byte name asks malloc for 38 bytes, which glibc

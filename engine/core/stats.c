@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/stats.h"
+#include "engine/core/stats.h"
 
 struct cnt_stats {
     unsigned n;

@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #include "protocol/wire.h"
-#include "engine/clock.h"
-#include "engine/holdings.h"
+#include "engine/core/clock.h"
+#include "engine/core/holdings.h"
 
 #define CNT_TABLE_STRIPES 4096u
 #define CNT_DEFAULT_BUCKETS 1000000u

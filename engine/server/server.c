@@ -3,7 +3,7 @@
  * order that keeps start-up failures early and shutdown clean. */
 #include "config.h"
 
-#include "engine/server_int.h"
+#include "engine/server/server_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

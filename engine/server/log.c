@@ -2,7 +2,7 @@
  * them to the sink, so logging never allocates. */
 #include "config.h"
 
-#include "engine/log.h"
+#include "engine/server/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "engine/gc.h"
-#include "engine/table.h"
+#include "engine/core/gc.h"
+#include "engine/core/table.h"
 
 /* Per-opcode command counters, in the reference's Stats order. */
 enum cnt_stats_command {

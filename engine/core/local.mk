@@ -1,0 +1,19 @@
+# engine/core/local.mk: the counter core, libcntcore.la (included by the top
+# Makefile.am): the map and its rules, holdings, GC, stats, clock and hash.
+# No sockets, no libevent, no host types; its unit tests are in tests/.
+
+noinst_LTLIBRARIES += libcntcore.la
+libcntcore_la_SOURCES = \
+	engine/core/clock.c \
+	engine/core/hash.c \
+	engine/core/holdings.c \
+	engine/core/table.c \
+	engine/core/gc.c \
+	engine/core/stats.c
+noinst_HEADERS += \
+	engine/core/clock.h \
+	engine/core/hash.h \
+	engine/core/holdings.h \
+	engine/core/table.h \
+	engine/core/gc.h \
+	engine/core/stats.h

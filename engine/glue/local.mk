@@ -1,0 +1,23 @@
+# engine/glue/local.mk: the host glue (included by the top Makefile.am): the
+# configuration parser (libcntglue.la, so tests and fuzzers link it alone)
+# and the loadable module counter.la, whose entry point builds the core and
+# the server from the configuration and feeds the host's stats.
+
+noinst_LTLIBRARIES += libcntglue.la
+libcntglue_la_SOURCES = engine/glue/configuration.c
+noinst_HEADERS += \
+	engine/glue/configuration.h \
+	engine/glue/host_glue.h
+
+# The extension: only memcached_extensions_initialize is exported.
+memcachedlibdir = $(libdir)/memcached
+memcachedlib_LTLIBRARIES = counter.la
+counter_la_SOURCES = engine/glue/extension.c engine/glue/host_stats.c
+counter_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) -fvisibility=hidden
+counter_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
+	-export-symbols-regex '^memcached_extensions_initialize$$'
+counter_la_LIBADD = libcntglue.la libcntserver.la libcntcore.la \
+	libcntproto.la $(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+
+# The server's documentation (installed in docdir, shipped in the tarball).
+dist_doc_DATA += doc/configuration.md doc/operations.md

@@ -1,0 +1,17 @@
+# engine/server/local.mk: the counter port, libcntserver.la (included by the
+# top Makefile.am): listener, workers and connections on libevent. Knows the
+# core and the protocol, nothing of the host; its tests are in tests/.
+
+noinst_LTLIBRARIES += libcntserver.la
+libcntserver_la_SOURCES = \
+	engine/server/log.c \
+	engine/server/server.c \
+	engine/server/listener.c \
+	engine/server/worker.c \
+	engine/server/connection.c
+libcntserver_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+noinst_HEADERS += \
+	engine/server/log.h \
+	engine/server/server.h \
+	engine/server/server_int.h \
+	engine/server/connection.h
