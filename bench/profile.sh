@@ -1,5 +1,5 @@
 #!/bin/bash
-# profile.sh: the "Method" measurements of doc/performance.md (issue 4):
+# profile.sh: the "Method" measurements of doc/performance.md:
 # system calls per request (strace -c on the running server), user-space
 # instructions and allocations per request (valgrind --tool=callgrind,
 # instrumentation switched on only around a measured run, after a warm-up

@@ -218,7 +218,7 @@ for my $iv (86400, 2) {
 }
 p "";
 
-# Targets of issue 4: [name, measured text, holds (1/0/undef)].
+# Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
 my @targets;
 sub worst_ratio {
     my ($fn, @keys) = @_;
@@ -263,7 +263,7 @@ target('one counter: ours >= 2x reference ops/s',
     target('GC sweep: 2 x p99 without / p99 with >= 1 (p99 at most doubles)', $v, 'gc', 1);
 }
 
-p "## Targets (issue 4)\n",
+p "## Targets\n",
   "Each is written as a ratio that must reach the bound; the worst cell of",
   "keys 1 / 1000 / 100000 (or both `one` cells) counts.\n",
   "| target | measured | holds |", "|---|---|---|";
@@ -311,7 +311,7 @@ sub method_section {
     }
     p "Measured by `bench/profile.sh` in this run, each server alone on the",
       "machine with `counter-bench -W pair` as the load; requests = answers",
-      "the client counted. Target of issue 4: no allocation on the hot path,",
+      "the client counted. Target: no allocation on the hot path,",
       "one read and one write per batch.\n",
       "System calls per request, all threads of the server, from",
       "`strace -c -f -p PID` attached for one run",
