@@ -35,6 +35,15 @@ sub server_timer {
     return ();
 }
 
+# The timer once no retransmission is pending (kind 1 while the client's
+# ACK of the answer is still delayed), polled for a bounded time.
+sub settled_timer {
+    my ($srv, $conn) = @_;
+    my @t;
+    wait_until(sub { @t = server_timer($srv, $conn); @t && $t[0] != 1 }, 5);
+    return @t;
+}
+
 # A connection that has been answered, so the server has adopted it.
 sub adopted_conn {
     my ($srv) = @_;
@@ -47,7 +56,7 @@ sub adopted_conn {
 {
     my $srv = start_host(config => {});
     my $c = adopted_conn($srv);
-    my ($kind, $left) = server_timer($srv, $c);
+    my ($kind, $left) = settled_timer($srv, $c);
     is($kind, 2, 'default: the keepalive timer runs on the connection');
     ok(defined $left && $left <= 30, "default idle time 30 s (left: $left)");
 }
@@ -57,7 +66,7 @@ sub adopted_conn {
                                      keepalive_interval => 2,
                                      keepalive_count => 3 });
     my $c = adopted_conn($srv);
-    my ($kind, $left) = server_timer($srv, $c);
+    my ($kind, $left) = settled_timer($srv, $c);
     is($kind, 2, 'configured: keepalive timer');
     ok(defined $left && $left <= 7, "configured idle time 7 s (left: $left)");
     # A holder's resources stay while it is merely quiet.
@@ -71,7 +80,7 @@ sub adopted_conn {
 {
     my $srv = start_host(config => { keepalive => 'false' });
     my $c = adopted_conn($srv);
-    my ($kind) = server_timer($srv, $c);
+    my ($kind) = settled_timer($srv, $c);
     is($kind, 0, 'counter.keepalive=false: no timer on an idle connection');
 }
 

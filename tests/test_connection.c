@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -52,16 +54,25 @@ typedef struct fixture {
     cnt_server *server;
 } fixture;
 
-/* Builds and starts a server on 127.0.0.1, kernel-chosen port, with a
- * table of the given number of buckets. */
-static fixture *fixture_new_buckets(unsigned max_connections, size_t buckets)
+/* The configuration most tests use: 127.0.0.1, kernel-chosen port, two
+ * workers. */
+static cnt_config fixture_config(unsigned max_connections)
+{
+    cnt_config cfg;
+    cnt_config_defaults(&cfg);
+    cfg.port = 0;
+    cfg.threads = 2;
+    cfg.max_connections = max_connections;
+    return cfg;
+}
+
+/* Builds and starts a server with cfg and a table of the given number of
+ * buckets. */
+static fixture *fixture_start(const cnt_config *cfg, size_t buckets)
 {
     fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
-    cnt_config_defaults(&f->cfg);
-    f->cfg.port = 0;
-    f->cfg.threads = 2;
-    f->cfg.max_connections = max_connections;
+    f->cfg = *cfg;
     cnt_table_config tc = {.buckets = buckets};
     f->table = cnt_table_new(&tc);
     f->stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(f->cfg.threads));
@@ -75,6 +86,14 @@ static fixture *fixture_new_buckets(unsigned max_connections, size_t buckets)
     assert_int_not_equal(cnt_server_port(f->server), 0);
     assert_int_equal(cnt_server_start(f->server), 0);
     return f;
+}
+
+/* Builds and starts a server on 127.0.0.1, kernel-chosen port, with a
+ * table of the given number of buckets. */
+static fixture *fixture_new_buckets(unsigned max_connections, size_t buckets)
+{
+    cnt_config cfg = fixture_config(max_connections);
+    return fixture_start(&cfg, buckets);
 }
 
 /* Stops the server and frees everything. */
@@ -751,6 +770,90 @@ static void test_stop_releases_holdings(void **state)
     fixture_free(f);
 }
 
+/* The server's end of client socket fd: the descriptor in this process
+ * whose local address is fd's peer and whose peer is fd's local address
+ * (the server runs in this process); -1 if none. */
+static int server_end_of(int fd)
+{
+    struct sockaddr_in mine, theirs;
+    socklen_t n = sizeof(mine);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&mine, &n), 0);
+    n = sizeof(theirs);
+    assert_int_equal(getpeername(fd, (struct sockaddr *)&theirs, &n), 0);
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int found = -1;
+    struct dirent *e;
+    while (found < 0 && (e = readdir(d)) != NULL) {
+        int s = atoi(e->d_name);
+        struct sockaddr_in local, peer;
+        socklen_t ln = sizeof(local), pn = sizeof(peer);
+        if (s == fd || s == dirfd(d) ||
+            getsockname(s, (struct sockaddr *)&local, &ln) != 0 ||
+            getpeername(s, (struct sockaddr *)&peer, &pn) != 0 ||
+            local.sin_family != AF_INET || peer.sin_family != AF_INET)
+            continue;
+        if (local.sin_port == theirs.sin_port &&
+            peer.sin_port == mine.sin_port)
+            found = s;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Reads an int socket option of fd. */
+static int sockopt_of(int fd, int level, int name)
+{
+    int v = -1;
+    socklen_t n = sizeof(v);
+    assert_int_equal(getsockopt(fd, level, name, &v, &n), 0);
+    return v;
+}
+
+/* A connection the server has answered, so its worker adopted it. */
+static int adopted_client(const fixture *f)
+{
+    int fd = client_connect(f);
+    uint8_t req[CNT_HEADER_SIZE];
+    client_send(fd, req, cnt_encode_simple(req, CNT_OP_NOOP, 5));
+    uint8_t ans[CNT_HEADER_SIZE];
+    assert_int_equal(recv(fd, ans, sizeof(ans), MSG_WAITALL), sizeof(ans));
+    return fd;
+}
+
+/* Every keepalive option the documented bound depends on is set on the
+ * server's end: idle, interval, count and the matching user timeout. */
+static void test_keepalive_options(void **state)
+{
+    (void)state;
+    cnt_config cfg = fixture_config(0);
+    cfg.keepalive_idle = 7;
+    cfg.keepalive_interval = 2;
+    cfg.keepalive_count = 4;
+    fixture *f = fixture_start(&cfg, 64);
+    int fd = adopted_client(f);
+    int s = server_end_of(fd);
+    assert_true(s >= 0);
+    assert_int_equal(sockopt_of(s, SOL_SOCKET, SO_KEEPALIVE), 1);
+    assert_int_equal(sockopt_of(s, IPPROTO_TCP, TCP_KEEPIDLE), 7);
+    assert_int_equal(sockopt_of(s, IPPROTO_TCP, TCP_KEEPINTVL), 2);
+    assert_int_equal(sockopt_of(s, IPPROTO_TCP, TCP_KEEPCNT), 4);
+    assert_int_equal(sockopt_of(s, IPPROTO_TCP, TCP_USER_TIMEOUT),
+                     (7 + 2 * 4) * 1000);
+    close(fd);
+    fixture_free(f);
+
+    cfg.keepalive = false;
+    f = fixture_start(&cfg, 64);
+    fd = adopted_client(f);
+    s = server_end_of(fd);
+    assert_true(s >= 0);
+    assert_int_equal(sockopt_of(s, SOL_SOCKET, SO_KEEPALIVE), 0);
+    assert_int_equal(sockopt_of(s, IPPROTO_TCP, TCP_USER_TIMEOUT), 0);
+    close(fd);
+    fixture_free(f);
+}
+
 /* Runs the connection tests. */
 int main(void)
 {
@@ -776,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_ipv6_and_shared_port),
         cmocka_unit_test_setup_teardown(test_out_of_fds, setup, teardown),
         cmocka_unit_test(test_stop_releases_holdings),
+        cmocka_unit_test(test_keepalive_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
