@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "bench/net.h"
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 #define FLOOR_IN_CAP (CNT_REQUEST_MAX + (1u << 16))
 #define FLOOR_OUT_CAP (1u << 18)

@@ -20,7 +20,8 @@
 #include "bench/hist.h"
 #include "bench/loadgen.h"
 #include "bench/net.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 #define LOAD_REQ_MAX (CNT_HEADER_SIZE + 10 + BENCH_NAME_LEN)
 #define LOAD_IN_CAP (1u << 16)

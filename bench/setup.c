@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Requests written per round trip when pre-filling: enough to keep the
  * server busy, small enough that its answers fit the socket buffers. */

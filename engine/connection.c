@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Rounds of produce-and-send per callback before yielding to the other
  * connections of the worker (fairness under pipelined floods). */

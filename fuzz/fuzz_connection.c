@@ -13,8 +13,8 @@
 
 #include "fuzz/fuzz.h"
 #include "engine/connection.h"
-#include "protocol/client.h"
-#include "protocol/decode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* The input arrives in random chunks, then the client shuts its write
  * side. Checks: the answers are exactly those the stream calls for, in order

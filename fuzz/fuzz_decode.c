@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
-#include "protocol/client.h"
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Besides the server-side decoder, the client-side decoders (responses,
  * Dump records, Stats pairs) read the same bytes: counterctl and the tests

@@ -10,7 +10,7 @@
 #include "engine/gc.h"
 #include "engine/holdings.h"
 #include "engine/table.h"
-#include "protocol/decode.h"
+#include "protocol/request.h"
 
 /* Steps: wire requests, connection ends, clock moves, GC sweeps, failed
  * allocations. Invariants: every answer as the model predicts; consumption =

@@ -1,18 +1,17 @@
 # protocol/local.mk: build rules for protocol/ (included by the top Makefile.am).
-# libcntproto.la is the wire codec (no I/O, no allocation); its cmocka unit
-# test lives in tests/test_protocol.c.
+# libcntproto.la is the wire codec (no I/O, no allocation): wire.c holds the
+# constants and tables, request.c and response.c each encode and decode one
+# direction. Its cmocka unit test lives in tests/test_protocol.c.
 
 noinst_LTLIBRARIES += libcntproto.la
 libcntproto_la_SOURCES = \
 	protocol/wire.c \
-	protocol/decode.c \
-	protocol/encode.c \
-	protocol/client.c
+	protocol/request.c \
+	protocol/response.c
 noinst_HEADERS += \
 	protocol/wire.h \
-	protocol/decode.h \
-	protocol/encode.h \
-	protocol/client.h
+	protocol/request.h \
+	protocol/response.h
 
 if HAVE_CMOCKA
 check_PROGRAMS += tests/test_protocol

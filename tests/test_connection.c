@@ -24,7 +24,8 @@
 #include <cmocka.h>
 
 #include "engine/server.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Log lines the server wrote, for tests that check a message. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;

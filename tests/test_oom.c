@@ -19,7 +19,8 @@
 #include <event2/event.h>
 
 #include "engine/connection.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* The test links with -Wl,--wrap for malloc, calloc and realloc: that
  * redirects the calls of the project's own (statically linked) objects

@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/client.h"
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 #include "protocol/wire.h"
 
 #define FIXTURE_MAX 256

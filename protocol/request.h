@@ -1,10 +1,36 @@
-/* decode.h: server-side request decoder. A pure function over the bytes a
- * connection has buffered: it never allocates, never does I/O and keeps no
- * state, so a connection calls it in a loop until it needs more bytes. */
-#ifndef CNT_PROTOCOL_DECODE_H
-#define CNT_PROTOCOL_DECODE_H
+/* request.h: requests, both ways. Encoders (used by clients: counterctl,
+ * the benchmark, the tests) write into caller buffers; the decoder (used by
+ * the server) is a pure function over the bytes a connection has buffered:
+ * it never allocates, never does I/O and keeps no state, so a connection
+ * calls it in a loop until it needs more bytes. */
+#ifndef CNT_PROTOCOL_REQUEST_H
+#define CNT_PROTOCOL_REQUEST_H
 
 #include "protocol/wire.h"
+
+/* ---- Encoders (client side) ---- */
+
+/* Writes a request header (magic 0x90, flags and reserved 0). */
+size_t cnt_encode_request_header(uint8_t *out, uint8_t opcode,
+                                 uint32_t body_len, uint32_t opaque);
+
+/* Writes a Noop, Stats or Dump request (no body). */
+size_t cnt_encode_simple(uint8_t *out, uint8_t opcode, uint32_t opaque);
+
+/* Writes a Get request; out needs CNT_HEADER_SIZE + 2 + name_len bytes. */
+size_t cnt_encode_get(uint8_t *out, uint32_t opaque, const void *name,
+                      uint16_t name_len);
+
+/* Writes an Acquire request; out needs CNT_HEADER_SIZE + 10 + name_len. */
+size_t cnt_encode_acquire(uint8_t *out, uint32_t opaque, uint32_t resources,
+                          uint32_t maximum, const void *name,
+                          uint16_t name_len);
+
+/* Writes a Release request; out needs CNT_HEADER_SIZE + 6 + name_len. */
+size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
+                          const void *name, uint16_t name_len);
+
+/* ---- Decoder (server side) ---- */
 
 /* What one decoding step found at the front of the buffer. */
 typedef enum cnt_decode_result {

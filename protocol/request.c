@@ -1,11 +1,84 @@
-/* decode.c: server-side request decoder. Decides each request from the bytes
+/* request.c: requests, both ways. The encoders write the documented layout
+ * into caller buffers. The decoder decides each request from the bytes
  * buffered so far, checking hard limits as soon as the header is in, so a
  * connection never has to hold more than CNT_REQUEST_MAX bytes. */
 #include "config.h"
 
 #include <string.h>
 
-#include "protocol/decode.h"
+#include "protocol/request.h"
+
+/* ---- Encoders ---- */
+
+/* Writes a request header (magic 0x90, flags and reserved 0). */
+size_t cnt_encode_request_header(uint8_t *out, uint8_t opcode,
+                                 uint32_t body_len, uint32_t opaque)
+{
+    out[CNT_OFF_MAGIC] = CNT_MAGIC_REQUEST;
+    out[CNT_OFF_OPCODE] = opcode;
+    out[CNT_OFF_FLAGS] = 0;
+    out[CNT_OFF_RESERVED] = 0;
+    cnt_put_u32(out + CNT_OFF_BODYLEN, body_len);
+    cnt_put_u32(out + CNT_OFF_OPAQUE, opaque);
+    return CNT_HEADER_SIZE;
+}
+
+/* Writes a request without a body (Noop, Stats, Dump). */
+size_t cnt_encode_simple(uint8_t *out, uint8_t opcode, uint32_t opaque)
+{
+    return cnt_encode_request_header(out, opcode, 0, opaque);
+}
+
+/* Copies a name after its u16 length at p; returns the bytes written. */
+static size_t put_name(uint8_t *p, const void *name, uint16_t name_len)
+{
+    cnt_put_u16(p, name_len);
+    if (name_len > 0)
+        memcpy(p + 2, name, name_len);
+    return 2 + (size_t)name_len;
+}
+
+/* Writes a Get request. */
+size_t cnt_encode_get(uint8_t *out, uint32_t opaque, const void *name,
+                      uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_GET,
+                              CNT_GET_FIXED + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE +
+           put_name(body + CNT_GET_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes an Acquire request. */
+size_t cnt_encode_acquire(uint8_t *out, uint32_t opaque, uint32_t resources,
+                          uint32_t maximum, const void *name,
+                          uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_ACQUIRE,
+                              CNT_ACQ_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_ACQ_OFF_RESOURCES, resources);
+    cnt_put_u32(body + CNT_ACQ_OFF_MAXIMUM, maximum);
+    return CNT_HEADER_SIZE + CNT_ACQ_OFF_NAMELEN +
+           put_name(body + CNT_ACQ_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Release request. */
+size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
+                          const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_RELEASE,
+                              CNT_REL_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_REL_OFF_RESOURCES, resources);
+    return CNT_HEADER_SIZE + CNT_REL_OFF_NAMELEN +
+           put_name(body + CNT_REL_OFF_NAMELEN, name, name_len);
+}
+
+/* ---- Decoder ---- */
 
 /* Marks req as answered with an error status; the caller skips req->size. */
 static cnt_decode_result decode_error(cnt_request *req, cnt_status status)
@@ -66,7 +139,9 @@ static cnt_decode_result decode_named(const uint8_t *buf, size_t len,
     const uint8_t *body = buf + CNT_HEADER_SIZE;
 
     /* Refused before the body arrives: the caller skips it as it streams
-     * in instead of buffering it (deliberate difference 3). */
+     * in instead of buffering it, so no connection ever holds more than
+     * CNT_REQUEST_MAX bytes (doc/protocol.md, "Differences from the
+     * reference"). */
     if (req->body_len > CNT_BODY_MAX)
         return decode_error(req, CNT_STATUS_INVALID);
     if (len < req->size)

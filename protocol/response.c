@@ -1,13 +1,17 @@
-/* encode.c: server-side response encoders. Every response copies the
- * request's opcode and opaque (also for unknown opcodes: deliberate
- * difference 2); the caller provides the room the header asks for. */
+/* response.c: responses, both ways. Every response the server encodes
+ * copies the request's opcode and opaque (also for unknown opcodes, unlike
+ * the reference: see doc/protocol.md); the caller provides the room the
+ * header asks for. The client-side decoder is incremental and never trusts
+ * a declared body length for memory. */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/encode.h"
+#include "protocol/response.h"
+
+/* ---- Encoders ---- */
 
 /* Writes a response header (magic 0x91, reserved 0). */
 size_t cnt_encode_response_header(uint8_t *out, uint8_t opcode, uint8_t status,
@@ -108,4 +112,94 @@ size_t cnt_encode_stats_u64(uint8_t *out, const char *name, uint64_t value)
 
     snprintf(text, sizeof(text), "%" PRIu64, value);
     return cnt_encode_stats_pair(out, name, text);
+}
+
+/* ---- Decoder and body parsers ---- */
+
+/* Tells whether b is a magic byte a server may send. */
+static bool response_magic_ok(uint8_t b)
+{
+    return b == CNT_MAGIC_RESPONSE || b == CNT_MAGIC_NOTICE;
+}
+
+/* Returns the total size of the response at the front of buf. */
+uint64_t cnt_response_size(const uint8_t *buf, size_t len)
+{
+    if (len < CNT_HEADER_SIZE)
+        return CNT_HEADER_SIZE;
+    return (uint64_t)CNT_HEADER_SIZE + cnt_get_u32(buf + CNT_OFF_BODYLEN);
+}
+
+/* Decodes the response at the front of buf[0..len). */
+int cnt_response_decode(const uint8_t *buf, size_t len, cnt_response *res)
+{
+    uint64_t size;
+
+    /* Judge the magic on its first byte: a client reading garbage learns
+     * it at once instead of waiting for a header that may never come. */
+    if (len >= 1 && !response_magic_ok(buf[CNT_OFF_MAGIC]))
+        return -1;
+    size = cnt_response_size(buf, len);
+    /* Compared in 64 bits: a declared 4 GiB body only means "need more",
+     * it is never used to size anything here. */
+    if (len < CNT_HEADER_SIZE || (uint64_t)len < size)
+        return 0;
+
+    res->magic = buf[CNT_OFF_MAGIC];
+    res->opcode = buf[CNT_OFF_OPCODE];
+    res->status = buf[CNT_OFF_STATUS];
+    res->body_len = cnt_get_u32(buf + CNT_OFF_BODYLEN);
+    res->opaque = cnt_get_u32(buf + CNT_OFF_OPAQUE);
+    res->body = buf + CNT_HEADER_SIZE;
+    res->size = (size_t)size;
+    return 1;
+}
+
+/* Parses a Dump record body; false if res is not a well-formed record. */
+bool cnt_dump_record_parse(const cnt_response *res, cnt_dump_record *rec)
+{
+    uint16_t name_len;
+
+    if (res->opcode != CNT_OP_DUMP || res->status != CNT_STATUS_OK ||
+        res->body_len < CNT_DUMP_FIXED)
+        return false;
+    name_len = cnt_get_u16(res->body + CNT_DUMP_OFF_NAMELEN);
+    if ((uint64_t)CNT_DUMP_FIXED + name_len > res->body_len)
+        return false;
+    rec->current = cnt_get_u32(res->body + CNT_DUMP_OFF_CURRENT);
+    rec->max = cnt_get_u32(res->body + CNT_DUMP_OFF_MAX);
+    rec->name_len = name_len;
+    rec->name = res->body + CNT_DUMP_FIXED;
+    return true;
+}
+
+/* Tells whether res is the empty response that ends a Dump series. */
+bool cnt_response_is_dump_end(const cnt_response *res)
+{
+    return res->opcode == CNT_OP_DUMP && res->status == CNT_STATUS_OK &&
+           res->body_len == 0;
+}
+
+/* Iterates the Stats pairs of res from *pos. */
+bool cnt_stats_next(const cnt_response *res, size_t *pos,
+                    const char **name, uint16_t *name_len,
+                    const char **value, uint16_t *value_len)
+{
+    const uint8_t *p;
+    uint16_t nlen, vlen;
+
+    if (*pos > res->body_len ||
+        res->body_len - *pos < CNT_STATS_PAIR_FIXED)
+        return false;
+    p = res->body + *pos;
+    nlen = cnt_get_u16(p);
+    vlen = cnt_get_u16(p + 2);
+    if (res->body_len - *pos - CNT_STATS_PAIR_FIXED < (size_t)nlen + vlen)
+        return false;
+    *name = (const char *)p + CNT_STATS_PAIR_FIXED;
+    *name_len = nlen;
+    *value = *name + nlen;
+    *value_len = vlen;
+    *pos += CNT_STATS_PAIR_FIXED + (size_t)nlen + vlen;
+    return true;
 }
