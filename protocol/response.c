@@ -5,8 +5,6 @@
  * a declared body length for memory. */
 #include "config.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "protocol/response.h"
@@ -73,12 +71,6 @@ size_t cnt_encode_dump_record(uint8_t *out, uint32_t opaque, uint32_t current,
     return CNT_DUMP_RECORD_SIZE(name_len);
 }
 
-/* Writes the empty status-0 response that ends a Dump series. */
-size_t cnt_encode_dump_end(uint8_t *out, uint32_t opaque)
-{
-    return cnt_encode_empty(out, CNT_OP_DUMP, opaque);
-}
-
 /* Clamps a string length to what a u16 length field can carry. */
 static uint16_t stats_len(const char *s)
 {
@@ -103,15 +95,6 @@ size_t cnt_encode_stats_pair(uint8_t *out, const char *name,
         memcpy(out + CNT_STATS_PAIR_FIXED + nlen, value, vlen);
     }
     return CNT_STATS_PAIR_FIXED + (size_t)nlen + vlen;
-}
-
-/* Writes one Stats pair whose value is a decimal number. */
-size_t cnt_encode_stats_u64(uint8_t *out, const char *name, uint64_t value)
-{
-    char text[24];
-
-    snprintf(text, sizeof(text), "%" PRIu64, value);
-    return cnt_encode_stats_pair(out, name, text);
 }
 
 /* ---- Decoder and body parsers ---- */

@@ -37,20 +37,10 @@ size_t cnt_encode_dump_record(uint8_t *out, uint32_t opaque, uint32_t current,
                               uint32_t max, const uint8_t *name,
                               uint16_t name_len);
 
-/* Writes the status-0, empty-body response that ends a Dump series. */
-size_t cnt_encode_dump_end(uint8_t *out, uint32_t opaque);
-
 /* Writes one Stats pair (name length, value length, name, value) and
  * returns its size; with out NULL only returns the size. */
 size_t cnt_encode_stats_pair(uint8_t *out, const char *name,
                              const char *value);
-
-/* Room a Stats pair with a decimal u64 value needs at most (20 digits). */
-#define CNT_STATS_U64_PAIR_SIZE(name_len) (4 + (size_t)(name_len) + 20)
-
-/* Writes one Stats pair whose value is v in decimal ASCII and returns its
- * size; with out NULL only returns the size. */
-size_t cnt_encode_stats_u64(uint8_t *out, const char *name, uint64_t value);
 
 /* ---- Decoder and body parsers (client side) ---- */
 
