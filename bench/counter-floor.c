@@ -91,7 +91,7 @@ static void floor_conn_process(floor_conn *c)
             break;
         }
         uint8_t *out = c->out + c->out_len;
-        c->out_len += r == CNT_DECODE_REQUEST
+        c->out_len += r == CNT_DECODE_OK
                           ? floor_answer(out, &req)
                           : cnt_encode_error(out, req.opcode, req.status,
                                              req.opaque);

@@ -125,7 +125,8 @@ static bool drain_responses(run *r, int fd, bool *eof)
     }
     size_t pos = 0;
     cnt_response res;
-    while (cnt_response_decode(r->resp + pos, r->resp_len - pos, &res) == 1) {
+    while (cnt_response_decode(r->resp + pos, r->resp_len - pos, &res) ==
+           CNT_DECODE_OK) {
         check_response(r, &res);
         pos += (size_t)res.size;
     }

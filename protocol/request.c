@@ -99,7 +99,7 @@ static cnt_decode_result decode_name(const uint8_t *body, cnt_request *req,
         return decode_error(req, CNT_STATUS_INVALID);
     req->name = body + fixed;
     req->name_len = name_len;
-    return CNT_DECODE_REQUEST;
+    return CNT_DECODE_OK;
 }
 
 /* Get: name length, name. */
@@ -187,7 +187,7 @@ cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
     case CNT_OP_STATS:
     case CNT_OP_DUMP:
         /* No body is needed: answer now; the caller skips any body. */
-        return CNT_DECODE_REQUEST;
+        return CNT_DECODE_OK;
     case CNT_OP_GET:
     case CNT_OP_ACQUIRE:
     case CNT_OP_RELEASE:

@@ -32,25 +32,6 @@ size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
 
 /* ---- Decoder (server side) ---- */
 
-/* What one decoding step found at the front of the buffer. */
-typedef enum cnt_decode_result {
-    /* Less than one whole request is buffered; read more. req->size says
-     * how many bytes the request needs in total once the header is in
-     * (CNT_HEADER_SIZE before that); it never exceeds CNT_REQUEST_MAX. */
-    CNT_DECODE_NEED_MORE,
-    /* A valid request; its fields are in req, req->name points into buf,
-     * and req->size bytes (all buffered) belong to it. */
-    CNT_DECODE_REQUEST,
-    /* A request to be answered with req->status (0x04 or 0x81) and the
-     * status text. req->size bytes of the stream belong to it; that may be
-     * more than is buffered (a huge declared body): the caller discards
-     * the rest as it arrives, without storing it. */
-    CNT_DECODE_ERROR,
-    /* The stream cannot be a counter-protocol stream any more (a bad magic
-     * byte together with an impossible body length); close. */
-    CNT_DECODE_CLOSE
-} cnt_decode_result;
-
 /* A decoded request. Fields not used by the opcode are zero. */
 typedef struct cnt_request {
     uint8_t magic;
@@ -65,9 +46,20 @@ typedef struct cnt_request {
     cnt_status status;      /* CNT_DECODE_ERROR: the status to answer */
 } cnt_request;
 
-/* Decodes the request at the front of buf[0..len). For Noop, Stats and
- * Dump a non-empty body is not needed: the step returns CNT_DECODE_REQUEST
- * as soon as the header is in, with req->size covering the body to skip. */
+/* Decodes the request at the front of buf[0..len) and says what it found:
+ * - CNT_DECODE_NEED_MORE: req->size is how many bytes the request needs in
+ *   all once the header is in (CNT_HEADER_SIZE before that); it never
+ *   exceeds CNT_REQUEST_MAX.
+ * - CNT_DECODE_OK: a valid request; req->name points into buf and
+ *   req->size bytes belong to it. For an opcode whose body is skipped
+ *   (Noop, Stats, Dump) this comes as soon as the header is in, and the
+ *   body may not be buffered yet.
+ * - CNT_DECODE_ERROR: answer req->status (0x04 or 0x81) with its text.
+ *   req->size bytes of the stream belong to the request; that may be more
+ *   than is buffered (a huge declared body): the caller discards the rest
+ *   as it arrives, without storing it.
+ * - CNT_DECODE_CLOSE: a bad magic byte with an impossible body length.
+ * req is written in every case. */
 cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
                                      cnt_request *req);
 

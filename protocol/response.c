@@ -114,19 +114,20 @@ uint64_t cnt_response_size(const uint8_t *buf, size_t len)
 }
 
 /* Decodes the response at the front of buf[0..len). */
-int cnt_response_decode(const uint8_t *buf, size_t len, cnt_response *res)
+cnt_decode_result cnt_response_decode(const uint8_t *buf, size_t len,
+                                      cnt_response *res)
 {
     uint64_t size;
 
     /* Judge the magic on its first byte: a client reading garbage learns
      * it at once instead of waiting for a header that may never come. */
     if (len >= 1 && !response_magic_ok(buf[CNT_OFF_MAGIC]))
-        return -1;
+        return CNT_DECODE_CLOSE;
     size = cnt_response_size(buf, len);
     /* Compared in 64 bits: a declared 4 GiB body only means "need more",
      * it is never used to size anything here. */
     if (len < CNT_HEADER_SIZE || (uint64_t)len < size)
-        return 0;
+        return CNT_DECODE_NEED_MORE;
 
     res->magic = buf[CNT_OFF_MAGIC];
     res->opcode = buf[CNT_OFF_OPCODE];
@@ -135,7 +136,7 @@ int cnt_response_decode(const uint8_t *buf, size_t len, cnt_response *res)
     res->opaque = cnt_get_u32(buf + CNT_OFF_OPAQUE);
     res->body = buf + CNT_HEADER_SIZE;
     res->size = (size_t)size;
-    return 1;
+    return CNT_DECODE_OK;
 }
 
 /* Parses a Dump record body; false if res is not a well-formed record. */

@@ -62,13 +62,17 @@ typedef struct cnt_response {
  * refuses, or discards, a response that would not fit. */
 uint64_t cnt_response_size(const uint8_t *buf, size_t len);
 
-/* Decodes the response at the front of buf[0..len): returns 1 and fills
- * res when a whole response is buffered, 0 when more bytes are needed,
- * -1 when the magic byte is not 0x91 or 0x92 (judged on the first byte).
- * res is only written when 1 is returned; a huge declared body is never
- * trusted for memory: it just keeps the answer at 0 (see
- * cnt_response_size). */
-int cnt_response_decode(const uint8_t *buf, size_t len, cnt_response *res);
+/* Decodes the response at the front of buf[0..len) and says what it found:
+ * - CNT_DECODE_OK: a whole response (magic 0x91, or a 0x92 notice) is
+ *   buffered; res is filled.
+ * - CNT_DECODE_NEED_MORE: more bytes are needed. A huge declared body is
+ *   never trusted for memory: it just keeps the answer here (see
+ *   cnt_response_size).
+ * - CNT_DECODE_CLOSE: the magic byte is neither 0x91 nor 0x92, judged on
+ *   the first byte; the stream is not a counter server's.
+ * It never answers CNT_DECODE_ERROR. res is only written on CNT_DECODE_OK. */
+cnt_decode_result cnt_response_decode(const uint8_t *buf, size_t len,
+                                      cnt_response *res);
 
 /* A Dump record, decoded from a response body. */
 typedef struct cnt_dump_record {

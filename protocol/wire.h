@@ -74,6 +74,23 @@ typedef enum cnt_status {
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;
 
+/* What one decoding step found at the front of a buffer; the request
+ * decoder (request.h) and the response decoder (response.h) both answer
+ * with it, and each value means the same thing for both. */
+typedef enum cnt_decode_result {
+    /* Less than one whole packet is buffered; read more. */
+    CNT_DECODE_NEED_MORE,
+    /* One valid packet; its fields are in the output struct. */
+    CNT_DECODE_OK,
+    /* One framed packet the decoder refuses, to be answered with a status
+     * and stepped over (its size is known). Only requests can be refused
+     * this way: a client has nobody to answer. */
+    CNT_DECODE_ERROR,
+    /* The stream cannot be a counter-protocol stream any more (wrong
+     * magic where framing cannot be trusted); close the connection. */
+    CNT_DECODE_CLOSE
+} cnt_decode_result;
+
 /* Returns the exact error body text the reference sends for a status
  * ("" for OK, NULL for a code outside the table). */
 const char *cnt_status_text(cnt_status status);

@@ -33,7 +33,7 @@ static cnt_decode_result decode_checked(const uint8_t *buf, size_t len,
         assert_true(req->size <= CNT_REQUEST_MAX);
         assert_true(req->size > len);
         break;
-    case CNT_DECODE_REQUEST:
+    case CNT_DECODE_OK:
         assert_int_equal(req->status, CNT_STATUS_OK);
         if (req->name != NULL) {
             /* The name lies inside the buffered request. */
@@ -76,7 +76,7 @@ static const decode_row decode_rows[] = {
              "00"           /* reserved */
              "00000000"     /* body length */
              "00000001",    /* opaque */
-      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 12,
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
       .opcode = CNT_OP_NOOP, .opaque = 1 },
     { .what = "noop with a body: answered at the header, body skipped",
       .hex = "90"           /* magic */
@@ -86,7 +86,7 @@ static const decode_row decode_rows[] = {
              "00000003"     /* body length: 3 */
              "00000002"     /* opaque */
              "616263",      /* body, to be skipped */
-      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 15,
+      .result = CNT_DECODE_OK, .at_header = true, .size = 15,
       .opcode = CNT_OP_NOOP, .opaque = 2 },
     { .what = "stats",
       .hex = "90"           /* magic */
@@ -95,7 +95,7 @@ static const decode_row decode_rows[] = {
              "00"           /* reserved */
              "00000000"     /* body length */
              "00000003",    /* opaque */
-      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 12,
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
       .opcode = CNT_OP_STATS, .opaque = 3 },
     { .what = "stats with a body",
       .hex = "90"           /* magic */
@@ -105,7 +105,7 @@ static const decode_row decode_rows[] = {
              "00000002"     /* body length: 2 */
              "00000004"     /* opaque */
              "ffff",        /* body, to be skipped */
-      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 14,
+      .result = CNT_DECODE_OK, .at_header = true, .size = 14,
       .opcode = CNT_OP_STATS, .opaque = 4 },
     { .what = "dump",
       .hex = "90"           /* magic */
@@ -114,7 +114,7 @@ static const decode_row decode_rows[] = {
              "00"           /* reserved */
              "00000000"     /* body length */
              "00000005",    /* opaque */
-      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 12,
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
       .opcode = CNT_OP_DUMP, .opaque = 5 },
     { .what = "dump with a body",
       .hex = "90"           /* magic */
@@ -124,7 +124,7 @@ static const decode_row decode_rows[] = {
              "00000001"     /* body length: 1 */
              "00000006"     /* opaque */
              "00",          /* body, to be skipped */
-      .result = CNT_DECODE_REQUEST, .at_header = true, .size = 13,
+      .result = CNT_DECODE_OK, .at_header = true, .size = 13,
       .opcode = CNT_OP_DUMP, .opaque = 6 },
     { .what = "get: valid",
       .hex = "90"           /* magic */
@@ -135,7 +135,7 @@ static const decode_row decode_rows[] = {
              "deadbeef"     /* opaque */
              "0003"         /* name length */
              "616263",      /* name "abc" */
-      .result = CNT_DECODE_REQUEST, .size = 17,
+      .result = CNT_DECODE_OK, .size = 17,
       .opcode = CNT_OP_GET, .opaque = 0xdeadbeef, .name = "abc" },
     { .what = "get: flags and reserved non-zero are ignored",
       .hex = "90"           /* magic */
@@ -146,7 +146,7 @@ static const decode_row decode_rows[] = {
              "00000007"     /* opaque */
              "0003"         /* name length */
              "616263",      /* name "abc" */
-      .result = CNT_DECODE_REQUEST, .size = 17,
+      .result = CNT_DECODE_OK, .size = 17,
       .opcode = CNT_OP_GET, .opaque = 7, .name = "abc" },
     { .what = "get: bytes after the name are ignored",
       .hex = "90"           /* magic */
@@ -158,7 +158,7 @@ static const decode_row decode_rows[] = {
              "0003"         /* name length */
              "616263"       /* name "abc" */
              "78797a77",    /* trailing "xyzw" */
-      .result = CNT_DECODE_REQUEST, .size = 21,
+      .result = CNT_DECODE_OK, .size = 21,
       .opcode = CNT_OP_GET, .opaque = 8, .name = "abc" },
     { .what = "get: empty body",
       .hex = "90"           /* magic */
@@ -211,7 +211,7 @@ static const decode_row decode_rows[] = {
              "00000005"     /* maximum */
              "0003"         /* name length */
              "73656d",      /* name "sem" */
-      .result = CNT_DECODE_REQUEST, .size = 25, .opcode = CNT_OP_ACQUIRE,
+      .result = CNT_DECODE_OK, .size = 25, .opcode = CNT_OP_ACQUIRE,
       .opaque = 13, .resources = 2, .maximum = 5, .name = "sem" },
     { .what = "acquire: resources equal to maximum, both 2^32-1",
       .hex = "90"           /* magic */
@@ -224,7 +224,7 @@ static const decode_row decode_rows[] = {
              "ffffffff"     /* maximum */
              "0003"         /* name length */
              "73656d",      /* name "sem" */
-      .result = CNT_DECODE_REQUEST, .size = 25, .opcode = CNT_OP_ACQUIRE,
+      .result = CNT_DECODE_OK, .size = 25, .opcode = CNT_OP_ACQUIRE,
       .opaque = 14, .resources = 0xffffffff, .maximum = 0xffffffff,
       .name = "sem" },
     { .what = "acquire: bytes after the name are ignored",
@@ -239,7 +239,7 @@ static const decode_row decode_rows[] = {
              "0003"         /* name length */
              "73656d"       /* name "sem" */
              "0000",        /* trailing bytes */
-      .result = CNT_DECODE_REQUEST, .size = 27, .opcode = CNT_OP_ACQUIRE,
+      .result = CNT_DECODE_OK, .size = 27, .opcode = CNT_OP_ACQUIRE,
       .opaque = 15, .resources = 1, .maximum = 1, .name = "sem" },
     { .what = "acquire: body shorter than 10",
       .hex = "90"           /* magic */
@@ -326,7 +326,7 @@ static const decode_row decode_rows[] = {
              "00000001"     /* resources */
              "0004"         /* name length */
              "6c6f636b",    /* name "lock" */
-      .result = CNT_DECODE_REQUEST, .size = 22, .opcode = CNT_OP_RELEASE,
+      .result = CNT_DECODE_OK, .size = 22, .opcode = CNT_OP_RELEASE,
       .opaque = 22, .resources = 1, .name = "lock" },
     { .what = "release: resources 0 is valid",
       .hex = "90"           /* magic */
@@ -338,7 +338,7 @@ static const decode_row decode_rows[] = {
              "00000000"     /* resources: 0 */
              "0004"         /* name length */
              "6c6f636b",    /* name "lock" */
-      .result = CNT_DECODE_REQUEST, .size = 22, .opcode = CNT_OP_RELEASE,
+      .result = CNT_DECODE_OK, .size = 22, .opcode = CNT_OP_RELEASE,
       .opaque = 23, .resources = 0, .name = "lock" },
     { .what = "release: bytes after the name are ignored",
       .hex = "90"           /* magic */
@@ -351,7 +351,7 @@ static const decode_row decode_rows[] = {
              "0004"         /* name length */
              "6c6f636b"     /* name "lock" */
              "21",          /* trailing byte */
-      .result = CNT_DECODE_REQUEST, .size = 23, .opcode = CNT_OP_RELEASE,
+      .result = CNT_DECODE_OK, .size = 23, .opcode = CNT_OP_RELEASE,
       .opaque = 24, .resources = 3, .name = "lock" },
     { .what = "release: body shorter than 6",
       .hex = "90"           /* magic */
@@ -487,7 +487,7 @@ static const decode_row decode_rows[] = {
              "00"           /* reserved */
              "ffffffff"     /* body length: 2^32 - 1 */
              "00000025",    /* opaque */
-      .result = CNT_DECODE_REQUEST, .at_header = true,
+      .result = CNT_DECODE_OK, .at_header = true,
       .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_NOOP,
       .opaque = 37 },
     { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
@@ -523,7 +523,7 @@ static void check_row_fields(const decode_row *row, const uint8_t *buf,
     assert_int_equal(req->body_len, row->size - CNT_HEADER_SIZE);
     if (row->result == CNT_DECODE_ERROR)
         assert_int_equal(req->status, row->status);
-    if (row->result != CNT_DECODE_REQUEST)
+    if (row->result != CNT_DECODE_OK)
         return;
     assert_int_equal(req->resources, row->resources);
     assert_int_equal(req->maximum, row->maximum);
@@ -614,7 +614,7 @@ static void stream_record(stream_sim *sim, cnt_decode_result r,
     ev->status = req->status;
     ev->resources = req->resources;
     ev->maximum = req->maximum;
-    if (r == CNT_DECODE_REQUEST && req->name != NULL) {
+    if (r == CNT_DECODE_OK && req->name != NULL) {
         assert_true(req->name_len < sizeof(ev->name));
         memcpy(ev->name, req->name, req->name_len);
     }
@@ -760,7 +760,7 @@ static void test_decode_pipelined_buffer(void **state)
 
     for (uint32_t want = 1; want <= 5; want++) {
         assert_int_equal(decode_checked(buf + off, len - off, &req),
-                         CNT_DECODE_REQUEST);
+                         CNT_DECODE_OK);
         assert_int_equal(req.opaque, want);
         off += (size_t)req.size;
     }
@@ -783,7 +783,7 @@ static void check_long_request(const uint8_t *buf, size_t len,
         assert_int_equal(req.size,
                          probes[i] < CNT_HEADER_SIZE ? CNT_HEADER_SIZE : len);
     }
-    assert_int_equal(decode_checked(buf, len, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(decode_checked(buf, len, &req), CNT_DECODE_OK);
     assert_int_equal(req.opcode, opcode);
     assert_int_equal(req.size, len);
     assert_int_equal(req.name_len, CNT_NAME_MAX);
@@ -885,14 +885,14 @@ static void test_roundtrip_client_to_server(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(simple); i++) {
         n = cnt_encode_simple(buf, simple[i], 0x100 + (uint32_t)i);
-        assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+        assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
         assert_int_equal(req.opcode, simple[i]);
         assert_int_equal(req.opaque, 0x100 + i);
         assert_int_equal(req.size, n);
     }
 
     n = cnt_encode_get(buf, 0xfeedface, "counter", 7);
-    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
     assert_int_equal(req.opcode, CNT_OP_GET);
     assert_int_equal(req.opaque, 0xfeedface);
     assert_int_equal(req.size, n);
@@ -900,7 +900,7 @@ static void test_roundtrip_client_to_server(void **state)
     assert_memory_equal(req.name, "counter", 7);
 
     n = cnt_encode_acquire(buf, 9, 0x10000, 0x7fffffff, "k", 1);
-    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
     assert_int_equal(req.opcode, CNT_OP_ACQUIRE);
     assert_int_equal(req.opaque, 9);
     assert_int_equal(req.resources, 0x10000);
@@ -909,7 +909,7 @@ static void test_roundtrip_client_to_server(void **state)
     assert_memory_equal(req.name, "k", 1);
 
     n = cnt_encode_release(buf, 10, 0xffffffff, "k", 1);
-    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_REQUEST);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
     assert_int_equal(req.opcode, CNT_OP_RELEASE);
     assert_int_equal(req.opaque, 10);
     assert_int_equal(req.resources, 0xffffffff);

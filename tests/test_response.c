@@ -210,8 +210,9 @@ static cnt_response decode_response(const uint8_t *buf, size_t len,
 
     /* Incremental: every shorter prefix only asks for more. */
     for (size_t k = 0; k < len; k++)
-        assert_int_equal(cnt_response_decode(buf, k, &res), 0);
-    assert_int_equal(cnt_response_decode(buf, len, &res), 1);
+        assert_int_equal(cnt_response_decode(buf, k, &res),
+                         CNT_DECODE_NEED_MORE);
+    assert_int_equal(cnt_response_decode(buf, len, &res), CNT_DECODE_OK);
     assert_int_equal(res.magic, CNT_MAGIC_RESPONSE);
     assert_int_equal(res.opcode, opcode);
     assert_int_equal(res.status, status);
@@ -337,7 +338,7 @@ static void test_roundtrip_dump(void **state)
                                 (const uint8_t *)"lock", 4);
     n += proto_encode_dump_end(buf + n, 8);
 
-    assert_int_equal(cnt_response_decode(buf, n, &res), 1);
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_OK);
     assert_false(cnt_response_is_dump_end(&res));
     assert_true(cnt_dump_record_parse(&res, &rec));
     assert_int_equal(rec.current, 1);
@@ -346,7 +347,8 @@ static void test_roundtrip_dump(void **state)
     assert_memory_equal(rec.name, "a", 1);
     off += res.size;
 
-    assert_int_equal(cnt_response_decode(buf + off, n - off, &res), 1);
+    assert_int_equal(cnt_response_decode(buf + off, n - off, &res),
+                     CNT_DECODE_OK);
     assert_true(cnt_dump_record_parse(&res, &rec));
     assert_int_equal(rec.current, 0);
     assert_int_equal(rec.max, 0xffffffff);
@@ -427,12 +429,12 @@ static void test_response_magic(void **state)
     (void)state;
     n = cnt_encode_empty(buf, CNT_OP_NOOP, 1);
     buf[0] = CNT_MAGIC_REQUEST;
-    assert_int_equal(cnt_response_decode(buf, 1, &res), -1);
-    assert_int_equal(cnt_response_decode(buf, n, &res), -1);
+    assert_int_equal(cnt_response_decode(buf, 1, &res), CNT_DECODE_CLOSE);
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_CLOSE);
     buf[0] = 0x00;
-    assert_int_equal(cnt_response_decode(buf, n, &res), -1);
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_CLOSE);
     buf[0] = CNT_MAGIC_NOTICE;
-    assert_int_equal(cnt_response_decode(buf, n, &res), 1);
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_OK);
     assert_int_equal(res.magic, CNT_MAGIC_NOTICE);
 }
 
@@ -447,7 +449,8 @@ static void test_response_huge_body(void **state)
     assert_int_equal(cnt_response_size(buf, 0), CNT_HEADER_SIZE);
     assert_int_equal(cnt_response_size(buf, 11), CNT_HEADER_SIZE);
     assert_int_equal(cnt_response_size(buf, 12), 12 + (uint64_t)0xffffffff);
-    assert_int_equal(cnt_response_decode(buf, sizeof(buf), &res), 0);
+    assert_int_equal(cnt_response_decode(buf, sizeof(buf), &res),
+                     CNT_DECODE_NEED_MORE);
     assert_int_equal(cnt_response_size(buf, sizeof(buf)),
                      12 + (uint64_t)0xffffffff);
 }
@@ -464,13 +467,15 @@ static void test_response_pipelined(void **state)
     n += cnt_encode_error(buf + n, CNT_OP_GET, CNT_STATUS_NOT_FOUND, 2);
     n += cnt_encode_empty(buf + n, CNT_OP_RELEASE, 3);
     for (uint32_t want = 1; want <= 3; want++) {
-        assert_int_equal(cnt_response_decode(buf + off, n - off, &res), 1);
+        assert_int_equal(cnt_response_decode(buf + off, n - off, &res),
+                         CNT_DECODE_OK);
         assert_int_equal(res.opaque, want);
         assert_int_equal(cnt_response_size(buf + off, n - off), res.size);
         off += res.size;
     }
     assert_int_equal(off, n);
-    assert_int_equal(cnt_response_decode(buf + off, 0, &res), 0);
+    assert_int_equal(cnt_response_decode(buf + off, 0, &res),
+                     CNT_DECODE_NEED_MORE);
 }
 
 /* Runs the response codec tests. */
