@@ -1,7 +1,9 @@
 /* request.c: requests, both ways. The encoders write the documented layout
- * into caller buffers. The decoder decides each request from the bytes
- * buffered so far, checking hard limits as soon as the header is in, so a
- * connection never has to hold more than CNT_REQUEST_MAX bytes. */
+ * into caller buffers. The decoder is one generic body reader expanded
+ * once per row of the opcode table (CNT_OPCODE_ROWS in wire.h); it decides
+ * a request from the bytes buffered so far, checking hard limits as soon
+ * as the header is in, so a connection never has to hold more than
+ * CNT_REQUEST_MAX bytes. */
 #include "config.h"
 
 #include <string.h>
@@ -80,6 +82,14 @@ size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
 
 /* ---- Decoder ---- */
 
+/* decode_known must be inlined into each case of the opcode switch: that
+ * is what turns the row's constants into straight-line code. */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* Marks req as answered with an error status; the caller skips req->size. */
 static cnt_decode_result decode_error(cnt_request *req, cnt_status status)
 {
@@ -87,83 +97,69 @@ static cnt_decode_result decode_error(cnt_request *req, cnt_status status)
     return CNT_DECODE_ERROR;
 }
 
-/* Reads name_len at body[off] and points req->name at the name after it;
- * fixed is the offset of the name data. The order of the checks is the
- * reference's: an empty name first, then a name running past the body. */
-static cnt_decode_result decode_name(const uint8_t *body, cnt_request *req,
-                                     size_t off, size_t fixed)
-{
-    uint16_t name_len = cnt_get_u16(body + off);
-
-    if (name_len == 0 || fixed + name_len > req->body_len)
-        return decode_error(req, CNT_STATUS_INVALID);
-    req->name = body + fixed;
-    req->name_len = name_len;
-    return CNT_DECODE_OK;
-}
-
-/* Get: name length, name. */
-static cnt_decode_result decode_get(const uint8_t *body, cnt_request *req)
-{
-    if (req->body_len < CNT_GET_FIXED)
-        return decode_error(req, CNT_STATUS_INVALID);
-    return decode_name(body, req, CNT_GET_OFF_NAMELEN, CNT_GET_FIXED);
-}
-
-/* Acquire: resources, maximum, name length, name. */
-static cnt_decode_result decode_acquire(const uint8_t *body, cnt_request *req)
-{
-    if (req->body_len < CNT_ACQ_FIXED)
-        return decode_error(req, CNT_STATUS_INVALID);
-    req->resources = cnt_get_u32(body + CNT_ACQ_OFF_RESOURCES);
-    req->maximum = cnt_get_u32(body + CNT_ACQ_OFF_MAXIMUM);
-    /* The reference checks the numbers before the name. */
-    if (req->resources == 0 || req->maximum < req->resources)
-        return decode_error(req, CNT_STATUS_INVALID);
-    return decode_name(body, req, CNT_ACQ_OFF_NAMELEN, CNT_ACQ_FIXED);
-}
-
-/* Release: resources (0 is legal), name length, name. */
-static cnt_decode_result decode_release(const uint8_t *body, cnt_request *req)
-{
-    if (req->body_len < CNT_REL_FIXED)
-        return decode_error(req, CNT_STATUS_INVALID);
-    req->resources = cnt_get_u32(body + CNT_REL_OFF_RESOURCES);
-    return decode_name(body, req, CNT_REL_OFF_NAMELEN, CNT_REL_FIXED);
-}
-
-/* Decodes one of the opcodes that carry a name, once its body is in. */
-static cnt_decode_result decode_named(const uint8_t *buf, size_t len,
-                                      cnt_request *req)
+/* Decodes a request whose header is in and whose opcode has the given row:
+ * at once when the body is skipped, else once the whole body is buffered,
+ * reading the fields the row lists and running its checks. The checks run
+ * in the reference's order, which decides the answer when a body has
+ * several faults: too short a body, then the numbers, then an empty name,
+ * then a name running past the body. */
+static ALWAYS_INLINE cnt_decode_result
+decode_known(const uint8_t *buf, size_t len, cnt_request *req,
+             const cnt_opcode_row row)
 {
     const uint8_t *body = buf + CNT_HEADER_SIZE;
+    uint32_t body_len = req->body_len;
 
+    if (row.body == CNT_BODY_SKIP) {
+        /* No body is needed: answer now; the caller skips any body. */
+        return CNT_DECODE_OK;
+    }
     /* Refused before the body arrives: the caller skips it as it streams
      * in instead of buffering it, so no connection ever holds more than
      * CNT_REQUEST_MAX bytes (doc/protocol.md, "Differences from the
      * reference"). */
-    if (req->body_len > CNT_BODY_MAX)
+    if (body_len > CNT_BODY_MAX)
         return decode_error(req, CNT_STATUS_INVALID);
     if (len < req->size)
         return CNT_DECODE_NEED_MORE;
-    switch (req->opcode) {
-    case CNT_OP_GET:
-        return decode_get(body, req);
-    case CNT_OP_ACQUIRE:
-        return decode_acquire(body, req);
-    default:
-        return decode_release(body, req);
+
+    if (body_len < row.fixed)
+        return decode_error(req, CNT_STATUS_INVALID);
+    if (row.off_resources != CNT_FIELD_NONE)
+        req->resources = cnt_get_u32(body + row.off_resources);
+    if (row.off_maximum != CNT_FIELD_NONE)
+        req->maximum = cnt_get_u32(body + row.off_maximum);
+    if ((row.checks & CNT_CHECK_RESOURCES_NONZERO) && req->resources == 0)
+        return decode_error(req, CNT_STATUS_INVALID);
+    if ((row.checks & CNT_CHECK_MAXIMUM_COVERS) &&
+        req->maximum < req->resources)
+        return decode_error(req, CNT_STATUS_INVALID);
+    if (row.off_namelen != CNT_FIELD_NONE) {
+        uint16_t name_len = cnt_get_u16(body + row.off_namelen);
+
+        if (name_len == 0 || (uint32_t)row.fixed + name_len > body_len)
+            return decode_error(req, CNT_STATUS_INVALID);
+        req->name = body + row.fixed;
+        req->name_len = name_len;
     }
+    return CNT_DECODE_OK;
 }
+
+/* One case of the opcode switch per row of CNT_OPCODE_ROWS, the row passed
+ * as a constant (a code listed twice is a duplicate case: an error). */
+#define DECODE_CASE(code, ...)                                              \
+    case code:                                                              \
+        return decode_known(buf, len, req, (cnt_opcode_row){ __VA_ARGS__ });
 
 /* Decodes the request at the front of buf[0..len). */
 cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
                                      cnt_request *req)
 {
     memset(req, 0, sizeof(*req));
-    req->size = CNT_HEADER_SIZE;
-    if (len < CNT_HEADER_SIZE)
+    if (len < CNT_HEADER_SIZE) {
+        req->size = CNT_HEADER_SIZE;
         return CNT_DECODE_NEED_MORE;
+    }
 
     /* Flags (byte 2) and reserved (byte 3) are ignored, as the reference
      * does. */
@@ -183,15 +179,7 @@ cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
     }
 
     switch (req->opcode) {
-    case CNT_OP_NOOP:
-    case CNT_OP_STATS:
-    case CNT_OP_DUMP:
-        /* No body is needed: answer now; the caller skips any body. */
-        return CNT_DECODE_OK;
-    case CNT_OP_GET:
-    case CNT_OP_ACQUIRE:
-    case CNT_OP_RELEASE:
-        return decode_named(buf, len, req);
+    CNT_OPCODE_ROWS(DECODE_CASE)
     default:
         return decode_error(req, CNT_STATUS_UNKNOWN_COMMAND);
     }

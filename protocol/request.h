@@ -32,7 +32,10 @@ size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
 
 /* ---- Decoder (server side) ---- */
 
-/* A decoded request. Fields not used by the opcode are zero. */
+/* A decoded request. Fields not used by the opcode are zero. The fields
+ * are generic (named after their meaning, not an opcode), so a new opcode
+ * whose body has the same kinds of fields reuses them; a new kind of field
+ * gets a member here next to its offset in cnt_opcode_row. */
 typedef struct cnt_request {
     uint8_t magic;
     uint8_t opcode;
