@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "bench/net.h"
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 #define FLOOR_IN_CAP (CNT_REQUEST_MAX + (1u << 16))
 #define FLOOR_OUT_CAP (1u << 18)
@@ -91,7 +91,7 @@ static void floor_conn_process(floor_conn *c)
             break;
         }
         uint8_t *out = c->out + c->out_len;
-        c->out_len += r == CNT_DECODE_REQUEST
+        c->out_len += r == CNT_DECODE_OK
                           ? floor_answer(out, &req)
                           : cnt_encode_error(out, req.opcode, req.status,
                                              req.opaque);

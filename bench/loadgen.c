@@ -20,7 +20,8 @@
 #include "bench/hist.h"
 #include "bench/loadgen.h"
 #include "bench/net.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 #define LOAD_REQ_MAX (CNT_HEADER_SIZE + 10 + BENCH_NAME_LEN)
 #define LOAD_IN_CAP (1u << 16)
@@ -158,8 +159,9 @@ static void load_conn_read(load_conn *c, load_thread *t, const bench_opts *o)
         }
         size_t off = 0;
         cnt_response res;
-        int r;
-        while ((r = cnt_response_decode(c->in + off, c->in_len - off, &res)) == 1) {
+        cnt_decode_result r;
+        while ((r = cnt_response_decode(c->in + off, c->in_len - off, &res)) ==
+               CNT_DECODE_OK) {
             if (c->fifo_count == 0) {
                 c->failed = "answer to no request";
                 return;
@@ -169,7 +171,7 @@ static void load_conn_read(load_conn *c, load_thread *t, const bench_opts *o)
                 return;
             off += res.size;
         }
-        if (r < 0) {
+        if (r == CNT_DECODE_CLOSE) {
             c->failed = "bad response magic";
             return;
         }

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Requests written per round trip when pre-filling: enough to keep the
  * server busy, small enough that its answers fit the socket buffers. */
@@ -112,15 +113,16 @@ static bool setup_read_answers(int fd, uint32_t want, long *bad)
             return false;
         size_t off = 0;
         cnt_response res;
-        int r;
+        cnt_decode_result r = CNT_DECODE_NEED_MORE;
         while (want > 0 &&
-               (r = cnt_response_decode(buf + off, have - off, &res)) == 1) {
+               (r = cnt_response_decode(buf + off, have - off, &res)) ==
+               CNT_DECODE_OK) {
             if (res.status != CNT_STATUS_OK)
                 (*bad)++;
             off += res.size;
             want--;
         }
-        if (want > 0 && r < 0)
+        if (want > 0 && r == CNT_DECODE_CLOSE)
             return false;
         memmove(buf, buf + off, have - off);
         have -= off;
@@ -165,14 +167,15 @@ bool bench_print_stats(int fd, const char *label)
     static uint8_t buf[1 << 16];
     size_t have = 0;
     cnt_response res;
-    int r = 0;
+    cnt_decode_result r;
     if (!setup_write_all(fd, req, len))
         return false;
-    while ((r = cnt_response_decode(buf, have, &res)) == 0) {
+    while ((r = cnt_response_decode(buf, have, &res)) ==
+           CNT_DECODE_NEED_MORE) {
         if (have == sizeof buf || !setup_recv_some(fd, buf, sizeof buf, &have))
             return false;
     }
-    if (r < 0 || res.status != CNT_STATUS_OK)
+    if (r == CNT_DECODE_CLOSE || res.status != CNT_STATUS_OK)
         return false;
     printf("server=%s", label);
     size_t pos = 0;

@@ -13,8 +13,8 @@
 
 #include "fuzz/fuzz.h"
 #include "engine/server/connection.h"
-#include "protocol/client.h"
-#include "protocol/decode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* The input arrives in random chunks, then the client shuts its write
  * side. Checks: the answers are exactly those the stream calls for, in order
@@ -125,7 +125,8 @@ static bool drain_responses(run *r, int fd, bool *eof)
     }
     size_t pos = 0;
     cnt_response res;
-    while (cnt_response_decode(r->resp + pos, r->resp_len - pos, &res) == 1) {
+    while (cnt_response_decode(r->resp + pos, r->resp_len - pos, &res) ==
+           CNT_DECODE_OK) {
         check_response(r, &res);
         pos += (size_t)res.size;
     }

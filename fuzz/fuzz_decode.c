@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
-#include "protocol/client.h"
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Besides the server-side decoder, the client-side decoders (responses,
  * Dump records, Stats pairs) read the same bytes: counterctl and the tests
@@ -127,7 +126,7 @@ static void check_error(const cnt_request *req)
     FUZZ_CHECK(text != NULL);
     size_t n = cnt_encode_error(out, req->opcode, req->status, req->opaque);
     FUZZ_CHECK(n == CNT_HEADER_SIZE + strlen(text) && n <= sizeof out);
-    FUZZ_CHECK(cnt_response_decode(out, n, &res) == 1);
+    FUZZ_CHECK(cnt_response_decode(out, n, &res) == CNT_DECODE_OK);
     FUZZ_CHECK(res.size == n && res.magic == CNT_MAGIC_RESPONSE);
     FUZZ_CHECK(res.opcode == req->opcode && res.opaque == req->opaque);
     FUZZ_CHECK(res.status == req->status);
@@ -146,7 +145,7 @@ static void sim_drain(sim_conn *c)
         case CNT_DECODE_NEED_MORE:
             FUZZ_CHECK(req.size > c->len && req.size <= CNT_REQUEST_MAX);
             return;
-        case CNT_DECODE_REQUEST:
+        case CNT_DECODE_OK:
             FUZZ_CHECK(req.size == CNT_HEADER_SIZE + (uint64_t)req.body_len);
             FUZZ_CHECK(req.body_len == cnt_get_u32(c->buf + CNT_OFF_BODYLEN));
             FUZZ_CHECK(req.opaque == cnt_get_u32(c->buf + CNT_OFF_OPAQUE));
@@ -213,7 +212,7 @@ static void sim_reset(sim_conn *c)
 static void fuzz_client_side(const uint8_t *p, size_t n)
 {
     cnt_response res;
-    while (cnt_response_decode(p, n, &res) == 1) {
+    while (cnt_response_decode(p, n, &res) == CNT_DECODE_OK) {
         FUZZ_CHECK(res.size == CNT_HEADER_SIZE + (uint64_t)res.body_len);
         FUZZ_CHECK(res.size <= n && res.body == p + CNT_HEADER_SIZE);
         cnt_dump_record rec;

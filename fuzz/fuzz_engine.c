@@ -10,7 +10,7 @@
 #include "engine/core/gc.h"
 #include "engine/core/holdings.h"
 #include "engine/core/table.h"
-#include "protocol/decode.h"
+#include "protocol/request.h"
 
 /* Steps: wire requests, connection ends, clock moves, GC sweeps, failed
  * allocations. Invariants: every answer as the model predicts; consumption =
@@ -330,7 +330,7 @@ static size_t step_request(sim *m, int c, const uint8_t *p, size_t n)
     cnt_decode_result r = cnt_request_decode(p, n, &req);
     if (r == CNT_DECODE_ERROR)
         return req.size < n ? (size_t)req.size : n;
-    if (r != CNT_DECODE_REQUEST || req.size > n)
+    if (r != CNT_DECODE_OK || req.size > n)
         return 0;
     switch (req.opcode) {
     case CNT_OP_GET: step_get(m, &req); break;

@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Exit codes (sysexits.h values where one fits; documented in the man page). */
 enum ctl_exit {

@@ -160,12 +160,12 @@ static ctl_io next_packet(ctl_conn *c, cnt_response *res)
         c->consumed = 0;
     }
     for (;;) {
-        int rc = cnt_response_decode(c->buf, c->len, res);
+        cnt_decode_result rc = cnt_response_decode(c->buf, c->len, res);
         ctl_io io;
 
-        if (rc < 0)
+        if (rc == CNT_DECODE_CLOSE)
             return CTL_IO_PROTOCOL;
-        if (rc > 0) {
+        if (rc == CNT_DECODE_OK) {
             c->consumed = res->size;
             return CTL_IO_OK;
         }
@@ -237,11 +237,11 @@ ctl_io ctl_conn_watch(ctl_conn *c)
     /* Whole notices at the front are dropped so they cannot fill the
      * buffer over a long hold; anything else waits for the next read. */
     for (;;) {
-        int rc = cnt_response_decode(c->buf, c->len, &res);
+        cnt_decode_result rc = cnt_response_decode(c->buf, c->len, &res);
 
-        if (rc < 0)
+        if (rc == CNT_DECODE_CLOSE)
             return CTL_IO_PROTOCOL;
-        if (rc == 0 || res.magic != CNT_MAGIC_NOTICE)
+        if (rc == CNT_DECODE_NEED_MORE || res.magic != CNT_MAGIC_NOTICE)
             return CTL_IO_OK;
         memmove(c->buf, c->buf + res.size, c->len - res.size);
         c->len -= res.size;

@@ -1,6 +1,7 @@
-/* wire.c: the protocol's name tables. The status texts are part of the wire
+/* wire.c: the protocol's tables. The status texts are part of the wire
  * contract: clients compare them byte for byte, so they live in one place
- * and carry no trailing NUL on the wire. */
+ * and carry no trailing NUL on the wire. The opcode table describes each
+ * request body once, for the decoder and for printable names. */
 #include "config.h"
 
 #include "protocol/wire.h"
@@ -28,23 +29,17 @@ const char *cnt_status_text(cnt_status status)
     return NULL;
 }
 
+/* One entry of cnt_opcode_table per row of CNT_OPCODE_ROWS; a code listed
+ * twice is an error (-Woverride-init, part of -Wextra). */
+#define TABLE_ENTRY(code, ...) [code] = { __VA_ARGS__ },
+
+/* Indexed by the opcode byte; rows left out are zero: unknown opcodes. */
+const cnt_opcode_row cnt_opcode_table[256] = {
+    CNT_OPCODE_ROWS(TABLE_ENTRY)
+};
+
 /* Returns a short printable name for an opcode, NULL if unknown. */
 const char *cnt_opcode_name(uint8_t opcode)
 {
-    switch (opcode) {
-    case CNT_OP_NOOP:
-        return "noop";
-    case CNT_OP_GET:
-        return "get";
-    case CNT_OP_ACQUIRE:
-        return "acquire";
-    case CNT_OP_RELEASE:
-        return "release";
-    case CNT_OP_STATS:
-        return "stats";
-    case CNT_OP_DUMP:
-        return "dump";
-    default:
-        return NULL;
-    }
+    return cnt_opcode_table[opcode].name;
 }

@@ -1,6 +1,7 @@
-/* wire.h: constants and byte-order helpers of the yrmcds counter protocol.
- * Every packet is a 12-byte big-endian header and an optional body; fields
- * are read by byte offset, never through a struct cast over the buffer. */
+/* wire.h: constants, the opcode table, status texts and byte-order helpers
+ * of the yrmcds counter protocol. Every packet is a 12-byte big-endian header
+ * and an optional body; fields are read by byte offset, never through a
+ * struct cast over the buffer. */
 #ifndef CNT_PROTOCOL_WIRE_H
 #define CNT_PROTOCOL_WIRE_H
 
@@ -16,7 +17,9 @@
 
 #define CNT_HEADER_SIZE 12
 #define CNT_NAME_MAX    65535u
-/* The largest legal body: Acquire's 10 fixed bytes and the longest name. */
+/* The largest legal body: Acquire's 10 fixed bytes and the longest name.
+ * It bounds every opcode whose body is needed (tests/test_wire.c checks
+ * that no row's fixed part is larger than Acquire's). */
 #define CNT_BODY_MAX    (10u + CNT_NAME_MAX)
 #define CNT_REQUEST_MAX (CNT_HEADER_SIZE + CNT_BODY_MAX)
 
@@ -74,9 +77,101 @@ typedef enum cnt_status {
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;
 
+/* What one decoding step found at the front of a buffer; the request
+ * decoder (request.h) and the response decoder (response.h) both answer
+ * with it, and each value means the same thing for both. */
+typedef enum cnt_decode_result {
+    /* Less than one whole packet is buffered; read more. */
+    CNT_DECODE_NEED_MORE,
+    /* One valid packet; its fields are in the output struct. */
+    CNT_DECODE_OK,
+    /* One framed packet the decoder refuses, to be answered with a status
+     * and stepped over (its size is known). Only requests can be refused
+     * this way: a client has nobody to answer. */
+    CNT_DECODE_ERROR,
+    /* The stream cannot be a counter-protocol stream any more (wrong
+     * magic where framing cannot be trusted); close the connection. */
+    CNT_DECODE_CLOSE
+} cnt_decode_result;
+
 /* Returns the exact error body text the reference sends for a status
  * ("" for OK, NULL for a code outside the table). */
 const char *cnt_status_text(cnt_status status);
+
+/* How the server treats a request's body, per opcode. Zero is "unknown" so
+ * that every opcode byte without a row in the table is answered 0x81. */
+typedef enum cnt_body_kind {
+    CNT_BODY_UNKNOWN = 0,   /* not an opcode: 0x81, body skipped */
+    CNT_BODY_SKIP,          /* answered at the header, body skipped */
+    CNT_BODY_NEEDED         /* decoded from the whole buffered body */
+} cnt_body_kind;
+
+/* Marks a field an opcode's body does not have. */
+#define CNT_FIELD_NONE 0xffu
+
+/* Argument checks of a body, as bits of cnt_opcode_row.checks. The decoder
+ * always runs them in the reference's order, whatever the bit values:
+ * body shorter than the fixed part, then the numbers (resources not 0,
+ * maximum not below resources), then the name (not empty, not running
+ * past the body; implied by a name field). Each failure answers 0x04. */
+#define CNT_CHECK_RESOURCES_NONZERO 0x01u
+#define CNT_CHECK_MAXIMUM_COVERS    0x02u
+
+/* One opcode's row: everything the decoder and cnt_opcode_name need to
+ * know about it. A new opcode whose body is made of the field kinds below
+ * costs one enum value and one row in CNT_OPCODE_ROWS; a new field kind
+ * (say a lease time) costs one offset member here, one field in
+ * cnt_request and one step in the decoder. Offsets are from the start of
+ * the body. */
+typedef struct cnt_opcode_row {
+    const char *name;       /* printable name; NULL when not an opcode */
+    uint8_t body;           /* a cnt_body_kind */
+    uint8_t fixed;          /* bytes before the name data (the least legal
+                             * body); 0 for a skipped body */
+    uint8_t off_resources;  /* u32, or CNT_FIELD_NONE */
+    uint8_t off_maximum;    /* u32, or CNT_FIELD_NONE */
+    uint8_t off_namelen;    /* u16 followed by the name at fixed, or
+                             * CNT_FIELD_NONE */
+    uint8_t checks;         /* CNT_CHECK_* bits */
+} cnt_opcode_row;
+
+/* A row for an opcode whose body is skipped: nothing in it is read. */
+#define CNT_ROW_SKIPPED_BODY(text)                                          \
+    .name = (text), .body = CNT_BODY_SKIP, .fixed = 0,                      \
+    .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,         \
+    .off_namelen = CNT_FIELD_NONE, .checks = 0
+
+/* The opcode table, one ROW(opcode, designated initializers of its
+ * cnt_opcode_row) per opcode. It is written once, here, and expanded
+ * twice: into cnt_opcode_table (wire.c) and into the request decoder
+ * (request.c), which gets a copy of each row as a compile-time constant
+ * so that the compiler drops the steps of fields an opcode does not have
+ * and decoding costs no more than hand-written code per opcode. */
+#define CNT_OPCODE_ROWS(ROW)                                                \
+    ROW(CNT_OP_NOOP, CNT_ROW_SKIPPED_BODY("noop"))                          \
+    ROW(CNT_OP_GET,                                                         \
+        .name = "get", .body = CNT_BODY_NEEDED, .fixed = CNT_GET_FIXED,     \
+        .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
+        .off_namelen = CNT_GET_OFF_NAMELEN, .checks = 0)                    \
+    ROW(CNT_OP_ACQUIRE,                                                     \
+        .name = "acquire", .body = CNT_BODY_NEEDED, .fixed = CNT_ACQ_FIXED, \
+        .off_resources = CNT_ACQ_OFF_RESOURCES,                             \
+        .off_maximum = CNT_ACQ_OFF_MAXIMUM,                                 \
+        .off_namelen = CNT_ACQ_OFF_NAMELEN,                                 \
+        .checks = CNT_CHECK_RESOURCES_NONZERO | CNT_CHECK_MAXIMUM_COVERS)   \
+    /* Releasing 0 resources is legal: the reference accepts it. */         \
+    ROW(CNT_OP_RELEASE,                                                     \
+        .name = "release", .body = CNT_BODY_NEEDED, .fixed = CNT_REL_FIXED, \
+        .off_resources = CNT_REL_OFF_RESOURCES,                             \
+        .off_maximum = CNT_FIELD_NONE,                                      \
+        .off_namelen = CNT_REL_OFF_NAMELEN, .checks = 0)                    \
+    ROW(CNT_OP_STATS, CNT_ROW_SKIPPED_BODY("stats"))                        \
+    ROW(CNT_OP_DUMP, CNT_ROW_SKIPPED_BODY("dump"))
+
+/* The opcode table indexed by the opcode byte itself (256 rows, most of
+ * them zero, i.e. unknown): for names and for code that looks an opcode
+ * up at run time. */
+extern const cnt_opcode_row cnt_opcode_table[256];
 
 /* Returns a short printable name for an opcode ("get", ...; NULL if unknown). */
 const char *cnt_opcode_name(uint8_t opcode);

@@ -1,12 +1,33 @@
 # tests/local.mk: build rules of the cmocka unit tests in tests/ (included by
-# the top Makefile.am), one test program per source file of the engine
-# layers, each linking only the layers it needs. tests/engine_fake.c holds
-# the fakes they share (clock, allocator with failure injection).
+# the top Makefile.am): one test program per source file of the protocol
+# and engine layers, each linking only the layers it needs.
+# tests/engine_fake.c holds the fakes they share (clock, allocator with
+# failure injection).
 
-noinst_HEADERS += tests/engine_fake.h
+noinst_HEADERS += tests/engine_fake.h tests/proto_helpers.h
 
 if HAVE_CMOCKA
 UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+
+## protocol: one program per protocol/ source, sharing the fixture helpers
+## (and the encoders only tests use) in tests/proto_helpers.c
+PROTO_TESTS = tests/test_wire tests/test_request tests/test_response
+check_PROGRAMS += $(PROTO_TESTS)
+TESTS += $(PROTO_TESTS)
+
+PROTO_TEST_LDADD = libcntproto.la $(CMOCKA_LIBS)
+
+tests_test_wire_SOURCES = tests/test_wire.c
+tests_test_wire_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_wire_LDADD = $(PROTO_TEST_LDADD)
+
+tests_test_request_SOURCES = tests/test_request.c tests/proto_helpers.c
+tests_test_request_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_request_LDADD = $(PROTO_TEST_LDADD)
+
+tests_test_response_SOURCES = tests/test_response.c tests/proto_helpers.c
+tests_test_response_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_response_LDADD = $(PROTO_TEST_LDADD)
 
 ## engine/core: no sockets, no libevent
 CORE_TESTS = \

@@ -26,7 +26,8 @@
 #include <cmocka.h>
 
 #include "engine/server/server.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Log lines the server wrote, for tests that check a message. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -161,9 +162,10 @@ typedef struct reader {
 static bool reader_next(reader *r, cnt_response *res)
 {
     for (;;) {
-        int got = cnt_response_decode(r->buf + r->pos, r->len - r->pos, res);
-        assert_true(got >= 0);
-        if (got == 1) {
+        cnt_decode_result got = cnt_response_decode(r->buf + r->pos,
+                                                    r->len - r->pos, res);
+        assert_true(got != CNT_DECODE_CLOSE);
+        if (got == CNT_DECODE_OK) {
             r->pos += res->size;
             return true;
         }
@@ -467,15 +469,15 @@ static void test_flood_small_window(void **state)
                 sent += (size_t)k;
         }
         cnt_response res;
-        int got;
+        cnt_decode_result got;
         while ((got = cnt_response_decode(r->buf + r->pos, r->len - r->pos,
-                                          &res)) == 1) {
+                                          &res)) == CNT_DECODE_OK) {
             assert_int_equal(res.opaque, next);
             assert_int_equal(res.opcode, next % 2 ? CNT_OP_STATS : CNT_OP_NOOP);
             next++;
             r->pos += res.size;
         }
-        assert_int_equal(got, 0);
+        assert_int_equal(got, CNT_DECODE_NEED_MORE);
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);
         r->len -= r->pos;
         r->pos = 0;

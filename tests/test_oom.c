@@ -19,7 +19,8 @@
 #include <event2/event.h>
 
 #include "engine/server/connection.h"
-#include "protocol/client.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* The test links with -Wl,--wrap for malloc, calloc and realloc: that
  * redirects the calls of the project's own (statically linked) objects
@@ -99,7 +100,7 @@ static size_t check_answers(const uint8_t *buf, size_t len)
     size_t pos = 0, next = 0;
     bool have_a = false;
     cnt_response res;
-    while (cnt_response_decode(buf + pos, len - pos, &res) == 1) {
+    while (cnt_response_decode(buf + pos, len - pos, &res) == CNT_DECODE_OK) {
         assert_true(next < NWANT);
         assert_int_equal(res.opcode, want[next].opcode);
         assert_int_equal(res.opaque, want[next].opaque);

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "protocol/decode.h"
-#include "protocol/encode.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
 
 /* Rounds of produce-and-send per callback before yielding to the other
  * connections of the worker (fairness under pipelined floods). */
@@ -258,7 +258,7 @@ static size_t conn_look_ahead(cnt_connection *c, conn_ahead *ahead)
     while (n < CNT_CONN_AHEAD && off < c->in_len) {
         conn_ahead *a = &ahead[n];
         if (cnt_request_decode(c->in + off, c->in_len - off, &a->req) !=
-                CNT_DECODE_REQUEST ||
+                CNT_DECODE_OK ||
             a->req.size > c->in_len - off)
             break;
         a->at = off;
@@ -316,7 +316,7 @@ static size_t conn_produce(cnt_connection *c, size_t budget)
         if (next < nahead && ahead[next].at == pos) {
             req = ahead[next].req;
             place = ahead[next].placed ? &ahead[next].place : NULL;
-            r = CNT_DECODE_REQUEST;
+            r = CNT_DECODE_OK;
             next++;
         } else {
             r = cnt_request_decode(c->in + pos, avail, &req);

@@ -1,0 +1,189 @@
+/* response.c: responses, both ways. Every response the server encodes
+ * copies the request's opcode and opaque (also for unknown opcodes, unlike
+ * the reference: see doc/protocol.md); the caller provides the room the
+ * header asks for. The client-side decoder is incremental and never trusts
+ * a declared body length for memory. */
+#include "config.h"
+
+#include <string.h>
+
+#include "protocol/response.h"
+
+/* ---- Encoders ---- */
+
+/* Writes a response header (magic 0x91, reserved 0). */
+size_t cnt_encode_response_header(uint8_t *out, uint8_t opcode, uint8_t status,
+                                  uint32_t body_len, uint32_t opaque)
+{
+    out[CNT_OFF_MAGIC] = CNT_MAGIC_RESPONSE;
+    out[CNT_OFF_OPCODE] = opcode;
+    out[CNT_OFF_STATUS] = status;
+    out[CNT_OFF_RESERVED] = 0;
+    cnt_put_u32(out + CNT_OFF_BODYLEN, body_len);
+    cnt_put_u32(out + CNT_OFF_OPAQUE, opaque);
+    return CNT_HEADER_SIZE;
+}
+
+/* Writes a response with status and its reference text as body. */
+size_t cnt_encode_error(uint8_t *out, uint8_t opcode, cnt_status status,
+                        uint32_t opaque)
+{
+    const char *text = cnt_status_text(status);
+    /* A status outside the table has no text; send it with an empty body
+     * rather than inventing one. */
+    size_t n = text ? strlen(text) : 0;
+
+    cnt_encode_response_header(out, opcode, (uint8_t)status, (uint32_t)n,
+                               opaque);
+    memcpy(out + CNT_HEADER_SIZE, text ? text : "", n);
+    return CNT_HEADER_SIZE + n;
+}
+
+/* Writes a status-0 response with an empty body. */
+size_t cnt_encode_empty(uint8_t *out, uint8_t opcode, uint32_t opaque)
+{
+    return cnt_encode_response_header(out, opcode, CNT_STATUS_OK, 0, opaque);
+}
+
+/* Writes a status-0 response whose body is one u32. */
+size_t cnt_encode_u32(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                      uint32_t value)
+{
+    cnt_encode_response_header(out, opcode, CNT_STATUS_OK, 4, opaque);
+    cnt_put_u32(out + CNT_HEADER_SIZE, value);
+    return CNT_HEADER_SIZE + 4;
+}
+
+/* Writes one Dump record response (opcode 0x11, status 0). */
+size_t cnt_encode_dump_record(uint8_t *out, uint32_t opaque, uint32_t current,
+                              uint32_t max, const uint8_t *name,
+                              uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_DUMP, CNT_STATUS_OK,
+                               CNT_DUMP_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_DUMP_OFF_CURRENT, current);
+    cnt_put_u32(body + CNT_DUMP_OFF_MAX, max);
+    cnt_put_u16(body + CNT_DUMP_OFF_NAMELEN, name_len);
+    if (name_len > 0)
+        memcpy(body + CNT_DUMP_FIXED, name, name_len);
+    return CNT_DUMP_RECORD_SIZE(name_len);
+}
+
+/* Clamps a string length to what a u16 length field can carry. */
+static uint16_t stats_len(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
+}
+
+/* Writes one Stats pair and returns its size (only the size if out is
+ * NULL). Longer names or values are cut at 65535 bytes, the most a u16
+ * length can say; the server's own items are far shorter. */
+size_t cnt_encode_stats_pair(uint8_t *out, const char *name,
+                             const char *value)
+{
+    uint16_t nlen = stats_len(name);
+    uint16_t vlen = stats_len(value);
+
+    if (out != NULL) {
+        cnt_put_u16(out, nlen);
+        cnt_put_u16(out + 2, vlen);
+        memcpy(out + CNT_STATS_PAIR_FIXED, name, nlen);
+        memcpy(out + CNT_STATS_PAIR_FIXED + nlen, value, vlen);
+    }
+    return CNT_STATS_PAIR_FIXED + (size_t)nlen + vlen;
+}
+
+/* ---- Decoder and body parsers ---- */
+
+/* Tells whether b is a magic byte a server may send. */
+static bool response_magic_ok(uint8_t b)
+{
+    return b == CNT_MAGIC_RESPONSE || b == CNT_MAGIC_NOTICE;
+}
+
+/* Returns the total size of the response at the front of buf. */
+uint64_t cnt_response_size(const uint8_t *buf, size_t len)
+{
+    if (len < CNT_HEADER_SIZE)
+        return CNT_HEADER_SIZE;
+    return (uint64_t)CNT_HEADER_SIZE + cnt_get_u32(buf + CNT_OFF_BODYLEN);
+}
+
+/* Decodes the response at the front of buf[0..len). */
+cnt_decode_result cnt_response_decode(const uint8_t *buf, size_t len,
+                                      cnt_response *res)
+{
+    uint64_t size;
+
+    /* Judge the magic on its first byte: a client reading garbage learns
+     * it at once instead of waiting for a header that may never come. */
+    if (len >= 1 && !response_magic_ok(buf[CNT_OFF_MAGIC]))
+        return CNT_DECODE_CLOSE;
+    size = cnt_response_size(buf, len);
+    /* Compared in 64 bits: a declared 4 GiB body only means "need more",
+     * it is never used to size anything here. */
+    if (len < CNT_HEADER_SIZE || (uint64_t)len < size)
+        return CNT_DECODE_NEED_MORE;
+
+    res->magic = buf[CNT_OFF_MAGIC];
+    res->opcode = buf[CNT_OFF_OPCODE];
+    res->status = buf[CNT_OFF_STATUS];
+    res->body_len = cnt_get_u32(buf + CNT_OFF_BODYLEN);
+    res->opaque = cnt_get_u32(buf + CNT_OFF_OPAQUE);
+    res->body = buf + CNT_HEADER_SIZE;
+    res->size = (size_t)size;
+    return CNT_DECODE_OK;
+}
+
+/* Parses a Dump record body; false if res is not a well-formed record. */
+bool cnt_dump_record_parse(const cnt_response *res, cnt_dump_record *rec)
+{
+    uint16_t name_len;
+
+    if (res->opcode != CNT_OP_DUMP || res->status != CNT_STATUS_OK ||
+        res->body_len < CNT_DUMP_FIXED)
+        return false;
+    name_len = cnt_get_u16(res->body + CNT_DUMP_OFF_NAMELEN);
+    if ((uint64_t)CNT_DUMP_FIXED + name_len > res->body_len)
+        return false;
+    rec->current = cnt_get_u32(res->body + CNT_DUMP_OFF_CURRENT);
+    rec->max = cnt_get_u32(res->body + CNT_DUMP_OFF_MAX);
+    rec->name_len = name_len;
+    rec->name = res->body + CNT_DUMP_FIXED;
+    return true;
+}
+
+/* Tells whether res is the empty response that ends a Dump series. */
+bool cnt_response_is_dump_end(const cnt_response *res)
+{
+    return res->opcode == CNT_OP_DUMP && res->status == CNT_STATUS_OK &&
+           res->body_len == 0;
+}
+
+/* Iterates the Stats pairs of res from *pos. */
+bool cnt_stats_next(const cnt_response *res, size_t *pos,
+                    const char **name, uint16_t *name_len,
+                    const char **value, uint16_t *value_len)
+{
+    const uint8_t *p;
+    uint16_t nlen, vlen;
+
+    if (*pos > res->body_len ||
+        res->body_len - *pos < CNT_STATS_PAIR_FIXED)
+        return false;
+    p = res->body + *pos;
+    nlen = cnt_get_u16(p);
+    vlen = cnt_get_u16(p + 2);
+    if (res->body_len - *pos - CNT_STATS_PAIR_FIXED < (size_t)nlen + vlen)
+        return false;
+    *name = (const char *)p + CNT_STATS_PAIR_FIXED;
+    *name_len = nlen;
+    *value = *name + nlen;
+    *value_len = vlen;
+    *pos += CNT_STATS_PAIR_FIXED + (size_t)nlen + vlen;
+    return true;
+}
