@@ -5,3 +5,5 @@ dist_man_MANS += doc/counterctl.1
 dist_doc_DATA += doc/protocol.md
 # How the extension and mchost use memcached's host interface (owner: host).
 dist_doc_DATA += doc/host-interface.md
+# The layers, ownership and locking rules, a request's walk, adding an opcode.
+dist_doc_DATA += doc/design.md
