@@ -16,7 +16,8 @@ fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c
 fuzz_fuzz_decode_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_decode_LDADD = libcntproto.la
 
-fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c
+# The engine target takes its clock from the unit tests' doubles.
+fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
@@ -44,7 +45,7 @@ fuzz_replay_decode_SOURCES = fuzz/replay.c fuzz/fuzz_decode.c
 fuzz_replay_decode_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_decode"'
 fuzz_replay_decode_LDADD = libcntproto.la
 
-fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c
+fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'
 fuzz_replay_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 

@@ -1,5 +1,5 @@
 /* engine_fake.c: the test doubles declared in engine_fake.h: a hand-moved
- * clock and allocators that fail on demand. Their state is atomic because
+ * clock with both readings and allocators that fail on demand. Their state is atomic because
  * GC and worker threads use them while the test drives them. */
 #include "config.h"
 
@@ -13,32 +13,53 @@ static _Atomic int fail_tripped;
 static _Atomic long live_allocations;
 static _Atomic size_t last_malloc_size;
 
-/* Reads the fake time. */
-static uint64_t cnt_fake_clock_now(void *ctx)
+/* A monotonic start far from 0, so code that subtracts readings never
+ * sees an unrealistic origin. */
+#define CNT_FAKE_MONO_START UINT64_C(1000000000000)
+
+/* Reads the fake wall clock. */
+static uint64_t cnt_fake_clock_wall(void *ctx)
 {
     cnt_fake_clock *f = ctx;
 
-    return atomic_load(&f->ms);
+    return atomic_load(&f->wall_ms);
 }
 
-/* Sets up f at time ms. */
+/* Reads the fake monotonic clock. */
+static uint64_t cnt_fake_clock_mono(void *ctx)
+{
+    cnt_fake_clock *f = ctx;
+
+    return atomic_load(&f->mono_ns);
+}
+
+/* Sets up f at wall time ms. */
 void cnt_fake_clock_init(cnt_fake_clock *f, uint64_t ms)
 {
-    f->clock.now_ms = cnt_fake_clock_now;
+    f->clock.wall_ms = cnt_fake_clock_wall;
+    f->clock.mono_ns = cnt_fake_clock_mono;
     f->clock.ctx = f;
-    atomic_store(&f->ms, ms);
+    atomic_store(&f->wall_ms, ms);
+    atomic_store(&f->mono_ns, CNT_FAKE_MONO_START);
 }
 
-/* Moves f to time ms. */
+/* Steps the wall clock to ms. */
 void cnt_fake_clock_set(cnt_fake_clock *f, uint64_t ms)
 {
-    atomic_store(&f->ms, ms);
+    atomic_store(&f->wall_ms, ms);
 }
 
-/* Moves f forward by ms. */
+/* Moves both readings forward by ms. */
 void cnt_fake_clock_advance(cnt_fake_clock *f, uint64_t ms)
 {
-    atomic_fetch_add(&f->ms, ms);
+    atomic_fetch_add(&f->wall_ms, ms);
+    atomic_fetch_add(&f->mono_ns, ms * 1000000u);
+}
+
+/* Moves the monotonic reading forward by ns. */
+void cnt_fake_clock_advance_ns(cnt_fake_clock *f, uint64_t ns)
+{
+    atomic_fetch_add(&f->mono_ns, ns);
 }
 
 /* Arms the failure countdown. */

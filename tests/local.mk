@@ -10,6 +10,7 @@ UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 ## engine/core: no sockets, no libevent
 CORE_TESTS = \
+	tests/test_clock \
 	tests/test_hash \
 	tests/test_holdings \
 	tests/test_table \
@@ -19,6 +20,10 @@ CORE_TESTS = \
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
 CORE_TEST_LDADD = libcntcore.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+
+tests_test_clock_SOURCES = tests/test_clock.c tests/engine_fake.c
+tests_test_clock_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_clock_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_hash_SOURCES = tests/test_hash.c
 tests_test_hash_CFLAGS = $(UNIT_TEST_CFLAGS)

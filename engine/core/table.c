@@ -168,7 +168,7 @@ static pthread_mutex_t *cnt_table_stripe_of(cnt_table *t, size_t bucket)
 /* The current window index: floor(now_s / interval), epoch-aligned. */
 static uint32_t cnt_table_window_now(const cnt_table *t)
 {
-    uint64_t s = cnt_clock_now_ms(t->clock) / 1000u;
+    uint64_t s = cnt_clock_wall_ms(t->clock) / 1000u;
 
     return (uint32_t)(s / t->interval);
 }
