@@ -1,6 +1,7 @@
 /* fuzz_engine.c: libFuzzer target for the counter table: scripted steps over
  * four simulated connections, checked against a shadow model after each.
- * Time comes from the fake clock of tests/engine_fake.c. */
+ * Time and allocation failures come from the test doubles of
+ * tests/engine_fake.c (the target links with their -Wl,--wrap flags). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -54,22 +55,12 @@ typedef struct sim {
 } sim;
 
 static cnt_fake_clock fuzz_clock;   /* the table's and the GC's clock */
-static bool fail_alloc;         /* the next counter allocation fails */
+static bool fail_alloc;         /* the next Acquire's first allocation fails */
 
 /* The fake wall clock, in ms. */
 static uint64_t now_ms(void)
 {
     return cnt_clock_wall_ms(&fuzz_clock.clock);
-}
-
-/* Counter allocator that fails once on request (OOM paths). */
-static void *fuzz_alloc(size_t size)
-{
-    if (fail_alloc) {
-        fail_alloc = false;
-        return NULL;
-    }
-    return malloc(size);
 }
 
 /* Returns the current window number. */
@@ -132,14 +123,22 @@ static void step_acquire(sim *m, int c, const cnt_request *req)
     shadow *s = shadow_get(m, req->name, req->name_len);
     if (s == NULL)
         return;
+    /* Armed only around the call: the first allocation it makes (the
+     * ledger's growth or a new counter's node) fails. A new counter always
+     * needs one, so the call must then fail; an existing one needs one
+     * only when the ledger grows. */
     bool must_fail = fail_alloc && !s->exists;
     uint64_t before = shadow_sum(s);
+    if (fail_alloc)
+        cnt_fake_alloc_fail_at(1, 0);
     cnt_status st = cnt_table_acquire(m->table, &m->conn[c], req->name,
                                       req->name_len, req->resources,
                                       req->maximum);
+    bool failed = cnt_fake_alloc_injected();
+    cnt_fake_alloc_fail_at(0, 0);
     s->last_touch_ms = now_ms();
-    if (must_fail || (st == CNT_STATUS_OUT_OF_MEMORY && !s->exists &&
-                      m->memory_limited)) {
+    if (must_fail || failed ||
+        (st == CNT_STATUS_OUT_OF_MEMORY && !s->exists && m->memory_limited)) {
         FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
         fail_alloc = false;
         return;
@@ -347,6 +346,7 @@ static void sim_init(sim *m, uint8_t flags)
 {
     memset(m, 0, sizeof *m);
     cnt_fake_clock_init(&fuzz_clock, START_MS + (uint64_t)flags * 977);
+    cnt_fake_alloc_fail_at(0, 0);
     fail_alloc = false;
     m->memory_limited = flags & 1;
     cnt_table_config cfg = {
@@ -354,8 +354,6 @@ static void sim_init(sim *m, uint8_t flags)
         .interval = INTERVAL,
         .memory_limit = m->memory_limited ? 4096 + (flags >> 2) * 64 : 0,
         .clock = &fuzz_clock.clock,
-        .alloc = fuzz_alloc,
-        .free = free,
     };
     m->table = cnt_table_new(&cfg);
     FUZZ_CHECK(m->table != NULL);
@@ -393,7 +391,7 @@ static void sim_finish(sim *m)
 /* Input: a flags byte, then steps. A step is one byte, conn = b % 4 and
  * kind = b / 4: 0-47 a wire request follows; 48-51 the connection ends;
  * 52-55 the clock moves by the next byte x 250 ms; 56-59 GC; 60-61 the
- * next counter allocation fails; 62-63 Dump and Stats. */
+ * next Acquire that allocates fails; 62-63 Dump and Stats. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sim m;

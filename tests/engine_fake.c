@@ -1,15 +1,24 @@
 /* engine_fake.c: the test doubles declared in engine_fake.h: a hand-moved
- * clock with both readings and allocators that fail on demand. Their state is atomic because
- * GC and worker threads use them while the test drives them. */
+ * clock with both readings, and the linker-wrapped allocator that fails on
+ * demand. Their state is atomic because GC and worker threads use them
+ * while the test drives them. */
 #include "config.h"
 
 #include <stdlib.h>
 
 #include "tests/engine_fake.h"
 
+/* The real functions behind the wrappers (the linker's names). */
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__real_aligned_alloc(size_t alignment, size_t size);
+void __real_free(void *p);
+
 static _Atomic unsigned long fail_countdown;   /* 0: disarmed */
 static _Atomic int fail_sticky;
-static _Atomic int fail_tripped;
+static _Atomic int fail_tripped;               /* sticky failure under way */
+static _Atomic bool fail_injected;
 static _Atomic long live_allocations;
 static _Atomic size_t last_malloc_size;
 
@@ -68,63 +77,96 @@ void cnt_fake_alloc_fail_at(unsigned long n, int sticky)
     atomic_store(&fail_countdown, n);
     atomic_store(&fail_sticky, sticky);
     atomic_store(&fail_tripped, 0);
+    atomic_store(&fail_injected, false);
+}
+
+/* Whether an armed failure has happened. */
+bool cnt_fake_alloc_injected(void)
+{
+    return atomic_load(&fail_injected);
 }
 
 /* Returns true when this allocation must fail. */
-static int cnt_fake_should_fail(void)
+static bool cnt_fake_should_fail(void)
 {
     if (atomic_load(&fail_tripped))
-        return 1;
+        return true;
     unsigned long n = atomic_load(&fail_countdown);
     if (n == 0)
-        return 0;
+        return false;
     if (n == 1) {
         atomic_store(&fail_countdown, 0);
         if (atomic_load(&fail_sticky))
             atomic_store(&fail_tripped, 1);
-        return 1;
+        atomic_store(&fail_injected, true);
+        return true;
     }
     atomic_store(&fail_countdown, n - 1);
-    return 0;
+    return false;
 }
 
-/* Counts live allocations. */
+/* Counts a block that was handed out. */
+static void *cnt_fake_count(void *p)
+{
+    if (p != NULL)
+        atomic_fetch_add(&live_allocations, 1);
+    return p;
+}
+
+/* Live blocks. */
 long cnt_fake_alloc_live(void)
 {
     return atomic_load(&live_allocations);
 }
 
-/* Size of the latest cnt_fake_malloc request. */
+/* Size of the latest malloc request. */
 size_t cnt_fake_malloc_last_size(void)
 {
     return atomic_load(&last_malloc_size);
 }
 
-/* malloc that may fail on demand. */
-void *cnt_fake_malloc(size_t size)
+/* malloc of the wrapped objects: fails when armed, else the real one. */
+void *__wrap_malloc(size_t size)
 {
     atomic_store(&last_malloc_size, size);
-    void *p = cnt_fake_should_fail() ? NULL : malloc(size);
-
-    if (p != NULL)
-        atomic_fetch_add(&live_allocations, 1);
-    return p;
+    return cnt_fake_should_fail() ? NULL : cnt_fake_count(__real_malloc(size));
 }
 
-/* calloc that may fail on demand. */
-void *cnt_fake_calloc(size_t n, size_t size)
+/* calloc of the wrapped objects: fails when armed, else the real one. */
+void *__wrap_calloc(size_t n, size_t size)
 {
-    void *p = cnt_fake_should_fail() ? NULL : calloc(n, size);
-
-    if (p != NULL)
-        atomic_fetch_add(&live_allocations, 1);
-    return p;
+    return cnt_fake_should_fail() ? NULL
+                                  : cnt_fake_count(__real_calloc(n, size));
 }
 
-/* free that keeps the count. */
-void cnt_fake_free(void *ptr)
+/* realloc of the wrapped objects: a failure leaves p as it was, as a real
+ * one does. Growing an existing block keeps the live count. */
+void *__wrap_realloc(void *p, size_t size)
 {
-    if (ptr != NULL)
+    if (p == NULL)
+        return __wrap_malloc(size);
+    if (size == 0) {
+        /* glibc frees p then; count it as the free it is. */
+        void *q = __real_realloc(p, 0);
+        if (q == NULL)
+            atomic_fetch_sub(&live_allocations, 1);
+        return q;
+    }
+    return cnt_fake_should_fail() ? NULL : __real_realloc(p, size);
+}
+
+/* aligned_alloc of the wrapped objects: fails when armed. */
+void *__wrap_aligned_alloc(size_t alignment, size_t size)
+{
+    return cnt_fake_should_fail()
+               ? NULL
+               : cnt_fake_count(__real_aligned_alloc(alignment, size));
+}
+
+/* free of the wrapped objects, keeping the live count. */
+void __wrap_free(void *p)
+{
+    if (p != NULL)
         atomic_fetch_sub(&live_allocations, 1);
-    free(ptr);
+    __real_free(p);
 }

@@ -1,11 +1,23 @@
 /* engine_fake.h: test doubles for the engine's unit tests and the engine
  * fuzz target: a clock the test moves by hand (windows, deadlines and GC
- * without sleeping) and allocators that fail on demand (the out-of-memory
- * paths). */
+ * without sleeping) and the one way tests make allocations fail.
+ *
+ * Allocation failures: a program that links engine_fake.c must be linked
+ * with -Wl,--wrap for malloc, calloc, realloc, aligned_alloc and free
+ * (FAKE_ALLOC_WRAP in tests/local.mk). The linker then sends every
+ * call that the project's own statically linked objects (the engine
+ * layers, the test itself) make to the wrappers here, and none that
+ * libc, libevent or cmocka make internally. That one mechanism reaches
+ * every allocation site of every layer (table nodes, ledgers, connections
+ * and their buffers) without a hook in the production code, which is why
+ * it was chosen over allocator pointers passed through each layer's
+ * configuration. The wrappers count allocations while armed and fail the
+ * chosen one; they also keep the count of live blocks. */
 #ifndef CNT_TESTS_ENGINE_FAKE_H
 #define CNT_TESTS_ENGINE_FAKE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,20 +47,28 @@ void cnt_fake_clock_advance(cnt_fake_clock *f, uint64_t ms);
 void cnt_fake_clock_advance_ns(cnt_fake_clock *f, uint64_t ns);
 
 /* Makes allocation number n from now (1 = the next) fail, and every later
- * one while sticky is set; n = 0 disarms. Counts malloc and calloc. */
+ * one while sticky is set; n = 0 disarms. Counts malloc, calloc, realloc
+ * and aligned_alloc of the wrapped objects. */
 void cnt_fake_alloc_fail_at(unsigned long n, int sticky);
 
-/* Allocations made through the fakes and not yet freed. */
+/* Whether an allocation has failed on purpose since the last arming. */
+bool cnt_fake_alloc_injected(void);
+
+/* Blocks the wrapped objects allocated and have not freed yet. Compare
+ * two readings: the test's own blocks count too. */
 long cnt_fake_alloc_live(void);
 
-/* Bytes asked of the latest cnt_fake_malloc call (0 before any): what a
- * table node really requests from the allocator. */
+/* Bytes asked of the latest malloc call (0 before any): what a map node
+ * really requests from the allocator. */
 size_t cnt_fake_malloc_last_size(void);
 
-/* malloc/calloc/free that obey cnt_fake_alloc_fail_at and count. */
-void *cnt_fake_malloc(size_t size);
-void *cnt_fake_calloc(size_t n, size_t size);
-void cnt_fake_free(void *ptr);
+/* The linker's wrappers (the __wrap_ and __real_ names are its
+ * convention). */
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_aligned_alloc(size_t alignment, size_t size);
+void __wrap_free(void *p);
 
 /* A name argument from a string literal: pointer and length. */
 #define CNT_NAME(s) (const uint8_t *)(s), (uint16_t)(sizeof(s) - 1)

@@ -52,8 +52,6 @@ struct cnt_table {
     uint32_t interval;
     uint64_t memory_limit;
     const cnt_clock *clock;
-    void *(*alloc)(size_t size);
-    void (*free)(void *ptr);
     cnt_hash_key key;
     uint64_t base_memory;               /* table, buckets and stripes */
     atomic_uint_fast64_t objects;
@@ -92,16 +90,12 @@ static bool cnt_table_configure(cnt_table *t, const cnt_table_config *cfg)
 
     if (cfg == NULL)
         cfg = &none;
-    if ((cfg->alloc == NULL) != (cfg->free == NULL))
-        return false;
     if ((uint64_t)cfg->buckets > UINT32_MAX)
         return false;
     t->nbuckets = cfg->buckets ? cfg->buckets : CNT_DEFAULT_BUCKETS;
     t->interval = cfg->interval ? cfg->interval : CNT_DEFAULT_INTERVAL;
     t->memory_limit = cfg->memory_limit;
     t->clock = cfg->clock ? cfg->clock : &cnt_clock_system;
-    t->alloc = cfg->alloc ? cfg->alloc : malloc;
-    t->free = cfg->free ? cfg->free : free;
     return true;
 }
 
@@ -149,7 +143,7 @@ void cnt_table_free(cnt_table *t)
         cnt_counter *c = t->buckets[b];
         while (c != NULL) {
             cnt_counter *next = c->next;
-            t->free(c);
+            free(c);
             c = next;
         }
     }
@@ -238,7 +232,7 @@ static cnt_counter *do_create(cnt_table *t, size_t b, const uint8_t *name,
 
     if (!cnt_table_charge(t, size))
         return NULL;
-    c = t->alloc(size);
+    c = malloc(size);
     if (c == NULL) {
         cnt_table_subtract(&t->node_memory, size);
         return NULL;
@@ -633,7 +627,7 @@ size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n)
         pthread_mutex_unlock(m);
         while (dead != NULL) {
             cnt_counter *next = dead->next;
-            t->free(dead);
+            free(dead);
             dead = next;
         }
     }

@@ -32,10 +32,6 @@ typedef struct cnt_table_config {
     uint64_t memory_limit;      /* bytes of counter nodes (not the fixed
                                    bucket array and locks); 0 = unlimited */
     const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
-    /* Allocator for counter nodes (tests inject a failing one); both or
-     * neither. Default malloc/free. */
-    void *(*alloc)(size_t size);
-    void (*free)(void *ptr);
 } cnt_table_config;
 
 /* Counts kept current by the table (read without locks, so approximate
