@@ -14,11 +14,12 @@ FAKE_ALLOC_WRAP = -Wl,--wrap=malloc -Wl,--wrap=calloc \
 if HAVE_CMOCKA
 UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
-## engine/core: no sockets, no libevent
+## engine/core: no sockets, no libevent; one test program per source file
 CORE_TESTS = \
 	tests/test_clock \
 	tests/test_hash \
 	tests/test_holdings \
+	tests/test_map \
 	tests/test_table \
 	tests/test_gc \
 	tests/test_stats \
@@ -41,6 +42,11 @@ tests_test_holdings_SOURCES = tests/test_holdings.c tests/engine_fake.c
 tests_test_holdings_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_holdings_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_holdings_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_map_SOURCES = tests/test_map.c tests/engine_fake.c
+tests_test_map_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_map_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_map_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_table_SOURCES = tests/test_table.c tests/engine_fake.c
 tests_test_table_CFLAGS = $(UNIT_TEST_CFLAGS)

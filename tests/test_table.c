@@ -1,8 +1,10 @@
-/* test_table.c: the counter table against every row of the reference
- * table it decides (Acquire/Release/Get, the per-connection 0x22 rules,
+/* test_table.c: the semaphore rules against every row of the reference
+ * table they decide (Acquire/Release/Get, the per-connection 0x22 rules,
  * release-all, released-but-not-collected counters), deliberate difference
- * 1, memory_limit and failing allocations, max consumption windows and Dump
- * with a resume cursor. Time is a fake clock; nothing sleeps. */
+ * 1, memory_limit and failing allocations, max consumption windows, Dump
+ * with a resume cursor and the GC test of the semaphore kind. Time is a
+ * fake clock; nothing sleeps. The map underneath has its own tests in
+ * test_map.c. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -831,6 +833,35 @@ static void test_table_new_alloc_failure(void **state)
     assert_true(k >= 4);    /* table, buckets, stripes, then no failure */
 }
 
+/* The semaphore kind's sweep test, asked directly through the map: only
+ * counters at consumption 0 last changed before the window of the sweep's
+ * "now" may go. */
+static void test_may_go_rule(void **state)
+{
+    fixture *f = *state;
+    cnt_map_may_go may_go = cnt_table_may_go(f->t);
+    cnt_map *map = cnt_table_map(f->t);
+    cnt_clock_now now = { T0_MS, 0 };
+
+    assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("held"), 1, 5),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("idle"), 1, 5),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_table_release(f->t, &f->a, CNT_NAME("idle"), 1),
+                     CNT_STATUS_OK);
+    /* The window they changed in: nothing goes. */
+    now.wall_ms = T0_MS + INTERVAL * 1000 - 1;
+    assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 0);
+    /* The next window: the idle one goes, the held one stays. The table's
+     * own clock has not moved; the sweep's "now" is what counts. */
+    now.wall_ms = T0_MS + INTERVAL * 1000;
+    assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 1);
+    assert_int_equal(get(f, CNT_NAME("idle")), -1);
+    assert_int_equal(get(f, CNT_NAME("held")), 1);
+    now.wall_ms += 100u * INTERVAL * 1000;
+    assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 0);
+}
+
 /* Runs the table tests. */
 int main(void)
 {
@@ -860,6 +891,7 @@ int main(void)
         T(test_node_size),
         cmocka_unit_test(test_table_config),
         cmocka_unit_test(test_table_new_alloc_failure),
+        T(test_may_go_rule),
     };
 #undef T
 

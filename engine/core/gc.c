@@ -1,6 +1,7 @@
 /* gc.c: the garbage collector. A thread that sleeps on a condition
  * variable (so stop is immediate), sweeps about a second after start and
- * then just after each window starts, a slice of buckets at a time. */
+ * then just after each window starts, each of its maps a slice of buckets
+ * at a time, with that map's kind's test. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,8 +17,16 @@
 #define CNT_GC_FIRST_DELAY_NS 1000000000u
 #define CNT_GC_AFTER_WINDOW_NS 100000000u
 
+/* One map to sweep and its kind's test. */
+typedef struct cnt_gc_target {
+    cnt_map *map;
+    cnt_map_may_go may_go;
+} cnt_gc_target;
+
 struct cnt_gc {
-    cnt_table *table;
+    cnt_table *table;           /* its windows and clock set the schedule */
+    cnt_gc_target targets[CNT_GC_MAX_MAPS];
+    unsigned ntargets;
     pthread_t thread;
     bool started;               /* owner's view: thread exists */
     pthread_mutex_t mutex;      /* guards stop and kicked */
@@ -40,6 +49,9 @@ cnt_gc *cnt_gc_new(cnt_table *t)
     if (gc == NULL)
         return NULL;
     gc->table = t;
+    gc->targets[0].map = cnt_table_map(t);
+    gc->targets[0].may_go = cnt_table_may_go(t);
+    gc->ntargets = 1;
     if (pthread_condattr_init(&attr) != 0)
         goto fail_free;
     if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
@@ -68,20 +80,48 @@ void cnt_gc_free(cnt_gc *gc)
     free(gc);
 }
 
-/* One whole sweep in slices; stops early if the thread is being stopped.
- * Its duration comes from the table's monotonic clock. */
-size_t cnt_gc_run_once(cnt_gc *gc)
+/* Adds a map to sweep (thread stopped). */
+int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
+{
+    if (gc->started)
+        return EBUSY;
+    if (gc->ntargets == CNT_GC_MAX_MAPS)
+        return ENOSPC;
+    gc->targets[gc->ntargets].map = map;
+    gc->targets[gc->ntargets].may_go = may_go;
+    gc->ntargets++;
+    return 0;
+}
+
+/* Sweeps one map in slices, each judged at the clock's time when it
+ * starts; stops early if the thread is being stopped. */
+static size_t cnt_gc_sweep_map(cnt_gc *gc, const cnt_gc_target *tg)
 {
     const cnt_clock *clock = cnt_table_clock(gc->table);
-    size_t n = cnt_table_buckets(gc->table);
-    uint64_t start = cnt_clock_mono_ns(clock);
+    size_t n = cnt_map_buckets(tg->map);
     size_t removed = 0;
 
     for (size_t b = 0; b < n; b += CNT_GC_SLICE) {
+        cnt_clock_now now;
+
         if (atomic_load(&gc->stopping))
             break;
-        removed += cnt_table_sweep(gc->table, b, CNT_GC_SLICE);
+        cnt_clock_read(clock, &now);
+        removed += cnt_map_sweep(tg->map, b, CNT_GC_SLICE, &tg->may_go, &now);
     }
+    return removed;
+}
+
+/* One whole sweep of every map; its duration comes from the table's
+ * monotonic clock. */
+size_t cnt_gc_run_once(cnt_gc *gc)
+{
+    const cnt_clock *clock = cnt_table_clock(gc->table);
+    uint64_t start = cnt_clock_mono_ns(clock);
+    size_t removed = 0;
+
+    for (unsigned i = 0; i < gc->ntargets; i++)
+        removed += cnt_gc_sweep_map(gc, &gc->targets[i]);
     uint64_t elapsed = (cnt_clock_mono_ns(clock) - start) / 1000u;
     atomic_store(&gc->last_gc_elapsed, elapsed);
     atomic_fetch_add(&gc->total_gc_elapsed, elapsed);
