@@ -1,5 +1,7 @@
 /* fuzz_engine.c: libFuzzer target for the counter table: scripted steps over
- * four simulated connections, checked against a shadow model after each. */
+ * four simulated connections, checked against a shadow model after each.
+ * Time and allocation failures come from the test doubles of
+ * tests/engine_fake.c (the target links with their -Wl,--wrap flags). */
 #include "config.h"
 
 #include <stdbool.h>
@@ -11,6 +13,7 @@
 #include "engine/core/holdings.h"
 #include "engine/core/table.h"
 #include "protocol/request.h"
+#include "tests/engine_fake.h"
 
 /* Steps: wire requests, connection ends, clock moves, GC sweeps, failed
  * allocations. Invariants: every answer as the model predicts; consumption =
@@ -51,32 +54,19 @@ typedef struct sim {
     bool steady[NNAMES];        /* existed since it began, never removed */
 } sim;
 
-static uint64_t fake_now_ms;
-static bool fail_alloc;         /* the next counter allocation fails */
+static cnt_fake_clock fuzz_clock;   /* the table's and the GC's clock */
+static bool fail_alloc;         /* the next Acquire's first allocation fails */
 
-/* The fake clock the table reads. */
-static uint64_t fake_clock(void *ctx)
+/* The fake wall clock, in ms. */
+static uint64_t now_ms(void)
 {
-    (void)ctx;
-    return fake_now_ms;
-}
-
-static const cnt_clock fuzz_clock = { fake_clock, NULL };
-
-/* Counter allocator that fails once on request (OOM paths). */
-static void *fuzz_alloc(size_t size)
-{
-    if (fail_alloc) {
-        fail_alloc = false;
-        return NULL;
-    }
-    return malloc(size);
+    return cnt_clock_wall_ms(&fuzz_clock.clock);
 }
 
 /* Returns the current window number. */
 static uint64_t window_now(void)
 {
-    return fake_now_ms / 1000 / INTERVAL;
+    return now_ms() / 1000 / INTERVAL;
 }
 
 /* Returns the sum of all ledgers' holdings on s. */
@@ -98,7 +88,7 @@ static void shadow_changed(shadow *s, uint64_t before)
     }
     if (shadow_sum(s) > s->peak)
         s->peak = shadow_sum(s);
-    s->last_change_ms = fake_now_ms;
+    s->last_change_ms = now_ms();
     if (shadow_sum(s) == 0)
         s->max_admitted = 0;
 }
@@ -133,14 +123,22 @@ static void step_acquire(sim *m, int c, const cnt_request *req)
     shadow *s = shadow_get(m, req->name, req->name_len);
     if (s == NULL)
         return;
+    /* Armed only around the call: the first allocation it makes (the
+     * ledger's growth or a new counter's node) fails. A new counter always
+     * needs one, so the call must then fail; an existing one needs one
+     * only when the ledger grows. */
     bool must_fail = fail_alloc && !s->exists;
     uint64_t before = shadow_sum(s);
+    if (fail_alloc)
+        cnt_fake_alloc_fail_at(1, 0);
     cnt_status st = cnt_table_acquire(m->table, &m->conn[c], req->name,
                                       req->name_len, req->resources,
                                       req->maximum);
-    s->last_touch_ms = fake_now_ms;
-    if (must_fail || (st == CNT_STATUS_OUT_OF_MEMORY && !s->exists &&
-                      m->memory_limited)) {
+    bool failed = cnt_fake_alloc_injected();
+    cnt_fake_alloc_fail_at(0, 0);
+    s->last_touch_ms = now_ms();
+    if (must_fail || failed ||
+        (st == CNT_STATUS_OUT_OF_MEMORY && !s->exists && m->memory_limited)) {
         FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
         fail_alloc = false;
         return;
@@ -171,7 +169,7 @@ static void step_release(sim *m, int c, const cnt_request *req)
         FUZZ_CHECK(st == CNT_STATUS_NOT_FOUND);
         return;
     }
-    s->last_touch_ms = fake_now_ms;
+    s->last_touch_ms = now_ms();
     if (req->resources > s->held[c] || s->held[c] == 0) {
         FUZZ_CHECK(st == CNT_STATUS_NOT_ACQUIRED);
         return;
@@ -207,7 +205,7 @@ static void step_end(sim *m, int c)
             continue;
         uint64_t before = shadow_sum(s);
         s->held[c] = 0;
-        s->last_touch_ms = fake_now_ms;
+        s->last_touch_ms = now_ms();
         shadow_changed(s, before);
     }
 }
@@ -347,16 +345,15 @@ static size_t step_request(sim *m, int c, const uint8_t *p, size_t n)
 static void sim_init(sim *m, uint8_t flags)
 {
     memset(m, 0, sizeof *m);
-    fake_now_ms = START_MS + (uint64_t)flags * 977;
+    cnt_fake_clock_init(&fuzz_clock, START_MS + (uint64_t)flags * 977);
+    cnt_fake_alloc_fail_at(0, 0);
     fail_alloc = false;
     m->memory_limited = flags & 1;
     cnt_table_config cfg = {
         .buckets = (flags & 2) ? 1 : 64,   /* one bucket: every name collides */
         .interval = INTERVAL,
         .memory_limit = m->memory_limited ? 4096 + (flags >> 2) * 64 : 0,
-        .clock = &fuzz_clock,
-        .alloc = fuzz_alloc,
-        .free = free,
+        .clock = &fuzz_clock.clock,
     };
     m->table = cnt_table_new(&cfg);
     FUZZ_CHECK(m->table != NULL);
@@ -376,7 +373,7 @@ static void sim_finish(sim *m)
     check_all(m);
     for (size_t i = 0; i < m->nnames; i++)
         FUZZ_CHECK(shadow_sum(&m->names[i]) == 0);
-    fake_now_ms += 2ull * INTERVAL * 1000;
+    cnt_fake_clock_advance(&fuzz_clock, 2ull * INTERVAL * 1000);
     step_gc(m);
     cnt_table_stats ts;
     cnt_table_get_stats(m->table, &ts);
@@ -394,7 +391,7 @@ static void sim_finish(sim *m)
 /* Input: a flags byte, then steps. A step is one byte, conn = b % 4 and
  * kind = b / 4: 0-47 a wire request follows; 48-51 the connection ends;
  * 52-55 the clock moves by the next byte x 250 ms; 56-59 GC; 60-61 the
- * next counter allocation fails; 62-63 Dump and Stats. */
+ * next Acquire that allocates fails; 62-63 Dump and Stats. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sim m;
@@ -413,7 +410,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             step_end(&m, c);
         } else if (kind < 56) {
             if (off < size)
-                fake_now_ms += (uint64_t)data[off++] * 250;
+                cnt_fake_clock_advance(&fuzz_clock,
+                                       (uint64_t)data[off++] * 250);
         } else if (kind < 60) {
             step_gc(&m);
         } else if (kind < 62) {

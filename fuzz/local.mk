@@ -16,8 +16,10 @@ fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c
 fuzz_fuzz_decode_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_decode_LDADD = libcntproto.la
 
-fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c
-fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+# The engine target takes its clock and allocation failures from the
+# unit tests' doubles (tests/engine_fake.c and its linker wrappers).
+fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c tests/engine_fake.c
+fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer $(FAKE_ALLOC_WRAP)
 fuzz_fuzz_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 # The parser is compiled in (own object names) so this target needs nothing
@@ -44,8 +46,9 @@ fuzz_replay_decode_SOURCES = fuzz/replay.c fuzz/fuzz_decode.c
 fuzz_replay_decode_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_decode"'
 fuzz_replay_decode_LDADD = libcntproto.la
 
-fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c
+fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'
+fuzz_replay_engine_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 fuzz_replay_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/glue/configuration.c

@@ -6,6 +6,12 @@
 
 noinst_HEADERS += tests/engine_fake.h tests/proto_helpers.h
 
+# Every program that links tests/engine_fake.c links with these: the
+# linker sends the allocation calls of our own (static) objects to its
+# wrappers, the one way tests make allocations fail (see engine_fake.h).
+FAKE_ALLOC_WRAP = -Wl,--wrap=malloc -Wl,--wrap=calloc \
+	-Wl,--wrap=realloc -Wl,--wrap=aligned_alloc -Wl,--wrap=free
+
 if HAVE_CMOCKA
 UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
@@ -29,10 +35,12 @@ tests_test_response_SOURCES = tests/test_response.c tests/proto_helpers.c
 tests_test_response_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_response_LDADD = $(PROTO_TEST_LDADD)
 
-## engine/core: no sockets, no libevent
+## engine/core: no sockets, no libevent; one test program per source file
 CORE_TESTS = \
+	tests/test_clock \
 	tests/test_hash \
 	tests/test_holdings \
+	tests/test_map \
 	tests/test_table \
 	tests/test_gc \
 	tests/test_stats \
@@ -40,6 +48,12 @@ CORE_TESTS = \
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
 CORE_TEST_LDADD = libcntcore.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+CORE_TEST_LINK = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+
+tests_test_clock_SOURCES = tests/test_clock.c tests/engine_fake.c
+tests_test_clock_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_clock_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_clock_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_hash_SOURCES = tests/test_hash.c
 tests_test_hash_CFLAGS = $(UNIT_TEST_CFLAGS)
@@ -47,22 +61,32 @@ tests_test_hash_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_holdings_SOURCES = tests/test_holdings.c tests/engine_fake.c
 tests_test_holdings_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_holdings_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_holdings_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_map_SOURCES = tests/test_map.c tests/engine_fake.c
+tests_test_map_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_map_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_map_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_table_SOURCES = tests/test_table.c tests/engine_fake.c
 tests_test_table_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_table_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_table_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_gc_SOURCES = tests/test_gc.c tests/engine_fake.c
 tests_test_gc_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_gc_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_gc_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_stats_SOURCES = tests/test_stats.c tests/engine_fake.c
 tests_test_stats_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_stats_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_stats_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_concurrency_SOURCES = tests/test_concurrency.c tests/engine_fake.c
 tests_test_concurrency_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_concurrency_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
 
 ## engine/server: over real loopback sockets
@@ -76,12 +100,11 @@ tests_test_connection_SOURCES = tests/test_connection.c
 tests_test_connection_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_test_connection_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
 
-# Every allocation of the connection path fails in turn (-Wl,--wrap reaches
-# only our static objects).
-tests_test_oom_SOURCES = tests/test_oom.c
+# Every allocation of the connection path fails in turn, through the fake
+# allocator (-Wl,--wrap reaches only our static objects).
+tests_test_oom_SOURCES = tests/test_oom.c tests/engine_fake.c
 tests_test_oom_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc \
-	-Wl,--wrap=realloc
+tests_test_oom_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 tests_test_oom_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
 
 ## engine/glue

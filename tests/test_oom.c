@@ -1,6 +1,8 @@
 /* test_oom.c: allocation failures on the server's connection path. Every
- * allocation our code makes is made to fail in turn; each time the
- * connection must answer correctly or close, and release what it held. */
+ * allocation our code makes is made to fail in turn, through the fake
+ * allocator of tests/engine_fake.c (which reaches only the project's own
+ * objects, never libevent's or libc's); each time the connection must
+ * answer correctly or close, and release what it held. */
 #include "config.h"
 
 #include <errno.h>
@@ -21,50 +23,7 @@
 #include "engine/server/connection.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
-
-/* The test links with -Wl,--wrap for malloc, calloc and realloc: that
- * redirects the calls of the project's own (statically linked) objects
- * only, never libevent's or libc's, so exactly our failure paths run.
- * The __wrap_ / __real_ names are the linker's convention, not ours. */
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-
-static long fail_at = -1;       /* index of the allocation to fail; -1 none */
-static long allocations;        /* allocations counted since arming */
-static bool injected;           /* the armed failure happened */
-
-/* Counts an allocation; true when this one must fail. */
-static bool oom_now(void)
-{
-    if (fail_at < 0)
-        return false;
-    if (allocations++ != fail_at)
-        return false;
-    injected = true;
-    return true;
-}
-
-/* malloc for our objects: fails when armed, else the real one. */
-void *__wrap_malloc(size_t size)
-{
-    return oom_now() ? NULL : __real_malloc(size);
-}
-
-/* calloc for our objects: fails when armed, else the real one. */
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return oom_now() ? NULL : __real_calloc(n, size);
-}
-
-/* realloc for our objects: fails when armed, else the real one. */
-void *__wrap_realloc(void *p, size_t size)
-{
-    return oom_now() ? NULL : __real_realloc(p, size);
-}
+#include "tests/engine_fake.h"
 
 #define LONG_NAME 65535
 
@@ -165,13 +124,12 @@ static bool run_with_failure(long k, const uint8_t *stream, size_t len)
     uint8_t *in = malloc(cap);      /* before arming: not ours to fail */
     assert_non_null(in);
 
-    allocations = 0;
-    injected = false;
-    fail_at = k;
+    /* Allocation k (0 = the first) after this point fails; -1: none. */
+    cnt_fake_alloc_fail_at(k < 0 ? 0 : (unsigned long)k + 1, 0);
     cnt_connection *c = cnt_connection_new(&env, sv[0]);
     if (c == NULL) {
         /* Refused cleanly: the caller still owns the descriptor. */
-        assert_true(injected);
+        assert_true(cnt_fake_alloc_injected());
         close(sv[0]);
         gone = eof = true;
     }
@@ -194,7 +152,8 @@ static bool run_with_failure(long k, const uint8_t *stream, size_t len)
             eof = true;
         idle = progress ? 0 : idle + 1;
     }
-    fail_at = -1;
+    bool injected = cnt_fake_alloc_injected();
+    cnt_fake_alloc_fail_at(0, 0);
 
     /* The connection ended (EOF or its own failure) and released all. */
     assert_true(eof && gone);

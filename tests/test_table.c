@@ -1,8 +1,10 @@
-/* test_table.c: the counter table against every row of the reference
- * table it decides (Acquire/Release/Get, the per-connection 0x22 rules,
+/* test_table.c: the semaphore rules against every row of the reference
+ * table they decide (Acquire/Release/Get, the per-connection 0x22 rules,
  * release-all, released-but-not-collected counters), deliberate difference
- * 1, memory_limit and failing allocators, max consumption windows and Dump
- * with a resume cursor. Time is a fake clock; nothing sleeps. */
+ * 1, memory_limit and failing allocations, max consumption windows, Dump
+ * with a resume cursor and the GC test of the semaphore kind. Time is a
+ * fake clock; nothing sleeps. The map underneath has its own tests in
+ * test_map.c. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -25,20 +27,21 @@ typedef struct fixture {
     cnt_fake_clock clock;
     cnt_table *t;
     cnt_holdings a, b;
+    long live;                  /* allocated blocks before the table */
 } fixture;
 
 static fixture *fixture_new(size_t buckets, uint64_t memory_limit)
 {
     fixture *f = calloc(1, sizeof *f);
-    cnt_table_config cfg = { .buckets = buckets, .interval = INTERVAL,
-                             .memory_limit = memory_limit,
-                             .clock = &f->clock.clock,
-                             .alloc = cnt_fake_malloc,
-                             .free = cnt_fake_free };
 
     assert_non_null(f);
+    cnt_table_config cfg = { .buckets = buckets, .interval = INTERVAL,
+                             .memory_limit = memory_limit,
+                             .clock = &f->clock.clock };
+
     cnt_fake_clock_init(&f->clock, T0_MS);
     cnt_fake_alloc_fail_at(0, 0);
+    f->live = cnt_fake_alloc_live();
     f->t = cnt_table_new(&cfg);
     assert_non_null(f->t);
     cnt_holdings_init(&f->a);
@@ -61,7 +64,8 @@ static int teardown(void **state)
     cnt_holdings_destroy(&f->a);
     cnt_holdings_destroy(&f->b);
     cnt_table_free(f->t);
-    assert_int_equal(cnt_fake_alloc_live(), 0);    /* every node freed */
+    /* Every node, ledger slot array and the table itself freed. */
+    assert_int_equal(cnt_fake_alloc_live(), f->live);
     free(f);
     return 0;
 }
@@ -646,6 +650,7 @@ static void test_alloc_failure(void **state)
     cnt_fake_alloc_fail_at(1, 0);
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("no"), 1, 5),
                      CNT_STATUS_OUT_OF_MEMORY);
+    assert_true(cnt_fake_alloc_injected());
     cnt_table_get_stats(f->t, &after);
     assert_memory_equal(&before, &after, sizeof before);
     assert_int_equal(get(f, CNT_NAME("no")), -1);
@@ -654,6 +659,7 @@ static void test_alloc_failure(void **state)
     cnt_fake_alloc_fail_at(1, 1);
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("ok"), 1, 5),
                      CNT_STATUS_OK);
+    assert_false(cnt_fake_alloc_injected());
     cnt_fake_alloc_fail_at(0, 0);
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("no"), 1, 5),
                      CNT_STATUS_OK);
@@ -665,17 +671,16 @@ static void test_ledger_failure(void **state)
 {
     fixture *f = *state;
 
-    cnt_holdings_set_allocator(cnt_fake_calloc, cnt_fake_free);
     cnt_fake_alloc_fail_at(1, 0);
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("l"), 1, 5),
                      CNT_STATUS_OUT_OF_MEMORY);
+    assert_true(cnt_fake_alloc_injected());
     assert_int_equal(get(f, CNT_NAME("l")), -1);
     assert_int_equal(stat_objects(f), 0);
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("l"), 1, 5),
                      CNT_STATUS_OK);
     cnt_table_release_all(f->t, &f->a);
     cnt_holdings_destroy(&f->a);
-    cnt_holdings_set_allocator(NULL, NULL);
 }
 
 /* Every name in one bucket: the chain keeps them apart, and conflicts
@@ -739,11 +744,11 @@ static void test_stats_and_accessors(void **state)
     assert_int_equal(cnt_table_sweep(f->t, 0, 0), 0);
 }
 
-/* Issue 4's memory budget: a node is its header plus the name, no padding
- * (offsetof, not sizeof), and a 16-byte name asks for at most 40 bytes, the
- * largest request glibc serves from a 48-byte chunk (chunk = request + 8
- * rounded up to 16). The allocator sees exactly cnt_table_counter_size,
- * and used_memory grows by the same amount. */
+/* The memory budget of 1,000,000 counters: a node is its header plus the
+ * name, no padding (offsetof, not sizeof), and a 16-byte name asks for at
+ * most 40 bytes, the largest request glibc serves from a 48-byte chunk
+ * (chunk = request + 8 rounded up to 16). The allocator sees exactly
+ * cnt_table_counter_size, and used_memory grows by the same amount. */
 static void test_node_size(void **state)
 {
     fixture *f = *state;
@@ -780,13 +785,11 @@ static void test_node_size(void **state)
 /* Defaults and rejected configurations. */
 static void test_table_config(void **state)
 {
-    cnt_table_config bad_alloc = { .alloc = malloc };
     cnt_table_config too_many = { .buckets = (size_t)UINT32_MAX + 1 };
     cnt_table_stats s;
     cnt_table *t;
 
     (void)state;
-    assert_null(cnt_table_new(&bad_alloc));
     assert_null(cnt_table_new(&too_many));
     t = cnt_table_new(NULL);
     assert_non_null(t);
@@ -802,6 +805,61 @@ static void test_table_config(void **state)
                   cnt_table_counter_size(16));
     cnt_table_free(t);
     cnt_table_free(NULL);
+}
+
+/* A table whose building runs out of memory at any of its allocations
+ * (table, bucket array, stripes) is refused cleanly: NULL, nothing left
+ * allocated. */
+static void test_table_new_alloc_failure(void **state)
+{
+    cnt_table_config cfg = { .buckets = 64, .interval = INTERVAL };
+    unsigned long k;
+
+    (void)state;
+    for (k = 1;; k++) {
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(k, 0);
+        cnt_table *t = cnt_table_new(&cfg);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (!injected) {
+            assert_non_null(t);
+            cnt_table_free(t);
+            break;
+        }
+        assert_null(t);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+    assert_true(k >= 4);    /* table, buckets, stripes, then no failure */
+}
+
+/* The semaphore kind's sweep test, asked directly through the map: only
+ * counters at consumption 0 last changed before the window of the sweep's
+ * "now" may go. */
+static void test_may_go_rule(void **state)
+{
+    fixture *f = *state;
+    cnt_map_may_go may_go = cnt_table_may_go(f->t);
+    cnt_map *map = cnt_table_map(f->t);
+    cnt_clock_now now = { T0_MS, 0 };
+
+    assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("held"), 1, 5),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("idle"), 1, 5),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_table_release(f->t, &f->a, CNT_NAME("idle"), 1),
+                     CNT_STATUS_OK);
+    /* The window they changed in: nothing goes. */
+    now.wall_ms = T0_MS + INTERVAL * 1000 - 1;
+    assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 0);
+    /* The next window: the idle one goes, the held one stays. The table's
+     * own clock has not moved; the sweep's "now" is what counts. */
+    now.wall_ms = T0_MS + INTERVAL * 1000;
+    assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 1);
+    assert_int_equal(get(f, CNT_NAME("idle")), -1);
+    assert_int_equal(get(f, CNT_NAME("held")), 1);
+    now.wall_ms += 100u * INTERVAL * 1000;
+    assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 0);
 }
 
 /* Runs the table tests. */
@@ -832,6 +890,8 @@ int main(void)
         T(test_stats_and_accessors),
         T(test_node_size),
         cmocka_unit_test(test_table_config),
+        cmocka_unit_test(test_table_new_alloc_failure),
+        T(test_may_go_rule),
     };
 #undef T
 

@@ -1,6 +1,7 @@
 /* gc.c: the garbage collector. A thread that sleeps on a condition
  * variable (so stop is immediate), sweeps about a second after start and
- * then just after each window starts, a slice of buckets at a time. */
+ * then just after each window starts, each of its maps a slice of buckets
+ * at a time, with that map's kind's test. */
 #include "config.h"
 
 #include <errno.h>
@@ -13,11 +14,19 @@
 
 /* First sweep this long after start; later ones this long after a window
  * starts, so counters left at 0 just before the boundary are collected. */
-#define CNT_GC_FIRST_DELAY_US 1000000u
-#define CNT_GC_AFTER_WINDOW_US 100000u
+#define CNT_GC_FIRST_DELAY_NS 1000000000u
+#define CNT_GC_AFTER_WINDOW_NS 100000000u
+
+/* One map to sweep and its kind's test. */
+typedef struct cnt_gc_target {
+    cnt_map *map;
+    cnt_map_may_go may_go;
+} cnt_gc_target;
 
 struct cnt_gc {
-    cnt_table *table;
+    cnt_table *table;           /* its windows and clock set the schedule */
+    cnt_gc_target targets[CNT_GC_MAX_MAPS];
+    unsigned ntargets;
     pthread_t thread;
     bool started;               /* owner's view: thread exists */
     pthread_mutex_t mutex;      /* guards stop and kicked */
@@ -40,6 +49,9 @@ cnt_gc *cnt_gc_new(cnt_table *t)
     if (gc == NULL)
         return NULL;
     gc->table = t;
+    gc->targets[0].map = cnt_table_map(t);
+    gc->targets[0].may_go = cnt_table_may_go(t);
+    gc->ntargets = 1;
     if (pthread_condattr_init(&attr) != 0)
         goto fail_free;
     if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
@@ -68,39 +80,79 @@ void cnt_gc_free(cnt_gc *gc)
     free(gc);
 }
 
-/* One whole sweep in slices; stops early if the thread is being stopped. */
-size_t cnt_gc_run_once(cnt_gc *gc)
+/* Adds a map to sweep (thread stopped). */
+int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
 {
-    size_t n = cnt_table_buckets(gc->table);
-    uint64_t start = cnt_monotonic_us();
+    if (gc->started)
+        return EBUSY;
+    if (gc->ntargets == CNT_GC_MAX_MAPS)
+        return ENOSPC;
+    gc->targets[gc->ntargets].map = map;
+    gc->targets[gc->ntargets].may_go = may_go;
+    gc->ntargets++;
+    return 0;
+}
+
+/* Sweeps one map in slices, each judged at the clock's time when it
+ * starts; stops early if the thread is being stopped. */
+static size_t cnt_gc_sweep_map(cnt_gc *gc, const cnt_gc_target *tg)
+{
+    const cnt_clock *clock = cnt_table_clock(gc->table);
+    size_t n = cnt_map_buckets(tg->map);
     size_t removed = 0;
 
     for (size_t b = 0; b < n; b += CNT_GC_SLICE) {
+        cnt_clock_now now;
+
         if (atomic_load(&gc->stopping))
             break;
-        removed += cnt_table_sweep(gc->table, b, CNT_GC_SLICE);
+        cnt_clock_read(clock, &now);
+        removed += cnt_map_sweep(tg->map, b, CNT_GC_SLICE, &tg->may_go, &now);
     }
-    uint64_t elapsed = cnt_monotonic_us() - start;
+    return removed;
+}
+
+/* One whole sweep of every map; its duration comes from the table's
+ * monotonic clock. */
+size_t cnt_gc_run_once(cnt_gc *gc)
+{
+    const cnt_clock *clock = cnt_table_clock(gc->table);
+    uint64_t start = cnt_clock_mono_ns(clock);
+    size_t removed = 0;
+
+    for (unsigned i = 0; i < gc->ntargets; i++)
+        removed += cnt_gc_sweep_map(gc, &gc->targets[i]);
+    uint64_t elapsed = (cnt_clock_mono_ns(clock) - start) / 1000u;
     atomic_store(&gc->last_gc_elapsed, elapsed);
     atomic_fetch_add(&gc->total_gc_elapsed, elapsed);
     atomic_fetch_add(&gc->gc_count, 1);
     return removed;
 }
 
-/* Microseconds from now until just after the table's next window starts. */
+/* Nanoseconds from now until just after the table's next window starts,
+ * by the table's wall clock. */
 static uint64_t cnt_gc_until_next_window(const cnt_gc *gc)
 {
-    uint64_t now = cnt_clock_now_ms(cnt_table_clock(gc->table));
+    uint64_t now = cnt_clock_wall_ms(cnt_table_clock(gc->table));
     uint64_t len = (uint64_t)cnt_table_interval(gc->table) * 1000u;
     uint64_t next = (now / len + 1) * len;
 
-    return (next - now) * 1000u + CNT_GC_AFTER_WINDOW_US;
+    return (next - now) * 1000000u + CNT_GC_AFTER_WINDOW_NS;
 }
 
-static struct timespec cnt_gc_timespec(uint64_t us)
+/* The real monotonic time in ns: the condition variable waits on
+ * CLOCK_MONOTONIC, so its deadlines must come from that clock even when
+ * the table runs on an injected one. */
+static uint64_t cnt_gc_real_ns(void)
 {
-    struct timespec ts = { (time_t)(us / 1000000u),
-                           (long)(us % 1000000u) * 1000 };
+    return cnt_clock_mono_ns(&cnt_clock_system);
+}
+
+/* A monotonic time in ns as the timespec pthread_cond_timedwait takes. */
+static struct timespec cnt_gc_timespec(uint64_t ns)
+{
+    struct timespec ts = { (time_t)(ns / 1000000000u),
+                           (long)(ns % 1000000000u) };
     return ts;
 }
 
@@ -108,11 +160,11 @@ static struct timespec cnt_gc_timespec(uint64_t us)
 static void *cnt_gc_main(void *arg)
 {
     cnt_gc *gc = arg;
-    uint64_t deadline = cnt_monotonic_us() + CNT_GC_FIRST_DELAY_US;
+    uint64_t deadline = cnt_gc_real_ns() + CNT_GC_FIRST_DELAY_NS;
 
     pthread_mutex_lock(&gc->mutex);
     while (!gc->stop) {
-        if (!gc->kicked && cnt_monotonic_us() < deadline) {
+        if (!gc->kicked && cnt_gc_real_ns() < deadline) {
             struct timespec ts = cnt_gc_timespec(deadline);
             pthread_cond_timedwait(&gc->cond, &gc->mutex, &ts);
             continue;           /* re-check stop, kick and the deadline */
@@ -120,7 +172,7 @@ static void *cnt_gc_main(void *arg)
         gc->kicked = false;
         pthread_mutex_unlock(&gc->mutex);
         cnt_gc_run_once(gc);
-        deadline = cnt_monotonic_us() + cnt_gc_until_next_window(gc);
+        deadline = cnt_gc_real_ns() + cnt_gc_until_next_window(gc);
         pthread_mutex_lock(&gc->mutex);
     }
     pthread_mutex_unlock(&gc->mutex);

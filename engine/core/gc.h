@@ -1,12 +1,14 @@
 /* gc.h: the garbage collector thread. Once per consumption window (and
- * about a second after start) it sweeps the table a slice of buckets at a
- * time, so requests never wait behind a sweep of millions of counters. */
+ * about a second after start) it sweeps its maps a slice of buckets at a
+ * time, so requests never wait behind a sweep of millions of records. What
+ * may go is each map's kind's decision (cnt_map_may_go), not the GC's. */
 #ifndef CNT_ENGINE_GC_H
 #define CNT_ENGINE_GC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/core/map.h"
 #include "engine/core/table.h"
 
 typedef struct cnt_gc cnt_gc;
@@ -18,8 +20,18 @@ typedef struct cnt_gc_stats {
     uint64_t total_gc_elapsed;
 } cnt_gc_stats;
 
-/* Builds a stopped collector for t; NULL when memory is short. */
+/* Most maps one collector sweeps. */
+#define CNT_GC_MAX_MAPS 8u
+
+/* Builds a stopped collector that sweeps t's counters with the semaphore
+ * test, on the schedule of t's windows and clock; NULL when memory is
+ * short. t must outlive the collector. */
 cnt_gc *cnt_gc_new(cnt_table *t);
+
+/* Adds another map to every later sweep, judged by may_go; only while the
+ * thread is stopped. Returns 0, EBUSY (running) or ENOSPC (already
+ * CNT_GC_MAX_MAPS maps). map must outlive the collector. */
+int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go);
 
 /* Starts the thread; returns 0 or an errno value. */
 int cnt_gc_start(cnt_gc *gc);
@@ -30,11 +42,11 @@ void cnt_gc_stop(cnt_gc *gc);
 /* Frees a stopped collector. */
 void cnt_gc_free(cnt_gc *gc);
 
-/* Runs one whole sweep now, in the calling thread; returns how many
- * counters it removed. Used by the thread and by tests. */
+/* Runs one whole sweep of every map now, in the calling thread; returns
+ * how many records it removed. Used by the thread and by tests. */
 size_t cnt_gc_run_once(cnt_gc *gc);
 
-/* Buckets one cnt_table_sweep call covers: each bucket is locked on its
+/* Buckets one cnt_map_sweep call covers: each bucket is locked on its
  * own, and between slices the thread checks whether it must stop. */
 #define CNT_GC_SLICE 256u
 

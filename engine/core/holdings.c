@@ -10,20 +10,10 @@
 
 #define CNT_HOLDINGS_MIN_CAPACITY 8u
 
-static void *(*holdings_calloc)(size_t, size_t) = calloc;
-static void (*holdings_free)(void *) = free;
-
-/* Swaps the slot allocator (NULL restores the default). */
-void cnt_holdings_set_allocator(void *(*calloc_fn)(size_t n, size_t size),
-                                void (*free_fn)(void *ptr))
-{
-    holdings_calloc = calloc_fn ? calloc_fn : calloc;
-    holdings_free = free_fn ? free_fn : free;
-}
-
 /* The capacity is not a power of two: it grows by half (8, 12, 18, ...),
  * so a connection holding 1,000,000 counters needs 1.5 million 16-byte
- * slots (24 MB) at load <= 3/4, not 2^21 (32 MB): issue 4's RSS target.
+ * slots (24 MB) at load <= 3/4, not 2^21 (32 MB), which keeps a server
+ * with a million held counters within its memory budget.
  * Slots are therefore picked by multiply-shift, and probes wrap by test. */
 #define CNT_HOLDINGS_MAX_CAPACITY UINT32_MAX
 
@@ -89,7 +79,7 @@ void cnt_holdings_init(cnt_holdings *h)
 /* Frees the slot array. */
 void cnt_holdings_destroy(cnt_holdings *h)
 {
-    holdings_free(h->slots);
+    free(h->slots);
     cnt_holdings_init(h);
 }
 
@@ -105,7 +95,7 @@ static bool cnt_holdings_grow(cnt_holdings *h)
     if (cap < h->capacity || cap > CNT_HOLDINGS_MAX_CAPACITY ||
         cap > SIZE_MAX / sizeof *slots)
         return false;
-    slots = holdings_calloc(cap, sizeof *slots);
+    slots = calloc(cap, sizeof *slots);
     if (slots == NULL)
         return false;
     h->slots = slots;
@@ -114,7 +104,7 @@ static bool cnt_holdings_grow(cnt_holdings *h)
     for (size_t i = 0; i < old.capacity; i++)
         if (old.slots[i].counter != NULL)
             cnt_holdings_put(h, old.slots[i].counter, old.slots[i].amount);
-    holdings_free(old.slots);
+    free(old.slots);
     return true;
 }
 

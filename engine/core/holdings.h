@@ -24,12 +24,6 @@ typedef struct cnt_holdings {
     size_t count;                   /* used slots */
 } cnt_holdings;
 
-/* Replaces the allocator behind every ledger's slot array (tests inject a
- * failing one to reach the out-of-memory paths); NULLs restore calloc/free.
- * Process-wide: set it only while no ledger grows or is destroyed. */
-void cnt_holdings_set_allocator(void *(*calloc_fn)(size_t n, size_t size),
-                                void (*free_fn)(void *ptr));
-
 /* Prepares an empty ledger. */
 void cnt_holdings_init(cnt_holdings *h);
 

@@ -7,6 +7,7 @@ libcntcore_la_SOURCES = \
 	engine/core/clock.c \
 	engine/core/hash.c \
 	engine/core/holdings.c \
+	engine/core/map.c \
 	engine/core/table.c \
 	engine/core/gc.c \
 	engine/core/stats.c
@@ -14,6 +15,7 @@ noinst_HEADERS += \
 	engine/core/clock.h \
 	engine/core/hash.h \
 	engine/core/holdings.h \
+	engine/core/map.h \
 	engine/core/table.h \
 	engine/core/gc.h \
 	engine/core/stats.h

@@ -1,10 +1,9 @@
-/* table.h: the counter table. A fixed array of buckets chained through
- * nodes that hold the name inline, guarded by striped mutexes: a bucket is
- * guarded by stripe (bucket % CNT_TABLE_STRIPES).
- *
- * Locking rule, written once: functions named do_* expect the caller to
- * hold the stripe lock of the bucket they touch; every other function takes
- * and drops the locks it needs itself. No function holds two stripe locks. */
+/* table.h: the semaphore counters: named counters with Acquire/Release/Get
+ * through a per-connection ledger, release-all when a connection ends, the
+ * peak consumption per epoch-aligned window, Dump records and the GC rule,
+ * kept in a striped map (map.h) of counter nodes. The locking rule is
+ * map.h's: functions named do_* expect the caller to hold the stripe lock
+ * of the bucket they touch. */
 #ifndef CNT_ENGINE_TABLE_H
 #define CNT_ENGINE_TABLE_H
 
@@ -15,8 +14,9 @@
 #include "protocol/wire.h"
 #include "engine/core/clock.h"
 #include "engine/core/holdings.h"
+#include "engine/core/map.h"
 
-#define CNT_TABLE_STRIPES 4096u
+#define CNT_TABLE_STRIPES CNT_MAP_STRIPES
 #define CNT_DEFAULT_BUCKETS 1000000u
 #define CNT_DEFAULT_INTERVAL 86400u
 
@@ -32,10 +32,6 @@ typedef struct cnt_table_config {
     uint64_t memory_limit;      /* bytes of counter nodes (not the fixed
                                    bucket array and locks); 0 = unlimited */
     const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
-    /* Allocator for counter nodes (tests inject a failing one); both or
-     * neither. Default malloc/free. */
-    void *(*alloc)(size_t size);
-    void (*free)(void *ptr);
 } cnt_table_config;
 
 /* Counts kept current by the table (read without locks, so approximate
@@ -56,7 +52,7 @@ void cnt_table_free(cnt_table *t);
 /* Where a name lives: its bucket, from one keyed hash. A connection that
  * has several requests buffered computes the places first and prefetches
  * them, so the cache misses of a batch overlap instead of queueing one
- * after another (issue 4: 100000 keys are memory-bound). */
+ * after another (with 100,000 keys the requests are memory-bound). */
 typedef struct cnt_table_place {
     size_t bucket;
 } cnt_table_place;
@@ -109,20 +105,12 @@ cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
  * to the number of entries in h. */
 void cnt_table_release_all(cnt_table *t, cnt_holdings *h);
 
-/* Where a Dump has got to; start from {0}. A Dump may stop inside a
- * bucket's chain (its caller's output buffer is full); the cursor then
- * stays "paused" in that bucket: registered with the bucket's stripe, so
- * that a GC sweep unlinking the node it points at moves it to that node's
- * successor. Every counter that exists for the whole Dump is reported
- * exactly once, however long the chain and however long the pause. The
- * fields belong to the table; the owner only keeps the struct alive and
- * calls cnt_table_dump_cancel if it gives up before the end. */
-typedef struct cnt_dump_cursor {
-    size_t bucket;                      /* next bucket to visit */
-    cnt_counter *at;                    /* paused: next counter of bucket */
-    struct cnt_dump_cursor *prev, *next; /* the stripe's paused cursors */
-    bool paused;
-} cnt_dump_cursor;
+/* Where a Dump has got to; start from {0}. It is the map's cursor (see
+ * cnt_map_cursor): a Dump may pause inside a bucket's chain, and a GC sweep
+ * unlinking the counter it points at moves it on, so every counter that
+ * exists for the whole Dump is reported exactly once. The owner keeps the
+ * struct alive and calls cnt_table_dump_cancel if it gives up early. */
+typedef cnt_map_cursor cnt_dump_cursor;
 
 /* Called for each counter during a Dump, under its stripe lock: copy, do
  * not call back into the table. Return false to stop after this record. */
@@ -131,7 +119,7 @@ typedef bool (*cnt_dump_fn)(void *ctx, const uint8_t *name, uint16_t len,
 
 /* Most records a Dump reports under one hold of a stripe lock; after them
  * it drops the lock (letting requests on that stripe in) and goes on. */
-#define CNT_TABLE_DUMP_PER_LOCK 64u
+#define CNT_TABLE_DUMP_PER_LOCK CNT_MAP_DUMP_PER_LOCK
 
 /* Visits counters from the cursor, at most CNT_TABLE_DUMP_PER_LOCK under
  * one stripe lock, until fn returns false (the cursor then points just
@@ -149,6 +137,14 @@ void cnt_table_dump_cancel(cnt_table *t, cnt_dump_cursor *cursor);
  * each stripe lock only for one bucket. */
 size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n);
 
+/* The map that holds t's counters, for the collector to sweep. */
+cnt_map *cnt_table_map(cnt_table *t);
+
+/* The semaphore kind's sweep test for t's map: a counter may go when its
+ * consumption is 0 (no ledger points at it) and it last changed before the
+ * window the sweep runs in. */
+cnt_map_may_go cnt_table_may_go(cnt_table *t);
+
 /* Number of buckets. */
 size_t cnt_table_buckets(const cnt_table *t);
 
@@ -163,7 +159,9 @@ uint64_t cnt_table_memory_limit(const cnt_table *t);
 
 /* Bytes one counter named with len bytes costs in used_memory and against
  * memory_limit: its node, header and name, exactly what it asks malloc for
- * (22 + len today; at most 40 for a 16-byte name, see issue 4). */
+ * (22 + len today: a 16-byte name asks for at most 40 bytes, the largest
+ * request glibc serves from a 48-byte chunk, which keeps 1,000,000
+ * counters within their memory budget). */
 size_t cnt_table_counter_size(uint16_t len);
 
 /* Fills s with the table's current counts. */
