@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fuzz/fuzz.h"
-#include "engine/configuration.h"
+#include "engine/glue/configuration.h"
 
 /* A failure must leave the settings untouched and write a message that
  * starts "counter:"; a success must leave every setting in its range. */

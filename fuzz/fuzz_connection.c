@@ -12,7 +12,7 @@
 #include <event2/event.h>
 
 #include "fuzz/fuzz.h"
-#include "engine/connection.h"
+#include "engine/server/connection.h"
 #include "protocol/client.h"
 #include "protocol/decode.h"
 

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "fuzz/fuzz.h"
-#include "engine/clock.h"
-#include "engine/gc.h"
-#include "engine/holdings.h"
-#include "engine/table.h"
+#include "engine/core/clock.h"
+#include "engine/core/gc.h"
+#include "engine/core/holdings.h"
+#include "engine/core/table.h"
 #include "protocol/decode.h"
 
 /* Steps: wire requests, connection ends, clock moves, GC sweeps, failed

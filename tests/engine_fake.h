@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/clock.h"
+#include "engine/core/clock.h"
 
 /* A clock whose time (ms since the epoch) only the test changes; atomic so
  * a GC thread may read it while the test moves it. */

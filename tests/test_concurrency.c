@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/gc.h"
+#include "engine/core/gc.h"
 #include "tests/engine_fake.h"
 
 #define NTHREADS 4

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "engine/configuration.h"
+#include "engine/glue/configuration.h"
 
 /* A -X string that must parse, and one field of the result to check. */
 typedef struct good_case {

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "engine/server.h"
+#include "engine/server/server.h"
 #include "protocol/client.h"
 
 /* Log lines the server wrote, for tests that check a message. */

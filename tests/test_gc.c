@@ -14,7 +14,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "engine/gc.h"
+#include "engine/core/gc.h"
 #include "tests/engine_fake.h"
 
 #define T0_MS UINT64_C(1700000000000)

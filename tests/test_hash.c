@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "engine/hash.h"
+#include "engine/core/hash.h"
 
 /* Published SipHash-2-4 outputs for chosen message lengths: each length
  * exercises a different split into 8-byte words and a tail. */

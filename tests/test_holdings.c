@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "engine/holdings.h"
+#include "engine/core/holdings.h"
 #include "tests/engine_fake.h"
 
 /* The ledger only compares counter pointers, so distinct addresses in this

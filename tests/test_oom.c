@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "engine/connection.h"
+#include "engine/server/connection.h"
 #include "protocol/client.h"
 
 /* The test links with -Wl,--wrap for malloc, calloc and realloc: that

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/stats.h"
+#include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
 #define NITEMS 19

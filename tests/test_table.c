@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine/table.h"
+#include "engine/core/table.h"
 #include "tests/engine_fake.h"
 
 #define T0_MS UINT64_C(1700000000000)  /* a window start for interval 10 */
