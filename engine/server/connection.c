@@ -213,17 +213,12 @@ static void conn_dispatch(cnt_connection *c, const cnt_request *req,
     }
 }
 
-/* Counts a request in the worker's slot under its opcode, if known. Only
- * this worker writes its slot, so a relaxed load and store do: no locked
- * read-modify-write on every request (readers still see whole values). */
+/* Counts a request in the worker's slot under its opcode, if known (a
+ * wrong magic is not counted). */
 static void conn_count(cnt_connection *c, const cnt_request *req)
 {
-    int cmd = cnt_stats_command_of(req->opcode);
-    if (cmd < 0 || req->magic != CNT_MAGIC_REQUEST)
-        return;
-    atomic_uint_fast64_t *v = &c->env->slot->commands[cmd];
-    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    if (req->magic == CNT_MAGIC_REQUEST)
+        cnt_stats_count_command(c->env->slot, req->opcode);
 }
 
 /* Grows the input buffer so a request of size bytes fits; false when
@@ -514,8 +509,8 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd)
     c->in_cap = CNT_CONN_IN_INITIAL;
     c->out_cap = CNT_CONN_OUT_INITIAL;
     cnt_holdings_init(&c->holdings);
-    cnt_stats_inc(&env->slot->curr_connections);
-    cnt_stats_inc(&env->slot->total_connections);
+    cnt_stats_add(&env->slot->curr_connections, 1);
+    cnt_stats_add(&env->slot->total_connections, 1);
     cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d opened", fd);
     return c;
 }
@@ -532,8 +527,7 @@ void cnt_connection_free(cnt_connection *c)
     event_free(c->rev);
     event_free(c->wev);
     close(c->fd);
-    atomic_fetch_sub_explicit(&env->slot->curr_connections, 1,
-                              memory_order_relaxed);
+    cnt_stats_add(&env->slot->curr_connections, -1);
     cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d closed", c->fd);
     if (env->on_close != NULL)
         env->on_close(env->owner, c);

@@ -171,8 +171,8 @@ static void listener_on_accept(evutil_socket_t lfd, short what, void *arg)
         if (max != 0 && atomic_load(&s->open_connections) >= max) {
             /* As the reference: accept, close, no answer. */
             close(fd);
-            cnt_stats_inc(&cnt_stats_slot_get(s->stats, s->nworkers)
-                               ->rejected_connections);
+            cnt_stats_add(&cnt_stats_slot_get(s->stats, s->nworkers)
+                               ->rejected_connections, 1);
             cnt_log(&s->log, CNT_LOG_DEBUG,
                     "counter: connection refused: counter.max_connections "
                     "(%u) reached", max);
