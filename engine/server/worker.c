@@ -41,10 +41,10 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->wake_fd = -1;
     if (pthread_mutex_init(&w->lock, NULL) != 0)
         return false;
-    w->env.table = s->table;
-    w->env.stats = s->stats;
-    w->env.gc = s->gc;
-    w->env.slot = cnt_stats_slot_get(s->stats, i);
+    w->env.session.table = s->table;
+    w->env.session.stats = s->stats;
+    w->env.session.gc = s->gc;
+    w->env.session.slot = cnt_stats_slot_get(s->stats, i);
     w->env.log = &s->log;
     w->env.on_close = worker_on_close;
     w->env.owner = w;
