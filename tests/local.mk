@@ -70,14 +70,14 @@ tests_test_session_LDADD = $(SERVER_TEST_LDADD)
 
 tests_test_connection_SOURCES = tests/test_connection.c
 tests_test_connection_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_test_connection_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
+tests_test_connection_LDADD = $(SERVER_TEST_LDADD)
 
 # Every allocation of the connection path fails in turn.
 tests_test_oom_SOURCES = tests/test_oom.c
 tests_test_oom_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc -Wl,--wrap=calloc \
 	-Wl,--wrap=realloc
-tests_test_oom_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
+tests_test_oom_LDADD = $(SERVER_TEST_LDADD)
 
 ## engine/glue
 check_PROGRAMS += tests/test_configuration

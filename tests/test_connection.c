@@ -45,7 +45,7 @@ static const cnt_logger test_logger = {log_write, NULL, NULL};
 
 /* A running server and what it serves. */
 typedef struct fixture {
-    cnt_config cfg;
+    cnt_server_config cfg;
     cnt_table *table;
     cnt_stats *stats;
     cnt_gc *gc;
@@ -58,7 +58,7 @@ static fixture *fixture_new_buckets(unsigned max_connections, size_t buckets)
 {
     fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
-    cnt_config_defaults(&f->cfg);
+    cnt_server_config_defaults(&f->cfg);
     f->cfg.port = 0;
     f->cfg.threads = 2;
     f->cfg.max_connections = max_connections;
@@ -594,7 +594,7 @@ static void test_max_connections(void **state)
 static void test_busy_port(void **state)
 {
     fixture *f = *state;
-    cnt_config cfg = f->cfg;
+    cnt_server_config cfg = f->cfg;
     cfg.port = cnt_server_port(f->server);
     pthread_mutex_lock(&log_lock);
     log_text[0] = '\0';
@@ -623,12 +623,13 @@ static void test_ipv6_and_shared_port(void **state)
         close(probe);
     if (!have6)
         skip();
-    cnt_config cfg;
-    cnt_config_defaults(&cfg);
+    cnt_server_config cfg;
+    cnt_server_config_defaults(&cfg);
     cfg.port = 0;
     cfg.threads = 1;
-    assert_true(cnt_config_parse_string(&cfg, "counter.bind=127.0.0.1,::1",
-                                        NULL, 0));
+    cfg.nbinds = 2;
+    strcpy(cfg.binds[0], "127.0.0.1");
+    strcpy(cfg.binds[1], "::1");
     cnt_table_config tc = {.buckets = 64};
     cnt_table *t = cnt_table_new(&tc);
     cnt_stats *st = cnt_stats_new(CNT_SERVER_STATS_SLOTS(1));

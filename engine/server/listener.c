@@ -208,7 +208,7 @@ static void *listener_main(void *arg)
 /* Frees the acceptor's base and events. */
 static void listener_free_base(cnt_server *s)
 {
-    for (unsigned i = 0; i < CNT_CONFIG_MAX_BINDS; i++) {
+    for (unsigned i = 0; i < CNT_SERVER_MAX_BINDS; i++) {
         if (s->accept_ev[i] != NULL)
             event_free(s->accept_ev[i]);
         s->accept_ev[i] = NULL;

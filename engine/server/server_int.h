@@ -38,14 +38,14 @@ typedef struct cnt_worker {
 } cnt_worker;
 
 struct cnt_server {
-    cnt_config config;
+    cnt_server_config config;
     cnt_table *table;
     cnt_stats *stats;
-    cnt_gc *gc;
+    const cnt_gc *gc;
     cnt_logger log;
     uint16_t port;
 
-    int listen_fds[CNT_CONFIG_MAX_BINDS];
+    int listen_fds[CNT_SERVER_MAX_BINDS];
     unsigned nlisten;
 
     unsigned nworkers;
@@ -57,14 +57,13 @@ struct cnt_server {
     pthread_t acceptor;
     bool acceptor_running;
     struct event_base *abase;
-    struct event *accept_ev[CNT_CONFIG_MAX_BINDS];
+    struct event *accept_ev[CNT_SERVER_MAX_BINDS];
     struct event *accept_stop;
     struct event *accept_retry;     /* re-enables accepting after EMFILE */
     bool accept_paused;
     time_t fd_warned_at;            /* rate limit of the EMFILE warning */
 
     bool started;
-    bool gc_started;
 };
 
 /* Opens the listening sockets; false after logging the failure. */

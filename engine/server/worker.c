@@ -127,7 +127,7 @@ static void worker_sockopt(cnt_worker *w, int fd, int level, int name,
  * keepalive does not probe. Either way its holdings are then released. */
 static void worker_keepalive(cnt_worker *w, int fd)
 {
-    const cnt_config *cfg = &w->server->config;
+    const cnt_server_config *cfg = &w->server->config;
 
     if (!cfg->keepalive)
         return;
