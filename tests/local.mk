@@ -44,13 +44,13 @@ tests_test_concurrency_SOURCES = tests/test_concurrency.c tests/engine_fake.c
 tests_test_concurrency_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
 
-## engine/server: sessions and output buffers on their own (no sockets);
-## then connections, workers, the listener and the server over real
-## loopback sockets.
+## engine/server: sessions, output buffers and mailboxes on their own (no
+## sockets); then connections, workers, the listener and the server over
+## real loopback sockets.
 SERVER_TEST_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
-SERVER_TESTS = tests/test_outbuf tests/test_session tests/test_connection \
-	tests/test_oom
+SERVER_TESTS = tests/test_outbuf tests/test_session tests/test_mail \
+	tests/test_connection tests/test_oom
 check_PROGRAMS += $(SERVER_TESTS)
 TESTS += $(SERVER_TESTS)
 
@@ -67,6 +67,11 @@ tests_test_session_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_session_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc \
 	-Wl,--wrap=realloc
 tests_test_session_LDADD = $(SERVER_TEST_LDADD)
+
+tests_test_mail_SOURCES = tests/test_mail.c
+tests_test_mail_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_mail_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc
+tests_test_mail_LDADD = $(SERVER_TEST_LDADD)
 
 tests_test_connection_SOURCES = tests/test_connection.c
 tests_test_connection_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)

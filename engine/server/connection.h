@@ -1,7 +1,7 @@
 /* connection.h: one client connection of the counter port: its socket, its
  * input buffer, the libevent events that drive it, and the session that
- * answers it. Internal to the server; a worker thread owns each connection
- * and is the only thread that touches it. */
+ * answers it. Internal to the server; owned by one worker thread (see the
+ * ownership rule in server_int.h). */
 #ifndef CNT_ENGINE_CONNECTION_H
 #define CNT_ENGINE_CONNECTION_H
 

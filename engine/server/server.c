@@ -17,7 +17,7 @@ static int server_evthread_rc;
 /* Turns on libevent's locking once per process, before any base exists.
  * Only the acceptor's base needs it (the stopping thread activates its
  * stop event); workers' bases are built without locks and other threads
- * reach a worker only through its queue and eventfd. */
+ * reach a worker only through its mailbox. */
 static void server_evthread_init(void)
 {
     server_evthread_rc = evthread_use_pthreads();
