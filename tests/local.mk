@@ -50,7 +50,7 @@ tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
 SERVER_TEST_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
 SERVER_TESTS = tests/test_outbuf tests/test_session tests/test_mail \
-	tests/test_connection tests/test_oom
+	tests/test_server tests/test_oom
 check_PROGRAMS += $(SERVER_TESTS)
 TESTS += $(SERVER_TESTS)
 
@@ -73,9 +73,9 @@ tests_test_mail_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_mail_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc
 tests_test_mail_LDADD = $(SERVER_TEST_LDADD)
 
-tests_test_connection_SOURCES = tests/test_connection.c
-tests_test_connection_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_test_connection_LDADD = $(SERVER_TEST_LDADD)
+tests_test_server_SOURCES = tests/test_server.c
+tests_test_server_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_test_server_LDADD = $(SERVER_TEST_LDADD)
 
 # Every allocation of the connection path fails in turn.
 tests_test_oom_SOURCES = tests/test_oom.c

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include <event2/event.h>
+#include <event2/listener.h>
 
 #include "engine/server/connection.h"
 #include "engine/server/mail.h"
@@ -63,14 +64,13 @@ struct cnt_server {
     unsigned next_worker;           /* round robin; acceptor thread only */
     atomic_uint open_connections;   /* accepted and not yet closed */
 
-    /* The acceptor thread. */
+    /* The acceptor thread: libevent's listeners on the sockets above. */
     pthread_t acceptor;
     bool acceptor_running;
     struct event_base *abase;
-    struct event *accept_ev[CNT_SERVER_MAX_BINDS];
+    struct evconnlistener *listeners[CNT_SERVER_MAX_BINDS];
     struct event *accept_stop;
     struct event *accept_retry;     /* re-enables accepting after EMFILE */
-    bool accept_paused;
     time_t fd_warned_at;            /* rate limit of the EMFILE warning */
 
     bool started;

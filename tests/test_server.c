@@ -1,6 +1,7 @@
-/* test_connection.c: the server over real loopback sockets (port 0, its
- * own threads): answers, pipelining, Dump to a slow reader, release on
- * every kind of connection end, max_connections, busy port, shutdown. */
+/* test_server.c: connections, workers, the listener and the server over
+ * real loopback sockets (port 0, its own threads): answers, pipelining,
+ * Dump to a slow reader, release on every kind of connection end,
+ * max_connections, busy port, IPv6, running out of fds, shutdown. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -752,7 +753,7 @@ static void test_stop_releases_holdings(void **state)
     fixture_free(f);
 }
 
-/* Runs the connection tests. */
+/* Runs the server tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {
