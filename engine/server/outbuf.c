@@ -1,6 +1,6 @@
-/* outbuf.c: the output buffer's slow paths: growing (after moving sent
- * bytes out of the way), consuming, compacting and shrinking. The per-answer
- * fast paths are inline in outbuf.h. */
+/* outbuf.c: the output buffer's slow paths: allocating, growing (after
+ * moving sent bytes out of the way), compacting and shrinking. The fast
+ * paths (per answer, per send) are inline in outbuf.h. */
 #include "config.h"
 
 #include "engine/server/outbuf.h"
@@ -59,20 +59,10 @@ uint8_t *cnt_outbuf_grow(cnt_outbuf *o, size_t n)
     return o->buf + o->len;
 }
 
-/* Drops the first n unsent bytes; an emptied buffer starts at its front
- * again, so later answers need no compaction. */
-void cnt_outbuf_consume(cnt_outbuf *o, size_t n)
+/* Returns to the initial size (cnt_outbuf_shrink checked it is idle and
+ * large). */
+void cnt_outbuf_shrink_now(cnt_outbuf *o)
 {
-    o->head += n;
-    if (o->head >= o->len)
-        o->head = o->len = 0;
-}
-
-/* Returns to the initial size when idle after a large answer or a Dump. */
-void cnt_outbuf_shrink(cnt_outbuf *o)
-{
-    if (o->len != 0 || o->cap <= 4 * o->initial)
-        return;
     uint8_t *p = realloc(o->buf, o->initial);
     if (p == NULL)
         return;

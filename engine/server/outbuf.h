@@ -68,16 +68,30 @@ static inline uint8_t *cnt_outbuf_data(cnt_outbuf *o)
 }
 
 /* Drops the first n unsent bytes (the socket took them); an emptied
- * buffer starts again at its front. */
-void cnt_outbuf_consume(cnt_outbuf *o, size_t n);
+ * buffer starts again at its front, so later answers need no compaction.
+ * Inline: called after every send. */
+static inline void cnt_outbuf_consume(cnt_outbuf *o, size_t n)
+{
+    o->head += n;
+    if (o->head >= o->len)
+        o->head = o->len = 0;
+}
 
 /* Moves the unsent bytes to the front, making all free room contiguous. */
 void cnt_outbuf_compact(cnt_outbuf *o);
 
+/* Returns to the initial size (keeping the bigger buffer if realloc
+ * fails); for cnt_outbuf_shrink. */
+void cnt_outbuf_shrink_now(cnt_outbuf *o);
+
 /* Gives memory back after a large answer or a Dump: when nothing is
  * pending and the capacity passed four times the initial size, returns to
- * the initial size (keeping the bigger buffer if realloc fails). */
-void cnt_outbuf_shrink(cnt_outbuf *o);
+ * the initial size. Inline: checked whenever a connection goes idle. */
+static inline void cnt_outbuf_shrink(cnt_outbuf *o)
+{
+    if (o->len == 0 && o->cap > 4 * o->initial)
+        cnt_outbuf_shrink_now(o);
+}
 
 /* Sets the watermark of unsent bytes. */
 void cnt_outbuf_set_high(cnt_outbuf *o, size_t high);

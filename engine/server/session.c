@@ -331,6 +331,10 @@ size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len)
         if (pos == len)
             break;
         pos += session_batch(s, in + pos, len - pos);
+        /* Input used up and no Dump to go on with: done, without another
+         * round of checks (the common end of a feed). */
+        if (pos == len && !s->dumping)
+            break;
     }
     return pos;
 }
