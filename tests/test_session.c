@@ -561,7 +561,7 @@ static void test_release_all_on_end(void **state)
 {
     (void)state;
     fixture *f = fixture_new();
-    uint8_t req[64];
+    uint8_t req[128];
     size_t n = cnt_encode_acquire(req, 1, 3, 10, "x", 1);
     n += cnt_encode_acquire(req + n, 2, 1, 1, "y", 1);
     n += cnt_encode_acquire(req + n, 3, 2, 10, "x", 1);
