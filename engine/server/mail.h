@@ -30,9 +30,10 @@ typedef enum cnt_mail_kind {
     CNT_MAIL_EVENT
 } cnt_mail_kind;
 
-/* Which request of which connection a targeted message is about. A
- * connection id is unique within its worker for the process's life, so a
- * message for a connection that has gone meanwhile is simply dropped. */
+/* Which request of which connection a targeted message is about. The
+ * connection is named by an id, not a pointer (connections get ids when
+ * these kinds come into use): an id is never reused, so a message for a
+ * connection that has gone meanwhile finds nothing and is dropped. */
 typedef struct cnt_mail_target {
     uint64_t connection;
     uint32_t opaque;
