@@ -18,16 +18,17 @@
 /* Checks the settings a successful parse produced. */
 static void check_ranges(const cnt_config *c)
 {
-    FUZZ_CHECK(c->nbinds >= 1 && c->nbinds <= CNT_CONFIG_MAX_BINDS);
-    for (unsigned i = 0; i < c->nbinds; i++) {
+    FUZZ_CHECK(c->server.nbinds >= 1 &&
+               c->server.nbinds <= CNT_SERVER_MAX_BINDS);
+    for (unsigned i = 0; i < c->server.nbinds; i++) {
         uint8_t a[sizeof(struct in6_addr)];
-        FUZZ_CHECK(memchr(c->binds[i], '\0', CNT_CONFIG_ADDR_MAX) != NULL);
-        FUZZ_CHECK(inet_pton(AF_INET, c->binds[i], a) == 1 ||
-                   inet_pton(AF_INET6, c->binds[i], a) == 1);
+        FUZZ_CHECK(memchr(c->server.binds[i], 0, CNT_SERVER_ADDR_MAX) != NULL);
+        FUZZ_CHECK(inet_pton(AF_INET, c->server.binds[i], a) == 1 ||
+                   inet_pton(AF_INET6, c->server.binds[i], a) == 1);
     }
-    FUZZ_CHECK(c->buckets >= 1);
-    FUZZ_CHECK(c->interval >= 1);
-    FUZZ_CHECK(c->threads >= 1);
+    FUZZ_CHECK(c->table.buckets >= 1);
+    FUZZ_CHECK(c->table.interval >= 1);
+    FUZZ_CHECK(c->server.threads >= 1);
 }
 
 /* True when an error message says which setting is wrong: the key, or the

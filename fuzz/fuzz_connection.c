@@ -186,8 +186,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
         setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
     }
-    cnt_conn_env env = { .base = base, .table = table, .stats = stats,
-                         .slot = cnt_stats_slot_get(stats, 0),
+    cnt_conn_env env = { .base = base,
+                         .session = { .table = table, .stats = stats,
+                                      .slot = cnt_stats_slot_get(stats, 0) },
                          .on_close = on_close, .owner = &r };
     FUZZ_CHECK(cnt_connection_new(&env, sv[0]) != NULL);
 

@@ -89,16 +89,37 @@ tests_test_concurrency_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_concurrency_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
 
-## engine/server: over real loopback sockets
+## engine/server: sessions, output buffers and mailboxes on their own (no
+## sockets); then connections, workers, the listener and the server over
+## real loopback sockets.
 SERVER_TEST_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
-SERVER_TESTS = tests/test_connection tests/test_oom
+SERVER_TESTS = tests/test_outbuf tests/test_session tests/test_mail \
+	tests/test_server tests/test_oom
 check_PROGRAMS += $(SERVER_TESTS)
 TESTS += $(SERVER_TESTS)
 
-tests_test_connection_SOURCES = tests/test_connection.c
-tests_test_connection_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
-tests_test_connection_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
+# Their allocation failures come from -Wl,--wrap, which reaches only our
+# static objects (never libevent's or libc's own calls).
+tests_test_outbuf_SOURCES = tests/test_outbuf.c
+tests_test_outbuf_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_outbuf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc \
+	-Wl,--wrap=realloc
+tests_test_outbuf_LDADD = $(SERVER_TEST_LDADD)
+
+tests_test_session_SOURCES = tests/test_session.c tests/engine_fake.c
+tests_test_session_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_session_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+tests_test_session_LDADD = $(SERVER_TEST_LDADD)
+
+tests_test_mail_SOURCES = tests/test_mail.c tests/engine_fake.c
+tests_test_mail_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_mail_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+tests_test_mail_LDADD = $(SERVER_TEST_LDADD)
+
+tests_test_server_SOURCES = tests/test_server.c
+tests_test_server_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
+tests_test_server_LDADD = $(SERVER_TEST_LDADD)
 
 # Every allocation of the connection path fails in turn, through the fake
 # allocator (-Wl,--wrap reaches only our static objects).

@@ -75,17 +75,17 @@ static uint64_t field_of(const cnt_config *c, int field)
 {
     switch (field) {
     case F_ENABLE: return c->enable;
-    case F_PORT: return c->port;
-    case F_MAXCONN: return c->max_connections;
-    case F_BUCKETS: return c->buckets;
-    case F_INTERVAL: return c->interval;
-    case F_THREADS: return c->threads;
-    case F_MEMLIMIT: return c->memory_limit;
-    case F_NBINDS: return c->nbinds;
-    case F_KEEPALIVE: return c->keepalive;
-    case F_KA_IDLE: return c->keepalive_idle;
-    case F_KA_INTERVAL: return c->keepalive_interval;
-    case F_KA_COUNT: return c->keepalive_count;
+    case F_PORT: return c->server.port;
+    case F_MAXCONN: return c->server.max_connections;
+    case F_BUCKETS: return c->table.buckets;
+    case F_INTERVAL: return c->table.interval;
+    case F_THREADS: return c->server.threads;
+    case F_MEMLIMIT: return c->table.memory_limit;
+    case F_NBINDS: return c->server.nbinds;
+    case F_KEEPALIVE: return c->server.keepalive;
+    case F_KA_IDLE: return c->server.keepalive_idle;
+    case F_KA_INTERVAL: return c->server.keepalive_interval;
+    case F_KA_COUNT: return c->server.keepalive_count;
     default: return UINT64_MAX;
     }
 }
@@ -211,7 +211,7 @@ static void test_bad_strings(void **state)
         cnt_config c, before;
         char err[512] = "";
         cnt_config_defaults(&c);
-        c.port = 1234;
+        c.server.port = 1234;
         before = c;
         if (cnt_config_parse_string(&c, bad_cases[i].input, err,
                                     sizeof(err)))
@@ -228,23 +228,37 @@ static void test_defaults(void **state)
     cnt_config c;
     cnt_config_defaults(&c);
     assert_false(c.enable);
-    assert_int_equal(c.port, 11215);
-    assert_int_equal(c.nbinds, 1);
-    assert_string_equal(c.binds[0], "127.0.0.1");
-    assert_int_equal(c.max_connections, 0);
-    assert_int_equal(c.buckets, 1000000);
-    assert_int_equal(c.interval, 86400);
-    assert_in_range(c.threads, 1, 4);
+    assert_int_equal(c.server.port, 11215);
+    assert_int_equal(c.server.nbinds, 1);
+    assert_string_equal(c.server.binds[0], "127.0.0.1");
+    assert_int_equal(c.server.max_connections, 0);
+    assert_int_equal(c.table.buckets, 1000000);
+    assert_int_equal(c.table.interval, 86400);
+    assert_in_range(c.server.threads, 1, 4);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    assert_int_equal(c.threads, cpus >= 4 ? 4 : (cpus < 1 ? 1 : cpus));
-    assert_int_equal(c.memory_limit, 0);
-    assert_true(c.keepalive);
-    assert_int_equal(c.keepalive_idle, 30);
-    assert_int_equal(c.keepalive_interval, 10);
-    assert_int_equal(c.keepalive_count, 3);
+    assert_int_equal(c.server.threads, cpus >= 4 ? 4 : (cpus < 1 ? 1 : cpus));
+    assert_int_equal(c.table.memory_limit, 0);
+    assert_true(c.server.keepalive);
+    assert_int_equal(c.server.keepalive_idle, 30);
+    assert_int_equal(c.server.keepalive_interval, 10);
+    assert_int_equal(c.server.keepalive_count, 3);
     /* NULL changes nothing. */
     assert_true(cnt_config_parse_string(&c, NULL, NULL, 0));
-    assert_int_equal(c.port, 11215);
+    assert_int_equal(c.server.port, 11215);
+}
+
+static void test_defaults_come_from_the_layers(void **state)
+{
+    (void)state;
+    cnt_config c;
+    cnt_server_config sc;
+    cnt_config_defaults(&c);
+    cnt_server_config_defaults(&sc);
+    /* Each default is written once, by the layer whose setting it is. */
+    assert_memory_equal(&c.server, &sc, sizeof(sc));
+    assert_int_equal(c.table.buckets, CNT_DEFAULT_BUCKETS);
+    assert_int_equal(c.table.interval, CNT_DEFAULT_INTERVAL);
+    assert_null(c.table.clock);
 }
 
 static void test_bind_list_contents(void **state)
@@ -255,10 +269,10 @@ static void test_bind_list_contents(void **state)
     cnt_config_defaults(&c);
     assert_true(cnt_config_parse_string(
         &c, "counter.bind=\"0.0.0.0, [::] ::1\"", err, sizeof(err)));
-    assert_int_equal(c.nbinds, 3);
-    assert_string_equal(c.binds[0], "0.0.0.0");
-    assert_string_equal(c.binds[1], "::");
-    assert_string_equal(c.binds[2], "::1");
+    assert_int_equal(c.server.nbinds, 3);
+    assert_string_equal(c.server.binds[0], "0.0.0.0");
+    assert_string_equal(c.server.binds[1], "::");
+    assert_string_equal(c.server.binds[2], "::1");
 }
 
 /* Writes text to a fresh temporary file; returns its path (static). */
@@ -294,11 +308,11 @@ static void test_file(void **state)
     if (!ok)
         fail_msg("file rejected: %s", err);
     assert_true(c.enable);
-    assert_int_equal(c.port, 11300);
-    assert_int_equal(c.nbinds, 2);
-    assert_string_equal(c.binds[1], "::1");
-    assert_int_equal(c.interval, 60);
-    assert_int_equal(c.memory_limit, 256u << 20);
+    assert_int_equal(c.server.port, 11300);
+    assert_int_equal(c.server.nbinds, 2);
+    assert_string_equal(c.server.binds[1], "::1");
+    assert_int_equal(c.table.interval, 60);
+    assert_int_equal(c.table.memory_limit, 256u << 20);
 }
 
 static void test_file_from_string(void **state)
@@ -317,8 +331,8 @@ static void test_file_from_string(void **state)
     if (!ok)
         fail_msg("rejected: %s", err);
     assert_true(c.enable);
-    assert_int_equal(c.port, 3000);
-    assert_int_equal(c.threads, 2);
+    assert_int_equal(c.server.port, 3000);
+    assert_int_equal(c.server.threads, 2);
 }
 
 /* A file with an error, and the message (after "counter: PATH:") it gives. */
@@ -467,7 +481,7 @@ static void test_line_limit(void **state)
     unlink(path);
     if (!ok)
         fail_msg("4096-byte line rejected: %s", err);
-    assert_int_equal(c.threads, 3);
+    assert_int_equal(c.server.threads, 3);
     free(longest);
     /* One byte more is refused, naming the file, the line and (the start
      * of the line) the key. */
@@ -608,6 +622,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_defaults_come_from_the_layers),
         cmocka_unit_test(test_good_strings),
         cmocka_unit_test(test_bad_strings),
         cmocka_unit_test(test_bind_list_contents),

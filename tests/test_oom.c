@@ -59,7 +59,8 @@ static size_t check_answers(const uint8_t *buf, size_t len)
     size_t pos = 0, next = 0;
     bool have_a = false;
     cnt_response res;
-    while (cnt_response_decode(buf + pos, len - pos, &res) == CNT_DECODE_OK) {
+    while (cnt_response_decode(buf + pos, len - pos, &res) ==
+           CNT_DECODE_OK) {
         assert_true(next < NWANT);
         assert_int_equal(res.opcode, want[next].opcode);
         assert_int_equal(res.opaque, want[next].opaque);
@@ -116,8 +117,9 @@ static bool run_with_failure(long k, const uint8_t *stream, size_t len)
     assert_non_null(stats);
     assert_non_null(base);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    cnt_conn_env env = { .base = base, .table = table, .stats = stats,
-                         .slot = cnt_stats_slot_get(stats, 0),
+    cnt_conn_env env = { .base = base,
+                         .session = { .table = table, .stats = stats,
+                                      .slot = cnt_stats_slot_get(stats, 0) },
                          .on_close = on_close, .owner = &gone };
 
     size_t off = 0, got = 0, cap = 4 * len + 65536;

@@ -89,15 +89,15 @@ static void test_stats_values(void **state)
                      CNT_STATUS_OK);
     cnt_gc_run_once(gc);
     /* Slot 0 saw two gets and an acquire, slot 2 a dump; connections. */
-    cnt_stats_inc(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_GET]);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_GET]);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_ACQUIRE]);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 2)->commands[CNT_CMD_GET]);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 2)->commands[CNT_CMD_DUMP]);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 1)->total_connections);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 1)->total_connections);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 1)->curr_connections);
-    cnt_stats_inc(&cnt_stats_slot_get(s, 2)->rejected_connections);
+    cnt_stats_add(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_GET], 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_GET], 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 0)->commands[CNT_CMD_ACQUIRE], 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 2)->commands[CNT_CMD_GET], 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 2)->commands[CNT_CMD_DUMP], 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 1)->total_connections, 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 1)->total_connections, 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 1)->curr_connections, 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 2)->rejected_connections, 1);
     assert_null(cnt_stats_slot_get(s, 3));
 
     cnt_stats_report(s, t, gc, collect, &r);
@@ -153,7 +153,50 @@ static void test_stats_command_of(void **state)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         assert_int_equal(cnt_stats_command_of(rows[i].opcode),
                          rows[i].command);
+    /* Every counter has exactly one opcode; all other opcodes have none. */
+    unsigned mapped[CNT_CMD_COUNT] = { 0 };
+    for (unsigned op = 0; op < 256; op++) {
+        int cmd = cnt_stats_command_of((uint8_t)op);
+        assert_true(cmd >= -1 && cmd < CNT_CMD_COUNT);
+        if (cmd >= 0)
+            mapped[cmd]++;
+    }
+    for (int c = 0; c < CNT_CMD_COUNT; c++)
+        assert_int_equal(mapped[c], 1);
     assert_null(cnt_stats_new(0));
+}
+
+static void test_stats_add_and_count(void **state)
+{
+    cnt_stats *s = cnt_stats_new(1);
+    cnt_stats_slot *slot;
+
+    (void)state;
+    assert_non_null(s);
+    slot = cnt_stats_slot_get(s, 0);
+    /* Up and down again: a connection that opened and closed. */
+    cnt_stats_add(&slot->curr_connections, 1);
+    cnt_stats_add(&slot->curr_connections, 1);
+    cnt_stats_add(&slot->curr_connections, -1);
+    assert_int_equal(atomic_load(&slot->curr_connections), 1);
+    cnt_stats_add(&slot->curr_connections, -1);
+    assert_int_equal(atomic_load(&slot->curr_connections), 0);
+    cnt_stats_add(&slot->total_connections, 40);
+    cnt_stats_add(&slot->total_connections, 2);
+    assert_int_equal(atomic_load(&slot->total_connections), 42);
+    /* Counting by opcode: known ones land in their counter, others
+     * nowhere. */
+    cnt_stats_count_command(slot, CNT_OP_RELEASE);
+    cnt_stats_count_command(slot, CNT_OP_RELEASE);
+    cnt_stats_count_command(slot, CNT_OP_STATS);
+    cnt_stats_count_command(slot, 0x55);
+    assert_int_equal(atomic_load(&slot->commands[CNT_CMD_RELEASE]), 2);
+    assert_int_equal(atomic_load(&slot->commands[CNT_CMD_STATS]), 1);
+    uint64_t all = 0;
+    for (int c = 0; c < CNT_CMD_COUNT; c++)
+        all += atomic_load(&slot->commands[c]);
+    assert_int_equal(all, 3);
+    cnt_stats_free(s);
 }
 
 /* Runs the Stats tests. */
@@ -163,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_stats_empty),
         cmocka_unit_test(test_stats_values),
         cmocka_unit_test(test_stats_command_of),
+        cmocka_unit_test(test_stats_add_and_count),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

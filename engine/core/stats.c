@@ -52,6 +52,14 @@ void cnt_stats_free(cnt_stats *s)
     free(s);
 }
 
+/* The opcode lookup of the command counters, from CNT_STATS_COMMANDS. */
+const uint8_t cnt_stats_command_slots[256] = {
+#define CNT_STATS_COMMAND_SLOT(counter, opcode, name) \
+    [opcode] = CNT_CMD_##counter + 1,
+    CNT_STATS_COMMANDS(CNT_STATS_COMMAND_SLOT)
+#undef CNT_STATS_COMMAND_SLOT
+};
+
 /* Returns slot i. */
 cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i)
 {
@@ -97,8 +105,10 @@ void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
                       const cnt_gc *gc, cnt_stats_item_fn fn, void *ctx)
 {
     static const char *const command_names[CNT_CMD_COUNT] = {
-        "command:noop", "command:get", "command:acquire",
-        "command:release", "command:stats", "command:dump",
+#define CNT_STATS_COMMAND_NAME(counter, opcode, name) \
+    [CNT_CMD_##counter] = name,
+        CNT_STATS_COMMANDS(CNT_STATS_COMMAND_NAME)
+#undef CNT_STATS_COMMAND_NAME
     };
     cnt_table_stats ts = { 0, 0, 0, 0 };
     cnt_gc_stats gs = { 0, 0, 0 };

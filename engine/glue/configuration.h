@@ -9,27 +9,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CNT_CONFIG_MAX_BINDS 8
-#define CNT_CONFIG_ADDR_MAX 64
+#include "engine/core/table.h"
+#include "engine/server/server.h"
 
+/* Everything the settings say; each part holds the settings of the layer
+ * that uses them, whose header also defines their defaults. */
 typedef struct cnt_config {
-    bool enable;                        /* counter.enable: false */
-    uint16_t port;                      /* counter.port: 11215 (0 = any free) */
-    unsigned nbinds;                    /* counter.bind: "127.0.0.1" */
-    char binds[CNT_CONFIG_MAX_BINDS][CNT_CONFIG_ADDR_MAX];
-    unsigned max_connections;           /* counter.max_connections: 0 */
-    size_t buckets;                     /* counter.buckets: 1000000 */
-    uint32_t interval;                  /* counter.consumption_stats.interval
-                                           or counter.stat_interval: 86400 */
-    unsigned threads;                   /* counter.threads: CPUs, at most 4 */
-    uint64_t memory_limit;              /* counter.memory_limit: 0 */
-    /* TCP keepalive on counter connections, so that a holder whose machine
-     * vanished (power, network) loses its resources after about
-     * idle + interval * count seconds instead of never. */
-    bool keepalive;                     /* counter.keepalive: true */
-    unsigned keepalive_idle;            /* counter.keepalive_idle: 30 */
-    unsigned keepalive_interval;        /* counter.keepalive_interval: 10 */
-    unsigned keepalive_count;           /* counter.keepalive_count: 3 */
+    bool enable;                /* counter.enable: false */
+    /* counter.port, bind, max_connections, threads, keepalive*: see
+     * engine/server/server.h. */
+    cnt_server_config server;
+    /* counter.buckets, consumption_stats.interval (or stat_interval),
+     * memory_limit: see engine/core/table.h (the other fields stay 0, the
+     * table's defaults). */
+    cnt_table_config table;
 } cnt_config;
 
 /* Fills c with the defaults. */

@@ -1,6 +1,7 @@
 /* extension.c: the entry point the host calls (memcached_extensions_
  * initialize): parses the configuration, builds the table, stats, GC and
- * server, and ties their life to the host's (first ON_CONNECT, exit). */
+ * server, and ties their life to the host's: the server's and the GC's
+ * threads start at the first ON_CONNECT and stop at exit. */
 #include "config.h"
 
 #include "engine/glue/host_glue.h"
@@ -23,6 +24,7 @@ static struct {
     cnt_table *table;
     cnt_stats *stats;
     cnt_gc *gc;
+    bool gc_started;
     cnt_server *server;
 } glue;
 
@@ -65,12 +67,16 @@ static EXTENSION_DAEMON_DESCRIPTOR glue_daemon = {
     .next = NULL,
 };
 
-/* Stops and frees everything (exit handler, and failed start-up). */
+/* Stops and frees everything (exit handler, and failed start-up): the
+ * server first (its connections release their holdings), then the GC. */
 static void glue_teardown(void)
 {
     cnt_host_stats_detach();
     cnt_server_free(glue.server);
     glue.server = NULL;
+    if (glue.gc_started)
+        cnt_gc_stop(glue.gc);
+    glue.gc_started = false;
     if (glue.gc != NULL)
         cnt_gc_free(glue.gc);
     glue.gc = NULL;
@@ -100,7 +106,20 @@ static void glue_on_event(const void *cookie, ENGINE_EVENT_TYPE type,
         atomic_exchange(&glue.started, true))
         return;
     glue_refresh_level(api);
-    if (cnt_server_start(glue.server) != 0) {
+    /* The server logs why it could not start; the GC's failure is ours to
+     * report, and then the port stops too (no sweeping, no serving). */
+    int rc = cnt_server_start(glue.server);
+    if (rc == 0) {
+        rc = cnt_gc_start(glue.gc);
+        glue.gc_started = rc == 0;
+        if (rc != 0) {
+            cnt_log(&glue.logger, CNT_LOG_WARNING,
+                    "counter: cannot start the garbage collector thread: %s",
+                    strerror(rc));
+            cnt_server_stop(glue.server);
+        }
+    }
+    if (rc != 0) {
         cnt_log(&glue.logger, CNT_LOG_WARNING,
                 "counter: the counter port %u will not answer",
                 (unsigned)cnt_server_port(glue.server));
@@ -115,26 +134,21 @@ static void glue_on_event(const void *cookie, ENGINE_EVENT_TYPE type,
 static bool glue_build(void)
 {
     const cnt_config *c = &glue.config;
-    cnt_table_config tc = {
-        .buckets = c->buckets,
-        .interval = c->interval,
-        .memory_limit = c->memory_limit,
-    };
-    glue.table = cnt_table_new(&tc);
+    glue.table = cnt_table_new(&c->table);
     if (glue.table == NULL) {
         cnt_log(&glue.logger, CNT_LOG_WARNING,
                 "counter: cannot allocate a table of %zu buckets "
-                "(counter.buckets)", c->buckets);
+                "(counter.buckets)", c->table.buckets);
         return false;
     }
-    glue.stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(c->threads));
+    glue.stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(c->server.threads));
     glue.gc = cnt_gc_new(glue.table);
     if (glue.stats == NULL || glue.gc == NULL) {
         cnt_log(&glue.logger, CNT_LOG_WARNING, "counter: out of memory");
         return false;
     }
-    glue.server = cnt_server_new(c, glue.table, glue.stats, glue.gc,
-                                 &glue.logger);
+    glue.server = cnt_server_new(&c->server, glue.table, glue.stats,
+                                 glue.gc, &glue.logger);
     return glue.server != NULL;     /* it logged why */
 }
 
@@ -199,7 +213,7 @@ EXTENSION_ERROR_CODE memcached_extensions_initialize(const char *config,
     cnt_log(&glue.logger, CNT_LOG_INFO,
             "counter: listening on port %u (%u addresses, %u threads, "
             "%zu buckets); serving starts with the host",
-            (unsigned)cnt_server_port(glue.server), glue.config.nbinds,
-            glue.config.threads, glue.config.buckets);
+            (unsigned)cnt_server_port(glue.server), glue.config.server.nbinds,
+            glue.config.server.threads, glue.config.table.buckets);
     return EXTENSION_SUCCESS;
 }

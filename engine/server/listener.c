@@ -1,22 +1,19 @@
-/* listener.c: the counter port's listening sockets and the acceptor thread
- * that hands accepted connections to the workers round robin, enforces
- * counter.max_connections, and pauses (not spins) when fds run out. */
+/* listener.c: the counter port's listening sockets (bound by us, so that
+ * bind errors name the setting) and the acceptor thread, whose libevent
+ * listeners hand accepted connections to the workers round robin, enforce
+ * counter.max_connections, and pause (not spin) when fds run out. */
 #include "config.h"
 
 #include "engine/server/server_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define CNT_LISTEN_BACKLOG 1024
-/* Accepts per readiness callback before other listeners get a turn. */
-#define CNT_ACCEPT_BATCH 64
 /* Pause after EMFILE/ENFILE, and the minimum gap between its warnings. */
 #define CNT_ACCEPT_PAUSE_MS 100
 #define CNT_FD_WARN_INTERVAL_S 10
@@ -132,10 +129,9 @@ static void listener_pause(cnt_server *s, int err)
                 CNT_ACCEPT_PAUSE_MS);
     }
     for (unsigned i = 0; i < s->nlisten; i++)
-        event_del(s->accept_ev[i]);
+        evconnlistener_disable(s->listeners[i]);
     struct timeval tv = {0, CNT_ACCEPT_PAUSE_MS * 1000};
     evtimer_add(s->accept_retry, &tv);
-    s->accept_paused = true;
 }
 
 /* Timer callback: accepting again after a pause. */
@@ -145,47 +141,52 @@ static void listener_on_retry(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     for (unsigned i = 0; i < s->nlisten; i++)
-        event_add(s->accept_ev[i], NULL);
-    s->accept_paused = false;
+        evconnlistener_enable(s->listeners[i]);
 }
 
-/* Readiness callback of a listening socket: accepts a batch. */
-static void listener_on_accept(evutil_socket_t lfd, short what, void *arg)
+/* libevent's accept callback: one accepted socket (non-blocking,
+ * close-on-exec), refused at the limit or mailed to the next worker. */
+static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
+                               struct sockaddr *addr, int len, void *arg)
 {
     cnt_server *s = arg;
-    (void)what;
-    for (int k = 0; k < CNT_ACCEPT_BATCH; k++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
-                continue;
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-                errno == ENOMEM)
-                listener_pause(s, errno);
-            else if (errno != EAGAIN && errno != EWOULDBLOCK)
-                cnt_log(&s->log, CNT_LOG_WARNING,
-                        "counter: accept failed: %s", strerror(errno));
-            return;
-        }
-        unsigned max = s->config.max_connections;
-        if (max != 0 && atomic_load(&s->open_connections) >= max) {
-            /* As the reference: accept, close, no answer. */
-            close(fd);
-            cnt_stats_inc(&cnt_stats_slot_get(s->stats, s->nworkers)
-                               ->rejected_connections);
-            cnt_log(&s->log, CNT_LOG_DEBUG,
-                    "counter: connection refused: counter.max_connections "
-                    "(%u) reached", max);
-            continue;
-        }
-        atomic_fetch_add(&s->open_connections, 1);
-        cnt_worker *w = &s->workers[s->next_worker];
-        s->next_worker = (s->next_worker + 1) % s->nworkers;
-        if (!cnt_worker_enqueue(w, fd)) {
-            close(fd);
-            atomic_fetch_sub(&s->open_connections, 1);
-        }
+    (void)l;
+    (void)addr;
+    (void)len;
+    unsigned max = s->config.max_connections;
+    if (max != 0 && atomic_load(&s->open_connections) >= max) {
+        /* As the reference: accept, close, no answer. */
+        close(fd);
+        cnt_stats_add(&cnt_stats_slot_get(s->stats, s->nworkers)
+                           ->rejected_connections, 1);
+        cnt_log(&s->log, CNT_LOG_DEBUG,
+                "counter: connection refused: counter.max_connections "
+                "(%u) reached", max);
+        return;
     }
+    atomic_fetch_add(&s->open_connections, 1);
+    cnt_worker *w = &s->workers[s->next_worker];
+    s->next_worker = (s->next_worker + 1) % s->nworkers;
+    if (!cnt_worker_enqueue(w, fd)) {
+        close(fd);
+        atomic_fetch_sub(&s->open_connections, 1);
+    }
+}
+
+/* libevent's error callback: accept failed with something other than
+ * EAGAIN, EINTR or ECONNABORTED (libevent retries those itself). Running
+ * out of fds or memory pauses accepting; a protocol error of one pending
+ * connection (EPROTO) is passed over; anything else is logged. */
+static void listener_on_error(struct evconnlistener *l, void *arg)
+{
+    cnt_server *s = arg;
+    int err = EVUTIL_SOCKET_ERROR();
+    (void)l;
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM)
+        listener_pause(s, err);
+    else if (err != EPROTO)
+        cnt_log(&s->log, CNT_LOG_WARNING, "counter: accept failed: %s",
+                strerror(err));
 }
 
 /* Stop callback, run inside the acceptor's own loop. */
@@ -205,13 +206,14 @@ static void *listener_main(void *arg)
     return NULL;
 }
 
-/* Frees the acceptor's base and events. */
+/* Frees the acceptor's base, listeners and events (the sockets stay
+ * open: they belong to the server until cnt_listener_close). */
 static void listener_free_base(cnt_server *s)
 {
-    for (unsigned i = 0; i < CNT_CONFIG_MAX_BINDS; i++) {
-        if (s->accept_ev[i] != NULL)
-            event_free(s->accept_ev[i]);
-        s->accept_ev[i] = NULL;
+    for (unsigned i = 0; i < CNT_SERVER_MAX_BINDS; i++) {
+        if (s->listeners[i] != NULL)
+            evconnlistener_free(s->listeners[i]);
+        s->listeners[i] = NULL;
     }
     if (s->accept_stop != NULL)
         event_free(s->accept_stop);
@@ -233,10 +235,14 @@ int cnt_listener_start(cnt_server *s)
     s->accept_retry = evtimer_new(s->abase, listener_on_retry, s);
     bool ok = s->accept_stop != NULL && s->accept_retry != NULL;
     for (unsigned i = 0; ok && i < s->nlisten; i++) {
-        s->accept_ev[i] = event_new(s->abase, s->listen_fds[i],
-                                    EV_READ | EV_PERSIST, listener_on_accept,
-                                    s);
-        ok = s->accept_ev[i] != NULL && event_add(s->accept_ev[i], NULL) == 0;
+        /* The socket listens already (backlog 0: libevent leaves it so);
+         * accepted sockets come non-blocking and close-on-exec. */
+        s->listeners[i] = evconnlistener_new(s->abase, listener_on_accept, s,
+                                             LEV_OPT_CLOSE_ON_EXEC, 0,
+                                             s->listen_fds[i]);
+        ok = s->listeners[i] != NULL;
+        if (ok)
+            evconnlistener_set_error_cb(s->listeners[i], listener_on_error);
     }
     if (!ok) {
         listener_free_base(s);

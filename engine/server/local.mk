@@ -1,10 +1,15 @@
 # engine/server/local.mk: the counter port, libcntserver.la (included by the
-# top Makefile.am): listener, workers and connections on libevent. Knows the
-# core and the protocol, nothing of the host; its tests are in tests/.
+# top Makefile.am): sessions (requests to answers, no sockets), their output
+# buffers, connections, workers and their mail, the listener, on libevent.
+# Knows the core and the protocol, nothing of the host; its tests are in
+# tests/.
 
 noinst_LTLIBRARIES += libcntserver.la
 libcntserver_la_SOURCES = \
 	engine/server/log.c \
+	engine/server/outbuf.c \
+	engine/server/session.c \
+	engine/server/mail.c \
 	engine/server/server.c \
 	engine/server/listener.c \
 	engine/server/worker.c \
@@ -12,6 +17,9 @@ libcntserver_la_SOURCES = \
 libcntserver_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 noinst_HEADERS += \
 	engine/server/log.h \
+	engine/server/outbuf.h \
+	engine/server/session.h \
+	engine/server/mail.h \
 	engine/server/server.h \
 	engine/server/server_int.h \
 	engine/server/connection.h

@@ -1,6 +1,6 @@
 /* server.c: builds, starts and stops the counter port as a whole: the
- * listening sockets, the worker threads, the acceptor and the GC, in the
- * order that keeps start-up failures early and shutdown clean. */
+ * listening sockets, the worker threads and the acceptor, in the order
+ * that keeps start-up failures early and shutdown clean. */
 #include "config.h"
 
 #include "engine/server/server_int.h"
@@ -14,16 +14,18 @@
 static pthread_once_t server_evthread_once = PTHREAD_ONCE_INIT;
 static int server_evthread_rc;
 
-/* Turns on libevent's locking once per process, before any base exists:
- * the acceptor wakes workers' bases from its own thread. */
+/* Turns on libevent's locking once per process, before any base exists.
+ * Only the acceptor's base needs it (the stopping thread activates its
+ * stop event); workers' bases are built without locks and other threads
+ * reach a worker only through its mailbox. */
 static void server_evthread_init(void)
 {
     server_evthread_rc = evthread_use_pthreads();
 }
 
 /* Binds and listens on every configured address; starts no thread. */
-cnt_server *cnt_server_new(const cnt_config *config, cnt_table *table,
-                           cnt_stats *stats, cnt_gc *gc,
+cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
+                           cnt_stats *stats, const cnt_gc *gc,
                            const cnt_logger *logger)
 {
     pthread_once(&server_evthread_once, server_evthread_init);
@@ -63,7 +65,7 @@ cnt_server *cnt_server_new(const cnt_config *config, cnt_table *table,
 }
 
 /* Starts workers first, so the acceptor never hands a socket to a worker
- * without a loop; then the acceptor and the GC. */
+ * without a loop; then the acceptor. */
 int cnt_server_start(cnt_server *s)
 {
     if (s->started)
@@ -73,10 +75,6 @@ int cnt_server_start(cnt_server *s)
         rc = cnt_worker_start(&s->workers[i]);
     if (rc == 0)
         rc = cnt_listener_start(s);
-    if (rc == 0 && s->gc != NULL) {
-        rc = cnt_gc_start(s->gc);
-        s->gc_started = rc == 0;
-    }
     s->started = true;
     if (rc != 0) {
         cnt_log(&s->log, CNT_LOG_WARNING,
@@ -90,8 +88,8 @@ int cnt_server_start(cnt_server *s)
     return rc;
 }
 
-/* Stops the acceptor, then the workers (ending their connections), then
- * the GC; the listening sockets stay open. */
+/* Stops the acceptor, then the workers (ending their connections); the
+ * listening sockets stay open. */
 void cnt_server_stop(cnt_server *s)
 {
     if (!s->started)
@@ -99,9 +97,6 @@ void cnt_server_stop(cnt_server *s)
     cnt_listener_stop(s);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_stop(&s->workers[i]);
-    if (s->gc_started)
-        cnt_gc_stop(s->gc);
-    s->gc_started = false;
     s->started = false;
 }
 

@@ -1,17 +1,63 @@
 /* server.h: the counter port. Binds its listening sockets when built (so a
  * busy port fails the host's start-up) and runs its threads only once
  * started (so they are born after the host's -d fork). Knows nothing about
- * the host: the glue passes in the table, stats, GC and a log sink. */
+ * the host: the glue passes in its settings, the table, stats, the GC (for
+ * Stats) and a log sink. */
 #ifndef CNT_ENGINE_SERVER_H
 #define CNT_ENGINE_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "engine/glue/configuration.h"
 #include "engine/core/gc.h"
-#include "engine/server/log.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
+#include "engine/server/log.h"
+
+#define CNT_SERVER_MAX_BINDS 8
+#define CNT_SERVER_ADDR_MAX 64
+/* Most worker threads; without a setting, one per CPU up to the default
+ * maximum. */
+#define CNT_SERVER_THREADS_MAX 64u
+#define CNT_SERVER_THREADS_DEFAULT_MAX 4u
+
+/* What the server needs to know; the settings file's key in brackets. */
+typedef struct cnt_server_config {
+    uint16_t port;                  /* [counter.port] 11215; 0 = any free */
+    unsigned nbinds;                /* [counter.bind] "127.0.0.1" */
+    char binds[CNT_SERVER_MAX_BINDS][CNT_SERVER_ADDR_MAX];
+    unsigned max_connections;       /* [counter.max_connections] 0 = none */
+    unsigned threads;               /* [counter.threads] CPUs, at most 4 */
+    /* TCP keepalive on counter connections, so that a holder whose machine
+     * vanished (power, network) loses its resources after about
+     * idle + interval * count seconds instead of never. */
+    bool keepalive;                 /* [counter.keepalive] true */
+    unsigned keepalive_idle;        /* [counter.keepalive_idle] 30 s */
+    unsigned keepalive_interval;    /* [counter.keepalive_interval] 10 s */
+    unsigned keepalive_count;       /* [counter.keepalive_count] 3 */
+} cnt_server_config;
+
+/* Fills c with the defaults (the only place they are written). Inline so
+ * that the configuration parser links without the server. */
+static inline void cnt_server_config_defaults(cnt_server_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->port = 11215;
+    c->nbinds = 1;
+    strcpy(c->binds[0], "127.0.0.1");
+    c->max_connections = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    c->threads = cpus > (long)CNT_SERVER_THREADS_DEFAULT_MAX
+                     ? CNT_SERVER_THREADS_DEFAULT_MAX : (unsigned)cpus;
+    c->keepalive = true;
+    c->keepalive_idle = 30;
+    c->keepalive_interval = 10;
+    c->keepalive_count = 3;
+}
 
 typedef struct cnt_server cnt_server;
 
@@ -23,20 +69,19 @@ typedef struct cnt_server cnt_server;
  * (IPv4 and IPv6; with port 0 the kernel picks one port, then every
  * address uses it). Starts no thread. On failure logs one WARNING line
  * naming counter.port / counter.bind and the address, and returns NULL.
- * table, stats (CNT_SERVER_STATS_SLOTS slots), gc (may be NULL) and logger
- * must outlive the server. */
-cnt_server *cnt_server_new(const cnt_config *config, cnt_table *table,
-                           cnt_stats *stats, cnt_gc *gc,
+ * table, stats (CNT_SERVER_STATS_SLOTS slots), gc (read for Stats; may be
+ * NULL) and logger must outlive the server. */
+cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
+                           cnt_stats *stats, const cnt_gc *gc,
                            const cnt_logger *logger);
 
-/* Starts the worker threads, the acceptor and the GC; returns 0 or an
- * errno value (then nothing is left running). Calling it again does
- * nothing. */
+/* Starts the worker threads, then the acceptor; returns 0 or an errno
+ * value (then nothing is left running). Calling it again does nothing. */
 int cnt_server_start(cnt_server *s);
 
 /* Stops every thread (the acceptor first, so no connection arrives
- * while workers stop), ends every connection (releasing its holdings) and
- * stops the GC. The listening sockets stay open until cnt_server_free. */
+ * while workers stop) and ends every connection (releasing its holdings).
+ * The listening sockets stay open until cnt_server_free. */
 void cnt_server_stop(cnt_server *s);
 
 /* Stops the server if needed, closes the sockets and frees it. */

@@ -1,6 +1,22 @@
 /* server_int.h: the server's inner parts shared by server.c, listener.c and
  * worker.c: the worker threads and the acceptor. Not for other users;
- * engine/server.h is the interface. */
+ * engine/server/server.h is the interface.
+ *
+ * Ownership rule, written once for the whole server (and the only place
+ * it is written):
+ *   - a connection, its session and the session's holdings ledger and
+ *     Dump cursor: only the worker thread that owns the connection touches
+ *     them (after that thread is joined, the thread that joined it);
+ *   - a counter in the table: any thread, under its stripe lock (the
+ *     locking rule is in engine/core/table.h);
+ *   - a worker's mailbox: any thread posts, under the mailbox's lock, then
+ *     rings its eventfd doorbell; only the worker takes. That is the one
+ *     way another thread reaches a worker: work for a connection that lives
+ *     on another worker travels as mail, never by touching the connection;
+ *   - a stats slot: a single writer, its owner (a worker, or the acceptor
+ *     for its own slot), through cnt_stats_add; any thread reads;
+ *   - a worker's event base: only its thread (it is built without locks);
+ *     the acceptor's base: its thread, and the thread that stops it. */
 #ifndef CNT_ENGINE_SERVER_INT_H
 #define CNT_ENGINE_SERVER_INT_H
 
@@ -10,42 +26,37 @@
 #include <time.h>
 
 #include <event2/event.h>
+#include <event2/listener.h>
 
 #include "engine/server/connection.h"
+#include "engine/server/mail.h"
 #include "engine/server/server.h"
 
 /* One worker thread: its own event base, the connections it owns, and the
- * queue through which the acceptor hands it new sockets. */
+ * mailbox through which other threads hand it work. */
 typedef struct cnt_worker {
     cnt_server *server;
     unsigned index;
     pthread_t thread;
     bool running;
-    /* Built with EVENT_BASE_FLAG_NOLOCK: only the worker's thread touches
-     * it, so libevent takes no lock per event. Other threads reach the
-     * worker through wake_fd (an eventfd) alone. */
     struct event_base *base;
-    int wake_fd;                    /* written when fds are queued or on stop */
-    struct event *notify;           /* EV_READ on wake_fd */
-    atomic_bool stopping;           /* set before the stop wake-up */
+    cnt_mailbox mail;
+    bool mail_ready;                /* cnt_mailbox_init succeeded */
+    struct event *notify;           /* EV_READ on the mailbox's doorbell */
+    atomic_bool stopping;           /* set before the stop ring */
     cnt_conn_env env;
-
-    pthread_mutex_t lock;           /* guards the queue below */
-    int *queue;                     /* ring of accepted fds */
-    size_t qhead, qlen, qcap;
-
     cnt_connection *conns;          /* owned; touched only by the thread */
 } cnt_worker;
 
 struct cnt_server {
-    cnt_config config;
+    cnt_server_config config;
     cnt_table *table;
     cnt_stats *stats;
-    cnt_gc *gc;
+    const cnt_gc *gc;
     cnt_logger log;
     uint16_t port;
 
-    int listen_fds[CNT_CONFIG_MAX_BINDS];
+    int listen_fds[CNT_SERVER_MAX_BINDS];
     unsigned nlisten;
 
     unsigned nworkers;
@@ -53,18 +64,16 @@ struct cnt_server {
     unsigned next_worker;           /* round robin; acceptor thread only */
     atomic_uint open_connections;   /* accepted and not yet closed */
 
-    /* The acceptor thread. */
+    /* The acceptor thread: libevent's listeners on the sockets above. */
     pthread_t acceptor;
     bool acceptor_running;
     struct event_base *abase;
-    struct event *accept_ev[CNT_CONFIG_MAX_BINDS];
+    struct evconnlistener *listeners[CNT_SERVER_MAX_BINDS];
     struct event *accept_stop;
     struct event *accept_retry;     /* re-enables accepting after EMFILE */
-    bool accept_paused;
     time_t fd_warned_at;            /* rate limit of the EMFILE warning */
 
     bool started;
-    bool gc_started;
 };
 
 /* Opens the listening sockets; false after logging the failure. */
@@ -79,20 +88,21 @@ int cnt_listener_start(cnt_server *s);
 /* Stops and joins the acceptor thread and frees its base. */
 void cnt_listener_stop(cnt_server *s);
 
-/* Prepares worker index i of s (no thread yet); false when memory is short. */
+/* Prepares worker index i of s (its mailbox, no thread yet); false after
+ * logging when that fails. */
 bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i);
 
 /* Starts the worker's thread and event base; returns 0 or an errno value. */
 int cnt_worker_start(cnt_worker *w);
 
 /* Stops and joins the thread, ends every connection it owned and closes
- * fds still queued. */
+ * the sockets still in its mailbox. */
 void cnt_worker_stop(cnt_worker *w);
 
 /* Frees what cnt_worker_init prepared (the worker must be stopped). */
 void cnt_worker_destroy(cnt_worker *w);
 
-/* Hands an accepted fd to the worker (any thread); false when memory is
+/* Mails an accepted fd to the worker (any thread); false when memory is
  * short (the caller still owns fd). */
 bool cnt_worker_enqueue(cnt_worker *w, int fd);
 

@@ -1,7 +1,7 @@
 /* worker.c: a worker thread of the counter port: its own lock-free event
- * base, the connections the acceptor hands it through a locked queue and an
- * eventfd doorbell, and a clean stop that releases every connection's
- * holdings. */
+ * base, the connections it owns, the mail other threads send it (today the
+ * sockets the acceptor hands over), and a clean stop that releases every
+ * connection's holdings. */
 #include "config.h"
 
 #include "engine/server/server_int.h"
@@ -12,11 +12,10 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* How many queued fds one notify callback takes before yielding. */
+/* How many messages one doorbell callback takes before yielding. */
 #define CNT_WORKER_BATCH 64
 
 /* Connection close hook: unlinks c and frees its place in the limit. */
@@ -32,19 +31,25 @@ static void worker_on_close(void *owner, cnt_connection *c)
     atomic_fetch_sub(&w->server->open_connections, 1);
 }
 
-/* Prepares worker index i of s (no thread yet); false when memory is short. */
+/* Prepares worker index i of s (its mailbox, no thread yet); false after
+ * logging when that fails. */
 bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
 {
     memset(w, 0, sizeof(*w));
     w->server = s;
     w->index = i;
-    w->wake_fd = -1;
-    if (pthread_mutex_init(&w->lock, NULL) != 0)
+    int rc = cnt_mailbox_init(&w->mail);
+    if (rc != 0) {
+        cnt_log(&s->log, CNT_LOG_WARNING,
+                "counter: cannot make worker %u's mailbox: %s", i,
+                strerror(rc));
         return false;
-    w->env.table = s->table;
-    w->env.stats = s->stats;
-    w->env.gc = s->gc;
-    w->env.slot = cnt_stats_slot_get(s->stats, i);
+    }
+    w->mail_ready = true;
+    w->env.session.table = s->table;
+    w->env.session.stats = s->stats;
+    w->env.session.gc = s->gc;
+    w->env.session.slot = cnt_stats_slot_get(s->stats, i);
     w->env.log = &s->log;
     w->env.on_close = worker_on_close;
     w->env.owner = w;
@@ -54,60 +59,17 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
 /* Frees what cnt_worker_init prepared (the worker must be stopped). */
 void cnt_worker_destroy(cnt_worker *w)
 {
-    free(w->queue);
-    w->queue = NULL;
-    pthread_mutex_destroy(&w->lock);
+    if (w->mail_ready)
+        cnt_mailbox_destroy(&w->mail);
+    w->mail_ready = false;
 }
 
-/* Rings the worker's doorbell (any thread). An eventfd adds up writes,
- * so a wake-up is never lost and many collapse into one read. */
-static void worker_wake(cnt_worker *w)
-{
-    uint64_t one = 1;
-    while (write(w->wake_fd, &one, sizeof(one)) < 0 && errno == EINTR)
-        ;
-}
-
-/* Hands an accepted fd to the worker (any thread); false when memory is
+/* Mails an accepted fd to the worker (any thread); false when memory is
  * short (the caller still owns fd). */
 bool cnt_worker_enqueue(cnt_worker *w, int fd)
 {
-    pthread_mutex_lock(&w->lock);
-    if (w->qlen == w->qcap) {
-        size_t cap = w->qcap ? w->qcap * 2 : 64;
-        int *q = malloc(cap * sizeof(*q));
-        if (q == NULL) {
-            pthread_mutex_unlock(&w->lock);
-            return false;
-        }
-        for (size_t k = 0; k < w->qlen; k++)
-            q[k] = w->queue[(w->qhead + k) % w->qcap];
-        free(w->queue);
-        w->queue = q;
-        w->qcap = cap;
-        w->qhead = 0;
-    }
-    w->queue[(w->qhead + w->qlen) % w->qcap] = fd;
-    w->qlen++;
-    pthread_mutex_unlock(&w->lock);
-    worker_wake(w);
-    return true;
-}
-
-/* Takes up to max fds off the queue; returns how many, and whether more
- * remain in *more. */
-static size_t worker_dequeue(cnt_worker *w, int *fds, size_t max, bool *more)
-{
-    pthread_mutex_lock(&w->lock);
-    size_t n = 0;
-    while (n < max && w->qlen > 0) {
-        fds[n++] = w->queue[w->qhead];
-        w->qhead = (w->qhead + 1) % w->qcap;
-        w->qlen--;
-    }
-    *more = w->qlen > 0;
-    pthread_mutex_unlock(&w->lock);
-    return n;
+    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = fd};
+    return cnt_mailbox_post(&w->mail, &m);
 }
 
 /* Sets one integer socket option; a failure is logged, not fatal (the
@@ -127,7 +89,7 @@ static void worker_sockopt(cnt_worker *w, int fd, int level, int name,
  * keepalive does not probe. Either way its holdings are then released. */
 static void worker_keepalive(cnt_worker *w, int fd)
 {
-    const cnt_config *cfg = &w->server->config;
+    const cnt_server_config *cfg = &w->server->config;
 
     if (!cfg->keepalive)
         return;
@@ -166,28 +128,55 @@ static void worker_adopt(cnt_worker *w, int fd)
     w->conns = c;
 }
 
-/* Doorbell callback: ends the loop when stopping, else adopts the fds the
- * acceptor queued. */
+/* Disposes of a message a stopped worker will never act on: a socket
+ * nobody adopted is closed (and leaves the connection count). */
+static void worker_discard(cnt_worker *w, const cnt_mail *m)
+{
+    if (m->kind == CNT_MAIL_NEW_CONNECTION) {
+        close(m->u.fd);
+        atomic_fetch_sub(&w->server->open_connections, 1);
+    }
+}
+
+/* Acts on one message. */
+static void worker_deliver(cnt_worker *w, const cnt_mail *m)
+{
+    switch (m->kind) {
+    case CNT_MAIL_NEW_CONNECTION:
+        worker_adopt(w, m->u.fd);
+        break;
+    case CNT_MAIL_GRANT:
+    case CNT_MAIL_CANCEL:
+    case CNT_MAIL_EVENT:
+        /* Declared for waits, leases and events; nobody sends them yet. */
+        cnt_log(&w->server->log, CNT_LOG_WARNING,
+                "counter: worker %u: unexpected mail of kind %d", w->index,
+                (int)m->kind);
+        break;
+    }
+}
+
+/* Doorbell callback: ends the loop when stopping, else acts on the mail. */
 static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
 {
     cnt_worker *w = arg;
-    int fds[CNT_WORKER_BATCH];
-    uint64_t rings;
+    cnt_mail mail[CNT_WORKER_BATCH];
     bool more;
+    (void)fd;
     (void)what;
-    /* Reset the count; EAGAIN means an earlier read already took it. */
-    if (read(fd, &rings, sizeof(rings)) < 0 && errno != EAGAIN &&
-        errno != EINTR)
+    /* EAGAIN means an earlier callback already silenced it. */
+    int rc = cnt_mailbox_answer(&w->mail);
+    if (rc != 0 && rc != EAGAIN && rc != EINTR)
         cnt_log(&w->server->log, CNT_LOG_WARNING,
                 "counter: worker %u: reading its eventfd failed: %s",
-                w->index, strerror(errno));
+                w->index, strerror(rc));
     if (atomic_load(&w->stopping)) {
         event_base_loopbreak(w->base);
         return;
     }
-    size_t n = worker_dequeue(w, fds, CNT_WORKER_BATCH, &more);
+    size_t n = cnt_mailbox_take(&w->mail, mail, CNT_WORKER_BATCH, &more);
     for (size_t k = 0; k < n; k++)
-        worker_adopt(w, fds[k]);
+        worker_deliver(w, &mail[k]);
     if (more)
         event_active(w->notify, EV_READ, 0);    /* our own thread: no lock */
 }
@@ -200,18 +189,15 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Frees the worker's event base, its doorbell event and eventfd. */
+/* Frees the worker's event base and its doorbell event. */
 static void worker_free_base(cnt_worker *w)
 {
     if (w->notify != NULL)
         event_free(w->notify);
     if (w->base != NULL)
         event_base_free(w->base);
-    if (w->wake_fd >= 0)
-        close(w->wake_fd);
     w->notify = NULL;
     w->base = NULL;
-    w->wake_fd = -1;
 }
 
 /* A base without libevent's locks: it is only ever used by one thread. */
@@ -231,13 +217,10 @@ static struct event_base *worker_base_new(void)
 int cnt_worker_start(cnt_worker *w)
 {
     atomic_store(&w->stopping, false);
-    w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (w->wake_fd < 0)
-        return errno;
     w->base = worker_base_new();
     if (w->base != NULL)
-        w->notify = event_new(w->base, w->wake_fd, EV_READ | EV_PERSIST,
-                              worker_on_notify, w);
+        w->notify = event_new(w->base, cnt_mailbox_doorbell(&w->mail),
+                              EV_READ | EV_PERSIST, worker_on_notify, w);
     if (w->notify == NULL || event_add(w->notify, NULL) != 0) {
         worker_free_base(w);
         return ENOMEM;
@@ -253,7 +236,7 @@ int cnt_worker_start(cnt_worker *w)
 }
 
 /* Stops and joins the thread, ends every connection it owned and closes
- * fds still queued. */
+ * the sockets still in its mailbox. */
 void cnt_worker_stop(cnt_worker *w)
 {
     if (!w->running)
@@ -261,20 +244,18 @@ void cnt_worker_stop(cnt_worker *w)
     /* The eventfd keeps the ring until the loop reads it, even when the
      * loop has not started yet, so the stop cannot be lost. */
     atomic_store(&w->stopping, true);
-    worker_wake(w);
+    cnt_mailbox_ring(&w->mail);
     pthread_join(w->thread, NULL);
     w->running = false;
     /* The thread is gone: this thread may now touch its connections. */
     while (w->conns != NULL)
         cnt_connection_free(w->conns);
-    int fds[CNT_WORKER_BATCH];
+    cnt_mail mail[CNT_WORKER_BATCH];
     bool more = true;
     while (more) {
-        size_t n = worker_dequeue(w, fds, CNT_WORKER_BATCH, &more);
-        for (size_t k = 0; k < n; k++) {
-            close(fds[k]);
-            atomic_fetch_sub(&w->server->open_connections, 1);
-        }
+        size_t n = cnt_mailbox_take(&w->mail, mail, CNT_WORKER_BATCH, &more);
+        for (size_t k = 0; k < n; k++)
+            worker_discard(w, &mail[k]);
     }
     worker_free_base(w);
 }

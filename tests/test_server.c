@@ -1,6 +1,7 @@
-/* test_connection.c: the server over real loopback sockets (port 0, its
- * own threads): answers, pipelining, Dump to a slow reader, release on
- * every kind of connection end, max_connections, busy port, shutdown. */
+/* test_server.c: connections, workers, the listener and the server over
+ * real loopback sockets (port 0, its own threads): answers, pipelining,
+ * Dump to a slow reader, release on every kind of connection end,
+ * max_connections, busy port, IPv6, running out of fds, shutdown. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -48,7 +49,7 @@ static const cnt_logger test_logger = {log_write, NULL, NULL};
 
 /* A running server and what it serves. */
 typedef struct fixture {
-    cnt_config cfg;
+    cnt_server_config cfg;
     cnt_table *table;
     cnt_stats *stats;
     cnt_gc *gc;
@@ -57,10 +58,10 @@ typedef struct fixture {
 
 /* The configuration most tests use: 127.0.0.1, kernel-chosen port, two
  * workers. */
-static cnt_config fixture_config(unsigned max_connections)
+static cnt_server_config fixture_config(unsigned max_connections)
 {
-    cnt_config cfg;
-    cnt_config_defaults(&cfg);
+    cnt_server_config cfg;
+    cnt_server_config_defaults(&cfg);
     cfg.port = 0;
     cfg.threads = 2;
     cfg.max_connections = max_connections;
@@ -69,7 +70,7 @@ static cnt_config fixture_config(unsigned max_connections)
 
 /* Builds and starts a server with cfg and a table of the given number of
  * buckets. */
-static fixture *fixture_start(const cnt_config *cfg, size_t buckets)
+static fixture *fixture_start(const cnt_server_config *cfg, size_t buckets)
 {
     fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
@@ -93,7 +94,7 @@ static fixture *fixture_start(const cnt_config *cfg, size_t buckets)
  * table of the given number of buckets. */
 static fixture *fixture_new_buckets(unsigned max_connections, size_t buckets)
 {
-    cnt_config cfg = fixture_config(max_connections);
+    cnt_server_config cfg = fixture_config(max_connections);
     return fixture_start(&cfg, buckets);
 }
 
@@ -615,7 +616,7 @@ static void test_max_connections(void **state)
 static void test_busy_port(void **state)
 {
     fixture *f = *state;
-    cnt_config cfg = f->cfg;
+    cnt_server_config cfg = f->cfg;
     cfg.port = cnt_server_port(f->server);
     pthread_mutex_lock(&log_lock);
     log_text[0] = '\0';
@@ -644,12 +645,13 @@ static void test_ipv6_and_shared_port(void **state)
         close(probe);
     if (!have6)
         skip();
-    cnt_config cfg;
-    cnt_config_defaults(&cfg);
+    cnt_server_config cfg;
+    cnt_server_config_defaults(&cfg);
     cfg.port = 0;
     cfg.threads = 1;
-    assert_true(cnt_config_parse_string(&cfg, "counter.bind=127.0.0.1,::1",
-                                        NULL, 0));
+    cfg.nbinds = 2;
+    strcpy(cfg.binds[0], "127.0.0.1");
+    strcpy(cfg.binds[1], "::1");
     cnt_table_config tc = {.buckets = 64};
     cnt_table *t = cnt_table_new(&tc);
     cnt_stats *st = cnt_stats_new(CNT_SERVER_STATS_SLOTS(1));
@@ -828,7 +830,7 @@ static int adopted_client(const fixture *f)
 static void test_keepalive_options(void **state)
 {
     (void)state;
-    cnt_config cfg = fixture_config(0);
+    cnt_server_config cfg = fixture_config(0);
     cfg.keepalive_idle = 7;
     cfg.keepalive_interval = 2;
     cfg.keepalive_count = 4;
@@ -856,7 +858,7 @@ static void test_keepalive_options(void **state)
     fixture_free(f);
 }
 
-/* Runs the connection tests. */
+/* Runs the server tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {

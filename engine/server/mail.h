@@ -1,0 +1,89 @@
+/* mail.h: typed messages to a worker thread and the mailbox that carries
+ * them: a locked queue plus an eventfd doorbell the worker's event loop
+ * watches. The only way another thread asks a worker to do something (see
+ * the ownership rule in server_int.h). */
+#ifndef CNT_ENGINE_MAIL_H
+#define CNT_ENGINE_MAIL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a message asks of the worker that receives it. */
+typedef enum cnt_mail_kind {
+    /* Adopt mail.fd, an accepted socket, as a new connection. Until the
+     * worker takes the message the mailbox owns the fd: a worker that
+     * stops with it queued closes it. */
+    CNT_MAIL_NEW_CONNECTION = 1,
+    /* Reserved for waiting acquisition (not sent yet): a release on one
+     * worker granted the waiting Acquire mail.to names, whose connection
+     * lives on the receiving worker; the receiver records the resources in
+     * that connection's ledger (only it may) and answers the Acquire. */
+    CNT_MAIL_GRANT,
+    /* Reserved for waiting acquisition and leases (not sent yet): the wait
+     * or lease mail.to names ended elsewhere (timeout, counter removed);
+     * the receiver forgets it and answers its client. */
+    CNT_MAIL_CANCEL,
+    /* Reserved for server-sent events (not sent yet): append a packet
+     * with magic 0x92 to mail.to's output, between its answers. */
+    CNT_MAIL_EVENT
+} cnt_mail_kind;
+
+/* Which request of which connection a targeted message is about. The
+ * connection is named by an id, not a pointer (connections get ids when
+ * these kinds come into use): an id is never reused, so a message for a
+ * connection that has gone meanwhile finds nothing and is dropped. */
+typedef struct cnt_mail_target {
+    uint64_t connection;
+    uint32_t opaque;
+    uint32_t value;                 /* resources granted; event code */
+} cnt_mail_target;
+
+/* One message. */
+typedef struct cnt_mail {
+    cnt_mail_kind kind;
+    union {
+        int fd;                     /* CNT_MAIL_NEW_CONNECTION */
+        cnt_mail_target to;         /* GRANT, CANCEL, EVENT */
+    } u;
+} cnt_mail;
+
+/* A worker's mailbox. Any thread posts; only the worker takes. */
+typedef struct cnt_mailbox {
+    pthread_mutex_t lock;           /* guards the ring */
+    cnt_mail *ring;
+    size_t head, len, cap;
+    int doorbell;                   /* eventfd, readable while rung */
+} cnt_mailbox;
+
+/* Prepares an empty mailbox and its doorbell; 0 or an errno value. */
+int cnt_mailbox_init(cnt_mailbox *mb);
+
+/* Frees the mailbox; the caller has taken (and disposed of) every
+ * message first. */
+void cnt_mailbox_destroy(cnt_mailbox *mb);
+
+/* Queues a copy of m and rings the doorbell (any thread); false when
+ * memory is short (nothing is queued: the caller still owns what m
+ * carries). */
+bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m);
+
+/* Rings the doorbell without a message (to make the worker look at a
+ * flag, such as its stop request). Never fails: an eventfd adds up
+ * rings, so none is lost and many collapse into one wake-up. */
+void cnt_mailbox_ring(cnt_mailbox *mb);
+
+/* The fd the worker's loop watches for EV_READ. */
+int cnt_mailbox_doorbell(const cnt_mailbox *mb);
+
+/* Silences the doorbell (the worker, when it wakes); returns 0 or an
+ * errno value (EAGAIN: it was already silent). */
+int cnt_mailbox_answer(cnt_mailbox *mb);
+
+/* Takes up to max messages, oldest first, into out; returns how many and
+ * sets *more when messages remain. */
+size_t cnt_mailbox_take(cnt_mailbox *mb, cnt_mail *out, size_t max,
+                        bool *more);
+
+#endif

@@ -1,0 +1,214 @@
+/* test_mail.c: a worker's mailbox on its own: messages come out in the
+ * order they went in (across ring growth and wrap-around), the doorbell
+ * rings with each post and on demand, posts from many threads all arrive
+ * in each thread's order, and a post that cannot get memory queues
+ * nothing. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/server/mail.h"
+#include "tests/engine_fake.h"
+
+/* Whether the doorbell is rung right now. */
+static bool rung(const cnt_mailbox *mb)
+{
+    struct pollfd p = {.fd = cnt_mailbox_doorbell(mb), .events = POLLIN};
+    return poll(&p, 1, 0) == 1;
+}
+
+/* Posts a new-connection message carrying fd. */
+static void post_fd(cnt_mailbox *mb, int fd)
+{
+    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = fd};
+    assert_true(cnt_mailbox_post(mb, &m));
+}
+
+static void test_order_across_growth(void **state)
+{
+    cnt_mailbox mb;
+    cnt_mail out[512];
+    bool more;
+    (void)state;
+    assert_int_equal(cnt_mailbox_init(&mb), 0);
+    assert_int_equal(cnt_mailbox_take(&mb, out, 8, &more), 0);
+    assert_false(more);
+    /* Take some first, so the ring's start is not at its front when it
+     * has to grow. */
+    for (int i = 0; i < 40; i++)
+        post_fd(&mb, i);
+    assert_int_equal(cnt_mailbox_take(&mb, out, 30, &more), 30);
+    assert_true(more);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(out[i].u.fd, i);
+    for (int i = 40; i < 300; i++)
+        post_fd(&mb, i);
+    size_t n = cnt_mailbox_take(&mb, out, 100, &more);
+    assert_int_equal(n, 100);
+    assert_true(more);
+    n += cnt_mailbox_take(&mb, out + n, 512 - n, &more);
+    assert_int_equal(n, 270);
+    assert_false(more);
+    for (int i = 0; i < 270; i++) {
+        assert_int_equal(out[i].kind, CNT_MAIL_NEW_CONNECTION);
+        assert_int_equal(out[i].u.fd, 30 + i);
+    }
+    cnt_mailbox_destroy(&mb);
+}
+
+static void test_kinds_are_kept(void **state)
+{
+    cnt_mailbox mb;
+    cnt_mail out[4];
+    bool more;
+    (void)state;
+    assert_int_equal(cnt_mailbox_init(&mb), 0);
+    cnt_mail grant = {.kind = CNT_MAIL_GRANT,
+                      .u.to = {.connection = UINT64_C(1) << 40,
+                               .opaque = 7, .value = 3}};
+    cnt_mail event = {.kind = CNT_MAIL_EVENT,
+                      .u.to = {.connection = 2, .value = 9}};
+    assert_true(cnt_mailbox_post(&mb, &grant));
+    post_fd(&mb, 5);
+    assert_true(cnt_mailbox_post(&mb, &event));
+    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 3);
+    assert_int_equal(out[0].kind, CNT_MAIL_GRANT);
+    assert_true(out[0].u.to.connection == UINT64_C(1) << 40);
+    assert_int_equal(out[0].u.to.opaque, 7);
+    assert_int_equal(out[0].u.to.value, 3);
+    assert_int_equal(out[1].kind, CNT_MAIL_NEW_CONNECTION);
+    assert_int_equal(out[1].u.fd, 5);
+    assert_int_equal(out[2].kind, CNT_MAIL_EVENT);
+    assert_int_equal(out[2].u.to.value, 9);
+    cnt_mailbox_destroy(&mb);
+}
+
+static void test_doorbell(void **state)
+{
+    cnt_mailbox mb;
+    cnt_mail out[4];
+    bool more;
+    (void)state;
+    assert_int_equal(cnt_mailbox_init(&mb), 0);
+    assert_false(rung(&mb));
+    assert_int_equal(cnt_mailbox_answer(&mb), EAGAIN);
+    /* Two posts, one wake-up: the rings add up in the eventfd. */
+    post_fd(&mb, 1);
+    post_fd(&mb, 2);
+    assert_true(rung(&mb));
+    assert_int_equal(cnt_mailbox_answer(&mb), 0);
+    assert_false(rung(&mb));
+    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 2);
+    /* A ring without mail (a stop request) wakes too. */
+    cnt_mailbox_ring(&mb);
+    assert_true(rung(&mb));
+    assert_int_equal(cnt_mailbox_answer(&mb), 0);
+    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 0);
+    cnt_mailbox_destroy(&mb);
+}
+
+static void test_post_without_memory(void **state)
+{
+    cnt_mailbox mb;
+    cnt_mail out[4];
+    bool more;
+    (void)state;
+    assert_int_equal(cnt_mailbox_init(&mb), 0);
+    /* The first post needs the ring: it fails, queues and rings nothing. */
+    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = 3};
+    cnt_fake_alloc_fail_at(1, 0);
+    assert_false(cnt_mailbox_post(&mb, &m));
+    assert_true(cnt_fake_alloc_injected());
+    cnt_fake_alloc_fail_at(0, 0);
+    assert_false(rung(&mb));
+    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 0);
+    post_fd(&mb, 4);
+    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 1);
+    assert_int_equal(out[0].u.fd, 4);
+    cnt_mailbox_destroy(&mb);
+}
+
+enum { SENDERS = 4, EACH = 5000 };
+
+/* One sending thread: its index and the mailbox. */
+typedef struct sender {
+    cnt_mailbox *mb;
+    uint32_t index;
+} sender;
+
+/* Posts EACH messages numbered in order, with the sender in opaque. */
+static void *send_main(void *arg)
+{
+    sender *s = arg;
+    for (uint32_t i = 0; i < EACH; i++) {
+        cnt_mail m = {.kind = CNT_MAIL_EVENT,
+                      .u.to = {.connection = i, .opaque = s->index}};
+        while (!cnt_mailbox_post(s->mb, &m))
+            ;
+    }
+    return NULL;
+}
+
+static void test_many_senders(void **state)
+{
+    cnt_mailbox mb;
+    pthread_t threads[SENDERS];
+    sender senders[SENDERS];
+    uint64_t next[SENDERS] = {0};
+    cnt_mail out[64];
+    bool more;
+    (void)state;
+    assert_int_equal(cnt_mailbox_init(&mb), 0);
+    for (uint32_t t = 0; t < SENDERS; t++) {
+        senders[t] = (sender){&mb, t};
+        assert_int_equal(pthread_create(&threads[t], NULL, send_main,
+                                        &senders[t]), 0);
+    }
+    /* Take as a worker does: wait for the doorbell, answer it, take. */
+    unsigned got = 0;
+    while (got < SENDERS * EACH) {
+        struct pollfd p = {.fd = cnt_mailbox_doorbell(&mb), .events = POLLIN};
+        assert_true(poll(&p, 1, 10000) == 1);
+        cnt_mailbox_answer(&mb);
+        do {
+            size_t n = cnt_mailbox_take(&mb, out, 64, &more);
+            for (size_t k = 0; k < n; k++) {
+                uint32_t t = out[k].u.to.opaque;
+                assert_true(t < SENDERS);
+                assert_true(out[k].u.to.connection == next[t]);
+                next[t]++;
+            }
+            got += (unsigned)n;
+        } while (more);
+    }
+    for (uint32_t t = 0; t < SENDERS; t++) {
+        pthread_join(threads[t], NULL);
+        assert_int_equal(next[t], EACH);
+    }
+    assert_int_equal(cnt_mailbox_take(&mb, out, 64, &more), 0);
+    cnt_mailbox_destroy(&mb);
+}
+
+/* Runs the mailbox tests. */
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_across_growth),
+        cmocka_unit_test(test_kinds_are_kept),
+        cmocka_unit_test(test_doorbell),
+        cmocka_unit_test(test_post_without_memory),
+        cmocka_unit_test(test_many_senders),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,764 @@
+/* test_session.c: the request handler without sockets: bytes of requests go
+ * into a session, answers are read from its output buffer and checked byte
+ * for byte; input split anywhere, pipelines past the look-ahead, skipped
+ * bodies, lost framing, a Dump paced by a small output, Stats, counting,
+ * release on end, and running out of memory. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/server/session.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
+#include "tests/engine_fake.h"
+
+/* A table, stats and a session on them, plus a pretend socket: the bytes
+ * not yet consumed and everything the session has sent. */
+typedef struct fixture {
+    cnt_fake_clock clock;
+    cnt_table *table;
+    cnt_stats *stats;
+    cnt_session_env env;
+    cnt_session *s;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    uint8_t *sent;
+    size_t sent_len, sent_cap;
+} fixture;
+
+/* Builds a fixture with a table of the given buckets. Every allocation
+ * of the project's objects goes through the fake allocator of
+ * tests/engine_fake.c, which fails on request. */
+static fixture *fixture_new_with(size_t buckets)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    cnt_fake_clock_init(&f->clock, UINT64_C(1700000000000));
+    cnt_table_config tc = {.buckets = buckets, .interval = 10,
+                           .clock = &f->clock.clock};
+    f->table = cnt_table_new(&tc);
+    f->stats = cnt_stats_new(1);
+    assert_non_null(f->table);
+    assert_non_null(f->stats);
+    f->env = (cnt_session_env){.table = f->table, .stats = f->stats,
+                               .slot = cnt_stats_slot_get(f->stats, 0)};
+    f->s = malloc(sizeof(*f->s));
+    assert_non_null(f->s);
+    assert_true(cnt_session_init(f->s, &f->env));
+    f->in_cap = 1 << 16;
+    f->in = malloc(f->in_cap);
+    f->sent_cap = 1 << 16;
+    f->sent = malloc(f->sent_cap);
+    assert_non_null(f->in);
+    assert_non_null(f->sent);
+    return f;
+}
+
+static fixture *fixture_new(void)
+{
+    return fixture_new_with(64);
+}
+
+/* Ends the session (if not ended yet) and frees everything. */
+static void fixture_free(fixture *f)
+{
+    if (f->s != NULL)
+        cnt_session_end(f->s);
+    free(f->s);
+    cnt_stats_free(f->stats);
+    cnt_table_free(f->table);
+    free(f->in);
+    free(f->sent);
+    free(f);
+}
+
+/* Takes everything the session produced, as a socket would. */
+static void take_output(fixture *f)
+{
+    cnt_outbuf *o = &f->s->out;
+    size_t n = cnt_outbuf_pending(o);
+    while (f->sent_cap - f->sent_len < n) {
+        f->sent_cap *= 2;
+        f->sent = realloc(f->sent, f->sent_cap);
+        assert_non_null(f->sent);
+    }
+    memcpy(f->sent + f->sent_len, cnt_outbuf_data(o), n);
+    f->sent_len += n;
+    cnt_outbuf_consume(o, n);
+}
+
+/* Adds bytes to the input, as if they arrived. */
+static void arrive(fixture *f, const void *p, size_t n)
+{
+    while (f->in_cap - f->in_len < n) {
+        f->in_cap *= 2;
+        f->in = realloc(f->in, f->in_cap);
+        assert_non_null(f->in);
+    }
+    memcpy(f->in + f->in_len, p, n);
+    f->in_len += n;
+}
+
+/* Feeds the input once and drops what the session consumed; returns
+ * how many bytes that was. */
+static size_t feed(fixture *f)
+{
+    size_t used = cnt_session_feed(f->s, f->in, f->in_len);
+    assert_true(used <= f->in_len);
+    memmove(f->in, f->in + used, f->in_len - used);
+    f->in_len -= used;
+    return used;
+}
+
+/* Feeds and sends until the session has nothing more to do. */
+static void run(fixture *f)
+{
+    do {
+        feed(f);
+        take_output(f);
+    } while (f->s->more);
+}
+
+/* Writes a response by hand (not with the encoders under test): magic
+ * 0x91, opcode, status, reserved, body length, opaque, body. */
+static size_t resp(uint8_t *out, uint8_t opcode, uint8_t status,
+                   uint32_t opaque, const void *body, uint32_t body_len)
+{
+    out[0] = 0x91;
+    out[1] = opcode;
+    out[2] = status;
+    out[3] = 0;
+    cnt_put_u32(out + 4, body_len);
+    cnt_put_u32(out + 8, opaque);
+    if (body_len > 0)
+        memcpy(out + 12, body, body_len);
+    return 12 + (size_t)body_len;
+}
+
+/* A response whose body is one big-endian u32. */
+static size_t resp_u32(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                       uint32_t v)
+{
+    uint8_t b[4];
+    cnt_put_u32(b, v);
+    return resp(out, opcode, 0, opaque, b, 4);
+}
+
+/* An error response with its text. */
+static size_t resp_text(uint8_t *out, uint8_t opcode, uint8_t status,
+                        uint32_t opaque, const char *text)
+{
+    return resp(out, opcode, status, opaque, text, (uint32_t)strlen(text));
+}
+
+/* The request stream of test_answers_byte_for_byte and its answers. */
+static size_t basic_stream(uint8_t *req, uint8_t *want, size_t *want_len)
+{
+    size_t n = 0, w = 0;
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 1);
+    w += resp(want + w, CNT_OP_NOOP, 0, 1, NULL, 0);
+    n += cnt_encode_get(req + n, 2, "a", 1);
+    w += resp_text(want + w, CNT_OP_GET, 0x01, 2, "Not found");
+    n += cnt_encode_acquire(req + n, 3, 3, 5, "a", 1);
+    w += resp_u32(want + w, CNT_OP_ACQUIRE, 3, 3);
+    n += cnt_encode_acquire(req + n, 4, 3, 5, "a", 1);
+    w += resp_text(want + w, CNT_OP_ACQUIRE, 0x21, 4,
+                   "Resource not available");
+    n += cnt_encode_get(req + n, 5, "a", 1);
+    w += resp_u32(want + w, CNT_OP_GET, 5, 3);
+    n += cnt_encode_release(req + n, 6, 4, "a", 1);
+    w += resp_text(want + w, CNT_OP_RELEASE, 0x22, 6, "Not acquired");
+    n += cnt_encode_release(req + n, 7, 2, "a", 1);
+    w += resp(want + w, CNT_OP_RELEASE, 0, 7, NULL, 0);
+    n += cnt_encode_request_header(req + n, 0x55, 0, 8);
+    w += resp_text(want + w, 0x55, 0x81, 8, "Unknown command");
+    /* A Get whose name is empty. */
+    n += cnt_encode_request_header(req + n, CNT_OP_GET, 2, 9);
+    req[n++] = 0;
+    req[n++] = 0;
+    w += resp_text(want + w, CNT_OP_GET, 0x04, 9, "Invalid arguments");
+    /* A Noop with a body it does not need. */
+    n += cnt_encode_request_header(req + n, CNT_OP_NOOP, 3, 10);
+    memcpy(req + n, "xyz", 3);
+    n += 3;
+    w += resp(want + w, CNT_OP_NOOP, 0, 10, NULL, 0);
+    n += cnt_encode_get(req + n, 11, "a", 1);
+    w += resp_u32(want + w, CNT_OP_GET, 11, 1);
+    *want_len = w;
+    return n;
+}
+
+static void test_answers_byte_for_byte(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[512], want[1024];
+    size_t want_len, n = basic_stream(req, want, &want_len);
+    assert_int_equal(cnt_session_feed(f->s, req, n), n);
+    assert_false(f->s->more);
+    assert_int_equal(f->s->need, 0);
+    assert_false(f->s->closing);
+    assert_false(f->s->failed);
+    take_output(f);
+    assert_int_equal(f->sent_len, want_len);
+    assert_memory_equal(f->sent, want, want_len);
+    fixture_free(f);
+}
+
+static void test_split_anywhere(void **state)
+{
+    (void)state;
+    uint8_t req[512], want[1024];
+    size_t want_len, n = basic_stream(req, want, &want_len);
+    /* Every chunk size, from one byte at a time to all at once: the same
+     * answers, and each incomplete request is reported with its size. */
+    for (size_t chunk = 1; chunk <= n; chunk++) {
+        fixture *f = fixture_new();
+        for (size_t off = 0; off < n; off += chunk) {
+            size_t k = n - off < chunk ? n - off : chunk;
+            arrive(f, req + off, k);
+            run(f);
+            if (f->in_len > 0)
+                assert_true(f->s->need > f->in_len);
+            assert_true(f->s->need <= CNT_REQUEST_MAX);
+        }
+        assert_int_equal(f->in_len, 0);
+        assert_int_equal(f->sent_len, want_len);
+        assert_memory_equal(f->sent, want, want_len);
+        fixture_free(f);
+    }
+}
+
+static void test_need(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[64];
+    size_t n = cnt_encode_acquire(req, 1, 1, 1, "abc", 3);
+    /* Part of a header: a header is needed. */
+    arrive(f, req, 5);
+    assert_int_equal(feed(f), 0);
+    assert_int_equal(f->s->need, CNT_HEADER_SIZE);
+    /* The header: the whole request's size is known. */
+    arrive(f, req + 5, 10);
+    assert_int_equal(feed(f), 0);
+    assert_int_equal(f->s->need, n);
+    arrive(f, req + 15, n - 15);
+    assert_int_equal(feed(f), n);
+    assert_int_equal(f->s->need, 0);
+    fixture_free(f);
+}
+
+static void test_pipeline_past_look_ahead(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    enum { N = 200 };
+    uint8_t *req = malloc(N * 64), *want = malloc(N * 64);
+    size_t n = 0, w = 0;
+    char name[16];
+    for (uint32_t i = 0; i < N; i++) {
+        int len = snprintf(name, sizeof(name), "p%u", i % 7);
+        if (i % 3 == 0) {
+            n += cnt_encode_acquire(req + n, i, 1, N, name, (uint16_t)len);
+            w += resp_u32(want + w, CNT_OP_ACQUIRE, i, 1);
+        } else if (i % 3 == 1) {
+            n += cnt_encode_get(req + n, i, name, (uint16_t)len);
+            /* The Acquires so far on the same name. */
+            uint32_t held = 0;
+            for (uint32_t j = 0; j <= i; j++)
+                if (j % 3 == 0 && j % 7 == i % 7)
+                    held++;
+            if (held == 0)
+                w += resp_text(want + w, CNT_OP_GET, 0x01, i, "Not found");
+            else
+                w += resp_u32(want + w, CNT_OP_GET, i, held);
+        } else {
+            n += cnt_encode_simple(req + n, CNT_OP_NOOP, i);
+            w += resp(want + w, CNT_OP_NOOP, 0, i, NULL, 0);
+        }
+    }
+    assert_int_equal(cnt_session_feed(f->s, req, n), n);
+    take_output(f);
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    free(req);
+    free(want);
+    fixture_free(f);
+}
+
+static void test_watermark_mid_batch(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    enum { N = 40 };
+    uint8_t req[N * 12], want[N * 12];
+    for (uint32_t i = 0; i < N; i++) {
+        cnt_encode_simple(req + 12 * i, CNT_OP_NOOP, i);
+        resp(want + 12 * i, CNT_OP_NOOP, 0, i, NULL, 0);
+    }
+    /* Five answers reach the watermark: the feed stops after them with
+     * the rest unconsumed, and nothing is answered twice. */
+    cnt_outbuf_set_high(&f->s->out, 60);
+    arrive(f, req, sizeof(req));
+    assert_int_equal(feed(f), 5 * 12);
+    assert_true(f->s->more);
+    assert_int_equal(cnt_outbuf_pending(&f->s->out), 60);
+    /* Nothing more while the output is not sent. */
+    assert_int_equal(feed(f), 0);
+    assert_true(f->s->more);
+    run(f);
+    assert_int_equal(f->in_len, 0);
+    assert_int_equal(f->sent_len, sizeof(want));
+    assert_memory_equal(f->sent, want, sizeof(want));
+    /* The turn budget stops it the same way. */
+    cnt_outbuf_set_high(&f->s->out, CNT_OUTBUF_HIGH);
+    f->sent_len = 0;
+    arrive(f, req, sizeof(req));
+    cnt_outbuf_begin_turn(&f->s->out, 100);
+    assert_int_equal(feed(f), 9 * 12);
+    assert_true(f->s->more);
+    take_output(f);
+    assert_int_equal(feed(f), 0);
+    cnt_outbuf_begin_turn(&f->s->out, (size_t)1 << 30);
+    run(f);
+    assert_int_equal(f->sent_len, sizeof(want));
+    assert_memory_equal(f->sent, want, sizeof(want));
+    fixture_free(f);
+}
+
+static void test_skip_huge_body(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[64], want[64];
+    /* A Get declaring ~4 GiB: answered 0x04 at once, its body skipped as
+     * it arrives and never stored. */
+    size_t n = cnt_encode_request_header(req, CNT_OP_GET, 0xfffffff0u, 5);
+    memset(req + n, 0xab, 20);
+    arrive(f, req, n + 20);
+    assert_int_equal(feed(f), n + 20);
+    assert_int_equal(f->s->skip, 0xfffffff0u - 20);
+    take_output(f);
+    size_t w = resp_text(want, CNT_OP_GET, 0x04, 5, "Invalid arguments");
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    uint8_t junk[4096];
+    memset(junk, 0x90, sizeof(junk));
+    arrive(f, junk, sizeof(junk));
+    assert_int_equal(feed(f), sizeof(junk));
+    assert_int_equal(f->s->skip, 0xfffffff0u - 20 - sizeof(junk));
+    assert_int_equal(cnt_outbuf_pending(&f->s->out), 0);
+    fixture_free(f);
+}
+
+static void test_lost_framing(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[64], want[16];
+    /* A Noop, then text (a memcache client on the wrong port). */
+    size_t n = cnt_encode_simple(req, CNT_OP_NOOP, 1);
+    memcpy(req + n, "get some_key_here\r\n", 19);
+    arrive(f, req, n + 19);
+    assert_int_equal(feed(f), n);
+    assert_true(f->s->closing);
+    assert_false(f->s->more);
+    take_output(f);
+    size_t w = resp(want, CNT_OP_NOOP, 0, 1, NULL, 0);
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    /* Nothing more is taken. */
+    assert_int_equal(feed(f), 0);
+    assert_int_equal(cnt_outbuf_pending(&f->s->out), 0);
+    fixture_free(f);
+}
+
+/* Makes n counters "k<i>" held by h, each at 1. */
+static void make_counters(fixture *f, cnt_holdings *h, unsigned n)
+{
+    char name[16];
+    for (unsigned i = 0; i < n; i++) {
+        int len = snprintf(name, sizeof(name), "k%u", i);
+        assert_int_equal(cnt_table_acquire(f->table, h, (uint8_t *)name,
+                                           (uint16_t)len, 1, 1),
+                         CNT_STATUS_OK);
+    }
+}
+
+/* Checks what was sent: one Dump series of n records "k<i>" at 1 (each
+ * once), its end, then a Noop answer with opaque 78. */
+static void check_dump(const fixture *f, unsigned n)
+{
+    bool *seen = calloc(n, sizeof(*seen));
+    size_t pos = 0;
+    unsigned records = 0;
+    cnt_response res;
+    for (;;) {
+        assert_int_equal(cnt_response_decode(f->sent + pos,
+                                             f->sent_len - pos, &res),
+                         CNT_DECODE_OK);
+        pos += res.size;
+        assert_int_equal(res.opcode, CNT_OP_DUMP);
+        assert_int_equal(res.opaque, 77);
+        if (cnt_response_is_dump_end(&res))
+            break;
+        cnt_dump_record rec;
+        assert_true(cnt_dump_record_parse(&res, &rec));
+        assert_int_equal(rec.current, 1);
+        char name[16];
+        assert_true(rec.name_len < sizeof(name));
+        memcpy(name, rec.name, rec.name_len);
+        name[rec.name_len] = '\0';
+        unsigned i = (unsigned)strtoul(name + 1, NULL, 10);
+        assert_true(i < n);
+        assert_false(seen[i]);
+        seen[i] = true;
+        records++;
+    }
+    assert_int_equal(records, n);
+    assert_int_equal(cnt_response_decode(f->sent + pos, f->sent_len - pos,
+                                         &res), CNT_DECODE_OK);
+    assert_int_equal(res.opcode, CNT_OP_NOOP);
+    assert_int_equal(res.opaque, 78);
+    assert_int_equal(pos + res.size, f->sent_len);
+    free(seen);
+}
+
+/* A Dump of n counters in a table of the given buckets, paced by a
+ * 200-byte watermark and a 150-byte turn. */
+static void dump_paced(size_t buckets, unsigned n)
+{
+    fixture *f = fixture_new_with(buckets);
+    cnt_holdings h;
+    cnt_holdings_init(&h);
+    make_counters(f, &h, n);
+    uint8_t req[32];
+    size_t len = cnt_encode_simple(req, CNT_OP_DUMP, 77);
+    len += cnt_encode_simple(req + len, CNT_OP_NOOP, 78);
+    arrive(f, req, len);
+    cnt_outbuf_set_high(&f->s->out, 200);
+    unsigned turns = 0;
+    do {
+        cnt_outbuf_begin_turn(&f->s->out, 150);
+        feed(f);
+        /* Never far past the watermark: it stops after the record that
+         * reached it. */
+        assert_true(cnt_outbuf_pending(&f->s->out) <
+                    200 + CNT_DUMP_RECORD_SIZE(8));
+        take_output(f);
+        turns++;
+    } while (f->s->more);
+    assert_false(f->s->dumping);
+    assert_int_equal(f->in_len, 0);
+    assert_true(turns > n / 10);
+    check_dump(f, n);
+    cnt_table_release_all(f->table, &h);
+    cnt_holdings_destroy(&h);
+    fixture_free(f);
+}
+
+static void test_dump_paced(void **state)
+{
+    (void)state;
+    dump_paced(64, 300);
+}
+
+static void test_dump_paced_one_chain(void **state)
+{
+    (void)state;
+    dump_paced(1, 300);     /* every pause falls inside the one chain */
+}
+
+static void test_dump_mid_batch(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[64], want[64];
+    size_t n = cnt_encode_simple(req, CNT_OP_NOOP, 1);
+    n += cnt_encode_simple(req + n, CNT_OP_DUMP, 2);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 3);
+    size_t w = resp(want, CNT_OP_NOOP, 0, 1, NULL, 0);
+    w += resp(want + w, CNT_OP_DUMP, 0, 2, NULL, 0);   /* empty table */
+    w += resp(want + w, CNT_OP_NOOP, 0, 3, NULL, 0);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    fixture_free(f);
+}
+
+static void test_dump_cancelled_on_end(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new_with(1);
+    cnt_holdings h;
+    cnt_holdings_init(&h);
+    make_counters(f, &h, 50);
+    uint8_t req[16];
+    arrive(f, req, cnt_encode_simple(req, CNT_OP_DUMP, 77));
+    cnt_outbuf_set_high(&f->s->out, 100);
+    feed(f);
+    assert_true(f->s->dumping);     /* paused inside the bucket's chain */
+    cnt_session_end(f->s);
+    /* The counters go; a cursor left registered would be moved along by
+     * the sweep, writing into the ended session: poison it and look. */
+    cnt_session *ended = f->s;
+    f->s = NULL;
+    memset(ended, 0xa5, sizeof(*ended));
+    cnt_table_release_all(f->table, &h);
+    cnt_holdings_destroy(&h);
+    cnt_fake_clock_advance(&f->clock, 30000);
+    assert_int_equal(cnt_table_sweep(f->table, 0, 1), 50);
+    for (size_t i = 0; i < sizeof(*ended); i++)
+        assert_int_equal(((const uint8_t *)ended)[i], 0xa5);
+    free(ended);
+    fixture_free(f);
+}
+
+static void test_release_all_on_end(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[128];
+    size_t n = cnt_encode_acquire(req, 1, 3, 10, "x", 1);
+    n += cnt_encode_acquire(req + n, 2, 1, 1, "y", 1);
+    n += cnt_encode_acquire(req + n, 3, 2, 10, "x", 1);
+    arrive(f, req, n);
+    run(f);
+    uint32_t v = 0;
+    assert_int_equal(cnt_table_get(f->table, CNT_NAME("x"), &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v, 5);
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    assert_int_equal(cnt_table_get(f->table, CNT_NAME("x"), &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v, 0);
+    assert_int_equal(cnt_table_get(f->table, CNT_NAME("y"), &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v, 0);
+    fixture_free(f);
+}
+
+/* Returns the value of Stats item name in res as a number (-1: absent). */
+static long stat_of(const cnt_response *res, const char *name)
+{
+    size_t pos = 0;
+    const char *k, *v;
+    uint16_t kl, vl;
+    while (cnt_stats_next(res, &pos, &k, &kl, &v, &vl))
+        if (kl == strlen(name) && memcmp(k, name, kl) == 0) {
+            char text[32];
+            assert_true(vl < sizeof(text));
+            memcpy(text, v, vl);
+            text[vl] = '\0';
+            return strtol(text, NULL, 10);
+        }
+    return -1;
+}
+
+static void test_stats_and_counting(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[128];
+    size_t n = cnt_encode_simple(req, CNT_OP_NOOP, 1);
+    n += cnt_encode_get(req + n, 2, "g", 1);
+    /* An invalid Get (empty name) is counted under get. */
+    n += cnt_encode_request_header(req + n, CNT_OP_GET, 2, 3);
+    req[n++] = 0;
+    req[n++] = 0;
+    /* A wrong magic with a plausible length: answered, not counted. */
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 4);
+    req[n - 12] = 0x80;
+    /* Unknown opcodes have no counter. */
+    n += cnt_encode_request_header(req + n, 0x55, 0, 5);
+    n += cnt_encode_simple(req + n, CNT_OP_STATS, 6);
+    arrive(f, req, n);
+    run(f);
+    cnt_response res;
+    size_t pos = 0;
+    for (uint32_t i = 1; i <= 5; i++) {
+        assert_int_equal(cnt_response_decode(f->sent + pos,
+                                             f->sent_len - pos, &res),
+                         CNT_DECODE_OK);
+        assert_int_equal(res.opaque, i);
+        pos += res.size;
+    }
+    assert_int_equal(cnt_response_decode(f->sent + pos, f->sent_len - pos,
+                                         &res), CNT_DECODE_OK);
+    assert_int_equal(res.opcode, CNT_OP_STATS);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.opaque, 6);
+    assert_int_equal(pos + res.size, f->sent_len);
+    /* The Stats request counts itself, as the reference does. */
+    assert_int_equal(stat_of(&res, "command:noop"), 1);
+    assert_int_equal(stat_of(&res, "command:get"), 2);
+    assert_int_equal(stat_of(&res, "command:stats"), 1);
+    assert_int_equal(stat_of(&res, "command:acquire"), 0);
+    assert_int_equal(stat_of(&res, "curr_connections"), 0);
+    assert_int_equal(stat_of(&res, "buckets"), 64);
+    /* The pairs fill the body exactly. */
+    size_t pairs = 0, end = 0;
+    const char *k, *v;
+    uint16_t kl, vl;
+    while (cnt_stats_next(&res, &end, &k, &kl, &v, &vl))
+        pairs++;
+    assert_int_equal(end, res.body_len);
+    assert_int_equal(pairs, 19);
+    fixture_free(f);
+}
+
+static void test_stats_after_buffer_moves(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    /* Unsent Noop answers fill most of the output, and the socket took a
+     * little from the front: the Stats answer makes the buffer move and
+     * grow, and its header must still land in front of its own body. */
+    enum { N = CNT_OUTBUF_INITIAL / 12 - 4 };
+    uint8_t *req = malloc(N * 12 + 12);
+    for (uint32_t i = 0; i < N; i++)
+        cnt_encode_simple(req + 12 * i, CNT_OP_NOOP, i);
+    arrive(f, req, N * 12);
+    assert_int_equal(feed(f), N * 12);
+    cnt_outbuf_consume(&f->s->out, 120);
+    arrive(f, req, cnt_encode_simple(req, CNT_OP_STATS, 999));
+    assert_int_equal(feed(f), 12);
+    assert_true(f->s->out.cap > CNT_OUTBUF_INITIAL);
+    take_output(f);
+    cnt_response res;
+    size_t pos = 0;
+    for (uint32_t i = 10; i < N; i++) {
+        assert_int_equal(cnt_response_decode(f->sent + pos,
+                                             f->sent_len - pos, &res),
+                         CNT_DECODE_OK);
+        assert_int_equal(res.opaque, i);
+        pos += res.size;
+    }
+    assert_int_equal(cnt_response_decode(f->sent + pos, f->sent_len - pos,
+                                         &res), CNT_DECODE_OK);
+    assert_int_equal(res.opaque, 999);
+    assert_int_equal(stat_of(&res, "command:noop"), N);
+    assert_int_equal(pos + res.size, f->sent_len);
+    free(req);
+    fixture_free(f);
+}
+
+static void test_handle_decoded(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[64], want[64];
+    cnt_request r;
+    size_t n = cnt_encode_acquire(req, 7, 2, 2, "h", 1);
+    assert_int_equal(cnt_request_decode(req, n, &r), CNT_DECODE_OK);
+    cnt_session_handle(f->s, CNT_DECODE_OK, &r);
+    n = cnt_encode_acquire(req, 8, 0, 2, "h", 1);
+    assert_int_equal(cnt_request_decode(req, n, &r), CNT_DECODE_ERROR);
+    cnt_session_handle(f->s, CNT_DECODE_ERROR, &r);
+    take_output(f);
+    size_t w = resp_u32(want, CNT_OP_ACQUIRE, 7, 2);
+    w += resp_text(want + w, CNT_OP_ACQUIRE, 0x04, 8, "Invalid arguments");
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    assert_int_equal(atomic_load(&f->env.slot->commands[CNT_CMD_ACQUIRE]), 2);
+    fixture_free(f);
+}
+
+static void test_counter_memory_runs_out(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new_with(64);
+    uint8_t req[64], want[128];
+    size_t n = cnt_encode_acquire(req, 1, 1, 1, "m", 1);
+    n += cnt_encode_acquire(req + n, 2, 1, 1, "m", 1);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 3);
+    /* The counter's node cannot be made: 0x82, and the session goes on. */
+    cnt_fake_alloc_fail_at(1, 0);
+    arrive(f, req, n);
+    run(f);
+    cnt_fake_alloc_fail_at(0, 0);
+    size_t w = resp_text(want, CNT_OP_ACQUIRE, 0x82, 1, "Out of memory");
+    w += resp_u32(want + w, CNT_OP_ACQUIRE, 2, 1);
+    w += resp(want + w, CNT_OP_NOOP, 0, 3, NULL, 0);
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    assert_false(f->s->failed);
+    fixture_free(f);
+}
+
+static void test_output_memory_runs_out(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    uint8_t req[64];
+    /* The session's own buffer cannot be made. */
+    cnt_session *s = malloc(sizeof(*s));
+    cnt_fake_alloc_fail_at(1, 0);
+    assert_false(cnt_session_init(s, &f->env));
+    cnt_fake_alloc_fail_at(0, 0);
+    free(s);
+    /* Holding something, with the output nearly full and unsent. */
+    arrive(f, req, cnt_encode_acquire(req, 1, 4, 4, "o", 1));
+    feed(f);
+    enum { N = CNT_OUTBUF_INITIAL / 12 + 10 };
+    uint8_t *noops = malloc(N * 12);
+    for (uint32_t i = 0; i < N; i++)
+        cnt_encode_simple(noops + 12 * i, CNT_OP_NOOP, i);
+    arrive(f, noops, N * 12);
+    /* The growth fails: the session stops at once, failed. */
+    cnt_fake_alloc_fail_at(1, 0);
+    feed(f);
+    assert_true(cnt_fake_alloc_injected());
+    cnt_fake_alloc_fail_at(0, 0);
+    assert_true(f->s->failed);
+    assert_true(f->in_len > 0);
+    assert_int_equal(cnt_session_feed(f->s, f->in, f->in_len), 0);
+    /* Ending it still gives back what it held. */
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    uint32_t v = 9;
+    assert_int_equal(cnt_table_get(f->table, CNT_NAME("o"), &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v, 0);
+    free(noops);
+    fixture_free(f);
+}
+
+/* Runs the session tests. */
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_answers_byte_for_byte),
+        cmocka_unit_test(test_split_anywhere),
+        cmocka_unit_test(test_need),
+        cmocka_unit_test(test_pipeline_past_look_ahead),
+        cmocka_unit_test(test_watermark_mid_batch),
+        cmocka_unit_test(test_skip_huge_body),
+        cmocka_unit_test(test_lost_framing),
+        cmocka_unit_test(test_dump_paced),
+        cmocka_unit_test(test_dump_paced_one_chain),
+        cmocka_unit_test(test_dump_mid_batch),
+        cmocka_unit_test(test_dump_cancelled_on_end),
+        cmocka_unit_test(test_release_all_on_end),
+        cmocka_unit_test(test_stats_and_counting),
+        cmocka_unit_test(test_stats_after_buffer_moves),
+        cmocka_unit_test(test_handle_decoded),
+        cmocka_unit_test(test_counter_memory_runs_out),
+        cmocka_unit_test(test_output_memory_runs_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
