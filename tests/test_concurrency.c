@@ -46,6 +46,15 @@ typedef struct sweeper {
     unsigned long sweeps, removed, dumped;
 } sweeper;
 
+/* A thread that Dumps in small slices, so its cursor sits paused inside
+ * chains while the sweeper's GC unlinks counters in another thread. */
+typedef struct dumper {
+    pthread_t thread;
+    cnt_table *t;
+    atomic_bool stop;
+    unsigned long records, pauses, dumps;
+} dumper;
+
 /* xorshift32: a cheap per-thread pseudo-random sequence. */
 static uint32_t next_random(uint32_t *s)
 {
@@ -146,6 +155,40 @@ static bool count_record(void *ctx, const uint8_t *name, uint16_t len,
     return true;
 }
 
+/* Dump callback of the dumper: counts, and asks to stop every third
+ * record so that the cursor pauses in the middle of chains. */
+static bool slice_record(void *ctx, const uint8_t *name, uint16_t len,
+                         uint32_t current, uint32_t max)
+{
+    dumper *d = ctx;
+
+    (void)name;
+    (void)len;
+    (void)current;
+    (void)max;
+    return ++d->records % 3 != 0;
+}
+
+/* Dumps the table again and again, three records at a time, until told
+ * to stop (finishing the Dump under way, or cancelling it). */
+static void *dumper_main(void *arg)
+{
+    dumper *d = arg;
+
+    while (!atomic_load(&d->stop)) {
+        cnt_dump_cursor cur = { 0 };
+        while (!cnt_table_dump(d->t, &cur, slice_record, d)) {
+            d->pauses++;
+            if (atomic_load(&d->stop)) {
+                cnt_table_dump_cancel(d->t, &cur);
+                break;
+            }
+        }
+        d->dumps++;
+    }
+    return NULL;
+}
+
 /* Starts NTHREADS workers on table t, each with its own ledger and names. */
 static void workers_start(worker *workers, cnt_table *t)
 {
@@ -196,13 +239,20 @@ static void test_concurrency_totals(void **state)
     assert_non_null(sw.gc);
     atomic_init(&sw.stop, false);
     assert_int_equal(pthread_create(&sw.thread, NULL, sweeper_main, &sw), 0);
+    dumper dp = { .t = t };
+    atomic_init(&dp.stop, false);
+    assert_int_equal(pthread_create(&dp.thread, NULL, dumper_main, &dp), 0);
     workers_start(workers, t);
     for (unsigned i = 0; i < NTHREADS; i++)
         pthread_join(workers[i].thread, NULL);
     atomic_store(&sw.stop, true);
     pthread_join(sw.thread, NULL);
-    print_message("sweeps %lu, removed %lu, dump records %lu\n", sw.sweeps,
-                  sw.removed, sw.dumped);
+    atomic_store(&dp.stop, true);
+    pthread_join(dp.thread, NULL);
+    print_message("sweeps %lu, removed %lu, dump records %lu; sliced "
+                  "dumps %lu with %lu pauses\n", sw.sweeps, sw.removed,
+                  sw.dumped, dp.dumps, dp.pauses);
+    assert_true(dp.pauses > 0);
 
     /* Every answer matched the model, and the ledgers agree with it. */
     for (unsigned i = 0; i < NTHREADS; i++) {

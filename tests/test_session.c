@@ -497,6 +497,29 @@ static void test_dump_mid_batch(void **state)
     fixture_free(f);
 }
 
+/* A Dump of a huge, empty table yields after each slice of buckets it
+ * looked at (more set, nothing written) instead of walking the whole
+ * bucket array in one turn; fed again, it ends with its end marker. */
+static void test_dump_sparse_yields(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new_with(2 * CNT_MAP_DUMP_SCAN + 1);
+    uint8_t req[16], want[16];
+    size_t w = resp(want, CNT_OP_DUMP, 0, 9, NULL, 0);
+    arrive(f, req, cnt_encode_simple(req, CNT_OP_DUMP, 9));
+    unsigned turns = 0;
+    do {
+        feed(f);
+        take_output(f);
+        turns++;
+        assert_true(turns <= 3);
+    } while (f->s->more);
+    assert_int_equal(turns, 3);
+    assert_int_equal(f->sent_len, w);
+    assert_memory_equal(f->sent, want, w);
+    fixture_free(f);
+}
+
 static void test_dump_cancelled_on_end(void **state)
 {
     (void)state;
@@ -752,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_dump_paced),
         cmocka_unit_test(test_dump_paced_one_chain),
         cmocka_unit_test(test_dump_mid_batch),
+        cmocka_unit_test(test_dump_sparse_yields),
         cmocka_unit_test(test_dump_cancelled_on_end),
         cmocka_unit_test(test_release_all_on_end),
         cmocka_unit_test(test_stats_and_counting),

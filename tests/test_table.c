@@ -449,6 +449,28 @@ static void test_dump_resume(void **state)
     free(log);
 }
 
+/* A Dump of a huge, mostly empty table comes back after looking at
+ * CNT_MAP_DUMP_SCAN buckets, unfinished, so its caller's turn stays
+ * bounded; called again it goes on and reports each counter once. */
+static void test_dump_sparse_table(void **state)
+{
+    enum { BUCKETS = 3 * CNT_MAP_DUMP_SCAN + 5 };
+    fixture *f = fixture_new(BUCKETS, 0);
+    dump_log *log = calloc(1, sizeof *log);
+    cnt_dump_cursor cur = { 0 };
+    unsigned calls = 0;
+
+    (void)state;
+    assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("lone"), 1, 1),
+                     CNT_STATUS_OK);
+    while (!cnt_table_dump(f->t, &cur, dump_collect, log))
+        calls++;
+    assert_int_equal(calls, 3);     /* three full slices, then the rest */
+    assert_int_equal(log->calls, 1);
+    free(log);
+    teardown((void **)&f);
+}
+
 /* Stopping in the last bucket still reports the table finished. */
 static void test_dump_stop_at_end(void **state)
 {
@@ -879,6 +901,7 @@ int main(void)
         T(test_max_windows),
         T(test_dump_resume),
         cmocka_unit_test(test_dump_stop_at_end),
+        cmocka_unit_test(test_dump_sparse_table),
         cmocka_unit_test(test_dump_long_chain),
         cmocka_unit_test(test_dump_paused_survives_gc),
         cmocka_unit_test(test_dump_paused_partial_gc),

@@ -289,7 +289,11 @@ static cnt_map_node *do_dump_chain(cnt_map_node *n, cnt_map_visit_fn fn,
 bool cnt_map_dump(cnt_map *m, cnt_map_cursor *cur, cnt_map_visit_fn fn,
                   void *ctx)
 {
+    size_t scanned = 0;
+
     while (cur->bucket < m->nbuckets) {
+        if (scanned++ == CNT_MAP_DUMP_SCAN)
+            return false;
         size_t b = cur->bucket;
         if (!cur->paused && cnt_map_head_empty(m, b)) {
             cur->bucket++;

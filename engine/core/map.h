@@ -53,6 +53,11 @@
  * drops the lock (letting requests on that stripe in) and goes on. */
 #define CNT_MAP_DUMP_PER_LOCK 64u
 
+/* Most buckets one call of cnt_map_dump looks at: a Dump of a huge, mostly
+ * empty map then costs its caller a bounded slice of work per call (about
+ * a millisecond's worth of reads), not a walk of the whole bucket array. */
+#define CNT_MAP_DUMP_SCAN 65536u
+
 /* The map's part of every node: the bucket chain's link. Links are atomic
  * because bucket heads are read without the lock (prefetch, and the GC's
  * and Dump's skipping of empty buckets); every access is relaxed, the
@@ -270,8 +275,9 @@ void cnt_map_node_free(cnt_map_node *n);
 
 /* Visits nodes from the cursor, at most CNT_MAP_DUMP_PER_LOCK under one
  * stripe lock, until fn returns false (the cursor then points just past
- * that node, possibly inside a chain) or the map ends. Returns true when
- * the map is finished (the cursor is then no longer paused). */
+ * that node, possibly inside a chain), CNT_MAP_DUMP_SCAN buckets have been
+ * looked at, or the map ends. Returns true when the map is finished (the
+ * cursor is then no longer paused); false means call again. */
 bool cnt_map_dump(cnt_map *m, cnt_map_cursor *cur, cnt_map_visit_fn fn,
                   void *ctx);
 

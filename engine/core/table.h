@@ -123,8 +123,9 @@ typedef bool (*cnt_dump_fn)(void *ctx, const uint8_t *name, uint16_t len,
 
 /* Visits counters from the cursor, at most CNT_TABLE_DUMP_PER_LOCK under
  * one stripe lock, until fn returns false (the cursor then points just
- * past that record, possibly inside a chain) or the table ends. Returns
- * true when the table is finished (the cursor is then no longer paused). */
+ * past that record, possibly inside a chain), CNT_MAP_DUMP_SCAN buckets
+ * have been looked at, or the table ends. Returns true when the table is
+ * finished (the cursor is then no longer paused); false means call again. */
 bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
                     void *ctx);
 

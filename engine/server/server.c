@@ -88,13 +88,17 @@ int cnt_server_start(cnt_server *s)
     return rc;
 }
 
-/* Stops the acceptor, then the workers (ending their connections); the
- * listening sockets stay open. */
+/* Stops the acceptor, then every worker thread, and only then ends the
+ * connections (releasing their holdings): a worker still running while
+ * another's connections released could grant what they held to a client
+ * of a server that is going away. The listening sockets stay open. */
 void cnt_server_stop(cnt_server *s)
 {
     if (!s->started)
         return;
     cnt_listener_stop(s);
+    for (unsigned i = 0; i < s->nworkers; i++)
+        cnt_worker_halt(&s->workers[i]);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_stop(&s->workers[i]);
     s->started = false;

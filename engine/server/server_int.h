@@ -95,6 +95,10 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i);
 /* Starts the worker's thread and event base; returns 0 or an errno value. */
 int cnt_worker_start(cnt_worker *w);
 
+/* Stops and joins the worker's thread, leaving its connections open and
+ * untouched (so that stopping several workers can first halt them all). */
+void cnt_worker_halt(cnt_worker *w);
+
 /* Stops and joins the thread, ends every connection it owned and closes
  * the sockets still in its mailbox. */
 void cnt_worker_stop(cnt_worker *w);

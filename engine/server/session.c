@@ -192,15 +192,20 @@ static bool session_dump_record(void *ctx, const uint8_t *name, uint16_t len,
 }
 
 /* Emits Dump records until the output is full or the table ends (then the
- * end marker, and the Dump is over). */
-static void session_dump_step(cnt_session *s)
+ * end marker, and the Dump is over). Returns true when it stopped for
+ * neither: it looked at its share of (empty) buckets, and the turn should
+ * end so that the worker's other connections get theirs. */
+static bool session_dump_step(cnt_session *s)
 {
     bool done = cnt_table_dump(s->env->table, &s->dump, session_dump_record,
                                s);
-    if (s->failed || !done)
-        return;
+    if (s->failed)
+        return false;
+    if (!done)
+        return !cnt_outbuf_full(&s->out);
     session_put_empty(s, CNT_OP_DUMP, s->dump_opaque);
     s->dumping = false;
+    return false;
 }
 
 /* Answers one request the decoder returned as a request or an error. */
@@ -317,7 +322,10 @@ size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len)
             break;
         }
         if (s->dumping) {
-            session_dump_step(s);
+            if (session_dump_step(s)) {
+                s->more = true;
+                break;
+            }
             continue;       /* the test above ends the round */
         }
         if (s->skip > 0) {

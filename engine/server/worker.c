@@ -235,9 +235,8 @@ int cnt_worker_start(cnt_worker *w)
     return 0;
 }
 
-/* Stops and joins the thread, ends every connection it owned and closes
- * the sockets still in its mailbox. */
-void cnt_worker_stop(cnt_worker *w)
+/* Stops and joins the thread; its connections stay open and untouched. */
+void cnt_worker_halt(cnt_worker *w)
 {
     if (!w->running)
         return;
@@ -247,6 +246,15 @@ void cnt_worker_stop(cnt_worker *w)
     cnt_mailbox_ring(&w->mail);
     pthread_join(w->thread, NULL);
     w->running = false;
+}
+
+/* Halts the thread, then ends every connection it owned (releasing their
+ * holdings) and closes what is still in its mailbox. */
+void cnt_worker_stop(cnt_worker *w)
+{
+    cnt_worker_halt(w);
+    if (w->base == NULL)
+        return;
     /* The thread is gone: this thread may now touch its connections. */
     while (w->conns != NULL)
         cnt_connection_free(w->conns);
