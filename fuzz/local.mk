@@ -31,7 +31,7 @@ fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_connection_SOURCES = fuzz/fuzz_connection.c
 fuzz_fuzz_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 fuzz_fuzz_connection_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-fuzz_fuzz_connection_LDADD = libcntglue.la libcntserver.la libcntcore.la libcntproto.la \
+fuzz_fuzz_connection_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
@@ -57,7 +57,7 @@ fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
 fuzz_replay_connection_SOURCES = fuzz/replay.c fuzz/fuzz_connection.c
 fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connection"'
 fuzz_replay_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
-fuzz_replay_connection_LDADD = libcntglue.la libcntserver.la libcntcore.la libcntproto.la \
+fuzz_replay_connection_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 fuzz:

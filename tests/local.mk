@@ -101,10 +101,9 @@ TESTS += $(SERVER_TESTS)
 
 # Their allocation failures come from -Wl,--wrap, which reaches only our
 # static objects (never libevent's or libc's own calls).
-tests_test_outbuf_SOURCES = tests/test_outbuf.c
+tests_test_outbuf_SOURCES = tests/test_outbuf.c tests/engine_fake.c
 tests_test_outbuf_CFLAGS = $(UNIT_TEST_CFLAGS)
-tests_test_outbuf_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc \
-	-Wl,--wrap=realloc
+tests_test_outbuf_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 tests_test_outbuf_LDADD = $(SERVER_TEST_LDADD)
 
 tests_test_session_SOURCES = tests/test_session.c tests/engine_fake.c
@@ -126,7 +125,7 @@ tests_test_server_LDADD = $(SERVER_TEST_LDADD)
 tests_test_oom_SOURCES = tests/test_oom.c tests/engine_fake.c
 tests_test_oom_CFLAGS = $(UNIT_TEST_CFLAGS) $(LIBEVENT_CFLAGS)
 tests_test_oom_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
-tests_test_oom_LDADD = libcntglue.la $(SERVER_TEST_LDADD)
+tests_test_oom_LDADD = $(SERVER_TEST_LDADD)
 
 ## engine/glue
 check_PROGRAMS += tests/test_configuration

@@ -14,36 +14,7 @@
 #include <cmocka.h>
 
 #include "engine/server/outbuf.h"
-
-/* The test links with -Wl,--wrap for malloc and realloc, which redirects
- * the calls of the project's own (statically linked) objects only; the
- * __wrap_ / __real_ names are the linker's convention. */
-void *__real_malloc(size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_realloc(void *p, size_t size);
-
-static bool fail_next;          /* the next malloc or realloc fails */
-
-/* malloc for our objects: fails once when armed. */
-void *__wrap_malloc(size_t size)
-{
-    if (fail_next) {
-        fail_next = false;
-        return NULL;
-    }
-    return __real_malloc(size);
-}
-
-/* realloc for our objects: fails once when armed. */
-void *__wrap_realloc(void *p, size_t size)
-{
-    if (fail_next) {
-        fail_next = false;
-        return NULL;
-    }
-    return __real_realloc(p, size);
-}
+#include "tests/engine_fake.h"
 
 /* Appends n bytes counting up from first (mod 256). */
 static void put(cnt_outbuf *o, size_t n, uint8_t first)
@@ -97,9 +68,10 @@ static void test_room_before_growth(void **state)
     cnt_outbuf_consume(&o, 40);
     /* 20 unsent at 40..60: 30 more fit once the sent bytes are dropped,
      * without any allocation (an armed failure would show). */
-    fail_next = true;
+    cnt_fake_alloc_fail_at(1, 0);
     put(&o, 30, 60);
-    fail_next = false;
+    assert_false(cnt_fake_alloc_injected());
+    cnt_fake_alloc_fail_at(0, 0);
     assert_int_equal(o.cap, 64);
     assert_int_equal(o.head, 0);
     check(&o, 50, 40);
@@ -201,13 +173,13 @@ static void test_out_of_memory(void **state)
 {
     cnt_outbuf o;
     (void)state;
-    fail_next = true;
+    cnt_fake_alloc_fail_at(1, 0);
     assert_false(cnt_outbuf_init(&o, 64));
     assert_true(cnt_outbuf_init(&o, 64));
     put(&o, 60, 0);
     cnt_outbuf_consume(&o, 20);
     /* Growth fails: NULL, and the unsent bytes are all still there. */
-    fail_next = true;
+    cnt_fake_alloc_fail_at(1, 0);
     assert_null(cnt_outbuf_reserve(&o, 100));
     assert_int_equal(o.cap, 64);
     check(&o, 40, 20);
@@ -217,9 +189,9 @@ static void test_out_of_memory(void **state)
     check(&o, 340, 20);
     /* A failed shrink keeps the bigger buffer. */
     cnt_outbuf_consume(&o, 340);
-    fail_next = true;
+    cnt_fake_alloc_fail_at(1, 0);
     cnt_outbuf_shrink(&o);
-    assert_false(fail_next);
+    assert_true(cnt_fake_alloc_injected());
     assert_int_equal(o.cap, 512);
     put(&o, 3, 1);
     check(&o, 3, 1);

@@ -16,7 +16,6 @@
 #include "engine/core/holdings.h"
 #include "engine/core/map.h"
 
-#define CNT_TABLE_STRIPES CNT_MAP_STRIPES
 #define CNT_DEFAULT_BUCKETS 1000000u
 #define CNT_DEFAULT_INTERVAL 86400u
 
@@ -117,11 +116,7 @@ typedef cnt_map_cursor cnt_dump_cursor;
 typedef bool (*cnt_dump_fn)(void *ctx, const uint8_t *name, uint16_t len,
                             uint32_t current, uint32_t max_in_window);
 
-/* Most records a Dump reports under one hold of a stripe lock; after them
- * it drops the lock (letting requests on that stripe in) and goes on. */
-#define CNT_TABLE_DUMP_PER_LOCK CNT_MAP_DUMP_PER_LOCK
-
-/* Visits counters from the cursor, at most CNT_TABLE_DUMP_PER_LOCK under
+/* Visits counters from the cursor, at most CNT_MAP_DUMP_PER_LOCK under
  * one stripe lock, until fn returns false (the cursor then points just
  * past that record, possibly inside a chain), CNT_MAP_DUMP_SCAN buckets
  * have been looked at, or the table ends. Returns true when the table is

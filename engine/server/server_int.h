@@ -8,7 +8,7 @@
  *     Dump cursor: only the worker thread that owns the connection touches
  *     them (after that thread is joined, the thread that joined it);
  *   - a counter in the table: any thread, under its stripe lock (the
- *     locking rule is in engine/core/table.h);
+ *     locking rule is in engine/core/map.h);
  *   - a worker's mailbox: any thread posts, under the mailbox's lock, then
  *     rings its eventfd doorbell; only the worker takes. That is the one
  *     way another thread reaches a worker: work for a connection that lives
