@@ -411,11 +411,6 @@ uint64_t cnt_table_memory_limit(const cnt_table *t)
  * map) in used_memory. */
 void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s)
 {
-    cnt_map_stats ms;
-
-    cnt_map_get_stats(&t->map, &ms);
-    s->objects = ms.objects;
-    s->total_objects = ms.total_objects;
-    s->used_memory = sizeof *t + ms.used_memory;
-    s->conflicts = ms.conflicts;
+    cnt_map_get_stats(&t->map, s);
+    s->used_memory += sizeof *t;
 }

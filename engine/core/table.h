@@ -33,14 +33,10 @@ typedef struct cnt_table_config {
     const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
 } cnt_table_config;
 
-/* Counts kept current by the table (read without locks, so approximate
- * while requests run). */
-typedef struct cnt_table_stats {
-    uint64_t objects;           /* live counters */
-    uint64_t total_objects;     /* counters ever created */
-    uint64_t used_memory;       /* bytes: bucket array, locks and nodes */
-    uint64_t conflicts;         /* counters sharing a bucket with another */
-} cnt_table_stats;
+/* Counts kept current by the table: its map's (counters are the map's
+ * nodes), with used_memory including the table's own struct. Read without
+ * locks, so approximate while requests run. */
+typedef cnt_map_stats cnt_table_stats;
 
 /* Builds a table; NULL when memory is short or cfg is out of range. */
 cnt_table *cnt_table_new(const cnt_table_config *cfg);
