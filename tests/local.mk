@@ -44,6 +44,7 @@ CORE_TESTS = \
 	tests/test_table \
 	tests/test_gc \
 	tests/test_stats \
+	tests/test_wheel \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
@@ -73,6 +74,11 @@ tests_test_table_SOURCES = tests/test_table.c tests/engine_fake.c
 tests_test_table_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_table_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_table_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_wheel_SOURCES = tests/test_wheel.c tests/engine_fake.c
+tests_test_wheel_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_wheel_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_wheel_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_gc_SOURCES = tests/test_gc.c tests/engine_fake.c
 tests_test_gc_CFLAGS = $(UNIT_TEST_CFLAGS)

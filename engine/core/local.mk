@@ -1,5 +1,6 @@
 # engine/core/local.mk: the counter core, libcntcore.la (included by the top
-# Makefile.am): the map and its rules, holdings, GC, stats, clock and hash.
+# Makefile.am): the map and its rules, holdings, GC, stats, clock, hash and
+# the timing wheel.
 # No sockets, no libevent, no host types; its unit tests are in tests/.
 
 noinst_LTLIBRARIES += libcntcore.la
@@ -10,7 +11,8 @@ libcntcore_la_SOURCES = \
 	engine/core/map.c \
 	engine/core/table.c \
 	engine/core/gc.c \
-	engine/core/stats.c
+	engine/core/stats.c \
+	engine/core/wheel.c
 noinst_HEADERS += \
 	engine/core/clock.h \
 	engine/core/hash.h \
@@ -18,4 +20,5 @@ noinst_HEADERS += \
 	engine/core/map.h \
 	engine/core/table.h \
 	engine/core/gc.h \
-	engine/core/stats.h
+	engine/core/stats.h \
+	engine/core/wheel.h

@@ -1,0 +1,243 @@
+/* wheel.c: the hierarchical timing wheel declared in wheel.h. A timer sits
+ * at the level of the highest 6-bit digit in which its tick differs from
+ * the wheel's, so when the wheel's clock passes a slot every timer in it
+ * is either due or moves down exactly once per level: arming and
+ * cancelling touch one list, advancing costs the levels plus the timers
+ * it moves or fires. */
+#include "config.h"
+
+#include "engine/core/wheel.h"
+
+#define NS_PER_MS UINT64_C(1000000)
+
+/* Values of cnt_timer.where outside the slots. */
+#define WHERE_LATE  ((uint32_t)CNT_WHEEL_SLOTS)
+#define WHERE_FIRING ((uint32_t)CNT_WHEEL_SLOTS + 1u)
+
+/* Prepares t as not armed with tag kind. */
+void cnt_timer_init(cnt_timer *t, uint32_t kind)
+{
+    t->next = NULL;
+    t->pprev = NULL;
+    t->expires_ms = 0;
+    t->where = 0;
+    t->kind = kind;
+}
+
+/* Prepares an empty wheel at now_ns. */
+void cnt_wheel_init(cnt_wheel *w, uint64_t now_ns)
+{
+    w->now_ms = now_ns / NS_PER_MS;
+    for (unsigned i = 0; i < CNT_WHEEL_LEVELS; i++)
+        w->nonempty[i] = 0;
+    w->armed = 0;
+    w->late = NULL;
+    w->firing = NULL;
+    for (unsigned i = 0; i < CNT_WHEEL_SLOTS; i++)
+        w->slots[i] = NULL;
+}
+
+/* Puts t at the head of the list *head. */
+static void list_push(cnt_timer **head, cnt_timer *t, uint32_t where)
+{
+    t->next = *head;
+    if (t->next != NULL)
+        t->next->pprev = &t->next;
+    t->pprev = head;
+    *head = t;
+    t->where = where;
+}
+
+/* Takes t out of its list, keeping the slot's bit exact, and marks it not
+ * armed. */
+static void unlink_timer(cnt_wheel *w, cnt_timer *t)
+{
+    *t->pprev = t->next;
+    if (t->next != NULL)
+        t->next->pprev = t->pprev;
+    if (t->where < CNT_WHEEL_SLOTS && w->slots[t->where] == NULL)
+        w->nonempty[t->where / CNT_WHEEL_SLOTS_PER_LEVEL] &=
+            ~(UINT64_C(1) << (t->where % CNT_WHEEL_SLOTS_PER_LEVEL));
+    t->next = NULL;
+    t->pprev = NULL;
+}
+
+/* Files t (not linked) by its tick: the late list if it is due already,
+ * else the slot of its highest digit differing from now. */
+static void place(cnt_wheel *w, cnt_timer *t)
+{
+    if (t->expires_ms <= w->now_ms) {
+        list_push(&w->late, t, WHERE_LATE);
+        return;
+    }
+    uint64_t diff = t->expires_ms ^ w->now_ms;
+    unsigned level = (unsigned)(63 - __builtin_clzll(diff)) / CNT_WHEEL_BITS;
+    unsigned slot = (unsigned)(t->expires_ms >> (level * CNT_WHEEL_BITS)) &
+                    (CNT_WHEEL_SLOTS_PER_LEVEL - 1);
+    unsigned where = level * CNT_WHEEL_SLOTS_PER_LEVEL + slot;
+
+    list_push(&w->slots[where], t, where);
+    w->nonempty[level] |= UINT64_C(1) << slot;
+}
+
+/* Disarms every timer of w. */
+void cnt_wheel_destroy(cnt_wheel *w)
+{
+    while (w->late != NULL)
+        cnt_timer_cancel(w, w->late);
+    while (w->firing != NULL)
+        cnt_timer_cancel(w, w->firing);
+    for (unsigned i = 0; i < CNT_WHEEL_SLOTS; i++)
+        while (w->slots[i] != NULL)
+            cnt_timer_cancel(w, w->slots[i]);
+}
+
+/* Arms (or moves) t to deadline_ns rounded up to the ms. */
+void cnt_timer_arm(cnt_wheel *w, cnt_timer *t, uint64_t deadline_ns)
+{
+    if (t->pprev != NULL)
+        unlink_timer(w, t);
+    else
+        w->armed++;
+    t->expires_ms = deadline_ns / NS_PER_MS + (deadline_ns % NS_PER_MS != 0);
+    place(w, t);
+}
+
+/* Disarms t if armed. */
+void cnt_timer_cancel(cnt_wheel *w, cnt_timer *t)
+{
+    if (t->pprev == NULL)
+        return;
+    unlink_timer(w, t);
+    w->armed--;
+}
+
+/* Returns the earliest tick any slot's timer may be due (UINT64_MAX when
+ * the slots are empty). Slots at or before now's digit of a level are
+ * always empty (place puts a timer only above it, and stepping empties
+ * those it passes), so a level's lowest bit is its earliest slot. */
+static uint64_t slots_lower_bound(const cnt_wheel *w)
+{
+    uint64_t best = UINT64_MAX;
+
+    for (unsigned level = 0; level < CNT_WHEEL_LEVELS; level++) {
+        if (w->nonempty[level] == 0)
+            continue;
+        unsigned shift = level * CNT_WHEEL_BITS;
+        uint64_t block = (w->now_ms >> shift) &
+                         ~(uint64_t)(CNT_WHEEL_SLOTS_PER_LEVEL - 1);
+        uint64_t tick = (block | (uint64_t)__builtin_ctzll(w->nonempty[level]))
+                        << shift;
+        if (tick < best)
+            best = tick;
+    }
+    return best;
+}
+
+/* Moves w's clock to tick to (> now, <= every timer's tick in the slots):
+ * each slot the clock passes at each level is emptied, its due timers go
+ * to the firing list, the others to their place relative to the new now. */
+static void step_to(cnt_wheel *w, uint64_t to)
+{
+    uint64_t from = w->now_ms;
+    cnt_timer *moved = NULL;
+
+    w->now_ms = to;
+    for (unsigned level = 0; level < CNT_WHEEL_LEVELS; level++) {
+        unsigned shift = level * CNT_WHEEL_BITS;
+        uint64_t old_l = from >> shift, new_l = to >> shift;
+        if (old_l == new_l)
+            break;              /* higher levels' digits did not move */
+        uint64_t passed;
+        if (new_l - old_l >= CNT_WHEEL_SLOTS_PER_LEVEL) {
+            passed = UINT64_MAX;
+        } else {
+            unsigned count = (unsigned)(new_l - old_l);
+            unsigned start = (unsigned)(old_l + 1) &
+                             (CNT_WHEEL_SLOTS_PER_LEVEL - 1);
+            uint64_t run = (UINT64_C(1) << count) - 1;
+            passed = start == 0 ? run : (run << start) | (run >> (64 - start));
+        }
+        passed &= w->nonempty[level];
+        w->nonempty[level] &= ~passed;
+        while (passed != 0) {
+            unsigned slot = (unsigned)__builtin_ctzll(passed);
+            passed &= passed - 1;
+            cnt_timer **head = &w->slots[level * CNT_WHEEL_SLOTS_PER_LEVEL +
+                                         slot];
+            /* Splice the slot's chain onto moved. */
+            cnt_timer *t = *head;
+            *head = NULL;
+            while (t != NULL) {
+                cnt_timer *next = t->next;
+                t->next = moved;
+                moved = t;
+                t = next;
+            }
+        }
+    }
+    while (moved != NULL) {
+        cnt_timer *t = moved;
+        moved = t->next;
+        if (t->expires_ms <= to)
+            list_push(&w->firing, t, WHERE_FIRING);
+        else
+            place(w, t);
+    }
+}
+
+/* Fires the firing list until it is empty (callbacks may cancel entries
+ * of it, or arm timers elsewhere). */
+static size_t fire_all(cnt_wheel *w, cnt_timer_fire_fn *fire, void *ctx)
+{
+    size_t fired = 0;
+
+    while (w->firing != NULL) {
+        cnt_timer *t = w->firing;
+        unlink_timer(w, t);
+        w->armed--;
+        fired++;
+        fire(t, ctx);
+    }
+    return fired;
+}
+
+/* Moves w to now_ns, firing what is due in deadline order. */
+size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
+                         cnt_timer_fire_fn *fire, void *ctx)
+{
+    uint64_t target = now_ns / NS_PER_MS;
+    size_t fired = 0;
+
+    /* Those armed late are due at the tick already reached, before any
+     * timer in the slots (all due later). */
+    while (w->late != NULL) {
+        cnt_timer *t = w->late;
+        unlink_timer(w, t);
+        list_push(&w->firing, t, WHERE_FIRING);
+    }
+    fired += fire_all(w, fire, ctx);
+
+    /* Step from one possibly non-empty tick to the next, so timers fire in
+     * tick order however far the clock jumped; callbacks arming within
+     * the range are seen by the next bound. */
+    while (w->now_ms < target) {
+        uint64_t bound = slots_lower_bound(w);
+        step_to(w, bound < target ? bound : target);
+        fired += fire_all(w, fire, ctx);
+    }
+    return fired;
+}
+
+/* Returns a lower bound (ns) of the next deadline of w. */
+uint64_t cnt_wheel_next_deadline(const cnt_wheel *w)
+{
+    if (w->late != NULL || w->firing != NULL)
+        return w->now_ms * NS_PER_MS;
+    uint64_t tick = slots_lower_bound(w);
+    if (tick == UINT64_MAX)
+        return UINT64_MAX;
+    if (tick >= UINT64_MAX / NS_PER_MS)
+        return UINT64_MAX - 1;  /* the last ms the clock can name */
+    return tick * NS_PER_MS;
+}
