@@ -16,13 +16,21 @@
 #define CNT_SESSION_AHEAD 32
 
 /* What the server does with one opcode: the handler that answers a valid
- * request, and whether the request names a counter (its place in the table
- * is then computed, and prefetched, before the handler runs). */
+ * request. Whether the request names a counter (its place in the table is
+ * then computed, and prefetched, before the handler runs) is not restated
+ * here: the protocol's row decides it, and a valid request that names
+ * one has a non-empty name (see session_names_counter). */
 typedef struct session_handler {
     void (*handle)(cnt_session *s, const cnt_request *req,
                    const cnt_table_place *place);
-    bool names_counter;
 } session_handler;
+
+/* Whether a valid request names a counter: the decoder leaves the name
+ * empty for opcodes whose row has none, and refuses an empty one. */
+static inline bool session_names_counter(const cnt_request *req)
+{
+    return req->name_len != 0;
+}
 
 /* Marks the session failed: memory ran out for its output. */
 static void session_out_of_memory(cnt_session *s)
@@ -164,12 +172,12 @@ static void session_dump(cnt_session *s, const cnt_request *req,
 /* The handler table: one row per opcode the server answers. An opcode
  * without a row is answered 0x81 (the decoder refuses those already). */
 static const session_handler session_handlers[256] = {
-    [CNT_OP_NOOP]    = {session_noop,    false},
-    [CNT_OP_GET]     = {session_get,     true},
-    [CNT_OP_ACQUIRE] = {session_acquire, true},
-    [CNT_OP_RELEASE] = {session_release, true},
-    [CNT_OP_STATS]   = {session_stats,   false},
-    [CNT_OP_DUMP]    = {session_dump,    false},
+    [CNT_OP_NOOP] = {session_noop},
+    [CNT_OP_GET] = {session_get},
+    [CNT_OP_ACQUIRE] = {session_acquire},
+    [CNT_OP_RELEASE] = {session_release},
+    [CNT_OP_STATS] = {session_stats},
+    [CNT_OP_DUMP] = {session_dump},
 };
 
 /* Dump callback: appends one record; asks to stop once the output is
@@ -225,7 +233,7 @@ void cnt_session_handle(cnt_session *s, cnt_decode_result r,
         return;
     }
     cnt_table_place place = {0};
-    if (h->names_counter)
+    if (session_names_counter(req))
         cnt_table_place_of(s->env->table, req->name, req->name_len, &place);
     h->handle(s, req, &place);
 }
@@ -258,7 +266,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         if (r != CNT_DECODE_OK || a->req.size > len - off)
             break;
         a->h = &session_handlers[a->req.opcode];
-        if (a->h->names_counter) {
+        if (session_names_counter(&a->req)) {
             cnt_table_place_of(t, a->req.name, a->req.name_len, &a->place);
             cnt_table_prefetch(t, &a->place, false);
         }
@@ -269,7 +277,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
     bool stopped = n < CNT_SESSION_AHEAD && off < len;
     if (n > 1)
         for (size_t k = 0; k < n; k++)
-            if (ahead[k].h->names_counter)
+            if (session_names_counter(&ahead[k].req))
                 cnt_table_prefetch(t, &ahead[k].place, true);
 
     size_t pos = 0;
