@@ -151,14 +151,20 @@ static ctl_io fill(ctl_conn *c)
     return CTL_IO_OK;
 }
 
-/* Decodes the next whole packet into res, reading as needed. */
-static ctl_io next_packet(ctl_conn *c, cnt_response *res)
+/* Drops the packet the caller has finished with from the buffer's front. */
+static void drop_consumed(ctl_conn *c)
 {
     if (c->consumed > 0) {
         memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
         c->len -= c->consumed;
         c->consumed = 0;
     }
+}
+
+/* Decodes the next whole packet into res, reading as needed. */
+static ctl_io next_packet(ctl_conn *c, cnt_response *res)
+{
+    drop_consumed(c);
     for (;;) {
         cnt_decode_result rc = cnt_response_decode(c->buf, c->len, res);
         ctl_io io;
@@ -217,11 +223,7 @@ ctl_io ctl_conn_watch(ctl_conn *c)
     cnt_response res;
     ssize_t n;
 
-    if (c->consumed > 0) {
-        memmove(c->buf, c->buf + c->consumed, c->len - c->consumed);
-        c->len -= c->consumed;
-        c->consumed = 0;
-    }
+    drop_consumed(c);
     if (c->len == sizeof c->buf)
         return CTL_IO_PROTOCOL;
     n = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, MSG_DONTWAIT);
