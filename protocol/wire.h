@@ -73,6 +73,11 @@ typedef enum cnt_status {
     CNT_STATUS_INVALID                = 0x04,
     CNT_STATUS_RESOURCE_NOT_AVAILABLE = 0x21,
     CNT_STATUS_NOT_ACQUIRED           = 0x22,
+    CNT_STATUS_EXCEEDS_MAXIMUM        = 0x23,
+    CNT_STATUS_ALREADY_ACTIVE         = 0x24,
+    CNT_STATUS_UNKNOWN_GROUP          = 0x25,
+    CNT_STATUS_TOO_MANY_WAITS         = 0x26,
+    CNT_STATUS_LEASE_EXPIRED          = 0x27,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;

@@ -1,6 +1,6 @@
 # engine/core/local.mk: the counter core, libcntcore.la (included by the top
-# Makefile.am): the map and its rules, holdings, GC, stats, clock, hash and
-# the timing wheel.
+# Makefile.am): the map and its rules (semaphores, waiting tickets),
+# holdings, GC, stats, clock, hash and the timing wheel.
 # No sockets, no libevent, no host types; its unit tests are in tests/.
 
 noinst_LTLIBRARIES += libcntcore.la
@@ -12,13 +12,17 @@ libcntcore_la_SOURCES = \
 	engine/core/table.c \
 	engine/core/gc.c \
 	engine/core/stats.c \
-	engine/core/wheel.c
+	engine/core/wheel.c \
+	engine/core/ticket.c \
+	engine/core/waits.c
 noinst_HEADERS += \
 	engine/core/clock.h \
 	engine/core/hash.h \
 	engine/core/holdings.h \
 	engine/core/map.h \
 	engine/core/table.h \
+	engine/core/table_int.h \
+	engine/core/ticket.h \
 	engine/core/gc.h \
 	engine/core/stats.h \
 	engine/core/wheel.h

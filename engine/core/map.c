@@ -145,7 +145,7 @@ static bool cnt_map_head_empty(cnt_map *m, size_t b)
 /* Adds size bytes to the node memory unless that would pass memory_limit;
  * false when it would. A concurrent insertion may briefly see the other's
  * bytes and be refused too, but the limit itself is never exceeded. */
-static bool cnt_map_charge(cnt_map *m, size_t size)
+bool cnt_map_charge(cnt_map *m, size_t size)
 {
     uint64_t now = cnt_map_add(&m->node_memory, size);
 
@@ -154,6 +154,12 @@ static bool cnt_map_charge(cnt_map *m, size_t size)
         return false;
     }
     return true;
+}
+
+/* Gives back size bytes that cnt_map_charge took. */
+void cnt_map_uncharge(cnt_map *m, size_t size)
+{
+    cnt_map_subtract(&m->node_memory, size);
 }
 
 /* Inserts a node for name at the head of bucket b; see map.h. */

@@ -270,6 +270,15 @@ cnt_map_node *cnt_map_do_insert(cnt_map *m, size_t b, const uint8_t *name,
  * once the lock is dropped, or NULL when n is not in bucket b. */
 cnt_map_node *cnt_map_do_unlink(cnt_map *m, size_t b, cnt_map_node *n);
 
+/* Counts size bytes a kind keeps beside its nodes (records that hang off
+ * them: waiters, queues) in the map's memory, against the same
+ * memory_limit; false, counting nothing, when that would pass the limit.
+ * Any thread, no lock needed. */
+bool cnt_map_charge(cnt_map *m, size_t size);
+
+/* Gives back size bytes that cnt_map_charge counted. */
+void cnt_map_uncharge(cnt_map *m, size_t size);
+
 /* Frees a node that cnt_map_do_unlink returned. */
 void cnt_map_node_free(cnt_map_node *n);
 

@@ -7,46 +7,7 @@
 
 #include <stdlib.h>
 
-#include "engine/core/table.h"
-
-/* One counter. The node is allocated as offsetof(name) + name_len bytes
- * (22 + len), so a 16-byte name asks malloc for 38 bytes, which glibc
- * serves from a 48-byte chunk; at 41 bytes or more it would take a 64-byte
- * one, and 1,000,000 counters would need a third more memory. That is why
- * the name's hash is not stored: lookups compare the length and then the
- * bytes, and release-all hashes the name again to find the stripe. A kind
- * that needs more per record (a FIFO of waiters, a lease link) gets a node
- * type and a map of its own rather than growing this one. */
-struct cnt_counter {
-    cnt_map_node node;          /* bucket chain */
-    uint32_t consumption;       /* sum of every ledger's amount on it */
-    uint32_t max;               /* peak consumption within window `window` */
-    uint32_t window;            /* window index of the last change */
-    uint16_t name_len;
-    uint8_t name[];
-};
-CNT_MAP_NODE_CHECK(struct cnt_counter);
-
-/* Most bytes of header a node may have: with a 16-byte name the request
- * then stays within 40 bytes, the largest glibc serves from a 48-byte
- * chunk (tests/test_table.c checks the same through the public size). */
-#define CNT_TABLE_HEADER_BUDGET 24u
-_Static_assert(offsetof(struct cnt_counter, name) <= CNT_TABLE_HEADER_BUDGET,
-               "counter header outgrew its 48-byte-chunk budget");
-
-/* The clock and window length first: with the map's per-request fields
- * right after them, everything a request reads shares one cache line. */
-struct cnt_table {
-    const cnt_clock *clock;
-    uint32_t interval;
-    cnt_map map;
-};
-
-/* The counter a map node of this table is (the node is its first member). */
-static cnt_counter *cnt_counter_of(cnt_map_node *n)
-{
-    return (cnt_counter *)n;
-}
+#include "engine/core/table_int.h"
 
 /* Bytes a node with a len-byte name costs. */
 size_t cnt_table_counter_size(uint16_t len)
@@ -67,15 +28,18 @@ cnt_table *cnt_table_new(const cnt_table_config *cfg)
         .memory_limit = cfg->memory_limit,
         .name_offset = offsetof(struct cnt_counter, name),
     };
-    t = malloc(sizeof *t);
+    t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
     t->interval = cfg->interval ? cfg->interval : CNT_DEFAULT_INTERVAL;
     t->clock = cfg->clock ? cfg->clock : &cnt_clock_system;
-    if (cnt_map_init(&t->map, &mc) != 0) {
+    t->queues = calloc(CNT_MAP_STRIPES, sizeof(*t->queues));
+    if (t->queues == NULL || cnt_map_init(&t->map, &mc) != 0) {
+        free(t->queues);
         free(t);
         return NULL;
     }
+    atomic_init(&t->next_lease_id, 1);
     return t;
 }
 
@@ -84,72 +48,27 @@ void cnt_table_free(cnt_table *t)
 {
     if (t == NULL)
         return;
+    /* Queues outlive their tickets' owners only if someone forgot to end
+     * a connection; their records are freed here all the same. */
+    for (size_t i = 0; i < CNT_MAP_STRIPES; i++)
+        while (t->queues[i] != NULL) {
+            cnt_queue *q = t->queues[i];
+            t->queues[i] = q->next;
+            free(q);
+        }
+    free(t->queues);
     cnt_map_destroy(&t->map);
     free(t);
 }
 
-/* The window index of wall-clock time ms: floor(s / interval), aligned on
- * the epoch. */
-static uint32_t cnt_table_window_at(const cnt_table *t, uint64_t ms)
-{
-    return (uint32_t)(ms / 1000u / t->interval);
-}
-
-/* The current window index. */
-static uint32_t cnt_table_window_now(const cnt_table *t)
-{
-    return cnt_table_window_at(t, cnt_clock_wall_ms(t->clock));
-}
-
-/* Creates an empty counter in bucket b, window w; NULL when memory_limit
- * or the allocator says no (then nothing has changed). */
-static cnt_counter *do_create(cnt_table *t, size_t b, const uint8_t *name,
-                              uint16_t len, uint32_t w)
-{
-    cnt_map_node *n = cnt_map_do_insert(&t->map, b, name, len);
-
-    if (n == NULL)
-        return NULL;
-    cnt_counter *c = cnt_counter_of(n);
-    c->consumption = 0;
-    c->max = 0;
-    c->window = w;
-    return c;
-}
-
-/* Finds the counter of name in bucket b, or NULL. The node layout is
- * passed as the constant it is, which keeps the lookup as cheap as one
- * written for this node type alone. */
-static cnt_counter *do_find(cnt_table *t, size_t b, const uint8_t *name,
-                            uint16_t len)
-{
-    return cnt_counter_of(cnt_map_do_find_with(
-        &t->map, b, name, len, offsetof(struct cnt_counter, name)));
-}
-
-/* Starts window w on c if c was last changed in an older one: the new
- * window's peak starts from the consumption carried over. */
-static void do_roll(cnt_counter *c, uint32_t w)
-{
-    if (c->window < w) {
-        c->max = c->consumption;
-        c->window = w;
-    }
-}
-
-/* The max consumption Dump reports: a stale window means nothing changed
- * since it ended, so the current window's peak is the consumption. */
-static uint32_t do_max_in_window(const cnt_counter *c, uint32_t w)
-{
-    return c->window < w ? c->consumption : c->max;
-}
-
-/* Adds resources to c for ledger h if the 64-bit sum stays within maximum. */
+/* Adds resources to c for ledger h if the 64-bit sum stays within maximum
+ * and nobody waits in c's queue (an Acquire may not overtake waiters). */
 static cnt_status do_acquire(cnt_counter *c, cnt_holdings *h,
                              uint32_t resources, uint32_t maximum,
                              uint32_t w)
 {
-    if ((uint64_t)c->consumption + resources > maximum)
+    if ((uint64_t)c->consumption + resources > maximum ||
+        (c->flags & CNT_COUNTER_QUEUED))
         return CNT_STATUS_RESOURCE_NOT_AVAILABLE;
     do_roll(c, w);
     c->consumption += resources;
@@ -157,13 +76,6 @@ static cnt_status do_acquire(cnt_counter *c, cnt_holdings *h,
         c->max = c->consumption;
     cnt_holdings_add(h, c, resources);
     return CNT_STATUS_OK;
-}
-
-/* Takes amount off c (the ledger has already been checked or drained). */
-static void do_give_back(cnt_counter *c, uint32_t amount, uint32_t w)
-{
-    do_roll(c, w);
-    c->consumption -= amount;
 }
 
 /* Fills *p with the place of name. */
@@ -237,6 +149,7 @@ cnt_status cnt_table_release_at(cnt_table *t, cnt_holdings *h,
     size_t b = p->bucket;
     uint32_t w = cnt_table_window_now(t);
     cnt_status st = CNT_STATUS_OK;
+    cnt_ticket *granted = NULL;
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
     cnt_counter *c = do_find(t, b, name, len);
@@ -250,9 +163,11 @@ cnt_status cnt_table_release_at(cnt_table *t, cnt_holdings *h,
         } else {
             do_give_back(c, resources, w);
             cnt_holdings_sub(h, c, resources);
+            do_grant_heads(t, b, c, &granted);
         }
     }
     cnt_map_unlock(lock);
+    cnt_table_sink_all(t, granted);
     return st;
 }
 
@@ -271,10 +186,13 @@ static void cnt_table_drain_one(struct cnt_counter *c, uint32_t amount,
 {
     cnt_table_drain_ctx *d = ctx;
     size_t b = cnt_map_bucket_of(&d->t->map, c->name, c->name_len);
+    cnt_ticket *granted = NULL;
 
     pthread_mutex_t *lock = cnt_map_lock(&d->t->map, b);
     do_give_back(c, amount, d->window);
+    do_grant_heads(d->t, b, c, &granted);
     cnt_map_unlock(lock);
+    cnt_table_sink_all(d->t, granted);
 }
 
 /* Releases everything h holds, one stripe lock per entry. */
@@ -346,15 +264,17 @@ void cnt_table_dump_cancel(cnt_table *t, cnt_dump_cursor *cursor)
 }
 
 /* The semaphore kind's sweep test (stripe lock held): consumption 0 means
- * no ledger points at the counter, so nobody can reach it once it is out
- * of the bucket; one changed in the current window waits for the next. */
+ * no ledger and no granted ticket points at the counter, and without the
+ * QUEUED flag no waiting ticket does, so nobody can reach it once it is
+ * out of the bucket; one changed in the current window waits for the
+ * next. */
 static bool do_may_go(void *ctx, const cnt_map_node *n,
                       const cnt_clock_now *now)
 {
     const cnt_table *t = ctx;
     const cnt_counter *c = (const cnt_counter *)n;
 
-    return c->consumption == 0 &&
+    return c->consumption == 0 && !(c->flags & CNT_COUNTER_QUEUED) &&
            c->window < cnt_table_window_at(t, now->wall_ms);
 }
 
@@ -412,5 +332,5 @@ uint64_t cnt_table_memory_limit(const cnt_table *t)
 void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s)
 {
     cnt_map_get_stats(&t->map, s);
-    s->used_memory += sizeof *t;
+    s->used_memory += sizeof *t + CNT_MAP_STRIPES * sizeof(*t->queues);
 }

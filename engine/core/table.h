@@ -1,7 +1,10 @@
 /* table.h: the semaphore counters: named counters with Acquire/Release/Get
  * through a per-connection ledger, release-all when a connection ends, the
  * peak consumption per epoch-aligned window, Dump records and the GC rule,
- * kept in a striped map (map.h) of counter nodes. The locking rule is
+ * kept in a striped map (map.h) of counter nodes; and, on the same
+ * counters, waiting acquisition: tickets queued first come first served,
+ * granted (with a lease id) as releases make room, ended by their owner,
+ * their wait's timeout or their lease's expiry. The locking rule is
  * map.h's: functions named do_* expect the caller to hold the stripe lock
  * of the bucket they touch. */
 #ifndef CNT_ENGINE_TABLE_H
@@ -15,6 +18,7 @@
 #include "engine/core/clock.h"
 #include "engine/core/holdings.h"
 #include "engine/core/map.h"
+#include "engine/core/ticket.h"
 
 #define CNT_DEFAULT_BUCKETS 1000000u
 #define CNT_DEFAULT_INTERVAL 86400u
@@ -151,12 +155,129 @@ uint64_t cnt_table_memory_limit(const cnt_table *t);
 
 /* Bytes one counter named with len bytes costs in used_memory and against
  * memory_limit: its node, header and name, exactly what it asks malloc for
- * (22 + len today: a 16-byte name asks for at most 40 bytes, the largest
+ * (24 + len today: a 16-byte name asks for at most 40 bytes, the largest
  * request glibc serves from a 48-byte chunk, which keeps 1,000,000
  * counters within their memory budget). */
 size_t cnt_table_counter_size(uint16_t len);
 
 /* Fills s with the table's current counts. */
 void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s);
+
+/* ---- Waiting acquisition and leases ----
+ *
+ * A ticket (ticket.h) is one wait_acquire request. Its owner (the
+ * connection's worker) builds it with cnt_table_ticket_new, offers it with
+ * cnt_table_wait_acquire_at and ends it with cnt_table_ticket_end (release,
+ * cancel, connection closed), cnt_table_ticket_timeout (its wait ran out)
+ * or cnt_table_ticket_expire (its lease ran out). Any thread's release may
+ * grant queued tickets: the grant is decided under the counter's stripe
+ * lock (resources counted, lease id given, CNT_TICKET_IN_FLIGHT set), and
+ * after the lock is dropped the ticket goes to the table's grant sink,
+ * which must get it to its owner (the server mails it to the owner's
+ * worker); the owner then calls cnt_table_ticket_delivered. A ticket ended
+ * while its grant is in flight is freed by whoever takes the delivery. */
+
+/* Where grants decided by any thread go: fn(ctx, ticket) is called once
+ * per granted ticket, by the thread that granted it, with no lock held. It
+ * must not fail (the server links the ticket into the owner's mailbox). */
+typedef struct cnt_grant_sink {
+    void (*fn)(void *ctx, cnt_ticket *k);
+    void *ctx;
+} cnt_grant_sink;
+
+/* Sets the grant sink; call before any ticket is queued. */
+void cnt_table_set_grant_sink(cnt_table *t, const cnt_grant_sink *sink);
+
+/* Builds a ticket for name (state NEW, every other field zero, timer not
+ * armed), counting its bytes against memory_limit; NULL when the limit or
+ * the allocator says no. */
+cnt_ticket *cnt_table_ticket_new(cnt_table *t, const uint8_t *name,
+                                 uint16_t len);
+
+/* Frees a ticket that is NEW or ENDED/EXPIRED (out of the table) and
+ * gives its bytes back. */
+void cnt_table_ticket_free(cnt_table *t, cnt_ticket *k);
+
+/* What a wait acquisition tells its client. */
+typedef struct cnt_wait_answer {
+    uint32_t position;          /* queued: place in line, 1 = next */
+    uint32_t consumption;       /* the counter's, after the request */
+} cnt_wait_answer;
+
+/* Offers ticket k (NEW; resources >= 1, maximum >= resources, lease_ms,
+ * opaque, owner and worker set; p is the place of its name) on its
+ * counter, creating the counter. Granted at once when the queue is empty
+ * and it fits (k->state GRANTED, lease id set, not in flight); otherwise
+ * queued at the tail when may_queue (k->state QUEUED, position set), else
+ * RESOURCE_NOT_AVAILABLE. OUT_OF_MEMORY when the counter or the queue
+ * cannot be made (nothing changes); INVALID for broken preconditions. */
+cnt_status cnt_table_wait_acquire_at(cnt_table *t, const cnt_table_place *p,
+                                     cnt_ticket *k, bool may_queue,
+                                     cnt_wait_answer *a);
+
+/* How a ticket ended at its owner's request. */
+typedef struct cnt_ticket_outcome {
+    uint8_t was;                /* its state before: QUEUED (the wait is
+                                   cancelled), GRANTED (returned), EXPIRED
+                                   (its lease had run out) */
+    uint32_t returned;          /* resources given back (GRANTED only) */
+    bool free_now;              /* false: its grant is in flight, and the
+                                   delivery frees it */
+} cnt_ticket_outcome;
+
+/* Ends k for its owner (release, cancel, connection closed): a queued
+ * ticket leaves its queue, a granted one gives its resources back (which
+ * may grant the tickets behind it); k is then ENDED. */
+void cnt_table_ticket_end(cnt_table *t, cnt_ticket *k,
+                          cnt_ticket_outcome *o);
+
+/* k's wait ran out: a ticket still QUEUED leaves its queue (the ones
+ * behind it may then be granted) and is ENDED; returns true (tell the
+ * client, free it). False when it was granted meanwhile (the grant is on
+ * its way; nothing changes). */
+bool cnt_table_ticket_timeout(cnt_table *t, cnt_ticket *k);
+
+/* k's lease ran out: a GRANTED ticket gives its resources back (granting
+ * the tickets behind it) and becomes EXPIRED; returns true and sets
+ * *released. False when it was not granted (nothing changes). */
+bool cnt_table_ticket_expire(cnt_table *t, cnt_ticket *k,
+                             uint32_t *released);
+
+/* Sets a granted ticket's lease time to lease_ms (>= 1) from now, for its
+ * owner, who re-arms the timer: OK (with *lease_id), LEASE_EXPIRED (an
+ * EXPIRED ticket), NOT_ACQUIRED (queued, or its grant not delivered). */
+cnt_status cnt_table_ticket_renew(cnt_table *t, cnt_ticket *k,
+                                  uint32_t lease_ms, uint64_t *lease_id);
+
+/* The owner takes a grant that arrived through the sink: true when k is
+ * GRANTED and still its (tell the client; *consumption is the counter's
+ * now); false when the owner ended it meanwhile (free it). */
+bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
+                                uint32_t *consumption);
+
+/* Called for each counter with a queue during cnt_table_queues, under its
+ * stripe lock: copy, do not call back. Return false to stop after this
+ * stripe. */
+typedef bool (*cnt_queues_fn)(void *ctx, const uint8_t *name, uint16_t len,
+                              uint32_t consumption, uint32_t waiting);
+
+/* Lists the counters that have waiters, stripe by stripe from *stripe
+ * (start at 0); returns true when done, false when fn asked to stop
+ * (*stripe is then where to go on). */
+bool cnt_table_queues(cnt_table *t, size_t *stripe, cnt_queues_fn fn,
+                      void *ctx);
+
+/* The waiting side's figures (approximate while requests run). */
+typedef struct cnt_wait_stats {
+    uint64_t waiting;           /* tickets queued now */
+    uint64_t leases;            /* granted tickets with a lease now */
+    uint64_t queue_grants;      /* tickets granted from a queue, ever */
+    uint64_t timeouts;          /* waits that ran out */
+    uint64_t expirations;       /* leases that ran out */
+    uint64_t cancels;           /* queued tickets their owner ended */
+} cnt_wait_stats;
+
+/* Fills s with the waiting side's figures. */
+void cnt_table_get_wait_stats(const cnt_table *t, cnt_wait_stats *s);
 
 #endif

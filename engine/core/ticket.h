@@ -1,0 +1,111 @@
+/* ticket.h: one waiting acquisition (a wait_acquire request) and the set of
+ * them a connection has outstanding. A ticket is the request's whole life:
+ * queued on its counter, then granted (and leased), then ended; the
+ * connection that asked owns it, the counter's queue links it while it
+ * waits, and a grant decided on another thread travels to the owner
+ * inside it.
+ *
+ * Who may touch what (the rule the table's wait functions keep, see
+ * table.h): the fields marked "lock" change only under the stripe lock of
+ * the ticket's counter (any thread: a release anywhere may grant it); the
+ * fields marked "owner" belong to the owning connection's worker alone,
+ * like the rest of that connection. The set (cnt_tickets) is the owner's. */
+#ifndef CNT_ENGINE_TICKET_H
+#define CNT_ENGINE_TICKET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/core/wheel.h"
+
+struct cnt_counter;
+
+/* Where a ticket is in its life. */
+typedef enum cnt_ticket_state {
+    CNT_TICKET_NEW = 0,         /* built, not yet in the table */
+    CNT_TICKET_QUEUED,          /* in its counter's queue */
+    CNT_TICKET_GRANTED,         /* holds its resources on the counter */
+    CNT_TICKET_EXPIRED,         /* its lease ran out; the owner keeps it
+                                   until the client hears and acknowledges
+                                   (renew or release answer "expired") */
+    CNT_TICKET_ENDED            /* out of the table for good */
+} cnt_ticket_state;
+
+/* Flags (lock). */
+/* Granted by a thread other than the owner's loop, and not yet taken by
+ * the owner: the grant travels to it (the table's grant sink) and the
+ * owner confirms it with cnt_table_ticket_delivered. */
+#define CNT_TICKET_IN_FLIGHT 0x01u
+/* The owner ended the ticket while its grant was in flight: whoever takes
+ * the delivery frees it instead of telling anyone. */
+#define CNT_TICKET_ORPHAN    0x02u
+
+/* Timer kinds of a ticket's one timer (the wait's deadline while queued,
+ * the lease's while granted; never both at once). */
+#define CNT_TIMER_WAIT  1u
+#define CNT_TIMER_LEASE 2u
+
+typedef struct cnt_ticket {
+    cnt_timer timer;            /* owner: its wheel */
+    struct cnt_ticket *next;    /* lock: the counter's queue; then a list
+                                   of grants on their way to the owner */
+    struct cnt_ticket *prev;    /* lock: the counter's queue */
+    struct cnt_counter *counter;    /* lock: set while queued or granted */
+    void *owner;                /* the owning session; set once */
+    uint64_t lease_id;          /* lock: the grant's id (0 until granted) */
+    uint32_t resources;         /* set once */
+    uint32_t maximum;           /* set once: the admitting maximum */
+    uint32_t lease_ms;          /* lock: the lease time; 0 = no lease */
+    uint32_t opaque;            /* set once: the wait_acquire's opaque */
+    uint16_t worker;            /* set once: the owner's worker index */
+    uint8_t state;              /* lock: a cnt_ticket_state */
+    uint8_t flags;              /* lock: CNT_TICKET_* */
+    uint16_t name_len;          /* set once */
+    uint8_t name[];             /* set once: the counter's name */
+} cnt_ticket;
+
+/* Bytes a ticket with a len-byte name takes (what it asks malloc for, and
+ * what it counts against the table's memory_limit). */
+size_t cnt_ticket_size(uint16_t len);
+
+/* A ticket a connection has outstanding, keyed by name. An open-addressing
+ * set of ticket pointers (linear probing, backward-shift deletion), owned
+ * by the connection like its holdings ledger; at most one ticket per name
+ * (one request per key per connection). */
+typedef struct cnt_tickets {
+    cnt_ticket **slots;
+    size_t capacity;            /* 0, or a power of two >= 8 */
+    size_t count;
+} cnt_tickets;
+
+/* Prepares an empty set. */
+void cnt_tickets_init(cnt_tickets *s);
+
+/* Frees the set's memory (not the tickets; it must be empty). */
+void cnt_tickets_destroy(cnt_tickets *s);
+
+/* Makes room for one more ticket so a later add cannot fail; false when
+ * memory is short. */
+bool cnt_tickets_reserve(cnt_tickets *s);
+
+/* The ticket named name, or NULL. */
+cnt_ticket *cnt_tickets_find(const cnt_tickets *s, const uint8_t *name,
+                             uint16_t len);
+
+/* Adds k, whose name is not in the set yet (room reserved). */
+void cnt_tickets_add(cnt_tickets *s, cnt_ticket *k);
+
+/* Removes k (which is in the set). */
+void cnt_tickets_remove(cnt_tickets *s, cnt_ticket *k);
+
+/* Empties the set, calling fn for each ticket it held (fn must not use
+ * the set). */
+void cnt_tickets_drain(cnt_tickets *s, void (*fn)(cnt_ticket *k, void *ctx),
+                       void *ctx);
+
+/* Calls fn for every ticket (the set must not change meanwhile). */
+void cnt_tickets_each(const cnt_tickets *s,
+                      void (*fn)(cnt_ticket *k, void *ctx), void *ctx);
+
+#endif

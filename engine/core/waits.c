@@ -1,0 +1,405 @@
+/* waits.c: waiting acquisition on the semaphore counters: tickets queued
+ * first come first served on their counter, granted under the counter's
+ * stripe lock as soon as the head fits (whichever thread's release made
+ * the room), handed to the table's grant sink once the lock is dropped,
+ * and ended by their owner, their wait's timeout or their lease's expiry.
+ * The rules of who may touch a ticket's fields are ticket.h's; the locking
+ * rule is map.h's (do_* expect the stripe lock). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/core/table_int.h"
+
+/* Bytes a ticket named with len bytes is allocated and charged with: at
+ * least the whole struct, so no field lies past the allocation. */
+static size_t ticket_alloc_size(uint16_t len)
+{
+    size_t size = cnt_ticket_size(len);
+
+    return size < sizeof(cnt_ticket) ? sizeof(cnt_ticket) : size;
+}
+
+/* The bucket of a ticket's counter (its name is the counter's). */
+static size_t ticket_bucket(const cnt_table *t, const cnt_ticket *k)
+{
+    return cnt_map_bucket_of(&t->map, k->name, k->name_len);
+}
+
+/* Sets the grant sink. */
+void cnt_table_set_grant_sink(cnt_table *t, const cnt_grant_sink *sink)
+{
+    t->sink = *sink;
+}
+
+/* Builds a NEW ticket for name, charged against memory_limit. */
+cnt_ticket *cnt_table_ticket_new(cnt_table *t, const uint8_t *name,
+                                 uint16_t len)
+{
+    size_t size = ticket_alloc_size(len);
+
+    if (!cnt_map_charge(&t->map, size))
+        return NULL;
+    cnt_ticket *k = calloc(1, size);
+    if (k == NULL) {
+        cnt_map_uncharge(&t->map, size);
+        return NULL;
+    }
+    cnt_timer_init(&k->timer, 0);
+    k->name_len = len;
+    memcpy(k->name, name, len);
+    return k;
+}
+
+/* Frees a ticket out of the table and gives its bytes back. */
+void cnt_table_ticket_free(cnt_table *t, cnt_ticket *k)
+{
+    if (k == NULL)
+        return;
+    cnt_map_uncharge(&t->map, ticket_alloc_size(k->name_len));
+    free(k);
+}
+
+/* Where the link to c's queue is in its stripe's list (stripe lock held);
+ * points at NULL when c has none. */
+static cnt_queue **do_queue_link(cnt_table *t, size_t b, const cnt_counter *c)
+{
+    cnt_queue **qp = &t->queues[b % CNT_MAP_STRIPES];
+
+    while (*qp != NULL && (*qp)->counter != c)
+        qp = &(*qp)->next;
+    return qp;
+}
+
+/* Whether k's resources fit on c under k's own maximum (64-bit sum). */
+static bool do_fits(const cnt_counter *c, const cnt_ticket *k)
+{
+    return (uint64_t)c->consumption + k->resources <= k->maximum;
+}
+
+/* Counts k's resources on c and makes k GRANTED with a new lease id. */
+static void do_grant(cnt_table *t, cnt_counter *c, cnt_ticket *k, uint32_t w)
+{
+    do_roll(c, w);
+    c->consumption += k->resources;
+    if (c->consumption > c->max)
+        c->max = c->consumption;
+    k->counter = c;
+    k->state = CNT_TICKET_GRANTED;
+    k->lease_id = atomic_fetch_add_explicit(&t->next_lease_id, 1,
+                                            memory_order_relaxed);
+    if (k->lease_ms != 0)
+        cnt_table_count(&t->leases, 1);
+}
+
+/* Grants queue heads while they fit; frees the queue once empty. */
+void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
+                    cnt_ticket **granted)
+{
+    if (!(c->flags & CNT_COUNTER_QUEUED))
+        return;
+    cnt_queue **qp = do_queue_link(t, b, c);
+    cnt_queue *q = *qp;
+    uint32_t w = cnt_table_window_now(t);
+
+    while (q->head != NULL && do_fits(c, q->head)) {
+        cnt_ticket *k = q->head;
+        q->head = k->next;
+        if (q->head != NULL)
+            q->head->prev = NULL;
+        else
+            q->tail = NULL;
+        q->len--;
+        do_grant(t, c, k, w);
+        k->flags |= CNT_TICKET_IN_FLIGHT;
+        k->prev = NULL;
+        k->next = *granted;
+        *granted = k;
+        cnt_table_count(&t->waiting, (uint64_t)-1);
+        cnt_table_count(&t->queue_grants, 1);
+    }
+    if (q->head == NULL) {
+        *qp = q->next;
+        c->flags &= (uint8_t)~CNT_COUNTER_QUEUED;
+        free(q);
+        cnt_map_uncharge(&t->map, sizeof(*q));
+    }
+}
+
+/* Hands the granted tickets to the sink, oldest grant first. Each ticket's
+ * link is read before the sink gets it: from then on the link is the
+ * sink's (the owner's mailbox threads it through the same field). */
+void cnt_table_sink_all(cnt_table *t, cnt_ticket *granted)
+{
+    cnt_ticket *fifo = NULL;
+
+    while (granted != NULL) {
+        cnt_ticket *next = granted->next;
+        granted->next = fifo;
+        fifo = granted;
+        granted = next;
+    }
+    while (fifo != NULL) {
+        cnt_ticket *next = fifo->next;
+        fifo->next = NULL;
+        t->sink.fn(t->sink.ctx, fifo);
+        fifo = next;
+    }
+}
+
+/* Takes queued k out of its counter's queue; the ones behind it may now
+ * be granted (when k was the head that blocked them). */
+static void do_unqueue(cnt_table *t, size_t b, cnt_ticket *k,
+                       cnt_ticket **granted)
+{
+    cnt_counter *c = k->counter;
+    cnt_queue *q = *do_queue_link(t, b, c);
+
+    if (k->prev != NULL)
+        k->prev->next = k->next;
+    else
+        q->head = k->next;
+    if (k->next != NULL)
+        k->next->prev = k->prev;
+    else
+        q->tail = k->prev;
+    k->next = k->prev = NULL;
+    q->len--;
+    cnt_table_count(&t->waiting, (uint64_t)-1);
+    do_grant_heads(t, b, c, granted);
+}
+
+/* Queues k at the tail of c's queue, making the queue if c has none;
+ * false when memory is short (nothing changes). */
+static bool do_enqueue(cnt_table *t, size_t b, cnt_counter *c, cnt_ticket *k,
+                       uint32_t *position)
+{
+    cnt_queue *q;
+
+    if (c->flags & CNT_COUNTER_QUEUED) {
+        q = *do_queue_link(t, b, c);
+    } else {
+        if (!cnt_map_charge(&t->map, sizeof(*q)))
+            return false;
+        q = malloc(sizeof(*q));
+        if (q == NULL) {
+            cnt_map_uncharge(&t->map, sizeof(*q));
+            return false;
+        }
+        q->counter = c;
+        q->head = q->tail = NULL;
+        q->len = 0;
+        q->next = t->queues[b % CNT_MAP_STRIPES];
+        t->queues[b % CNT_MAP_STRIPES] = q;
+        c->flags |= CNT_COUNTER_QUEUED;
+    }
+    k->prev = q->tail;
+    k->next = NULL;
+    if (q->tail != NULL)
+        q->tail->next = k;
+    else
+        q->head = k;
+    q->tail = k;
+    q->len++;
+    k->counter = c;
+    k->state = CNT_TICKET_QUEUED;
+    *position = q->len;
+    cnt_table_count(&t->waiting, 1);
+    return true;
+}
+
+/* Offers k on its counter: granted, queued, or refused; see table.h. */
+cnt_status cnt_table_wait_acquire_at(cnt_table *t, const cnt_table_place *p,
+                                     cnt_ticket *k, bool may_queue,
+                                     cnt_wait_answer *a)
+{
+    if (k->state != CNT_TICKET_NEW || k->resources == 0 ||
+        k->maximum < k->resources || k->name_len == 0)
+        return CNT_STATUS_INVALID;
+
+    size_t b = p->bucket;
+    uint32_t w = cnt_table_window_now(t);
+    cnt_status st = CNT_STATUS_OK;
+
+    a->position = 0;
+    a->consumption = 0;
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    cnt_counter *c = do_find(t, b, k->name, k->name_len);
+    if (c == NULL)
+        c = do_create(t, b, k->name, k->name_len, w);
+    if (c == NULL)
+        st = CNT_STATUS_OUT_OF_MEMORY;
+    else if (!(c->flags & CNT_COUNTER_QUEUED) && do_fits(c, k))
+        do_grant(t, c, k, w);
+    else if (!may_queue)
+        st = CNT_STATUS_RESOURCE_NOT_AVAILABLE;
+    else if (!do_enqueue(t, b, c, k, &a->position))
+        st = CNT_STATUS_OUT_OF_MEMORY;
+    if (c != NULL)
+        a->consumption = c->consumption;
+    cnt_map_unlock(lock);
+    return st;
+}
+
+/* Gives a granted ticket's resources back to its counter (stripe lock
+ * held) and grants the queue heads that now fit. */
+static uint32_t do_return(cnt_table *t, size_t b, cnt_ticket *k,
+                          cnt_ticket **granted)
+{
+    cnt_counter *c = k->counter;
+
+    do_give_back(c, k->resources, cnt_table_window_now(t));
+    if (k->lease_ms != 0)
+        cnt_table_count(&t->leases, (uint64_t)-1);
+    do_grant_heads(t, b, c, granted);
+    return k->resources;
+}
+
+/* Ends k for its owner; see table.h. */
+void cnt_table_ticket_end(cnt_table *t, cnt_ticket *k, cnt_ticket_outcome *o)
+{
+    size_t b = ticket_bucket(t, k);
+    cnt_ticket *granted = NULL;
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    o->was = k->state;
+    o->returned = 0;
+    o->free_now = true;
+    if (k->state == CNT_TICKET_QUEUED) {
+        do_unqueue(t, b, k, &granted);
+        cnt_table_count(&t->cancels, 1);
+    } else if (k->state == CNT_TICKET_GRANTED) {
+        o->returned = do_return(t, b, k, &granted);
+        if (k->flags & CNT_TICKET_IN_FLIGHT) {
+            k->flags |= CNT_TICKET_ORPHAN;
+            o->free_now = false;
+        }
+    }
+    k->state = CNT_TICKET_ENDED;
+    k->counter = NULL;
+    cnt_map_unlock(lock);
+    cnt_table_sink_all(t, granted);
+}
+
+/* k's wait ran out; see table.h. */
+bool cnt_table_ticket_timeout(cnt_table *t, cnt_ticket *k)
+{
+    size_t b = ticket_bucket(t, k);
+    cnt_ticket *granted = NULL;
+    bool timed_out = false;
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    if (k->state == CNT_TICKET_QUEUED) {
+        do_unqueue(t, b, k, &granted);
+        cnt_table_count(&t->timeouts, 1);
+        k->state = CNT_TICKET_ENDED;
+        k->counter = NULL;
+        timed_out = true;
+    }
+    cnt_map_unlock(lock);
+    cnt_table_sink_all(t, granted);
+    return timed_out;
+}
+
+/* k's lease ran out; see table.h. */
+bool cnt_table_ticket_expire(cnt_table *t, cnt_ticket *k, uint32_t *released)
+{
+    size_t b = ticket_bucket(t, k);
+    cnt_ticket *granted = NULL;
+    bool expired = false;
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    if (k->state == CNT_TICKET_GRANTED &&
+        !(k->flags & CNT_TICKET_IN_FLIGHT)) {
+        *released = do_return(t, b, k, &granted);
+        cnt_table_count(&t->expirations, 1);
+        k->state = CNT_TICKET_EXPIRED;
+        k->counter = NULL;
+        expired = true;
+    }
+    cnt_map_unlock(lock);
+    cnt_table_sink_all(t, granted);
+    return expired;
+}
+
+/* Sets a granted ticket's lease time; see table.h. */
+cnt_status cnt_table_ticket_renew(cnt_table *t, cnt_ticket *k,
+                                  uint32_t lease_ms, uint64_t *lease_id)
+{
+    size_t b = ticket_bucket(t, k);
+    cnt_status st = CNT_STATUS_NOT_ACQUIRED;
+
+    if (lease_ms == 0)
+        return CNT_STATUS_INVALID;
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    if (k->state == CNT_TICKET_GRANTED &&
+        !(k->flags & CNT_TICKET_IN_FLIGHT)) {
+        if (k->lease_ms == 0)
+            cnt_table_count(&t->leases, 1);
+        k->lease_ms = lease_ms;
+        *lease_id = k->lease_id;
+        st = CNT_STATUS_OK;
+    } else if (k->state == CNT_TICKET_EXPIRED) {
+        st = CNT_STATUS_LEASE_EXPIRED;
+    }
+    cnt_map_unlock(lock);
+    return st;
+}
+
+/* The owner takes a grant that came through the sink; see table.h. */
+bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
+                                uint32_t *consumption)
+{
+    size_t b = ticket_bucket(t, k);
+    bool live = false;
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    k->flags &= (uint8_t)~CNT_TICKET_IN_FLIGHT;
+    if (!(k->flags & CNT_TICKET_ORPHAN) &&
+        k->state == CNT_TICKET_GRANTED) {
+        *consumption = k->counter->consumption;
+        live = true;
+    }
+    cnt_map_unlock(lock);
+    return live;
+}
+
+/* Lists the counters with waiters, a stripe per lock hold. */
+bool cnt_table_queues(cnt_table *t, size_t *stripe, cnt_queues_fn fn,
+                      void *ctx)
+{
+    for (; *stripe < CNT_MAP_STRIPES; (*stripe)++) {
+        /* Any bucket of the stripe names its lock: b % STRIPES == stripe. */
+        pthread_mutex_t *lock = cnt_map_lock(&t->map, *stripe);
+        bool more = true;
+        for (cnt_queue *q = t->queues[*stripe]; q != NULL; q = q->next) {
+            const cnt_counter *c = q->counter;
+            if (!fn(ctx, c->name, c->name_len, c->consumption, q->len))
+                more = false;
+        }
+        cnt_map_unlock(lock);
+        if (!more) {
+            (*stripe)++;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Reads one relaxed figure. */
+static uint64_t cnt_table_figure(const atomic_uint_fast64_t *f)
+{
+    return atomic_load_explicit(f, memory_order_relaxed);
+}
+
+/* Fills s with the waiting side's figures. */
+void cnt_table_get_wait_stats(const cnt_table *t, cnt_wait_stats *s)
+{
+    s->waiting = cnt_table_figure(&t->waiting);
+    s->leases = cnt_table_figure(&t->leases);
+    s->queue_grants = cnt_table_figure(&t->queue_grants);
+    s->timeouts = cnt_table_figure(&t->timeouts);
+    s->expirations = cnt_table_figure(&t->expirations);
+    s->cancels = cnt_table_figure(&t->cancels);
+}
