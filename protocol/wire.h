@@ -63,7 +63,11 @@ typedef enum cnt_opcode {
     CNT_OP_ACQUIRE = 0x02,
     CNT_OP_RELEASE = 0x03,
     CNT_OP_STATS   = 0x10,
-    CNT_OP_DUMP    = 0x11
+    CNT_OP_DUMP    = 0x11,
+    CNT_OP_WAIT_ACQUIRE = 0x20,
+    CNT_OP_RENEW        = 0x21,
+    CNT_OP_WAIT_RELEASE = 0x22,
+    CNT_OP_QUEUES       = 0x23
 } cnt_opcode;
 
 /* Response statuses. */

@@ -67,30 +67,32 @@ static void test_order_across_growth(void **state)
     cnt_mailbox_destroy(&mb);
 }
 
-static void test_kinds_are_kept(void **state)
+static void test_grants_in_order(void **state)
 {
     cnt_mailbox mb;
     cnt_mail out[4];
+    cnt_ticket k[3];
     bool more;
     (void)state;
+    memset(k, 0, sizeof(k));
     assert_int_equal(cnt_mailbox_init(&mb), 0);
-    cnt_mail grant = {.kind = CNT_MAIL_GRANT,
-                      .u.to = {.connection = UINT64_C(1) << 40,
-                               .opaque = 7, .value = 3}};
-    cnt_mail event = {.kind = CNT_MAIL_EVENT,
-                      .u.to = {.connection = 2, .value = 9}};
-    assert_true(cnt_mailbox_post(&mb, &grant));
+    assert_null(cnt_mailbox_take_grants(&mb));
+    cnt_mailbox_post_grant(&mb, &k[0]);
     post_fd(&mb, 5);
-    assert_true(cnt_mailbox_post(&mb, &event));
-    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 3);
-    assert_int_equal(out[0].kind, CNT_MAIL_GRANT);
-    assert_true(out[0].u.to.connection == UINT64_C(1) << 40);
-    assert_int_equal(out[0].u.to.opaque, 7);
-    assert_int_equal(out[0].u.to.value, 3);
-    assert_int_equal(out[1].kind, CNT_MAIL_NEW_CONNECTION);
-    assert_int_equal(out[1].u.fd, 5);
-    assert_int_equal(out[2].kind, CNT_MAIL_EVENT);
-    assert_int_equal(out[2].u.to.value, 9);
+    cnt_mailbox_post_grant(&mb, &k[1]);
+    cnt_mailbox_post_grant(&mb, &k[2]);
+    /* Grants and typed mail are separate queues, each in order. */
+    assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 1);
+    assert_int_equal(out[0].kind, CNT_MAIL_NEW_CONNECTION);
+    assert_int_equal(out[0].u.fd, 5);
+    cnt_ticket *g = cnt_mailbox_take_grants(&mb);
+    assert_ptr_equal(g, &k[0]);
+    assert_ptr_equal(g->next, &k[1]);
+    assert_ptr_equal(g->next->next, &k[2]);
+    assert_null(g->next->next->next);
+    assert_null(cnt_mailbox_take_grants(&mb));
+    /* The doorbell rang for them. */
+    assert_int_equal(cnt_mailbox_answer(&mb), 0);
     cnt_mailbox_destroy(&mb);
 }
 
@@ -147,13 +149,14 @@ typedef struct sender {
     uint32_t index;
 } sender;
 
-/* Posts EACH messages numbered in order, with the sender in opaque. */
+/* Posts EACH messages numbered in order, the sender in the fd's high
+ * bits and the number in its low 16. */
 static void *send_main(void *arg)
 {
     sender *s = arg;
     for (uint32_t i = 0; i < EACH; i++) {
-        cnt_mail m = {.kind = CNT_MAIL_EVENT,
-                      .u.to = {.connection = i, .opaque = s->index}};
+        cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION,
+                      .u.fd = (int)(s->index << 16 | i)};
         while (!cnt_mailbox_post(s->mb, &m))
             ;
     }
@@ -184,9 +187,9 @@ static void test_many_senders(void **state)
         do {
             size_t n = cnt_mailbox_take(&mb, out, 64, &more);
             for (size_t k = 0; k < n; k++) {
-                uint32_t t = out[k].u.to.opaque;
+                uint32_t t = (uint32_t)out[k].u.fd >> 16;
                 assert_true(t < SENDERS);
-                assert_true(out[k].u.to.connection == next[t]);
+                assert_true((uint32_t)(out[k].u.fd & 0xffff) == next[t]);
                 next[t]++;
             }
             got += (unsigned)n;
@@ -205,7 +208,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_across_growth),
-        cmocka_unit_test(test_kinds_are_kept),
+        cmocka_unit_test(test_grants_in_order),
         cmocka_unit_test(test_doorbell),
         cmocka_unit_test(test_post_without_memory),
         cmocka_unit_test(test_many_senders),

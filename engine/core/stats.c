@@ -112,10 +112,13 @@ void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
     };
     cnt_table_stats ts = { 0, 0, 0, 0 };
     cnt_gc_stats gs = { 0, 0, 0 };
+    cnt_wait_stats ws = { 0, 0, 0, 0, 0, 0 };
     cnt_stats_sums sum;
 
-    if (t != NULL)
+    if (t != NULL) {
         cnt_table_get_stats(t, &ts);
+        cnt_table_get_wait_stats(t, &ws);
+    }
     if (gc != NULL)
         cnt_gc_get_stats(gc, &gs);
     cnt_stats_sum(s, &sum);
@@ -136,4 +139,10 @@ void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
     cnt_stats_emit(fn, ctx, "interval", t ? cnt_table_interval(t) : 0);
     cnt_stats_emit(fn, ctx, "memory_limit",
                    t ? cnt_table_memory_limit(t) : 0);
+    cnt_stats_emit(fn, ctx, "waiting", ws.waiting);
+    cnt_stats_emit(fn, ctx, "leases", ws.leases);
+    cnt_stats_emit(fn, ctx, "queue_grants", ws.queue_grants);
+    cnt_stats_emit(fn, ctx, "wait_timeouts", ws.timeouts);
+    cnt_stats_emit(fn, ctx, "lease_expirations", ws.expirations);
+    cnt_stats_emit(fn, ctx, "wait_cancels", ws.cancels);
 }

@@ -20,7 +20,11 @@
     X(ACQUIRE, CNT_OP_ACQUIRE, "command:acquire")   \
     X(RELEASE, CNT_OP_RELEASE, "command:release")   \
     X(STATS,   CNT_OP_STATS,   "command:stats")     \
-    X(DUMP,    CNT_OP_DUMP,    "command:dump")
+    X(DUMP,    CNT_OP_DUMP,    "command:dump")      \
+    X(WAIT_ACQUIRE, CNT_OP_WAIT_ACQUIRE, "command:wait_acquire") \
+    X(RENEW,   CNT_OP_RENEW,   "command:renew")     \
+    X(WAIT_RELEASE, CNT_OP_WAIT_RELEASE, "command:wait_release") \
+    X(QUEUES,  CNT_OP_QUEUES,  "command:queues")
 
 /* Per-opcode command counters, in the table's order. */
 enum cnt_stats_command {

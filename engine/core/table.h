@@ -199,10 +199,10 @@ cnt_ticket *cnt_table_ticket_new(cnt_table *t, const uint8_t *name,
 void cnt_table_ticket_free(cnt_table *t, cnt_ticket *k);
 
 /* What a wait acquisition tells its client. */
-typedef struct cnt_wait_answer {
+typedef struct cnt_wait_result {
     uint32_t position;          /* queued: place in line, 1 = next */
     uint32_t consumption;       /* the counter's, after the request */
-} cnt_wait_answer;
+} cnt_wait_result;
 
 /* Offers ticket k (NEW; resources >= 1, maximum >= resources, lease_ms,
  * opaque, owner and worker set; p is the place of its name) on its
@@ -213,7 +213,7 @@ typedef struct cnt_wait_answer {
  * cannot be made (nothing changes); INVALID for broken preconditions. */
 cnt_status cnt_table_wait_acquire_at(cnt_table *t, const cnt_table_place *p,
                                      cnt_ticket *k, bool may_queue,
-                                     cnt_wait_answer *a);
+                                     cnt_wait_result *a);
 
 /* How a ticket ended at its owner's request. */
 typedef struct cnt_ticket_outcome {

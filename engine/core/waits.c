@@ -212,7 +212,7 @@ static bool do_enqueue(cnt_table *t, size_t b, cnt_counter *c, cnt_ticket *k,
 /* Offers k on its counter: granted, queued, or refused; see table.h. */
 cnt_status cnt_table_wait_acquire_at(cnt_table *t, const cnt_table_place *p,
                                      cnt_ticket *k, bool may_queue,
-                                     cnt_wait_answer *a)
+                                     cnt_wait_result *a)
 {
     if (k->state != CNT_TICKET_NEW || k->resources == 0 ||
         k->maximum < k->resources || k->name_len == 0)

@@ -7,6 +7,7 @@
 #include "engine/server/connection.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -219,6 +220,27 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd)
     cnt_stats_add(&slot->total_connections, 1);
     cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d opened", fd);
     return c;
+}
+
+/* Session hook: events wait in s's output; the connection sends them on
+ * the loop's next turn (through its write callback, which also works when
+ * the write event is not added). */
+void cnt_connection_wake(cnt_session *s)
+{
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    event_active(c->wev, EV_WRITE, 1);
+}
+
+/* The server is stopping: tells the session's waiters and holders, sends
+ * what the socket takes at once, and ends the connection. */
+void cnt_connection_shutdown(cnt_connection *c)
+{
+    cnt_session_shutdown(&c->session);
+    if (!c->session.failed)
+        (void)conn_flush(c);
+    cnt_connection_free(c);
 }
 
 /* Ends the connection: ends its session (releasing everything it holds),

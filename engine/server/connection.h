@@ -53,6 +53,15 @@ struct cnt_connection {
  * memory is short (fd is then left open for the caller to close). */
 cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd);
 
+/* Session hook (cnt_session_env.wake): events wait in the output of s,
+ * the session of a connection; sends them on the loop's next turn. */
+void cnt_connection_wake(cnt_session *s);
+
+/* The server is stopping (its worker halted): tells the session's waiters
+ * and holders with shutdown events, sends what the socket takes at once,
+ * and frees the connection. */
+void cnt_connection_shutdown(cnt_connection *c);
+
 /* Ends the connection: ends its session (releasing everything it holds),
  * closes the socket, calls env->on_close and frees it. */
 void cnt_connection_free(cnt_connection *c);

@@ -81,6 +81,30 @@ bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m)
     return true;
 }
 
+/* Queues a granted ticket and rings the doorbell. */
+void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k)
+{
+    k->next = NULL;
+    pthread_mutex_lock(&mb->lock);
+    if (mb->grants_tail != NULL)
+        mb->grants_tail->next = k;
+    else
+        mb->grants = k;
+    mb->grants_tail = k;
+    pthread_mutex_unlock(&mb->lock);
+    cnt_mailbox_ring(mb);
+}
+
+/* Takes every queued grant, oldest first. */
+cnt_ticket *cnt_mailbox_take_grants(cnt_mailbox *mb)
+{
+    pthread_mutex_lock(&mb->lock);
+    cnt_ticket *k = mb->grants;
+    mb->grants = mb->grants_tail = NULL;
+    pthread_mutex_unlock(&mb->lock);
+    return k;
+}
+
 /* The fd the worker's loop watches. */
 int cnt_mailbox_doorbell(const cnt_mailbox *mb)
 {

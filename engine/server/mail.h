@@ -1,7 +1,11 @@
 /* mail.h: typed messages to a worker thread and the mailbox that carries
  * them: a locked queue plus an eventfd doorbell the worker's event loop
  * watches. The only way another thread asks a worker to do something (see
- * the ownership rule in server_int.h). */
+ * the ownership rule in server_int.h). Beside the typed messages, the
+ * mailbox carries granted tickets (a release on any thread granted a
+ * waiter whose connection lives on this worker): those are linked through
+ * the ticket itself, so posting one allocates nothing and cannot fail, and
+ * a decided grant is never lost for want of memory. */
 #ifndef CNT_ENGINE_MAIL_H
 #define CNT_ENGINE_MAIL_H
 
@@ -10,42 +14,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/core/ticket.h"
+
 /* What a message asks of the worker that receives it. */
 typedef enum cnt_mail_kind {
     /* Adopt mail.fd, an accepted socket, as a new connection. Until the
      * worker takes the message the mailbox owns the fd: a worker that
      * stops with it queued closes it. */
-    CNT_MAIL_NEW_CONNECTION = 1,
-    /* Reserved for waiting acquisition (not sent yet): a release on one
-     * worker granted the waiting Acquire mail.to names, whose connection
-     * lives on the receiving worker; the receiver records the resources in
-     * that connection's ledger (only it may) and answers the Acquire. */
-    CNT_MAIL_GRANT,
-    /* Reserved for waiting acquisition and leases (not sent yet): the wait
-     * or lease mail.to names ended elsewhere (timeout, counter removed);
-     * the receiver forgets it and answers its client. */
-    CNT_MAIL_CANCEL,
-    /* Reserved for server-sent events (not sent yet): append a packet
-     * with magic 0x92 to mail.to's output, between its answers. */
-    CNT_MAIL_EVENT
+    CNT_MAIL_NEW_CONNECTION = 1
 } cnt_mail_kind;
-
-/* Which request of which connection a targeted message is about. The
- * connection is named by an id, not a pointer (connections get ids when
- * these kinds come into use): an id is never reused, so a message for a
- * connection that has gone meanwhile finds nothing and is dropped. */
-typedef struct cnt_mail_target {
-    uint64_t connection;
-    uint32_t opaque;
-    uint32_t value;                 /* resources granted; event code */
-} cnt_mail_target;
 
 /* One message. */
 typedef struct cnt_mail {
     cnt_mail_kind kind;
     union {
         int fd;                     /* CNT_MAIL_NEW_CONNECTION */
-        cnt_mail_target to;         /* GRANT, CANCEL, EVENT */
     } u;
 } cnt_mail;
 
@@ -54,6 +37,8 @@ typedef struct cnt_mailbox {
     pthread_mutex_t lock;           /* guards the ring */
     cnt_mail *ring;
     size_t head, len, cap;
+    cnt_ticket *grants, *grants_tail;   /* through ticket->next, oldest
+                                           first */
     int doorbell;                   /* eventfd, readable while rung */
 } cnt_mailbox;
 
@@ -68,6 +53,14 @@ void cnt_mailbox_destroy(cnt_mailbox *mb);
  * memory is short (nothing is queued: the caller still owns what m
  * carries). */
 bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m);
+
+/* Queues a granted ticket (linked through k->next, which is the
+ * mailbox's until taken) and rings the doorbell (any thread). */
+void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k);
+
+/* Takes every queued grant at once, oldest first, linked through
+ * ticket->next; NULL when none. */
+cnt_ticket *cnt_mailbox_take_grants(cnt_mailbox *mb);
 
 /* Rings the doorbell without a message (to make the worker look at a
  * flag, such as its stop request). Never fails: an eventfd adds up

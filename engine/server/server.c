@@ -61,6 +61,7 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
         free(s);
         return NULL;
     }
+    cnt_worker_route_grants(s);
     return s;
 }
 

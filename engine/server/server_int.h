@@ -12,7 +12,12 @@
  *   - a worker's mailbox: any thread posts, under the mailbox's lock, then
  *     rings its eventfd doorbell; only the worker takes. That is the one
  *     way another thread reaches a worker: work for a connection that lives
- *     on another worker travels as mail, never by touching the connection;
+ *     on another worker travels as mail, never by touching the connection
+ *     (a grant of a waiting ticket, decided under its counter's stripe lock
+ *     by whichever thread released, is posted to the mailbox of the
+ *     ticket's worker; the worker then tells its client);
+ *   - a worker's timing wheel and the tickets' timers in it: only the
+ *     worker (the fields of a ticket itself follow engine/core/ticket.h);
  *   - a stats slot: a single writer, its owner (a worker, or the acceptor
  *     for its own slot), through cnt_stats_add; any thread reads;
  *   - a worker's event base: only its thread (it is built without locks);
@@ -45,6 +50,12 @@ typedef struct cnt_worker {
     struct event *notify;           /* EV_READ on the mailbox's doorbell */
     atomic_bool stopping;           /* set before the stop ring */
     cnt_conn_env env;
+    /* The deadlines of this worker's tickets (waits, leases), and the one
+     * libevent timer that wakes the loop for the earliest of them. */
+    cnt_wheel wheel;
+    struct event *tick;
+    uint64_t tick_at;               /* deadline tick is set for (ns of the
+                                       monotonic clock); UINT64_MAX: none */
     cnt_connection *conns;          /* owned; touched only by the thread */
 } cnt_worker;
 
@@ -105,6 +116,10 @@ void cnt_worker_stop(cnt_worker *w);
 
 /* Frees what cnt_worker_init prepared (the worker must be stopped). */
 void cnt_worker_destroy(cnt_worker *w);
+
+/* Makes the table hand every grant it decides to the mailbox of the
+ * ticket's worker; call once the workers exist, before they start. */
+void cnt_worker_route_grants(cnt_server *s);
 
 /* Mails an accepted fd to the worker (any thread); false when memory is
  * short (the caller still owns fd). */

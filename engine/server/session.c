@@ -6,6 +6,8 @@
 
 #include "engine/server/session.h"
 
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "protocol/response.h"
@@ -31,6 +33,8 @@ static inline bool session_names_counter(const cnt_request *req)
 {
     return req->name_len != 0;
 }
+
+static void session_release_held(cnt_session *s);
 
 /* Marks the session failed: memory ran out for its output. */
 static void session_out_of_memory(cnt_session *s)
@@ -165,8 +169,317 @@ static void session_dump(cnt_session *s, const cnt_request *req,
 {
     (void)place;
     s->dumping = true;
+    s->dump_opcode = CNT_OP_DUMP;
     s->dump = (cnt_dump_cursor){0};
     s->dump_opaque = req->opaque;
+}
+
+/* ---- Waiting acquisition and leases ---- */
+
+/* The current reading of the monotonic clock. */
+static uint64_t session_now_ns(const cnt_session_env *env)
+{
+    return cnt_clock_mono_ns(cnt_table_clock(env->table));
+}
+
+/* Arms k's one timer ms milliseconds from now, and tells the worker. */
+static void session_arm(const cnt_session_env *env, cnt_ticket *k,
+                        uint32_t kind, uint32_t ms)
+{
+    uint64_t deadline = session_now_ns(env) + (uint64_t)ms * 1000000u;
+
+    k->timer.kind = kind;
+    cnt_timer_arm(env->wheel, &k->timer, deadline);
+    if (env->timer_armed != NULL)
+        env->timer_armed(env, deadline);
+}
+
+/* Where an event goes: the output, or the held events while a Dump or a
+ * queue listing streams (its records must not be split by an event).
+ * NULL when memory is short. */
+static cnt_outbuf *session_event_buffer(cnt_session *s)
+{
+    if (!s->dumping)
+        return &s->out;
+    if (s->held == NULL) {
+        s->held = malloc(sizeof(*s->held));
+        if (s->held == NULL || !cnt_outbuf_init(s->held, 256)) {
+            free(s->held);
+            s->held = NULL;
+        }
+    }
+    return s->held;
+}
+
+/* Appends an event (magic 0x92) about ticket k, unless the session's close
+ * began (then the client is gone or going, and nothing is sent). */
+static void session_put_event(cnt_session *s, uint8_t code,
+                              const cnt_ticket *k, uint64_t lease_id,
+                              uint32_t value)
+{
+    if (s->ending || s->closing || s->failed)
+        return;
+    cnt_outbuf *o = session_event_buffer(s);
+    uint8_t *p = o ? cnt_outbuf_reserve(o, CNT_EVENT_SIZE(k->name_len))
+                   : NULL;
+    if (p == NULL) {
+        session_out_of_memory(s);
+        return;
+    }
+    cnt_outbuf_commit(o, cnt_encode_event(p, code, k->opaque, lease_id,
+                                          value, k->name, k->name_len));
+}
+
+/* Tells the connection that events wait in the session's output. */
+static void session_wake(cnt_session *s)
+{
+    if (s->env->wake != NULL)
+        s->env->wake(s);
+}
+
+/* Forgets ticket k of this session (out of the set) and frees it unless
+ * its grant is still in flight (the delivery frees it then). */
+static void session_forget(cnt_session *s, cnt_ticket *k, bool free_now)
+{
+    cnt_timer_cancel(s->env->wheel, &k->timer);
+    cnt_tickets_remove(&s->tickets, k);
+    if (free_now)
+        cnt_table_ticket_free(s->env->table, k);
+}
+
+/* The settings a wait_acquire or renew resolves against its name's group:
+ * the group's maximum always, its wait and lease where the request says
+ * CNT_USE_GROUP_DEFAULT. False (UNKNOWN_GROUP) when the request leaves
+ * something to a group and the name is none. */
+static bool session_resolve(const cnt_session_env *env,
+                            const cnt_request *req, uint32_t *maximum,
+                            uint32_t *wait_ms, uint32_t *lease_ms)
+{
+    const cnt_group *g = cnt_groups_find(env->groups, req->name,
+                                         req->name_len);
+    if (g != NULL) {
+        *maximum = g->maximum;
+        if (*wait_ms == CNT_USE_GROUP_DEFAULT)
+            *wait_ms = g->wait_ms;
+        if (*lease_ms == CNT_USE_GROUP_DEFAULT)
+            *lease_ms = g->lease_ms;
+        return true;
+    }
+    return *maximum != 0 && *wait_ms != CNT_USE_GROUP_DEFAULT &&
+           *lease_ms != CNT_USE_GROUP_DEFAULT;
+}
+
+/* Appends the wait_acquire answer: granted (lease id) or queued. */
+static void session_put_wait(cnt_session *s, uint32_t opaque, bool granted,
+                             const cnt_wait_result *a, uint64_t lease_id)
+{
+    uint8_t *p = cnt_outbuf_reserve(&s->out, CNT_WAIT_ANSWER_SIZE);
+    if (p == NULL) {
+        session_out_of_memory(s);
+        return;
+    }
+    cnt_outbuf_commit(&s->out,
+                      cnt_encode_wait_answer(p, opaque,
+                                             granted ? CNT_WAIT_GRANTED
+                                                     : CNT_WAIT_QUEUED,
+                                             a->position, lease_id,
+                                             a->consumption));
+}
+
+/* Wait-acquire: granted now, queued (a granted or timed-out event
+ * follows), or refused with the reason. */
+static void session_wait_acquire(cnt_session *s, const cnt_request *req,
+                                 const cnt_table_place *place)
+{
+    const cnt_session_env *env = s->env;
+    uint32_t maximum = req->maximum, wait_ms = req->wait_ms;
+    uint32_t lease_ms = req->lease_ms;
+    cnt_status st = CNT_STATUS_OK;
+
+    cnt_ticket *old = cnt_tickets_find(&s->tickets, req->name,
+                                       req->name_len);
+    if (!session_resolve(env, req, &maximum, &wait_ms, &lease_ms))
+        st = CNT_STATUS_UNKNOWN_GROUP;
+    else if (req->resources > maximum)
+        st = CNT_STATUS_EXCEEDS_MAXIMUM;
+    else if (old != NULL && old->state != CNT_TICKET_EXPIRED)
+        st = CNT_STATUS_ALREADY_ACTIVE;
+    if (st == CNT_STATUS_OK && old != NULL)
+        session_forget(s, old, true);   /* an expiry already told */
+    if (st == CNT_STATUS_OK && s->tickets.count >= env->max_waits)
+        st = CNT_STATUS_TOO_MANY_WAITS;
+    cnt_ticket *k = NULL;
+    if (st == CNT_STATUS_OK && cnt_tickets_reserve(&s->tickets))
+        k = cnt_table_ticket_new(env->table, req->name, req->name_len);
+    if (st == CNT_STATUS_OK && k == NULL)
+        st = CNT_STATUS_OUT_OF_MEMORY;
+    if (st != CNT_STATUS_OK) {
+        session_put_error(s, req->opcode, st, req->opaque);
+        return;
+    }
+    k->owner = s;
+    k->worker = env->worker;
+    k->resources = req->resources;
+    k->maximum = maximum;
+    k->lease_ms = lease_ms;
+    k->opaque = req->opaque;
+
+    cnt_wait_result a;
+    st = cnt_table_wait_acquire_at(env->table, place, k, wait_ms > 0, &a);
+    if (st != CNT_STATUS_OK) {
+        cnt_table_ticket_free(env->table, k);
+        session_put_error(s, req->opcode, st, req->opaque);
+        return;
+    }
+    cnt_tickets_add(&s->tickets, k);
+    /* Position 0 means granted here, by this thread: nobody else can have
+     * touched k since. A queued k may be granted by another thread at any
+     * moment, so nothing of it but the owner's fields is read. */
+    bool granted = a.position == 0;
+    if (granted && lease_ms != 0)
+        session_arm(env, k, CNT_TIMER_LEASE, lease_ms);
+    else if (!granted)
+        session_arm(env, k, CNT_TIMER_WAIT, wait_ms);
+    session_put_wait(s, req->opaque, granted, &a,
+                     granted ? k->lease_id : 0);
+}
+
+/* Renew: a granted request's lease now ends lease_ms from now. */
+static void session_renew(cnt_session *s, const cnt_request *req,
+                          const cnt_table_place *place)
+{
+    const cnt_session_env *env = s->env;
+    uint32_t maximum = 1, wait_ms = 0, lease_ms = req->lease_ms;
+    uint64_t lease_id = 0;
+    cnt_status st;
+    (void)place;
+
+    cnt_ticket *k = cnt_tickets_find(&s->tickets, req->name, req->name_len);
+    if (!session_resolve(env, req, &maximum, &wait_ms, &lease_ms))
+        st = CNT_STATUS_UNKNOWN_GROUP;
+    else if (lease_ms == 0)
+        st = CNT_STATUS_INVALID;        /* the group's default: no lease */
+    else if (k == NULL)
+        st = CNT_STATUS_NOT_ACQUIRED;
+    else
+        st = cnt_table_ticket_renew(env->table, k, lease_ms, &lease_id);
+    if (st == CNT_STATUS_OK) {
+        session_arm(env, k, CNT_TIMER_LEASE, lease_ms);
+        uint8_t *p = cnt_outbuf_reserve(&s->out, CNT_HEADER_SIZE + 8);
+        if (p == NULL) {
+            session_out_of_memory(s);
+            return;
+        }
+        cnt_outbuf_commit(&s->out,
+                          cnt_encode_u64(p, req->opcode, req->opaque,
+                                         lease_id));
+        return;
+    }
+    if (st == CNT_STATUS_LEASE_EXPIRED)
+        session_forget(s, k, true);     /* acknowledged now */
+    session_put_error(s, req->opcode, st, req->opaque);
+}
+
+/* Wait-release: cancels a queued request or returns a granted one; the
+ * answer says which (resources returned, 0 for a cancelled wait). */
+static void session_wait_release(cnt_session *s, const cnt_request *req,
+                                 const cnt_table_place *place)
+{
+    (void)place;
+    cnt_ticket *k = cnt_tickets_find(&s->tickets, req->name, req->name_len);
+    if (k == NULL) {
+        session_put_error(s, req->opcode, CNT_STATUS_NOT_ACQUIRED,
+                          req->opaque);
+        return;
+    }
+    cnt_ticket_outcome o;
+    cnt_table_ticket_end(s->env->table, k, &o);
+    session_forget(s, k, o.free_now);
+    if (o.was == CNT_TICKET_EXPIRED)
+        session_put_error(s, req->opcode, CNT_STATUS_LEASE_EXPIRED,
+                          req->opaque);
+    else
+        session_put_u32(s, req->opcode, req->opaque, o.returned);
+}
+
+/* Queues: starts the listing; session_dump_step writes it as output
+ * drains. */
+static void session_queues(cnt_session *s, const cnt_request *req,
+                           const cnt_table_place *place)
+{
+    (void)place;
+    s->dumping = true;
+    s->dump_opcode = CNT_OP_QUEUES;
+    s->queues_stripe = 0;
+    s->dump_opaque = req->opaque;
+}
+
+/* Takes a grant delivered through the worker's mailbox. */
+void cnt_session_deliver(const cnt_session_env *env, cnt_ticket *k)
+{
+    uint32_t consumption = 0;
+
+    if (!cnt_table_ticket_delivered(env->table, k, &consumption)) {
+        cnt_table_ticket_free(env->table, k);   /* its owner ended it */
+        return;
+    }
+    cnt_session *s = k->owner;
+    cnt_timer_cancel(env->wheel, &k->timer);
+    if (k->lease_ms != 0)
+        session_arm(env, k, CNT_TIMER_LEASE, k->lease_ms);
+    session_put_event(s, CNT_EVENT_GRANTED, k, k->lease_id, consumption);
+    session_wake(s);
+}
+
+/* A ticket's timer is due: its wait timed out or its lease expired. */
+void cnt_session_fire(cnt_timer *t, void *ctx)
+{
+    const cnt_session_env *env = ctx;
+    cnt_ticket *k = (cnt_ticket *)((uint8_t *)t - offsetof(cnt_ticket,
+                                                             timer));
+    cnt_session *s = k->owner;
+    uint32_t released = 0;
+
+    if (t->kind == CNT_TIMER_WAIT) {
+        /* False: granted meanwhile; its delivery is on the way. */
+        if (!cnt_table_ticket_timeout(env->table, k))
+            return;
+        session_put_event(s, CNT_EVENT_TIMED_OUT, k, 0, 0);
+        session_forget(s, k, true);
+    } else {
+        if (!cnt_table_ticket_expire(env->table, k, &released))
+            return;
+        /* The ticket stays, EXPIRED, until the client acknowledges it
+         * (renew and release answer "lease expired") or asks again. */
+        session_put_event(s, CNT_EVENT_LEASE_EXPIRED, k, k->lease_id,
+                          released);
+    }
+    session_wake(s);
+}
+
+/* Ends one ticket of a stopping server's session, with a shutdown event. */
+static void session_shutdown_one(cnt_ticket *k, void *ctx)
+{
+    cnt_session *s = ctx;
+    cnt_ticket_outcome o;
+
+    cnt_timer_cancel(s->env->wheel, &k->timer);
+    cnt_table_ticket_end(s->env->table, k, &o);
+    if (o.was != CNT_TICKET_EXPIRED)
+        session_put_event(s, CNT_EVENT_SHUTDOWN, k, 0, o.returned);
+    if (o.free_now)
+        cnt_table_ticket_free(s->env->table, k);
+}
+
+/* Ends every ticket with a shutdown event; a stream in progress is cut
+ * short (its held events go out first). */
+void cnt_session_shutdown(cnt_session *s)
+{
+    if (s->dumping && s->dump_opcode == CNT_OP_DUMP)
+        cnt_table_dump_cancel(s->env->table, &s->dump);
+    s->dumping = false;
+    session_release_held(s);
+    cnt_tickets_drain(&s->tickets, session_shutdown_one, s);
 }
 
 /* The handler table: one row per opcode the server answers. An opcode
@@ -178,6 +491,10 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_RELEASE] = {session_release},
     [CNT_OP_STATS] = {session_stats},
     [CNT_OP_DUMP] = {session_dump},
+    [CNT_OP_WAIT_ACQUIRE] = {session_wait_acquire},
+    [CNT_OP_RENEW] = {session_renew},
+    [CNT_OP_WAIT_RELEASE] = {session_wait_release},
+    [CNT_OP_QUEUES] = {session_queues},
 };
 
 /* Dump callback: appends one record; asks to stop once the output is
@@ -199,20 +516,66 @@ static bool session_dump_record(void *ctx, const uint8_t *name, uint16_t len,
     return !cnt_outbuf_full(&s->out);
 }
 
-/* Emits Dump records until the output is full or the table ends (then the
- * end marker, and the Dump is over). Returns true when it stopped for
- * neither: it looked at its share of (empty) buckets, and the turn should
- * end so that the worker's other connections get theirs. */
+/* Queue listing callback: appends one record; asks to stop once the
+ * output is full. */
+static bool session_queues_record(void *ctx, const uint8_t *name,
+                                  uint16_t len, uint32_t consumption,
+                                  uint32_t waiting)
+{
+    cnt_session *s = ctx;
+    if (s->failed)
+        return false;
+    uint8_t *p = cnt_outbuf_reserve(&s->out, CNT_QUEUES_RECORD_SIZE(len));
+    if (p == NULL) {
+        session_out_of_memory(s);
+        return false;
+    }
+    cnt_outbuf_commit(&s->out,
+                      cnt_encode_queues_record(p, s->dump_opaque,
+                                               consumption, waiting, name,
+                                               len));
+    return !cnt_outbuf_full(&s->out);
+}
+
+/* Moves the events held during a stream behind its end marker. */
+static void session_release_held(cnt_session *s)
+{
+    cnt_outbuf *h = s->held;
+
+    s->held = NULL;
+    if (h == NULL)
+        return;
+    size_t n = cnt_outbuf_pending(h);
+    uint8_t *p = n ? cnt_outbuf_reserve(&s->out, n) : NULL;
+    if (n > 0 && p == NULL)
+        session_out_of_memory(s);
+    else if (n > 0) {
+        memcpy(p, cnt_outbuf_data(h), n);
+        cnt_outbuf_commit(&s->out, n);
+    }
+    cnt_outbuf_destroy(h);
+    free(h);
+}
+
+/* Emits Dump (or queue listing) records until the output is full or the
+ * table ends (then the end marker, and the stream is over). Returns true
+ * when it stopped for neither: it looked at its share of (empty) buckets,
+ * and the turn should end so that the worker's other connections get
+ * theirs. */
 static bool session_dump_step(cnt_session *s)
 {
-    bool done = cnt_table_dump(s->env->table, &s->dump, session_dump_record,
-                               s);
+    bool done = s->dump_opcode == CNT_OP_QUEUES
+                    ? cnt_table_queues(s->env->table, &s->queues_stripe,
+                                       session_queues_record, s)
+                    : cnt_table_dump(s->env->table, &s->dump,
+                                     session_dump_record, s);
     if (s->failed)
         return false;
     if (!done)
         return !cnt_outbuf_full(&s->out);
-    session_put_empty(s, CNT_OP_DUMP, s->dump_opaque);
+    session_put_empty(s, s->dump_opcode, s->dump_opaque);
     s->dumping = false;
+    session_release_held(s);
     return false;
 }
 
@@ -363,16 +726,37 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
     if (!cnt_outbuf_init(&s->out, CNT_OUTBUF_INITIAL))
         return false;
     cnt_holdings_init(&s->holdings);
+    cnt_tickets_init(&s->tickets);
     return true;
 }
 
-/* Ends the session: its Dump, its holdings, its memory. */
+/* Ends one ticket of an ending session (no event: the client is gone). */
+static void session_end_one(cnt_ticket *k, void *ctx)
+{
+    cnt_session *s = ctx;
+    cnt_ticket_outcome o;
+
+    cnt_timer_cancel(s->env->wheel, &k->timer);
+    cnt_table_ticket_end(s->env->table, k, &o);
+    if (o.free_now)
+        cnt_table_ticket_free(s->env->table, k);
+}
+
+/* Ends the session: its Dump, its tickets, its holdings, its memory. */
 void cnt_session_end(cnt_session *s)
 {
-    if (s->dumping)
+    s->ending = true;
+    if (s->dumping && s->dump_opcode == CNT_OP_DUMP)
         cnt_table_dump_cancel(s->env->table, &s->dump);
     s->dumping = false;
+    cnt_tickets_drain(&s->tickets, session_end_one, s);
+    cnt_tickets_destroy(&s->tickets);
     cnt_table_release_all(s->env->table, &s->holdings);
     cnt_holdings_destroy(&s->holdings);
+    if (s->held != NULL) {
+        cnt_outbuf_destroy(s->held);
+        free(s->held);
+        s->held = NULL;
+    }
     cnt_outbuf_destroy(&s->out);
 }

@@ -11,11 +11,16 @@
 #include <stdint.h>
 
 #include "engine/core/gc.h"
+#include "engine/core/groups.h"
 #include "engine/core/holdings.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
+#include "engine/core/ticket.h"
+#include "engine/core/wheel.h"
 #include "engine/server/outbuf.h"
 #include "protocol/request.h"
+
+typedef struct cnt_session cnt_session;
 
 /* What a session needs from its worker; shared by all the worker's
  * sessions and outliving them. */
@@ -24,26 +29,49 @@ typedef struct cnt_session_env {
     const cnt_stats *stats;         /* for the Stats opcode; may be NULL */
     const cnt_gc *gc;               /* for the Stats opcode; may be NULL */
     cnt_stats_slot *slot;           /* where requests are counted */
+    /* Waiting acquisition: the server-defined groups (NULL: none), the cap
+     * of outstanding wait_acquire requests per session, the wheel that
+     * holds the deadlines of this worker's sessions, and the index of the
+     * worker (stamped on tickets, so grants find their way back). */
+    const cnt_groups *groups;
+    uint32_t max_waits;
+    cnt_wheel *wheel;
+    uint16_t worker;
+    /* Called when a session got output outside cnt_session_feed (an event:
+     * a grant, a timeout, an expiry), so that its connection sends it. */
+    void (*wake)(cnt_session *s);
+    /* Called after a session armed a timer due at deadline_ns, so that the
+     * worker's loop wakes up in time for it. */
+    void (*timer_armed)(const struct cnt_session_env *env,
+                        uint64_t deadline_ns);
+    void *owner;                    /* the worker, for the two hooks */
 } cnt_session_env;
 
 /* The fields are the session's; callers read out and the stop reasons. */
-typedef struct cnt_session {
+struct cnt_session {
     const cnt_session_env *env;
-    /* Answers in request order. Server-initiated packets (lease expiry,
-     * wait grants: magic 0x92) will be appended here between answers, at
-     * the moment they happen, so ordering needs no second queue. */
+    /* Answers in request order. Server-initiated packets (events: magic
+     * 0x92) are appended here between answers, at the moment they happen,
+     * except while a Dump or a queue listing streams its records: they wait
+     * in held (allocated then) and follow its end marker. */
     cnt_outbuf out;
+    cnt_outbuf *held;
     cnt_holdings holdings;          /* what this client has acquired */
     uint64_t skip;                  /* body bytes still to discard unread */
 
-    /* A Dump in progress: records stream out as the output drains; later
-     * requests wait in the input until its end marker is out. */
+    /* A Dump or a queue listing in progress: records stream out as the
+     * output drains; later requests wait in the input until its end marker
+     * is out. */
     bool dumping;
+    uint8_t dump_opcode;            /* CNT_OP_DUMP or CNT_OP_QUEUES */
     cnt_dump_cursor dump;
+    size_t queues_stripe;           /* where a queue listing has got to */
     uint32_t dump_opaque;
 
-    /* Outstanding operations that outlive one request (waits, leases) will
-     * hang off the session here, as a list that cnt_session_end cancels. */
+    /* The wait_acquire requests this client has outstanding (queued,
+     * granted, or expired and not yet acknowledged), one per name. */
+    cnt_tickets tickets;
+    bool ending;                    /* cnt_session_end began: no events */
 
     /* Why the last cnt_session_feed stopped, besides using up its input. */
     size_t need;                    /* the incomplete request at the front
@@ -53,14 +81,15 @@ typedef struct cnt_session {
                                        turn budget with work left */
     bool closing;                   /* framing lost: takes no more input */
     bool failed;                    /* out of memory: end the session now */
-} cnt_session;
+};
 
 /* Prepares a session (allocates its output buffer); false when memory is
  * short. env must outlive it. */
 bool cnt_session_init(cnt_session *s, const cnt_session_env *env);
 
-/* Ends the session: stops its Dump, releases everything its ledger holds
- * and frees its memory. */
+/* Ends the session: stops its Dump, ends its tickets (cancelling waits,
+ * returning grants), releases everything its ledger holds and frees its
+ * memory. */
 void cnt_session_end(cnt_session *s);
 
 /* Takes request bytes in[0..len) (the unconsumed input, oldest first) and
@@ -71,6 +100,21 @@ void cnt_session_end(cnt_session *s);
  * Returns how many bytes it consumed; the caller drops them and passes the
  * rest, with whatever arrived since, next time. */
 size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len);
+
+/* Takes a grant that reached the session's worker through the mailbox
+ * (any session of that worker: the ticket names its owner): tells the
+ * client, arms the lease; or frees the ticket when its owner ended it
+ * meanwhile. */
+void cnt_session_deliver(const cnt_session_env *env, cnt_ticket *k);
+
+/* Fires a due timer of the worker's wheel (a ticket's wait or lease); the
+ * wheel's cnt_timer_fire_fn, with the env as context. */
+void cnt_session_fire(cnt_timer *t, void *env);
+
+/* The server is stopping: ends every ticket of the session, telling the
+ * client of each with a shutdown event (the caller sends what it can
+ * before closing). */
+void cnt_session_shutdown(cnt_session *s);
 
 /* Answers one request the decoder returned as CNT_DECODE_OK or
  * CNT_DECODE_ERROR (counting it in Stats); the caller deals with its bytes.

@@ -1,7 +1,9 @@
 /* worker.c: a worker thread of the counter port: its own lock-free event
- * base, the connections it owns, the mail other threads send it (today the
- * sockets the acceptor hands over), and a clean stop that releases every
- * connection's holdings. */
+ * base, the connections it owns, the mail other threads send it (the
+ * sockets the acceptor hands over, the grants of its waiting tickets), the
+ * timing wheel of its tickets' deadlines with the one libevent timer that
+ * drives it, and a clean stop that tells every waiter and holder and
+ * releases every connection's holdings. */
 #include "config.h"
 
 #include "engine/server/server_int.h"
@@ -31,6 +33,81 @@ static void worker_on_close(void *owner, cnt_connection *c)
     atomic_fetch_sub(&w->server->open_connections, 1);
 }
 
+/* The monotonic clock's reading for the worker's wheel. */
+static uint64_t worker_now_ns(const cnt_worker *w)
+{
+    return cnt_clock_mono_ns(cnt_table_clock(w->server->table));
+}
+
+/* Sets the loop's timer for deadline (ns), or clears it for UINT64_MAX. */
+static void worker_tick_set(cnt_worker *w, uint64_t deadline)
+{
+    w->tick_at = deadline;
+    if (deadline == UINT64_MAX) {
+        evtimer_del(w->tick);
+        return;
+    }
+    uint64_t now = worker_now_ns(w);
+    uint64_t wait = deadline > now ? deadline - now : 0;
+    /* Rounded up to the microsecond: waking early would only find the
+     * wheel's tick not yet due and set the timer again. */
+    uint64_t us = (wait + 999u) / 1000u;
+    struct timeval tv = {.tv_sec = (time_t)(us / 1000000u),
+                         .tv_usec = (suseconds_t)(us % 1000000u)};
+    evtimer_add(w->tick, &tv);
+}
+
+/* Session hook: a timer was armed for deadline; wake in time for it. */
+static void worker_timer_armed(const cnt_session_env *env, uint64_t deadline)
+{
+    cnt_worker *w = env->owner;
+
+    if (deadline < w->tick_at && w->tick != NULL)
+        worker_tick_set(w, deadline);
+}
+
+/* The loop's timer: fires the due timers of the wheel, then sets itself
+ * for the next deadline. */
+static void worker_on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    cnt_worker *w = arg;
+    (void)fd;
+    (void)what;
+    w->tick_at = UINT64_MAX;
+    cnt_wheel_advance(&w->wheel, worker_now_ns(w), cnt_session_fire,
+                      &w->env.session);
+    worker_tick_set(w, cnt_wheel_next_deadline(&w->wheel));
+}
+
+/* Takes the grants queued in the mailbox and tells their clients (or
+ * frees the tickets whose owners ended meanwhile). */
+static void worker_take_grants(cnt_worker *w)
+{
+    cnt_ticket *k = cnt_mailbox_take_grants(&w->mail);
+    while (k != NULL) {
+        cnt_ticket *next = k->next;
+        cnt_session_deliver(&w->env.session, k);
+        k = next;
+    }
+}
+
+/* The table's grant sink: a ticket granted by any thread goes to the
+ * mailbox of the worker that owns its connection. */
+static void worker_grant_sink(void *ctx, cnt_ticket *k)
+{
+    cnt_server *s = ctx;
+
+    cnt_mailbox_post_grant(&s->workers[k->worker].mail, k);
+}
+
+/* Routes the table's grants to the workers' mailboxes. */
+void cnt_worker_route_grants(cnt_server *s)
+{
+    cnt_grant_sink sink = {worker_grant_sink, s};
+
+    cnt_table_set_grant_sink(s->table, &sink);
+}
+
 /* Prepares worker index i of s (its mailbox, no thread yet); false after
  * logging when that fails. */
 bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
@@ -50,6 +127,16 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.stats = s->stats;
     w->env.session.gc = s->gc;
     w->env.session.slot = cnt_stats_slot_get(s->stats, i);
+    w->env.session.groups = s->config.groups;
+    w->env.session.max_waits = s->config.max_waits;
+    w->env.session.wheel = &w->wheel;
+    w->env.session.worker = (uint16_t)i;
+    w->env.session.wake = cnt_connection_wake;
+    w->env.session.timer_armed = worker_timer_armed;
+    w->env.session.owner = w;
+    w->tick_at = UINT64_MAX;
+    cnt_wheel_init(&w->wheel,
+                   cnt_clock_mono_ns(cnt_table_clock(s->table)));
     w->env.log = &s->log;
     w->env.on_close = worker_on_close;
     w->env.owner = w;
@@ -145,14 +232,6 @@ static void worker_deliver(cnt_worker *w, const cnt_mail *m)
     case CNT_MAIL_NEW_CONNECTION:
         worker_adopt(w, m->u.fd);
         break;
-    case CNT_MAIL_GRANT:
-    case CNT_MAIL_CANCEL:
-    case CNT_MAIL_EVENT:
-        /* Declared for waits, leases and events; nobody sends them yet. */
-        cnt_log(&w->server->log, CNT_LOG_WARNING,
-                "counter: worker %u: unexpected mail of kind %d", w->index,
-                (int)m->kind);
-        break;
     }
 }
 
@@ -174,6 +253,7 @@ static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
         event_base_loopbreak(w->base);
         return;
     }
+    worker_take_grants(w);
     size_t n = cnt_mailbox_take(&w->mail, mail, CNT_WORKER_BATCH, &more);
     for (size_t k = 0; k < n; k++)
         worker_deliver(w, &mail[k]);
@@ -189,9 +269,13 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Frees the worker's event base and its doorbell event. */
+/* Frees the worker's event base and its doorbell and timer events. */
 static void worker_free_base(cnt_worker *w)
 {
+    if (w->tick != NULL)
+        event_free(w->tick);
+    w->tick = NULL;
+    w->tick_at = UINT64_MAX;
     if (w->notify != NULL)
         event_free(w->notify);
     if (w->base != NULL)
@@ -218,10 +302,13 @@ int cnt_worker_start(cnt_worker *w)
 {
     atomic_store(&w->stopping, false);
     w->base = worker_base_new();
-    if (w->base != NULL)
+    if (w->base != NULL) {
         w->notify = event_new(w->base, cnt_mailbox_doorbell(&w->mail),
                               EV_READ | EV_PERSIST, worker_on_notify, w);
-    if (w->notify == NULL || event_add(w->notify, NULL) != 0) {
+        w->tick = evtimer_new(w->base, worker_on_tick, w);
+    }
+    if (w->notify == NULL || w->tick == NULL ||
+        event_add(w->notify, NULL) != 0) {
         worker_free_base(w);
         return ENOMEM;
     }
@@ -255,9 +342,14 @@ void cnt_worker_stop(cnt_worker *w)
     cnt_worker_halt(w);
     if (w->base == NULL)
         return;
-    /* The thread is gone: this thread may now touch its connections. */
+    /* The thread is gone: this thread may now touch its connections.
+     * Every waiter and holder hears of the shutdown first. */
     while (w->conns != NULL)
-        cnt_connection_free(w->conns);
+        cnt_connection_shutdown(w->conns);
+    /* Grants still queued are of tickets whose owners have just ended
+     * (orphans, freed here). */
+    worker_take_grants(w);
+    cnt_wheel_destroy(&w->wheel);
     cnt_mail mail[CNT_WORKER_BATCH];
     bool more = true;
     while (more) {
