@@ -10,9 +10,10 @@
 #include "protocol/request.h"
 #include "protocol/response.h"
 
-/* Besides the server-side decoder, the client-side decoders (responses,
- * Dump records, Stats pairs) read the same bytes: counterctl and the tests
- * rely on them against a server that may be wrong. */
+/* Besides the server-side decoder, the client-side decoders (responses
+ * and events, Dump and Queues records, Stats pairs, the extension answers)
+ * read the same bytes: counterctl and the tests rely on them against a
+ * server that may be wrong. */
 
 /* A simulated connection: the server's input buffer and its skip count. */
 typedef struct sim_conn {
@@ -41,9 +42,10 @@ static void digest_bytes(uint64_t *d, const void *p, size_t n)
 static void digest_step(sim_conn *c, cnt_decode_result r,
                         const cnt_request *req)
 {
-    uint64_t f[9] = { r, req->opcode, req->opaque, req->body_len, req->size,
-                      req->resources, req->maximum, req->name_len,
-                      req->status };
+    uint64_t f[11] = { r, req->opcode, req->opaque, req->body_len,
+                       req->size, req->resources, req->maximum,
+                       req->wait_ms, req->lease_ms, req->name_len,
+                       req->status };
     digest_bytes(&c->digest, f, sizeof f);
     if (req->name != NULL)
         digest_bytes(&c->digest, req->name, req->name_len);
@@ -86,8 +88,14 @@ static void check_request(const sim_conn *c, const cnt_request *req)
     FUZZ_CHECK(req->magic == CNT_MAGIC_REQUEST);
     FUZZ_CHECK(req->opcode == b[CNT_OFF_OPCODE]);
     FUZZ_CHECK(req->status == CNT_STATUS_OK);
+    /* Only Wait_acquire and Renew have these fields. */
+    if (req->opcode != CNT_OP_WAIT_ACQUIRE)
+        FUZZ_CHECK(req->wait_ms == 0);
+    if (req->opcode != CNT_OP_WAIT_ACQUIRE && req->opcode != CNT_OP_RENEW)
+        FUZZ_CHECK(req->lease_ms == 0);
     switch (req->opcode) {
     case CNT_OP_NOOP: case CNT_OP_STATS: case CNT_OP_DUMP:
+    case CNT_OP_QUEUES:
         /* Their bodies are skipped, so they may not be buffered yet. */
         FUZZ_CHECK(req->name == NULL && req->name_len == 0);
         FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
@@ -106,6 +114,25 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         check_name(c, req, 6);
         FUZZ_CHECK(req->resources == cnt_get_u32(body));
         FUZZ_CHECK(req->maximum == 0);
+        break;
+    case CNT_OP_WAIT_ACQUIRE:
+        /* Any maximum: one below resources is the server's answer. */
+        check_name(c, req, 18);
+        FUZZ_CHECK(req->resources == cnt_get_u32(body));
+        FUZZ_CHECK(req->maximum == cnt_get_u32(body + 4));
+        FUZZ_CHECK(req->wait_ms == cnt_get_u32(body + 8));
+        FUZZ_CHECK(req->lease_ms == cnt_get_u32(body + 12));
+        FUZZ_CHECK(req->resources >= 1);
+        break;
+    case CNT_OP_RENEW:
+        check_name(c, req, 6);
+        FUZZ_CHECK(req->lease_ms == cnt_get_u32(body));
+        FUZZ_CHECK(req->lease_ms >= 1);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
+        break;
+    case CNT_OP_WAIT_RELEASE:
+        check_name(c, req, 2);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
         break;
     default:
         FUZZ_CHECK(!"unknown opcode decoded as a request");
@@ -215,10 +242,37 @@ static void fuzz_client_side(const uint8_t *p, size_t n)
     while (cnt_response_decode(p, n, &res) == CNT_DECODE_OK) {
         FUZZ_CHECK(res.size == CNT_HEADER_SIZE + (uint64_t)res.body_len);
         FUZZ_CHECK(res.size <= n && res.body == p + CNT_HEADER_SIZE);
+        const uint8_t *body_end = res.body + res.body_len;
         cnt_dump_record rec;
         if (cnt_dump_record_parse(&res, &rec) && rec.name_len > 0)
             FUZZ_CHECK(rec.name >= res.body && rec.name + rec.name_len <=
-                       res.body + res.body_len);
+                       body_end);
+        cnt_queues_record qrec;
+        if (cnt_parse_queues_record(&res, &qrec)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(qrec.name == res.body + CNT_QUEUES_FIXED &&
+                       qrec.name + qrec.name_len <= body_end);
+        }
+        cnt_event_packet ev;
+        if (cnt_parse_event(&res, &ev)) {
+            FUZZ_CHECK(cnt_response_is_event(&res));
+            FUZZ_CHECK(ev.code == res.opcode);
+            FUZZ_CHECK(ev.name == res.body + CNT_EVENT_FIXED &&
+                       ev.name + ev.name_len <= body_end);
+        }
+        cnt_wait_answer ans;
+        if (cnt_parse_wait_answer(&res, &ans)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.body_len >= CNT_WANS_FIXED);
+            FUZZ_CHECK(ans.state == CNT_WAIT_GRANTED ||
+                       ans.state == CNT_WAIT_QUEUED);
+        }
+        uint64_t lease_id;
+        if (cnt_parse_renew_answer(&res, &lease_id))
+            FUZZ_CHECK(res.body_len >= 8 && !cnt_response_is_event(&res));
+        uint32_t returned;
+        if (cnt_parse_wait_release_answer(&res, &returned))
+            FUZZ_CHECK(res.body_len >= 4 && !cnt_response_is_event(&res));
         size_t pos = 0;
         const char *name, *value;
         uint16_t nl, vl;

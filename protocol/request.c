@@ -25,7 +25,7 @@ size_t cnt_encode_request_header(uint8_t *out, uint8_t opcode,
     return CNT_HEADER_SIZE;
 }
 
-/* Writes a request without a body (Noop, Stats, Dump). */
+/* Writes a request without a body (Noop, Stats, Dump, Queues). */
 size_t cnt_encode_simple(uint8_t *out, uint8_t opcode, uint32_t opaque)
 {
     return cnt_encode_request_header(out, opcode, 0, opaque);
@@ -80,6 +80,55 @@ size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
            put_name(body + CNT_REL_OFF_NAMELEN, name, name_len);
 }
 
+/* Writes a Wait_acquire request. */
+size_t cnt_encode_wait_acquire(uint8_t *out, uint32_t opaque,
+                               uint32_t resources, uint32_t maximum,
+                               uint32_t wait_ms, uint32_t lease_ms,
+                               const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_WAIT_ACQUIRE,
+                              CNT_WACQ_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_WACQ_OFF_RESOURCES, resources);
+    cnt_put_u32(body + CNT_WACQ_OFF_MAXIMUM, maximum);
+    cnt_put_u32(body + CNT_WACQ_OFF_WAIT, wait_ms);
+    cnt_put_u32(body + CNT_WACQ_OFF_LEASE, lease_ms);
+    return CNT_HEADER_SIZE + CNT_WACQ_OFF_NAMELEN +
+           put_name(body + CNT_WACQ_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Renew request. */
+size_t cnt_encode_renew(uint8_t *out, uint32_t opaque, uint32_t lease_ms,
+                        const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_RENEW,
+                              CNT_RENEW_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_RENEW_OFF_LEASE, lease_ms);
+    return CNT_HEADER_SIZE + CNT_RENEW_OFF_NAMELEN +
+           put_name(body + CNT_RENEW_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Wait_release request. */
+size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
+                               const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_WAIT_RELEASE,
+                              CNT_WREL_FIXED + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE + CNT_WREL_OFF_NAMELEN +
+           put_name(body + CNT_WREL_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Queues request. */
+size_t cnt_encode_queues(uint8_t *out, uint32_t opaque)
+{
+    return cnt_encode_request_header(out, CNT_OP_QUEUES, 0, opaque);
+}
+
 /* ---- Decoder ---- */
 
 /* decode_known must be inlined into each case of the opcode switch: that
@@ -102,7 +151,8 @@ static cnt_decode_result decode_error(cnt_request *req, cnt_status status)
  * reading the fields the row lists and running its checks. The checks run
  * in the reference's order, which decides the answer when a body has
  * several faults: too short a body, then the numbers, then an empty name,
- * then a name running past the body. */
+ * then a name running past the body (the extension opcodes follow the
+ * same order; every fault answers 0x04 anyway). */
 static ALWAYS_INLINE cnt_decode_result
 decode_known(const uint8_t *buf, size_t len, cnt_request *req,
              const cnt_opcode_row row)
@@ -129,10 +179,16 @@ decode_known(const uint8_t *buf, size_t len, cnt_request *req,
         req->resources = cnt_get_u32(body + row.off_resources);
     if (row.off_maximum != CNT_FIELD_NONE)
         req->maximum = cnt_get_u32(body + row.off_maximum);
+    if (row.off_wait != CNT_FIELD_NONE)
+        req->wait_ms = cnt_get_u32(body + row.off_wait);
+    if (row.off_lease != CNT_FIELD_NONE)
+        req->lease_ms = cnt_get_u32(body + row.off_lease);
     if ((row.checks & CNT_CHECK_RESOURCES_NONZERO) && req->resources == 0)
         return decode_error(req, CNT_STATUS_INVALID);
     if ((row.checks & CNT_CHECK_MAXIMUM_COVERS) &&
         req->maximum < req->resources)
+        return decode_error(req, CNT_STATUS_INVALID);
+    if ((row.checks & CNT_CHECK_LEASE_NONZERO) && req->lease_ms == 0)
         return decode_error(req, CNT_STATUS_INVALID);
     if (row.off_namelen != CNT_FIELD_NONE) {
         uint16_t name_len = cnt_get_u16(body + row.off_namelen);

@@ -14,7 +14,7 @@
 size_t cnt_encode_request_header(uint8_t *out, uint8_t opcode,
                                  uint32_t body_len, uint32_t opaque);
 
-/* Writes a Noop, Stats or Dump request (no body). */
+/* Writes a Noop, Stats, Dump or Queues request (no body). */
 size_t cnt_encode_simple(uint8_t *out, uint8_t opcode, uint32_t opaque);
 
 /* Writes a Get request; out needs CNT_HEADER_SIZE + 2 + name_len bytes. */
@@ -30,6 +30,26 @@ size_t cnt_encode_acquire(uint8_t *out, uint32_t opaque, uint32_t resources,
 size_t cnt_encode_release(uint8_t *out, uint32_t opaque, uint32_t resources,
                           const void *name, uint16_t name_len);
 
+/* Writes a Wait_acquire request; out needs CNT_HEADER_SIZE + 18 +
+ * name_len bytes. maximum 0 and wait_ms or lease_ms CNT_USE_GROUP_DEFAULT
+ * take the group's settings. */
+size_t cnt_encode_wait_acquire(uint8_t *out, uint32_t opaque,
+                               uint32_t resources, uint32_t maximum,
+                               uint32_t wait_ms, uint32_t lease_ms,
+                               const void *name, uint16_t name_len);
+
+/* Writes a Renew request; out needs CNT_HEADER_SIZE + 6 + name_len. */
+size_t cnt_encode_renew(uint8_t *out, uint32_t opaque, uint32_t lease_ms,
+                        const void *name, uint16_t name_len);
+
+/* Writes a Wait_release request; out needs CNT_HEADER_SIZE + 2 +
+ * name_len. */
+size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
+                               const void *name, uint16_t name_len);
+
+/* Writes a Queues request (no body); out needs CNT_HEADER_SIZE. */
+size_t cnt_encode_queues(uint8_t *out, uint32_t opaque);
+
 /* ---- Decoder (server side) ---- */
 
 /* A decoded request. Fields not used by the opcode are zero. The fields
@@ -42,9 +62,11 @@ typedef struct cnt_request {
     uint32_t opaque;
     uint32_t body_len;      /* as declared in the header */
     uint64_t size;          /* header + declared body */
-    uint32_t resources;     /* Acquire, Release */
-    uint32_t maximum;       /* Acquire */
-    const uint8_t *name;    /* Get, Acquire, Release: points into buf */
+    uint32_t resources;     /* Acquire, Release, Wait_acquire */
+    uint32_t maximum;       /* Acquire, Wait_acquire */
+    uint32_t wait_ms;       /* Wait_acquire */
+    uint32_t lease_ms;      /* Wait_acquire, Renew */
+    const uint8_t *name;    /* opcodes with a body: points into buf */
     uint16_t name_len;
     cnt_status status;      /* CNT_DECODE_ERROR: the status to answer */
 } cnt_request;
@@ -55,8 +77,8 @@ typedef struct cnt_request {
  *   exceeds CNT_REQUEST_MAX.
  * - CNT_DECODE_OK: a valid request; req->name points into buf and
  *   req->size bytes belong to it. For an opcode whose body is skipped
- *   (Noop, Stats, Dump) this comes as soon as the header is in, and the
- *   body may not be buffered yet.
+ *   (Noop, Stats, Dump, Queues) this comes as soon as the header is in,
+ *   and the body may not be buffered yet.
  * - CNT_DECODE_ERROR: answer req->status (0x04 or 0x81) with its text.
  *   req->size bytes of the stream belong to the request; that may be more
  *   than is buffered (a huge declared body): the caller discards the rest

@@ -1,6 +1,7 @@
-/* response.c: responses, both ways. Every response the server encodes
- * copies the request's opcode and opaque (also for unknown opcodes, unlike
- * the reference: see doc/protocol.md); the caller provides the room the
+/* response.c: responses and events, both ways. Every response the server
+ * encodes copies the request's opcode and opaque (also for unknown
+ * opcodes, unlike the reference: see doc/protocol.md); an event carries
+ * the opaque of the request it is about. The caller provides the room the
  * header asks for. The client-side decoder is incremental and never trusts
  * a declared body length for memory. */
 #include "config.h"
@@ -71,6 +72,70 @@ size_t cnt_encode_dump_record(uint8_t *out, uint32_t opaque, uint32_t current,
     return CNT_DUMP_RECORD_SIZE(name_len);
 }
 
+/* Writes a status-0 response whose body is one u64. */
+size_t cnt_encode_u64(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                      uint64_t value)
+{
+    cnt_encode_response_header(out, opcode, CNT_STATUS_OK, 8, opaque);
+    cnt_put_u64(out + CNT_HEADER_SIZE, value);
+    return CNT_U64_RESPONSE_SIZE;
+}
+
+/* Writes a status-0 Wait_acquire answer. */
+size_t cnt_encode_wait_answer(uint8_t *out, uint32_t opaque, uint8_t state,
+                              uint32_t position, uint64_t lease_id,
+                              uint32_t consumption)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_WAIT_ACQUIRE, CNT_STATUS_OK,
+                               CNT_WANS_FIXED, opaque);
+    /* The state's byte and three zero bytes after it. */
+    cnt_put_u32(body + CNT_WANS_OFF_STATE, (uint32_t)state << 24);
+    cnt_put_u32(body + CNT_WANS_OFF_POSITION, position);
+    cnt_put_u64(body + CNT_WANS_OFF_LEASE_ID, lease_id);
+    cnt_put_u32(body + CNT_WANS_OFF_CONSUMPTION, consumption);
+    return CNT_WAIT_ANSWER_SIZE;
+}
+
+/* Writes one Queues record response (opcode 0x23, status 0). */
+size_t cnt_encode_queues_record(uint8_t *out, uint32_t opaque,
+                                uint32_t consumption, uint32_t queue_len,
+                                const uint8_t *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_QUEUES, CNT_STATUS_OK,
+                               CNT_QUEUES_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_QUEUES_OFF_CONSUMPTION, consumption);
+    cnt_put_u32(body + CNT_QUEUES_OFF_LENGTH, queue_len);
+    cnt_put_u16(body + CNT_QUEUES_OFF_NAMELEN, name_len);
+    if (name_len > 0)
+        memcpy(body + CNT_QUEUES_FIXED, name, name_len);
+    return CNT_QUEUES_RECORD_SIZE(name_len);
+}
+
+/* Writes an event packet (magic 0x92, status and reserved 0). */
+size_t cnt_encode_event(uint8_t *out, uint8_t code, uint32_t opaque,
+                        uint64_t lease_id, uint32_t value,
+                        const uint8_t *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    out[CNT_OFF_MAGIC] = CNT_MAGIC_NOTICE;
+    out[CNT_OFF_OPCODE] = code;
+    out[CNT_OFF_STATUS] = CNT_STATUS_OK;
+    out[CNT_OFF_RESERVED] = 0;
+    cnt_put_u32(out + CNT_OFF_BODYLEN, CNT_EVENT_FIXED + (uint32_t)name_len);
+    cnt_put_u32(out + CNT_OFF_OPAQUE, opaque);
+    cnt_put_u64(body + CNT_EVENT_OFF_LEASE_ID, lease_id);
+    cnt_put_u32(body + CNT_EVENT_OFF_VALUE, value);
+    cnt_put_u16(body + CNT_EVENT_OFF_NAMELEN, name_len);
+    if (name_len > 0)
+        memcpy(body + CNT_EVENT_FIXED, name, name_len);
+    return CNT_EVENT_SIZE(name_len);
+}
+
 /* Clamps a string length to what a u16 length field can carry. */
 static uint16_t stats_len(const char *s)
 {
@@ -139,6 +204,34 @@ cnt_decode_result cnt_response_decode(const uint8_t *buf, size_t len,
     return CNT_DECODE_OK;
 }
 
+/* Tells whether res is an event rather than an answer. */
+bool cnt_response_is_event(const cnt_response *res)
+{
+    return res->magic == CNT_MAGIC_NOTICE;
+}
+
+/* Tells whether res is a status-0 answer (not an event) to opcode with at
+ * least min body bytes. */
+static bool answer_ok(const cnt_response *res, uint8_t opcode, uint32_t min)
+{
+    return res->magic == CNT_MAGIC_RESPONSE && res->opcode == opcode &&
+           res->status == CNT_STATUS_OK && res->body_len >= min;
+}
+
+/* Finds a name whose u16 length is at fixed - 2 and whose bytes start at
+ * fixed; false if it runs past the body. */
+static bool body_name(const cnt_response *res, uint32_t fixed,
+                      const uint8_t **name, uint16_t *name_len)
+{
+    uint16_t n = cnt_get_u16(res->body + fixed - 2);
+
+    if ((uint64_t)fixed + n > res->body_len)
+        return false;
+    *name = res->body + fixed;
+    *name_len = n;
+    return true;
+}
+
 /* Parses a Dump record body; false if res is not a well-formed record. */
 bool cnt_dump_record_parse(const cnt_response *res, cnt_dump_record *rec)
 {
@@ -185,5 +278,81 @@ bool cnt_stats_next(const cnt_response *res, size_t *pos,
     *value = *name + nlen;
     *value_len = vlen;
     *pos += CNT_STATS_PAIR_FIXED + (size_t)nlen + vlen;
+    return true;
+}
+
+/* Parses a Wait_acquire answer; false if res is not a well-formed one. */
+bool cnt_parse_wait_answer(const cnt_response *res, cnt_wait_answer *ans)
+{
+    uint8_t state;
+
+    if (!answer_ok(res, CNT_OP_WAIT_ACQUIRE, CNT_WANS_FIXED))
+        return false;
+    state = res->body[CNT_WANS_OFF_STATE];
+    if (state != CNT_WAIT_GRANTED && state != CNT_WAIT_QUEUED)
+        return false;
+    ans->state = state;
+    ans->position = cnt_get_u32(res->body + CNT_WANS_OFF_POSITION);
+    ans->lease_id = cnt_get_u64(res->body + CNT_WANS_OFF_LEASE_ID);
+    ans->consumption = cnt_get_u32(res->body + CNT_WANS_OFF_CONSUMPTION);
+    return true;
+}
+
+/* Parses a Renew answer's lease id. */
+bool cnt_parse_renew_answer(const cnt_response *res, uint64_t *lease_id)
+{
+    if (!answer_ok(res, CNT_OP_RENEW, CNT_RENEW_ANS_FIXED))
+        return false;
+    *lease_id = cnt_get_u64(res->body);
+    return true;
+}
+
+/* Parses a Wait_release answer's resources returned. */
+bool cnt_parse_wait_release_answer(const cnt_response *res,
+                                   uint32_t *resources)
+{
+    if (!answer_ok(res, CNT_OP_WAIT_RELEASE, 4))
+        return false;
+    *resources = cnt_get_u32(res->body);
+    return true;
+}
+
+/* Parses a Queues record body; false if res is not a well-formed record. */
+bool cnt_parse_queues_record(const cnt_response *res, cnt_queues_record *rec)
+{
+    const uint8_t *name;
+    uint16_t name_len;
+
+    if (!answer_ok(res, CNT_OP_QUEUES, CNT_QUEUES_FIXED) ||
+        !body_name(res, CNT_QUEUES_FIXED, &name, &name_len))
+        return false;
+    rec->consumption = cnt_get_u32(res->body + CNT_QUEUES_OFF_CONSUMPTION);
+    rec->queue_len = cnt_get_u32(res->body + CNT_QUEUES_OFF_LENGTH);
+    rec->name = name;
+    rec->name_len = name_len;
+    return true;
+}
+
+/* Tells whether res is the empty answer that ends a Queues series. */
+bool cnt_response_is_queues_end(const cnt_response *res)
+{
+    return answer_ok(res, CNT_OP_QUEUES, 0) && res->body_len == 0;
+}
+
+/* Parses an event; false if res is not a well-formed event. */
+bool cnt_parse_event(const cnt_response *res, cnt_event_packet *ev)
+{
+    const uint8_t *name;
+    uint16_t name_len;
+
+    if (res->magic != CNT_MAGIC_NOTICE || res->status != CNT_STATUS_OK ||
+        res->body_len < CNT_EVENT_FIXED ||
+        !body_name(res, CNT_EVENT_FIXED, &name, &name_len))
+        return false;
+    ev->code = res->opcode;
+    ev->lease_id = cnt_get_u64(res->body + CNT_EVENT_OFF_LEASE_ID);
+    ev->value = cnt_get_u32(res->body + CNT_EVENT_OFF_VALUE);
+    ev->name = name;
+    ev->name_len = name_len;
     return true;
 }

@@ -1,9 +1,11 @@
-/* response.h: responses, both ways. Encoders (used by the server) write into
- * a caller-owned buffer, which must have room for the size the matching
- * *_SIZE macro or function gives, and return the number of bytes written.
- * The incremental decoder and the Dump-record and Stats-body parsers (used
- * by clients: counterctl, the benchmark, the tests) never trust a declared
- * length for memory. */
+/* response.h: responses and events, both ways. Encoders (used by the
+ * server) write into a caller-owned buffer, which must have room for the
+ * size the matching *_SIZE macro or function gives, and return the number
+ * of bytes written.
+ * The incremental decoder and the body parsers (Dump and Queues records,
+ * Stats pairs, the extension answers and events; used by clients:
+ * counterctl, the benchmark, the tests) never trust a declared length for
+ * memory. */
 #ifndef CNT_PROTOCOL_RESPONSE_H
 #define CNT_PROTOCOL_RESPONSE_H
 
@@ -16,6 +18,15 @@
 #define CNT_ERROR_RESPONSE_MAX (CNT_HEADER_SIZE + 32)
 /* Size of a Dump record response for a name of n bytes. */
 #define CNT_DUMP_RECORD_SIZE(n) (CNT_HEADER_SIZE + 10 + (size_t)(n))
+/* Size of a Wait_acquire answer (status 0). */
+#define CNT_WAIT_ANSWER_SIZE (CNT_HEADER_SIZE + CNT_WANS_FIXED)
+/* Size of a status-0 response whose body is one u64 (Renew). */
+#define CNT_U64_RESPONSE_SIZE (CNT_HEADER_SIZE + 8)
+/* Size of a Queues record response for a name of n bytes. */
+#define CNT_QUEUES_RECORD_SIZE(n)                                           \
+    (CNT_HEADER_SIZE + CNT_QUEUES_FIXED + (size_t)(n))
+/* Size of an event packet for a name of n bytes. */
+#define CNT_EVENT_SIZE(n) (CNT_HEADER_SIZE + CNT_EVENT_FIXED + (size_t)(n))
 
 /* Writes a response header (magic 0x91, reserved 0). */
 size_t cnt_encode_response_header(uint8_t *out, uint8_t opcode, uint8_t status,
@@ -28,7 +39,8 @@ size_t cnt_encode_error(uint8_t *out, uint8_t opcode, cnt_status status,
 /* Writes a status-0 response with an empty body (Noop, Release, Dump end). */
 size_t cnt_encode_empty(uint8_t *out, uint8_t opcode, uint32_t opaque);
 
-/* Writes a status-0 response whose body is one u32 (Get, Acquire). */
+/* Writes a status-0 response whose body is one u32 (Get, Acquire,
+ * Wait_release). */
 size_t cnt_encode_u32(uint8_t *out, uint8_t opcode, uint32_t opaque,
                       uint32_t value);
 
@@ -37,6 +49,30 @@ size_t cnt_encode_dump_record(uint8_t *out, uint32_t opaque, uint32_t current,
                               uint32_t max, const uint8_t *name,
                               uint16_t name_len);
 
+/* Writes a status-0 response whose body is one u64 (Renew: the lease id). */
+size_t cnt_encode_u64(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                      uint64_t value);
+
+/* Writes a status-0 Wait_acquire answer (CNT_WAIT_ANSWER_SIZE bytes):
+ * state (a cnt_wait_state), position in the queue (0 when granted), lease
+ * id (0 when queued), the counter's consumption. */
+size_t cnt_encode_wait_answer(uint8_t *out, uint32_t opaque, uint8_t state,
+                              uint32_t position, uint64_t lease_id,
+                              uint32_t consumption);
+
+/* Writes one Queues record: consumption, queue length, name length, name.
+ * The series ends with cnt_encode_empty(out, CNT_OP_QUEUES, opaque). */
+size_t cnt_encode_queues_record(uint8_t *out, uint32_t opaque,
+                                uint32_t consumption, uint32_t queue_len,
+                                const uint8_t *name, uint16_t name_len);
+
+/* Writes an event packet (magic 0x92, opcode = code, status 0) about the
+ * Wait_acquire request with this opaque: lease id, value, name length,
+ * name; CNT_EVENT_SIZE(name_len) bytes. */
+size_t cnt_encode_event(uint8_t *out, uint8_t code, uint32_t opaque,
+                        uint64_t lease_id, uint32_t value,
+                        const uint8_t *name, uint16_t name_len);
+
 /* Writes one Stats pair (name length, value length, name, value) and
  * returns its size; with out NULL only returns the size. */
 size_t cnt_encode_stats_pair(uint8_t *out, const char *name,
@@ -44,9 +80,9 @@ size_t cnt_encode_stats_pair(uint8_t *out, const char *name,
 
 /* ---- Decoder and body parsers (client side) ---- */
 
-/* A decoded response; body points into the caller's buffer. */
+/* A decoded response or event; body points into the caller's buffer. */
 typedef struct cnt_response {
-    uint8_t magic;
+    uint8_t magic;          /* 0x91 an answer, 0x92 an event */
     uint8_t opcode;
     uint8_t status;
     uint32_t opaque;
@@ -63,8 +99,8 @@ typedef struct cnt_response {
 uint64_t cnt_response_size(const uint8_t *buf, size_t len);
 
 /* Decodes the response at the front of buf[0..len) and says what it found:
- * - CNT_DECODE_OK: a whole response (magic 0x91, or a 0x92 notice) is
- *   buffered; res is filled.
+ * - CNT_DECODE_OK: a whole response (magic 0x91) or event (magic 0x92)
+ *   is buffered; res is filled (cnt_response_is_event tells which).
  * - CNT_DECODE_NEED_MORE: more bytes are needed. A huge declared body is
  *   never trusted for memory: it just keeps the answer here (see
  *   cnt_response_size).
@@ -73,6 +109,11 @@ uint64_t cnt_response_size(const uint8_t *buf, size_t len);
  * It never answers CNT_DECODE_ERROR. res is only written on CNT_DECODE_OK. */
 cnt_decode_result cnt_response_decode(const uint8_t *buf, size_t len,
                                       cnt_response *res);
+
+/* Tells whether res is an event (magic 0x92) rather than an answer. An
+ * event comes between two answers, never inside a series, and its opaque
+ * is that of the Wait_acquire request it is about. */
+bool cnt_response_is_event(const cnt_response *res);
 
 /* A Dump record, decoded from a response body. */
 typedef struct cnt_dump_record {
@@ -88,6 +129,60 @@ bool cnt_dump_record_parse(const cnt_response *res, cnt_dump_record *rec);
 
 /* Tells whether res is the status-0 empty response ending a Dump series. */
 bool cnt_response_is_dump_end(const cnt_response *res);
+
+/* A Wait_acquire answer, decoded from a response body. */
+typedef struct cnt_wait_answer {
+    uint8_t state;          /* a cnt_wait_state */
+    uint32_t position;      /* 1 = next in line; 0 when granted */
+    uint64_t lease_id;      /* 0 when queued */
+    uint32_t consumption;
+} cnt_wait_answer;
+
+/* Parses a Wait_acquire answer; false if res is not a status-0
+ * Wait_acquire answer (magic 0x91) with a 20-byte body and a known
+ * state. */
+bool cnt_parse_wait_answer(const cnt_response *res, cnt_wait_answer *ans);
+
+/* Parses a Renew answer's lease id; false if res is not a status-0 Renew
+ * answer (magic 0x91) of at least 8 bytes. */
+bool cnt_parse_renew_answer(const cnt_response *res, uint64_t *lease_id);
+
+/* Parses a Wait_release answer's resources returned (0: the wait was
+ * cancelled); false if res is not a status-0 Wait_release answer (magic
+ * 0x91) of at least 4 bytes. */
+bool cnt_parse_wait_release_answer(const cnt_response *res,
+                                   uint32_t *resources);
+
+/* A Queues record, decoded from a response body. */
+typedef struct cnt_queues_record {
+    uint32_t consumption;
+    uint32_t queue_len;
+    const uint8_t *name;
+    uint16_t name_len;
+} cnt_queues_record;
+
+/* Parses a Queues record body; false if res is not a status-0 Queues
+ * answer (magic 0x91) or its body is malformed (too short, name running
+ * past the body). */
+bool cnt_parse_queues_record(const cnt_response *res, cnt_queues_record *rec);
+
+/* Tells whether res is the status-0 empty answer ending a Queues series. */
+bool cnt_response_is_queues_end(const cnt_response *res);
+
+/* An event, decoded from a packet with magic 0x92. */
+typedef struct cnt_event_packet {
+    uint8_t code;           /* a cnt_event; a client ignores codes it
+                             * does not know */
+    uint64_t lease_id;      /* 0 when none was granted */
+    uint32_t value;         /* meaning depends on the code */
+    const uint8_t *name;
+    uint16_t name_len;
+} cnt_event_packet;
+
+/* Parses an event; false if res is not an event (magic 0x92, status 0) or
+ * its body is malformed (too short, name running past the body). The
+ * request it is about is the Wait_acquire whose opaque is res->opaque. */
+bool cnt_parse_event(const cnt_response *res, cnt_event_packet *ev);
 
 /* Iterates Stats pairs: *pos starts at 0; returns true and sets the four
  * outputs for each pair, false at the end or on a malformed body. */

@@ -1,7 +1,8 @@
 /* wire.c: the protocol's tables. The status texts are part of the wire
  * contract: clients compare them byte for byte, so they live in one place
  * and carry no trailing NUL on the wire. The opcode table describes each
- * request body once, for the decoder and for printable names. */
+ * request body once, for the decoder and for printable names; event codes
+ * get printable names too. */
 #include "config.h"
 
 #include "protocol/wire.h"
@@ -20,12 +21,38 @@ const char *cnt_status_text(cnt_status status)
         return "Resource not available";
     case CNT_STATUS_NOT_ACQUIRED:
         return "Not acquired";
+    case CNT_STATUS_EXCEEDS_MAXIMUM:
+        return "Exceeds maximum";
+    case CNT_STATUS_ALREADY_ACTIVE:
+        return "Already active";
+    case CNT_STATUS_UNKNOWN_GROUP:
+        return "Unknown group";
+    case CNT_STATUS_TOO_MANY_WAITS:
+        return "Too many waits";
+    case CNT_STATUS_LEASE_EXPIRED:
+        return "Lease expired";
     case CNT_STATUS_UNKNOWN_COMMAND:
         return "Unknown command";
     case CNT_STATUS_OUT_OF_MEMORY:
         return "Out of memory";
     }
     /* A value outside the enum (a status byte read off the wire). */
+    return NULL;
+}
+
+/* Returns a short printable name for an event code, NULL if unknown. */
+const char *cnt_event_name(uint8_t code)
+{
+    switch (code) {
+    case CNT_EVENT_GRANTED:
+        return "granted";
+    case CNT_EVENT_TIMED_OUT:
+        return "timed_out";
+    case CNT_EVENT_LEASE_EXPIRED:
+        return "lease_expired";
+    case CNT_EVENT_SHUTDOWN:
+        return "shutdown";
+    }
     return NULL;
 }
 

@@ -65,6 +65,8 @@ typedef struct decode_row {
     cnt_status status;      /* ERROR rows */
     uint32_t resources;     /* REQUEST rows */
     uint32_t maximum;
+    uint32_t wait_ms;
+    uint32_t lease_ms;
     const char *name;       /* REQUEST rows with a name */
 } decode_row;
 
@@ -387,16 +389,303 @@ static const decode_row decode_rows[] = {
              "6c",          /* only 1 name byte */
       .result = CNT_DECODE_ERROR, .size = 19, .opcode = CNT_OP_RELEASE,
       .opaque = 27, .status = CNT_STATUS_INVALID },
+    { .what = "wait_acquire: valid",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000015"     /* body length: 18 + 3 */
+             "00000030"     /* opaque */
+             "00000002"     /* resources */
+             "00000005"     /* maximum */
+             "000003e8"     /* wait_ms: 1000 */
+             "00007530"     /* lease_ms: 30000 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 33, .opcode = CNT_OP_WAIT_ACQUIRE,
+      .opaque = 0x30, .resources = 2, .maximum = 5, .wait_ms = 1000,
+      .lease_ms = 30000, .name = "job" },
+    { .what = "wait_acquire: maximum 0, group's wait and lease",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000015"     /* body length: 18 + 3 */
+             "00000031"     /* opaque */
+             "00000001"     /* resources */
+             "00000000"     /* maximum: 0, the group's */
+             "ffffffff"     /* wait_ms: the group's default */
+             "ffffffff"     /* lease_ms: the group's default */
+             "0003"         /* name length */
+             "677270",      /* name "grp" */
+      .result = CNT_DECODE_OK, .size = 33, .opcode = CNT_OP_WAIT_ACQUIRE,
+      .opaque = 0x31, .resources = 1, .maximum = 0,
+      .wait_ms = CNT_USE_GROUP_DEFAULT, .lease_ms = CNT_USE_GROUP_DEFAULT,
+      .name = "grp" },
+    { .what = "wait_acquire: maximum below resources is the server's 0x23",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000015"     /* body length: 18 + 3 */
+             "00000032"     /* opaque */
+             "00000006"     /* resources: 6 */
+             "00000005"     /* maximum: 5 */
+             "00000000"     /* wait_ms: 0, do not queue */
+             "00000000"     /* lease_ms: 0, no lease */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 33, .opcode = CNT_OP_WAIT_ACQUIRE,
+      .opaque = 0x32, .resources = 6, .maximum = 5, .name = "job" },
+    { .what = "wait_acquire: bytes after the name are ignored",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000014"     /* body length: 18 + 1 + 1 */
+             "00000033"     /* opaque */
+             "00000001"     /* resources */
+             "00000001"     /* maximum */
+             "00000002"     /* wait_ms */
+             "00000003"     /* lease_ms */
+             "0001"         /* name length */
+             "6b"           /* name "k" */
+             "ff",          /* trailing byte */
+      .result = CNT_DECODE_OK, .size = 32, .opcode = CNT_OP_WAIT_ACQUIRE,
+      .opaque = 0x33, .resources = 1, .maximum = 1, .wait_ms = 2,
+      .lease_ms = 3, .name = "k" },
+    { .what = "wait_acquire: body shorter than 18",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000011"     /* body length: 17 < 18 */
+             "00000034"     /* opaque */
+             "00000001"     /* resources */
+             "00000005"     /* maximum */
+             "00000000"     /* wait_ms */
+             "00000000"     /* lease_ms */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 29,
+      .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x34,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_acquire: an Acquire-sized body is too short",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length: 10 + 3, Acquire's layout */
+             "00000035"     /* opaque */
+             "00000001"     /* resources */
+             "00000005"     /* maximum */
+             "0003"         /* Acquire's name length */
+             "6a6f62",      /* Acquire's name */
+      .result = CNT_DECODE_ERROR, .size = 25,
+      .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x35,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_acquire: resources 0",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000015"     /* body length: 18 + 3 */
+             "00000036"     /* opaque */
+             "00000000"     /* resources: 0 */
+             "00000005"     /* maximum */
+             "000003e8"     /* wait_ms */
+             "00000000"     /* lease_ms */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 33,
+      .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x36,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_acquire: name length 0",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000012"     /* body length: 18 */
+             "00000037"     /* opaque */
+             "00000001"     /* resources */
+             "00000005"     /* maximum */
+             "000003e8"     /* wait_ms */
+             "00000000"     /* lease_ms */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 30,
+      .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x37,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_acquire: name runs past the body",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000014"     /* body length: 18 + 2 */
+             "00000038"     /* opaque */
+             "00000001"     /* resources */
+             "00000005"     /* maximum */
+             "000003e8"     /* wait_ms */
+             "00000000"     /* lease_ms */
+             "0003"         /* name length: 3 */
+             "6a6f",        /* only 2 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 32,
+      .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x38,
+      .status = CNT_STATUS_INVALID },
+    { .what = "renew: valid",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 6 + 3 */
+             "00000039"     /* opaque */
+             "00001388"     /* lease_ms: 5000 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 21, .opcode = CNT_OP_RENEW,
+      .opaque = 0x39, .lease_ms = 5000, .name = "job" },
+    { .what = "renew: the group's default lease",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000a"     /* body length: 6 + 3 + 1 */
+             "0000003a"     /* opaque */
+             "ffffffff"     /* lease_ms: the group's default */
+             "0003"         /* name length */
+             "677270"       /* name "grp" */
+             "00",          /* trailing byte, ignored */
+      .result = CNT_DECODE_OK, .size = 22, .opcode = CNT_OP_RENEW,
+      .opaque = 0x3a, .lease_ms = CNT_USE_GROUP_DEFAULT, .name = "grp" },
+    { .what = "renew: lease 0",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 6 + 3 */
+             "0000003b"     /* opaque */
+             "00000000"     /* lease_ms: 0 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 21, .opcode = CNT_OP_RENEW,
+      .opaque = 0x3b, .status = CNT_STATUS_INVALID },
+    { .what = "renew: body shorter than 6",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 5 < 6 */
+             "0000003c"     /* opaque */
+             "00001388"     /* lease_ms */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 17, .opcode = CNT_OP_RENEW,
+      .opaque = 0x3c, .status = CNT_STATUS_INVALID },
+    { .what = "renew: name length 0",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000006"     /* body length: 6 */
+             "0000003d"     /* opaque */
+             "00001388"     /* lease_ms */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 18, .opcode = CNT_OP_RENEW,
+      .opaque = 0x3d, .status = CNT_STATUS_INVALID },
+    { .what = "renew: name runs past the body",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000008"     /* body length: 6 + 2 */
+             "0000003e"     /* opaque */
+             "00001388"     /* lease_ms */
+             "0003"         /* name length: 3 */
+             "6a6f",        /* only 2 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 20, .opcode = CNT_OP_RENEW,
+      .opaque = 0x3e, .status = CNT_STATUS_INVALID },
+    { .what = "wait_release: valid",
+      .hex = "90"           /* magic */
+             "22"           /* opcode: Wait_release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "0000003f"     /* opaque */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 17, .opcode = CNT_OP_WAIT_RELEASE,
+      .opaque = 0x3f, .name = "job" },
+    { .what = "wait_release: empty body",
+      .hex = "90"           /* magic */
+             "22"           /* opcode: Wait_release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 2 */
+             "00000040",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12,
+      .opcode = CNT_OP_WAIT_RELEASE, .opaque = 0x40,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_release: body shorter than 2",
+      .hex = "90"           /* magic */
+             "22"           /* opcode: Wait_release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 < 2 */
+             "00000041"     /* opaque */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 13,
+      .opcode = CNT_OP_WAIT_RELEASE, .opaque = 0x41,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_release: name length 0",
+      .hex = "90"           /* magic */
+             "22"           /* opcode: Wait_release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 */
+             "00000042"     /* opaque */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14,
+      .opcode = CNT_OP_WAIT_RELEASE, .opaque = 0x42,
+      .status = CNT_STATUS_INVALID },
+    { .what = "wait_release: name runs past the body",
+      .hex = "90"           /* magic */
+             "22"           /* opcode: Wait_release */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 2 + 2 */
+             "00000043"     /* opaque */
+             "0003"         /* name length: 3 */
+             "6a6f",        /* only 2 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 16,
+      .opcode = CNT_OP_WAIT_RELEASE, .opaque = 0x43,
+      .status = CNT_STATUS_INVALID },
+    { .what = "queues",
+      .hex = "90"           /* magic */
+             "23"           /* opcode: Queues */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000044",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
+      .opcode = CNT_OP_QUEUES, .opaque = 0x44 },
+    { .what = "queues with a body: answered at the header, body skipped",
+      .hex = "90"           /* magic */
+             "23"           /* opcode: Queues */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 */
+             "00000045"     /* opaque */
+             "0001",        /* body, to be skipped */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 14,
+      .opcode = CNT_OP_QUEUES, .opaque = 0x45 },
     { .what = "unknown opcode: 0x81, opcode kept, body skipped",
       .hex = "90"           /* magic */
-             "20"           /* opcode: 0x20, unknown */
+             "24"           /* opcode: 0x24, unknown (the first one
+                             * after the extensions) */
              "00"           /* flags */
              "00"           /* reserved */
              "00000003"     /* body length */
              "0000001c"     /* opaque */
              "010203",      /* body, to be skipped */
       .result = CNT_DECODE_ERROR, .at_header = true, .size = 15,
-      .opcode = 0x20, .opaque = 28, .status = CNT_STATUS_UNKNOWN_COMMAND },
+      .opcode = 0x24, .opaque = 28, .status = CNT_STATUS_UNKNOWN_COMMAND },
     { .what = "unknown opcode 0x04 without a body",
       .hex = "90"           /* magic */
              "04"           /* opcode: 0x04, unknown */
@@ -430,7 +719,7 @@ static const decode_row decode_rows[] = {
              "02"           /* opcode: Acquire */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010009"     /* body length: CNT_BODY_MAX */
+             "00010011"     /* body length: CNT_BODY_MAX */
              "00000020",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true,
       .size = CNT_REQUEST_MAX, .opcode = CNT_OP_ACQUIRE, .opaque = 32,
@@ -440,7 +729,7 @@ static const decode_row decode_rows[] = {
              "02"           /* opcode */
              "00"           /* flags */
              "00"           /* reserved */
-             "0001000a"     /* body length: CNT_BODY_MAX + 1 */
+             "00010012"     /* body length: CNT_BODY_MAX + 1 */
              "00000021",    /* opaque */
       .result = CNT_DECODE_CLOSE, .at_header = true,
       .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_ACQUIRE, .opaque = 33 },
@@ -466,7 +755,7 @@ static const decode_row decode_rows[] = {
              "03"           /* opcode: Release */
              "00"           /* flags */
              "00"           /* reserved */
-             "0001000a"     /* body length: CNT_BODY_MAX + 1 */
+             "00010012"     /* body length: CNT_BODY_MAX + 1 */
              "00000023",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true,
       .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_RELEASE,
@@ -476,7 +765,8 @@ static const decode_row decode_rows[] = {
              "02"           /* opcode: Acquire */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010009"     /* body length: CNT_BODY_MAX */
+             "00010011"     /* body length: CNT_BODY_MAX (bytes after
+                             * the name are ignored) */
              "00000024",    /* opaque */
       .result = CNT_DECODE_NEED_MORE, .size = CNT_REQUEST_MAX,
       .opcode = CNT_OP_ACQUIRE, .opaque = 36 },
@@ -490,6 +780,45 @@ static const decode_row decode_rows[] = {
       .result = CNT_DECODE_OK, .at_header = true,
       .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_NOOP,
       .opaque = 37 },
+    { .what = "wait_acquire declaring the largest body: waits for it",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00010011"     /* body length: CNT_BODY_MAX, 18 + 65535 */
+             "00000046",    /* opaque */
+      .result = CNT_DECODE_NEED_MORE, .size = CNT_REQUEST_MAX,
+      .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x46 },
+    { .what = "wait_acquire declaring one byte too many: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "20"           /* opcode: Wait_acquire */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00010012"     /* body length: CNT_BODY_MAX + 1 */
+             "00000047",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_WAIT_ACQUIRE,
+      .opaque = 0x47, .status = CNT_STATUS_INVALID },
+    { .what = "renew declaring 4 GiB: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "21"           /* opcode: Renew */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000048",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_RENEW,
+      .opaque = 0x48, .status = CNT_STATUS_INVALID },
+    { .what = "queues declaring 4 GiB: answered, body skipped",
+      .hex = "90"           /* magic */
+             "23"           /* opcode: Queues */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000049",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_QUEUES,
+      .opaque = 0x49 },
     { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
       .hex = "90"           /* magic */
              "7f"           /* opcode: unknown */
@@ -527,6 +856,8 @@ static void check_row_fields(const decode_row *row, const uint8_t *buf,
         return;
     assert_int_equal(req->resources, row->resources);
     assert_int_equal(req->maximum, row->maximum);
+    assert_int_equal(req->wait_ms, row->wait_ms);
+    assert_int_equal(req->lease_ms, row->lease_ms);
     if (row->name == NULL) {
         assert_null(req->name);
         assert_int_equal(req->name_len, 0);
@@ -586,6 +917,8 @@ typedef struct stream_event {
     cnt_status status;
     uint32_t resources;
     uint32_t maximum;
+    uint32_t wait_ms;
+    uint32_t lease_ms;
     char name[16];
 } stream_event;
 
@@ -614,6 +947,8 @@ static void stream_record(stream_sim *sim, cnt_decode_result r,
     ev->status = req->status;
     ev->resources = req->resources;
     ev->maximum = req->maximum;
+    ev->wait_ms = req->wait_ms;
+    ev->lease_ms = req->lease_ms;
     if (r == CNT_DECODE_OK && req->name != NULL) {
         assert_true(req->name_len < sizeof(ev->name));
         memcpy(ev->name, req->name, req->name_len);
@@ -715,6 +1050,8 @@ static void stream_check(const stream_sim *sim, size_t n_rows)
         }
         assert_int_equal(ev->resources, row->resources);
         assert_int_equal(ev->maximum, row->maximum);
+        assert_int_equal(ev->wait_ms, row->wait_ms);
+        assert_int_equal(ev->lease_ms, row->lease_ms);
         assert_string_equal(ev->name, row->name ? row->name : "");
     }
 }
@@ -747,7 +1084,7 @@ static void test_decode_stream_every_split(void **state)
 /* Several requests in one buffer, decoded in place one after the other. */
 static void test_decode_pipelined_buffer(void **state)
 {
-    uint8_t buf[128];
+    uint8_t buf[256];
     size_t len = 0, off = 0;
     cnt_request req;
 
@@ -757,8 +1094,13 @@ static void test_decode_pipelined_buffer(void **state)
     len += cnt_encode_simple(buf + len, CNT_OP_NOOP, 3);
     len += cnt_encode_release(buf + len, 4, 3, "a", 1);
     len += cnt_encode_simple(buf + len, CNT_OP_STATS, 5);
+    len += cnt_encode_wait_acquire(buf + len, 6, 1, 0, 100, 0, "a", 1);
+    len += cnt_encode_renew(buf + len, 7, 50, "a", 1);
+    len += cnt_encode_queues(buf + len, 8);
+    len += cnt_encode_wait_release(buf + len, 9, "a", 1);
+    assert_true(len <= sizeof(buf));
 
-    for (uint32_t want = 1; want <= 5; want++) {
+    for (uint32_t want = 1; want <= 9; want++) {
         assert_int_equal(decode_checked(buf + off, len - off, &req),
                          CNT_DECODE_OK);
         assert_int_equal(req.opaque, want);
@@ -790,8 +1132,8 @@ static void check_long_request(const uint8_t *buf, size_t len,
     assert_memory_equal(req.name, name, CNT_NAME_MAX);
 }
 
-/* 65535-byte names for Get, Acquire and Release; Acquire's is exactly the
- * largest legal request. */
+/* 65535-byte names for every opcode with a name; Wait_acquire's is
+ * exactly the largest legal request. */
 static void test_decode_longest_names(void **state)
 {
     uint8_t *name = malloc(CNT_NAME_MAX);
@@ -810,8 +1152,12 @@ static void test_decode_longest_names(void **state)
     check_long_request(buf, len, CNT_OP_GET, name);
 
     len = cnt_encode_acquire(buf, 2, 1, 1, name, CNT_NAME_MAX);
-    assert_int_equal(len, CNT_REQUEST_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + 10 + CNT_NAME_MAX);
     check_long_request(buf, len, CNT_OP_ACQUIRE, name);
+
+    len = cnt_encode_wait_acquire(buf, 2, 1, 1, 0, 0, name, CNT_NAME_MAX);
+    assert_int_equal(len, CNT_REQUEST_MAX);
+    check_long_request(buf, len, CNT_OP_WAIT_ACQUIRE, name);
     /* Every prefix of the largest request only asks for more. */
     for (size_t k = 0; k < len; k++)
         assert_int_equal(cnt_request_decode(buf, k, &req),
@@ -819,9 +1165,13 @@ static void test_decode_longest_names(void **state)
 
     len = cnt_encode_release(buf, 3, 1, name, CNT_NAME_MAX);
     check_long_request(buf, len, CNT_OP_RELEASE, name);
+    len = cnt_encode_renew(buf, 3, 1, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_RENEW, name);
+    len = cnt_encode_wait_release(buf, 3, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_WAIT_RELEASE, name);
 
     /* The longest name with a body one byte short: runs past the body. */
-    len = cnt_encode_acquire(buf, 4, 1, 1, name, CNT_NAME_MAX);
+    len = cnt_encode_wait_acquire(buf, 4, 1, 1, 0, 0, name, CNT_NAME_MAX);
     cnt_put_u32(buf + CNT_OFF_BODYLEN, CNT_BODY_MAX - 1);
     assert_int_equal(decode_checked(buf, len - 1, &req), CNT_DECODE_ERROR);
     assert_int_equal(req.status, CNT_STATUS_INVALID);
@@ -872,6 +1222,38 @@ static void test_encode_requests(void **state)
         "00000000"      /* resources */
         "0003"          /* name length */
         "616263");      /* name */
+    n = cnt_encode_wait_acquire(out, 4, 2, 5, 1000, CNT_USE_GROUP_DEFAULT,
+                                "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "20" "00" "00" /* magic, Wait_acquire, flags, reserved */
+        "00000015"      /* body length: 18 + 3 */
+        "00000004"      /* opaque */
+        "00000002"      /* resources */
+        "00000005"      /* maximum */
+        "000003e8"      /* wait_ms */
+        "ffffffff"      /* lease_ms: the group's */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_renew(out, 5, 30000, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "21" "00" "00" /* magic, Renew, flags, reserved */
+        "00000009"      /* body length: 6 + 3 */
+        "00000005"      /* opaque */
+        "00007530"      /* lease_ms */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_wait_release(out, 6, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "22" "00" "00" /* magic, Wait_release, flags, reserved */
+        "00000005"      /* body length: 2 + 3 */
+        "00000006"      /* opaque */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_queues(out, 7);
+    assert_bytes_hex(out, n,
+        "90" "23" "00" "00" /* magic, Queues, flags, reserved */
+        "00000000"      /* body length */
+        "00000007");    /* opaque */
 }
 
 /* Every opcode encoded by the client decodes on the server side. */
@@ -916,6 +1298,42 @@ static void test_roundtrip_client_to_server(void **state)
     assert_int_equal(req.maximum, 0);
     assert_memory_equal(req.name, "k", 1);
 
+    n = cnt_encode_wait_acquire(buf, 14, 3, 0, 0xfffffffe, 0x12345678,
+                                "wk", 2);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
+    assert_int_equal(req.opcode, CNT_OP_WAIT_ACQUIRE);
+    assert_int_equal(req.opaque, 14);
+    assert_int_equal(req.size, n);
+    assert_int_equal(req.resources, 3);
+    assert_int_equal(req.maximum, 0);
+    assert_int_equal(req.wait_ms, 0xfffffffe);
+    assert_int_equal(req.lease_ms, 0x12345678);
+    assert_int_equal(req.name_len, 2);
+    assert_memory_equal(req.name, "wk", 2);
+
+    n = cnt_encode_renew(buf, 15, 0xffffffff, "wk", 2);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
+    assert_int_equal(req.opcode, CNT_OP_RENEW);
+    assert_int_equal(req.opaque, 15);
+    assert_int_equal(req.lease_ms, 0xffffffff);
+    assert_int_equal(req.resources, 0);
+    assert_int_equal(req.wait_ms, 0);
+    assert_memory_equal(req.name, "wk", 2);
+
+    n = cnt_encode_wait_release(buf, 16, "wk", 2);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
+    assert_int_equal(req.opcode, CNT_OP_WAIT_RELEASE);
+    assert_int_equal(req.opaque, 16);
+    assert_int_equal(req.lease_ms, 0);
+    assert_int_equal(req.name_len, 2);
+    assert_memory_equal(req.name, "wk", 2);
+
+    n = cnt_encode_queues(buf, 17);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
+    assert_int_equal(req.opcode, CNT_OP_QUEUES);
+    assert_int_equal(req.opaque, 17);
+    assert_int_equal(req.size, n);
+
     /* A client may encode what the server must refuse. */
     n = cnt_encode_acquire(buf, 11, 0, 1, "k", 1);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
@@ -925,11 +1343,21 @@ static void test_roundtrip_client_to_server(void **state)
     n = cnt_encode_simple(buf, 0x30, 13);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
     assert_int_equal(req.status, CNT_STATUS_UNKNOWN_COMMAND);
+    n = cnt_encode_wait_acquire(buf, 18, 0, 1, 0, 0, "k", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+    n = cnt_encode_renew(buf, 19, 0, "k", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+    n = cnt_encode_wait_release(buf, 20, "", 0);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
 }
 
-/* Every opcode byte: the six of the reference protocol decode (Noop, Stats
- * and Dump at the header, Get, Acquire and Release refuse an empty body),
- * every other byte is answered 0x81 with its body skipped. */
+/* Every opcode byte: the six of the reference protocol and the four
+ * extensions decode (Noop, Stats, Dump and Queues at the header, the ones
+ * with a name refuse an empty body), every other byte is answered 0x81
+ * with its body skipped. */
 static void test_decode_every_opcode_byte(void **state)
 {
     uint8_t buf[CNT_HEADER_SIZE];
@@ -951,11 +1379,15 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_NOOP:
         case CNT_OP_STATS:
         case CNT_OP_DUMP:
+        case CNT_OP_QUEUES:
             assert_int_equal(r, CNT_DECODE_OK);
             break;
         case CNT_OP_GET:
         case CNT_OP_ACQUIRE:
         case CNT_OP_RELEASE:
+        case CNT_OP_WAIT_ACQUIRE:
+        case CNT_OP_RENEW:
+        case CNT_OP_WAIT_RELEASE:
             assert_int_equal(r, CNT_DECODE_ERROR);
             assert_int_equal(req.status, CNT_STATUS_INVALID);
             break;

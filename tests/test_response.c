@@ -1,7 +1,8 @@
-/* test_response.c: unit tests of protocol/response.c, responses both
- * ways: the server's encoders byte for byte against hex fixtures, the
- * client's incremental decoder and its Dump-record and Stats-body parsers,
- * and round trips from one to the other. */
+/* test_response.c: unit tests of protocol/response.c, responses and
+ * events both ways: the server's encoders byte for byte against hex
+ * fixtures, the client's incremental decoder and its body parsers (Dump and
+ * Queues records, Stats pairs, the extension answers, events), and round
+ * trips from one to the other. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -63,10 +64,10 @@ static const error_row error_rows[] = {
       "0000000c"            /* body length: 12 */
       "00000000"            /* opaque */
       "4e6f74206163717569726564" /* "Not acquired" */ },
-    { "unknown command keeps the unknown opcode", 0x20,
+    { "unknown command keeps the unknown opcode", 0x24,
       CNT_STATUS_UNKNOWN_COMMAND, 0x55,
       "91"                  /* magic */
-      "20"                  /* opcode: 0x20, copied (the reference
+      "24"                  /* opcode: 0x24, copied (the reference
                              * writes 0x12 here) */
       "81"                  /* status: Unknown command */
       "00"                  /* reserved */
@@ -81,6 +82,49 @@ static const error_row error_rows[] = {
       "0000000d"            /* body length: 13 */
       "00000009"            /* opaque */
       "4f7574206f66206d656d6f7279" /* "Out of memory" */ },
+    { "exceeds maximum", CNT_OP_WAIT_ACQUIRE, CNT_STATUS_EXCEEDS_MAXIMUM,
+      0x10,
+      "91"                  /* magic */
+      "20"                  /* opcode: Wait_acquire */
+      "23"                  /* status: Exceeds maximum */
+      "00"                  /* reserved */
+      "0000000f"            /* body length: 15 */
+      "00000010"            /* opaque */
+      "45786365656473206d6178696d756d" /* "Exceeds maximum" */ },
+    { "already active", CNT_OP_WAIT_ACQUIRE, CNT_STATUS_ALREADY_ACTIVE,
+      0x11,
+      "91"                  /* magic */
+      "20"                  /* opcode: Wait_acquire */
+      "24"                  /* status: Already active */
+      "00"                  /* reserved */
+      "0000000e"            /* body length: 14 */
+      "00000011"            /* opaque */
+      "416c726561647920616374697665" /* "Already active" */ },
+    { "unknown group", CNT_OP_RENEW, CNT_STATUS_UNKNOWN_GROUP, 0x12,
+      "91"                  /* magic */
+      "21"                  /* opcode: Renew */
+      "25"                  /* status: Unknown group */
+      "00"                  /* reserved */
+      "0000000d"            /* body length: 13 */
+      "00000012"            /* opaque */
+      "556e6b6e6f776e2067726f7570" /* "Unknown group" */ },
+    { "too many waits", CNT_OP_WAIT_ACQUIRE, CNT_STATUS_TOO_MANY_WAITS,
+      0x13,
+      "91"                  /* magic */
+      "20"                  /* opcode: Wait_acquire */
+      "26"                  /* status: Too many waits */
+      "00"                  /* reserved */
+      "0000000e"            /* body length: 14 */
+      "00000013"            /* opaque */
+      "546f6f206d616e79207761697473" /* "Too many waits" */ },
+    { "lease expired", CNT_OP_WAIT_RELEASE, CNT_STATUS_LEASE_EXPIRED, 0x14,
+      "91"                  /* magic */
+      "22"                  /* opcode: Wait_release */
+      "27"                  /* status: Lease expired */
+      "00"                  /* reserved */
+      "0000000d"            /* body length: 13 */
+      "00000014"            /* opaque */
+      "4c656173652065787069726564" /* "Lease expired" */ },
     { "status OK has an empty body", CNT_OP_NOOP, CNT_STATUS_OK, 1,
       "91"                  /* magic */
       "00"                  /* opcode: Noop */
@@ -179,6 +223,106 @@ static void test_encode_success_responses(void **state)
                      4 + 1 + 20);
     assert_true(proto_encode_stats_u64(NULL, "x", UINT64_MAX) <=
                 PROTO_STATS_U64_PAIR_SIZE(1));
+}
+
+/* The extensions' answers and the event packet. */
+static void test_encode_extension_responses(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_wait_answer(out, 0x30, CNT_WAIT_GRANTED, 0,
+                               0x0102030405060708ull, 7);
+    assert_int_equal(n, CNT_WAIT_ANSWER_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "20"            /* opcode: Wait_acquire */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000014"      /* body length: 20 */
+        "00000030"      /* opaque */
+        "00"            /* state: granted */
+        "000000"        /* zero */
+        "00000000"      /* position: 0 when granted */
+        "0102030405060708" /* lease id */
+        "00000007");    /* consumption */
+
+    n = cnt_encode_wait_answer(out, 0x31, CNT_WAIT_QUEUED, 3, 0,
+                               0xffffffff);
+    assert_bytes_hex(out, n,
+        "91" "20" "00" "00" /* magic, Wait_acquire, OK, reserved */
+        "00000014"      /* body length: 20 */
+        "00000031"      /* opaque */
+        "01"            /* state: queued */
+        "000000"        /* zero */
+        "00000003"      /* position: third in line */
+        "0000000000000000" /* lease id: none yet */
+        "ffffffff");    /* consumption */
+
+    n = cnt_encode_u64(out, CNT_OP_RENEW, 0x32, 0xfedcba9876543210ull);
+    assert_int_equal(n, CNT_U64_RESPONSE_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "21"            /* opcode: Renew */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000008"      /* body length */
+        "00000032"      /* opaque */
+        "fedcba9876543210"); /* lease id */
+
+    n = cnt_encode_u32(out, CNT_OP_WAIT_RELEASE, 0x33, 2);
+    assert_bytes_hex(out, n,
+        "91" "22" "00" "00" /* magic, Wait_release, OK, reserved */
+        "00000004"      /* body length */
+        "00000033"      /* opaque */
+        "00000002");    /* resources returned */
+
+    n = cnt_encode_queues_record(out, 0x34, 4, 2, (const uint8_t *)"job", 3);
+    assert_int_equal(n, CNT_QUEUES_RECORD_SIZE(3));
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "23"            /* opcode: Queues */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "0000000d"      /* body length: 10 + 3 */
+        "00000034"      /* opaque */
+        "00000004"      /* consumption */
+        "00000002"      /* queue length */
+        "0003"          /* name length */
+        "6a6f62");      /* name "job" */
+
+    n = cnt_encode_empty(out, CNT_OP_QUEUES, 0x34);
+    assert_bytes_hex(out, n,
+        "91" "23" "00" "00" /* magic, Queues, OK, reserved */
+        "00000000"      /* body length: 0 ends the series */
+        "00000034");    /* opaque */
+
+    n = cnt_encode_event(out, CNT_EVENT_GRANTED, 0x35, 9, 5,
+                         (const uint8_t *)"job", 3);
+    assert_int_equal(n, CNT_EVENT_SIZE(3));
+    assert_bytes_hex(out, n,
+        "92"            /* magic: event */
+        "01"            /* code: granted */
+        "00"            /* status */
+        "00"            /* reserved */
+        "00000011"      /* body length: 14 + 3 */
+        "00000035"      /* opaque of the Wait_acquire */
+        "0000000000000009" /* lease id */
+        "00000005"      /* value: consumption after the grant */
+        "0003"          /* name length */
+        "6a6f62");      /* name "job" */
+
+    n = cnt_encode_event(out, CNT_EVENT_TIMED_OUT, 0x36, 0, 0,
+                         (const uint8_t *)"j", 1);
+    assert_bytes_hex(out, n,
+        "92" "02" "00" "00" /* magic: event, timed out, status, reserved */
+        "0000000f"      /* body length: 14 + 1 */
+        "00000036"      /* opaque */
+        "0000000000000000" /* lease id: none was granted */
+        "00000000"      /* value */
+        "0001"          /* name length */
+        "6a");          /* name "j" */
 }
 
 /* A Stats value longer than a u16 can say is cut at 65535 bytes. */
@@ -419,6 +563,295 @@ static void test_dump_end(void **state)
     assert_false(cnt_response_is_dump_end(&res));
 }
 
+/* Wait_acquire, Renew and Wait_release answers parse back. */
+static void test_roundtrip_extension_answers(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    cnt_response res;
+    cnt_wait_answer ans;
+    uint64_t lease_id;
+    uint32_t resources;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_wait_answer(buf, 1, CNT_WAIT_GRANTED, 0, UINT64_MAX, 3);
+    res = decode_response(buf, n, CNT_OP_WAIT_ACQUIRE, 0, 1);
+    assert_false(cnt_response_is_event(&res));
+    assert_true(cnt_parse_wait_answer(&res, &ans));
+    assert_int_equal(ans.state, CNT_WAIT_GRANTED);
+    assert_int_equal(ans.position, 0);
+    assert_true(ans.lease_id == UINT64_MAX);
+    assert_int_equal(ans.consumption, 3);
+
+    n = cnt_encode_wait_answer(buf, 2, CNT_WAIT_QUEUED, 0xffffffff, 0, 0);
+    res = decode_response(buf, n, CNT_OP_WAIT_ACQUIRE, 0, 2);
+    assert_true(cnt_parse_wait_answer(&res, &ans));
+    assert_int_equal(ans.state, CNT_WAIT_QUEUED);
+    assert_int_equal(ans.position, 0xffffffff);
+    assert_true(ans.lease_id == 0);
+    assert_int_equal(ans.consumption, 0);
+    /* Not the other answers. */
+    assert_false(cnt_parse_renew_answer(&res, &lease_id));
+    assert_false(cnt_parse_wait_release_answer(&res, &resources));
+
+    n = cnt_encode_u64(buf, CNT_OP_RENEW, 3, 0x8000000000000001ull);
+    res = decode_response(buf, n, CNT_OP_RENEW, 0, 3);
+    assert_true(cnt_parse_renew_answer(&res, &lease_id));
+    assert_true(lease_id == 0x8000000000000001ull);
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+
+    n = cnt_encode_u32(buf, CNT_OP_WAIT_RELEASE, 4, 0);
+    res = decode_response(buf, n, CNT_OP_WAIT_RELEASE, 0, 4);
+    assert_true(cnt_parse_wait_release_answer(&res, &resources));
+    assert_int_equal(resources, 0);
+    n = cnt_encode_u32(buf, CNT_OP_WAIT_RELEASE, 5, 0xffffffff);
+    res = decode_response(buf, n, CNT_OP_WAIT_RELEASE, 0, 5);
+    assert_true(cnt_parse_wait_release_answer(&res, &resources));
+    assert_int_equal(resources, 0xffffffff);
+
+    /* Error answers carry the status text, never a body to parse. */
+    n = cnt_encode_error(buf, CNT_OP_WAIT_ACQUIRE,
+                         CNT_STATUS_TOO_MANY_WAITS, 6);
+    res = decode_response(buf, n, CNT_OP_WAIT_ACQUIRE,
+                          CNT_STATUS_TOO_MANY_WAITS, 6);
+    assert_memory_equal(res.body, "Too many waits", res.body_len);
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+    n = cnt_encode_error(buf, CNT_OP_RENEW, CNT_STATUS_LEASE_EXPIRED, 7);
+    res = decode_response(buf, n, CNT_OP_RENEW, CNT_STATUS_LEASE_EXPIRED, 7);
+    assert_false(cnt_parse_renew_answer(&res, &lease_id));
+    n = cnt_encode_error(buf, CNT_OP_WAIT_RELEASE, CNT_STATUS_NOT_ACQUIRED,
+                         8);
+    res = decode_response(buf, n, CNT_OP_WAIT_RELEASE,
+                          CNT_STATUS_NOT_ACQUIRED, 8);
+    assert_false(cnt_parse_wait_release_answer(&res, &resources));
+}
+
+/* Parses an answer from an exact-size heap copy of a hex body. */
+static cnt_response hex_response(const char *hex, uint8_t magic,
+                                 uint8_t opcode, uint8_t status,
+                                 uint8_t **body)
+{
+    size_t len;
+    cnt_response res = { .magic = magic, .opcode = opcode,
+                         .status = status };
+
+    *body = hex_dup(hex, &len);
+    res.body = *body;
+    res.body_len = (uint32_t)len;
+    return res;
+}
+
+/* Malformed or misdirected extension answers are refused, without
+ * reading past their bodies. */
+static void test_extension_answers_malformed(void **state)
+{
+    const char *granted = "00" "000000" /* state: granted, zero */
+                          "00000000"    /* position */
+                          "0000000000000001" /* lease id */
+                          "00000002";   /* consumption */
+    const uint8_t R = CNT_MAGIC_RESPONSE, E = CNT_MAGIC_NOTICE;
+    cnt_wait_answer ans;
+    uint64_t lease_id;
+    uint32_t resources;
+    uint8_t *body;
+    cnt_response res;
+
+    (void)state;
+    res = hex_response(granted, R, CNT_OP_WAIT_ACQUIRE, 0, &body);
+    assert_true(cnt_parse_wait_answer(&res, &ans));
+    assert_true(ans.lease_id == 1);
+    res.body_len--;             /* one byte short */
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+    res.body_len++;
+    res.magic = E;              /* an event with that opcode byte */
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+    res.magic = R;
+    res.status = CNT_STATUS_INVALID;
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+    res.status = CNT_STATUS_OK;
+    res.opcode = CNT_OP_ACQUIRE;
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+    free(body);
+
+    res = hex_response("02" "000000"    /* state: 2, unknown */
+                       "00000000" "0000000000000000" "00000000",
+                       R, CNT_OP_WAIT_ACQUIRE, 0, &body);
+    assert_false(cnt_parse_wait_answer(&res, &ans));
+    free(body);
+
+    res = hex_response("00000000000000", /* 7 bytes of a lease id */
+                       R, CNT_OP_RENEW, 0, &body);
+    assert_false(cnt_parse_renew_answer(&res, &lease_id));
+    free(body);
+    res = hex_response("000000", /* 3 bytes of a u32 */
+                       R, CNT_OP_WAIT_RELEASE, 0, &body);
+    assert_false(cnt_parse_wait_release_answer(&res, &resources));
+    free(body);
+}
+
+/* Queues: records then the empty end, parsed back; malformed records are
+ * refused. */
+static void test_roundtrip_queues(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    size_t n = 0, off = 0;
+    cnt_response res;
+    cnt_queues_record rec;
+    cnt_dump_record dump;
+    uint8_t *body;
+
+    (void)state;
+    n += cnt_encode_queues_record(buf + n, 9, 5, 1, (const uint8_t *)"a", 1);
+    n += cnt_encode_queues_record(buf + n, 9, 0xffffffff, 0xffffffff,
+                                  (const uint8_t *)"lock", 4);
+    n += cnt_encode_empty(buf + n, CNT_OP_QUEUES, 9);
+
+    res = decode_response(buf, CNT_QUEUES_RECORD_SIZE(1), CNT_OP_QUEUES, 0,
+                          9);
+    assert_false(cnt_response_is_queues_end(&res));
+    assert_true(cnt_parse_queues_record(&res, &rec));
+    assert_int_equal(rec.consumption, 5);
+    assert_int_equal(rec.queue_len, 1);
+    assert_int_equal(rec.name_len, 1);
+    assert_memory_equal(rec.name, "a", 1);
+    /* A Queues record is not a Dump record, and the other way round. */
+    assert_false(cnt_dump_record_parse(&res, &dump));
+    off += res.size;
+
+    assert_int_equal(cnt_response_decode(buf + off, n - off, &res),
+                     CNT_DECODE_OK);
+    assert_true(cnt_parse_queues_record(&res, &rec));
+    assert_int_equal(rec.consumption, 0xffffffff);
+    assert_int_equal(rec.queue_len, 0xffffffff);
+    assert_memory_equal(rec.name, "lock", 4);
+    off += res.size;
+
+    res = decode_response(buf + off, n - off, CNT_OP_QUEUES, 0, 9);
+    assert_true(cnt_response_is_queues_end(&res));
+    assert_false(cnt_response_is_dump_end(&res));
+    assert_false(cnt_parse_queues_record(&res, &rec));
+    assert_int_equal(off + res.size, n);
+
+    n = cnt_encode_dump_record(buf, 10, 1, 2, (const uint8_t *)"a", 1);
+    res = decode_response(buf, n, CNT_OP_DUMP, 0, 10);
+    assert_false(cnt_parse_queues_record(&res, &rec));
+    n = cnt_encode_empty(buf, CNT_OP_DUMP, 10);
+    res = decode_response(buf, n, CNT_OP_DUMP, 0, 10);
+    assert_false(cnt_response_is_queues_end(&res));
+
+    res = hex_response("00000001"   /* consumption */
+                       "00000002"   /* queue length */
+                       "00",        /* half a name length */
+                       CNT_MAGIC_RESPONSE, CNT_OP_QUEUES, 0, &body);
+    assert_false(cnt_parse_queues_record(&res, &rec));
+    free(body);
+    res = hex_response("00000001"   /* consumption */
+                       "00000002"   /* queue length */
+                       "0003"       /* name length 3 */
+                       "6162",      /* only 2 name bytes */
+                       CNT_MAGIC_RESPONSE, CNT_OP_QUEUES, 0, &body);
+    assert_false(cnt_parse_queues_record(&res, &rec));
+    free(body);
+    res = hex_response("00000001" "00000002" "0001" "61",
+                       CNT_MAGIC_RESPONSE, CNT_OP_QUEUES,
+                       CNT_STATUS_INVALID, &body);
+    assert_false(cnt_parse_queues_record(&res, &rec));
+    free(body);
+}
+
+/* Events: told from answers by the magic, parsed back, and decoded in
+ * their place between answers. */
+static void test_roundtrip_events(void **state)
+{
+    static const uint8_t codes[] = {
+        CNT_EVENT_GRANTED, CNT_EVENT_TIMED_OUT, CNT_EVENT_LEASE_EXPIRED,
+        CNT_EVENT_SHUTDOWN, 0x7f
+    };
+    uint8_t buf[FIXTURE_MAX];
+    size_t n, off;
+    cnt_response res;
+    cnt_event_packet ev;
+    cnt_wait_answer ans;
+    uint8_t *body;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(codes); i++) {
+        n = cnt_encode_event(buf, codes[i], 0x100 + (uint32_t)i,
+                             0xa0a0a0a0a0a0a0a0ull + i, 10 + (uint32_t)i,
+                             (const uint8_t *)"sem", 3);
+        for (size_t k = 0; k < n; k++)
+            assert_int_equal(cnt_response_decode(buf, k, &res),
+                             CNT_DECODE_NEED_MORE);
+        assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_OK);
+        assert_int_equal(res.size, n);
+        assert_int_equal(res.magic, CNT_MAGIC_NOTICE);
+        assert_true(cnt_response_is_event(&res));
+        assert_int_equal(res.opcode, codes[i]);
+        assert_int_equal(res.status, 0);
+        assert_int_equal(res.opaque, 0x100 + i);
+        /* A client parses any code; it ignores the ones it does not
+         * know. */
+        assert_true(cnt_parse_event(&res, &ev));
+        assert_int_equal(ev.code, codes[i]);
+        assert_true(ev.lease_id == 0xa0a0a0a0a0a0a0a0ull + i);
+        assert_int_equal(ev.value, 10 + i);
+        assert_int_equal(ev.name_len, 3);
+        assert_memory_equal(ev.name, "sem", 3);
+    }
+
+    /* An event between two answers: in its place, told apart by the
+     * magic, even with an opcode byte equal to an answer's (granted is
+     * 0x01, Get's opcode). */
+    n = cnt_encode_u32(buf, CNT_OP_GET, 1, 4);
+    n += cnt_encode_event(buf + n, CNT_EVENT_GRANTED, 2, 77, 4,
+                          (const uint8_t *)"job", 3);
+    n += cnt_encode_wait_answer(buf + n, 3, CNT_WAIT_QUEUED, 1, 0, 4);
+    off = 0;
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_OK);
+    assert_false(cnt_response_is_event(&res));
+    assert_false(cnt_parse_event(&res, &ev));
+    off += res.size;
+    assert_int_equal(cnt_response_decode(buf + off, n - off, &res),
+                     CNT_DECODE_OK);
+    assert_true(cnt_response_is_event(&res));
+    assert_int_equal(res.opcode, CNT_OP_GET);
+    assert_true(cnt_parse_event(&res, &ev));
+    assert_int_equal(ev.code, CNT_EVENT_GRANTED);
+    assert_true(ev.lease_id == 77);
+    assert_int_equal(res.opaque, 2);
+    off += res.size;
+    assert_int_equal(cnt_response_decode(buf + off, n - off, &res),
+                     CNT_DECODE_OK);
+    assert_false(cnt_response_is_event(&res));
+    assert_true(cnt_parse_wait_answer(&res, &ans));
+    assert_int_equal(ans.position, 1);
+    assert_int_equal(off + res.size, n);
+
+    /* Malformed events. */
+    res = hex_response("0000000000000001" /* lease id */
+                       "00000002"   /* value */
+                       "00",        /* half a name length */
+                       CNT_MAGIC_NOTICE, CNT_EVENT_GRANTED, 0, &body);
+    assert_false(cnt_parse_event(&res, &ev));
+    free(body);
+    res = hex_response("0000000000000001" /* lease id */
+                       "00000002"   /* value */
+                       "0004"       /* name length 4 */
+                       "616263",    /* only 3 name bytes */
+                       CNT_MAGIC_NOTICE, CNT_EVENT_GRANTED, 0, &body);
+    assert_false(cnt_parse_event(&res, &ev));
+    free(body);
+    res = hex_response("0000000000000001" "00000002" "0001" "61",
+                       CNT_MAGIC_NOTICE, CNT_EVENT_GRANTED, 0, &body);
+    assert_true(cnt_parse_event(&res, &ev));
+    res.magic = CNT_MAGIC_RESPONSE;     /* an answer, not an event */
+    assert_false(cnt_parse_event(&res, &ev));
+    res.magic = CNT_MAGIC_NOTICE;
+    res.status = CNT_STATUS_INVALID;    /* events always carry status 0 */
+    assert_false(cnt_parse_event(&res, &ev));
+    free(body);
+}
+
 /* Bad magic is reported on the first byte; 0x92 notices are accepted. */
 static void test_response_magic(void **state)
 {
@@ -483,6 +916,7 @@ int main(void)
 {
     const struct CMUnitTest response_tests[] = {
         cmocka_unit_test(test_encode_success_responses),
+        cmocka_unit_test(test_encode_extension_responses),
         cmocka_unit_test(test_encode_stats_pair_clamps),
         cmocka_unit_test(test_roundtrip_server_to_client),
         cmocka_unit_test(test_roundtrip_stats),
@@ -490,6 +924,10 @@ int main(void)
         cmocka_unit_test(test_roundtrip_dump),
         cmocka_unit_test(test_dump_record_malformed),
         cmocka_unit_test(test_dump_end),
+        cmocka_unit_test(test_roundtrip_extension_answers),
+        cmocka_unit_test(test_extension_answers_malformed),
+        cmocka_unit_test(test_roundtrip_queues),
+        cmocka_unit_test(test_roundtrip_events),
         cmocka_unit_test(test_response_magic),
         cmocka_unit_test(test_response_huge_body),
         cmocka_unit_test(test_response_pipelined),
