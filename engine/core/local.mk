@@ -1,6 +1,6 @@
 # engine/core/local.mk: the counter core, libcntcore.la (included by the top
 # Makefile.am): the map and its rules, holdings, GC, stats, clock, hash and
-# the timing wheel.
+# the timing wheel, and the set of server-defined groups.
 # No sockets, no libevent, no host types; its unit tests are in tests/.
 
 noinst_LTLIBRARIES += libcntcore.la
@@ -12,7 +12,8 @@ libcntcore_la_SOURCES = \
 	engine/core/table.c \
 	engine/core/gc.c \
 	engine/core/stats.c \
-	engine/core/wheel.c
+	engine/core/wheel.c \
+	engine/core/groups.c
 noinst_HEADERS += \
 	engine/core/clock.h \
 	engine/core/hash.h \
@@ -21,4 +22,5 @@ noinst_HEADERS += \
 	engine/core/table.h \
 	engine/core/gc.h \
 	engine/core/stats.h \
-	engine/core/wheel.h
+	engine/core/wheel.h \
+	engine/core/groups.h
