@@ -13,7 +13,9 @@
 #include "engine/glue/configuration.h"
 
 /* A failure must leave the settings untouched and write a message that
- * starts "counter:"; a success must leave every setting in its range. */
+ * starts "counter:"; a success must leave every setting in its range.
+ * Either way the configuration is freed after, so a leak of its groups
+ * shows under ASan. */
 
 /* Checks the settings a successful parse produced. */
 static void check_ranges(const cnt_config *c)
@@ -29,6 +31,21 @@ static void check_ranges(const cnt_config *c)
     FUZZ_CHECK(c->table.buckets >= 1);
     FUZZ_CHECK(c->table.interval >= 1);
     FUZZ_CHECK(c->server.threads >= 1);
+    FUZZ_CHECK(c->server.max_waits >= 1);
+    /* The server sees exactly the groups the configuration owns, each
+     * with a maximum and a name the settings syntax can write. */
+    FUZZ_CHECK(c->server.groups == c->groups);
+    for (size_t i = 0; i < cnt_groups_count(c->groups); i++) {
+        const uint8_t *name;
+        uint16_t len;
+        const cnt_group *g = cnt_groups_at(c->groups, i, &name, &len);
+        FUZZ_CHECK(g != NULL && g->maximum >= 1);
+        FUZZ_CHECK(len >= 1 && len <= 255);
+        for (uint16_t j = 0; j < len; j++)
+            FUZZ_CHECK(!isspace(name[j]) && name[j] != ';' &&
+                       name[j] != '=' && name[j] != '"');
+        FUZZ_CHECK(cnt_groups_find(c->groups, name, len) == g);
+    }
 }
 
 /* True when an error message says which setting is wrong: the key, or the
@@ -108,6 +125,15 @@ static void fuzz_string(const char *s)
         check_outcome(ok, &before, &c, err, lens[i]);
         if (!ok && lens[i] >= 256)
             check_names_key(s, err);
+        /* The same settings applied again on top succeed again with the
+         * same groups (the parse works on a copy of those it has). */
+        if (ok) {
+            size_t n = cnt_groups_count(c.groups);
+            FUZZ_CHECK(cnt_config_parse_string(&c, s, err, lens[i]));
+            check_ranges(&c);
+            FUZZ_CHECK(cnt_groups_count(c.groups) == n);
+        }
+        cnt_config_free(&c);
     }
 }
 
@@ -126,6 +152,7 @@ static void fuzz_file(const uint8_t *data, size_t size)
     before = c;
     bool ok = cnt_config_parse_file(&c, path, err, sizeof err);
     check_outcome(ok, &before, &c, err, sizeof err);
+    cnt_config_free(&c);
     close(fd);
 }
 

@@ -23,10 +23,11 @@ fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer $(FAKE_ALLOC_WRAP)
 fuzz_fuzz_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 # The parser is compiled in (own object names) so this target needs nothing
-# of the listener library.
+# of the listener library; the core gives it the group set.
 fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_fuzz_config_CPPFLAGS = $(AM_CPPFLAGS)
 fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_config_LDADD = libcntcore.la
 
 fuzz_fuzz_connection_SOURCES = fuzz/fuzz_connection.c
 fuzz_fuzz_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
@@ -53,6 +54,7 @@ fuzz_replay_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
+fuzz_replay_config_LDADD = libcntcore.la
 
 fuzz_replay_connection_SOURCES = fuzz/replay.c fuzz/fuzz_connection.c
 fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connection"'

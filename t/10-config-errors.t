@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # 10-config-errors.t: every kind of bad configuration makes the host exit
 # non-zero with a message naming the key (or token) at fault: bad values,
-# malformed tokens, unknown counter.* keys, a bad file, a busy port.
+# malformed tokens, unknown counter.* keys, bad groups, a bad file, a busy
+# port.
 use strict;
 use warnings;
 
@@ -46,6 +47,14 @@ my @cases = (
     ['counter.enable=true;counter.port=0;justatoken', 'justatoken',
      'malformed token (no =)'],
     ['counter.enable=true;counter.port=0;=5', '=5', 'malformed token (no key)'],
+    ['counter.enable=true;counter.port=0;counter.group.licence=max:0',
+     'counter.group.licence', 'group with maximum 0'],
+    ['counter.enable=true;counter.port=0;counter.group.licence=max:1,wait:5h',
+     'counter.group.licence', 'group with a bad duration'],
+    ['counter.enable=true;counter.port=0;counter.group.=max:1',
+     'counter.group.', 'group without a name'],
+    ['counter.enable=true;counter.port=0;counter.max_waits=0',
+     'counter.max_waits', 'zero max_waits'],
     ["counter.config=$dir/missing.conf", 'missing.conf', 'missing config file'],
     ["counter.config=$dir/bad.conf", 'counter.port', 'bad value in a config file'],
     ["counter.enable=true;counter.port=$busy_port", "$busy_port", 'busy port'],

@@ -45,6 +45,7 @@ CORE_TESTS = \
 	tests/test_gc \
 	tests/test_stats \
 	tests/test_wheel \
+	tests/test_groups \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
@@ -79,6 +80,11 @@ tests_test_wheel_SOURCES = tests/test_wheel.c tests/engine_fake.c
 tests_test_wheel_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_wheel_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_wheel_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_groups_SOURCES = tests/test_groups.c tests/engine_fake.c
+tests_test_groups_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_groups_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_groups_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_gc_SOURCES = tests/test_gc.c tests/engine_fake.c
 tests_test_gc_CFLAGS = $(UNIT_TEST_CFLAGS)
@@ -134,9 +140,14 @@ tests_test_oom_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 tests_test_oom_LDADD = $(SERVER_TEST_LDADD)
 
 ## engine/glue
+# The parser's allocation failures (its group set) come from the fake
+# allocator, like the core's.
 check_PROGRAMS += tests/test_configuration
 TESTS += tests/test_configuration
-tests_test_configuration_SOURCES = tests/test_configuration.c
+tests_test_configuration_SOURCES = tests/test_configuration.c \
+	tests/engine_fake.c
 tests_test_configuration_CFLAGS = $(UNIT_TEST_CFLAGS)
-tests_test_configuration_LDADD = libcntglue.la $(CMOCKA_LIBS)
+tests_test_configuration_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+tests_test_configuration_LDADD = libcntglue.la libcntcore.la \
+	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif

@@ -19,13 +19,14 @@
 #include <cmocka.h>
 
 #include "engine/glue/configuration.h"
+#include "tests/engine_fake.h"
 
 /* A -X string that must parse, and one field of the result to check. */
 typedef struct good_case {
     const char *input;
     enum { F_ENABLE, F_PORT, F_MAXCONN, F_BUCKETS, F_INTERVAL, F_THREADS,
            F_MEMLIMIT, F_NBINDS, F_KEEPALIVE, F_KA_IDLE, F_KA_INTERVAL,
-           F_KA_COUNT } field;
+           F_KA_COUNT, F_MAX_WAITS } field;
     uint64_t expected;
 } good_case;
 
@@ -66,6 +67,8 @@ static const good_case good_cases[] = {
     {"counter.bind=::1", F_NBINDS, 1},
     {"counter.bind=127.0.0.1,::1", F_NBINDS, 2},
     {"counter.bind=127.0.0.1 ::1  [::1]", F_NBINDS, 3},
+    {"counter.max_waits=1", F_MAX_WAITS, 1},
+    {"counter.max_waits=4294967295", F_MAX_WAITS, 4294967295u},
     {"", F_PORT, 11215},                                /* nothing changes */
     {" ; ; ", F_PORT, 11215},
 };
@@ -86,6 +89,7 @@ static uint64_t field_of(const cnt_config *c, int field)
     case F_KA_IDLE: return c->server.keepalive_idle;
     case F_KA_INTERVAL: return c->server.keepalive_interval;
     case F_KA_COUNT: return c->server.keepalive_count;
+    case F_MAX_WAITS: return c->server.max_waits;
     default: return UINT64_MAX;
     }
 }
@@ -102,8 +106,16 @@ static void test_good_strings(void **state)
             fail_msg("\"%s\" rejected: %s", good_cases[i].input, err);
         assert_int_equal(field_of(&c, good_cases[i].field),
                          good_cases[i].expected);
+        cnt_config_free(&c);
     }
 }
+
+/* What the group errors say after "(expected ". */
+#define GROUP_EXPECTED "max:1..4294967295[,wait:DURATION][,lease:DURATION]"
+#define DURATION_EXPECTED "DURATION: an integer with unit ms, s or m, " \
+    "seconds by default, at most 4294967295 ms"
+#define GROUP_NAME_EXPECTED "expected 1..255 bytes without white space, " \
+    "';', '=' or '\"'"
 
 /* A -X string that must fail, and the exact message it must give. */
 typedef struct bad_case {
@@ -202,6 +214,123 @@ static const bad_case bad_cases[] = {
     /* Control bytes would break the one-line message: shown as '?'. */
     {"counter.port=1\n2",
      "counter: counter.port: invalid value \"1?2\" (expected 0..65535)"},
+    {"counter.max_waits=0",
+     "counter: counter.max_waits: invalid value \"0\" "
+     "(expected 1..4294967295)"},
+    {"counter.max_waits=4294967296",
+     "counter: counter.max_waits: invalid value \"4294967296\" "
+     "(expected 1..4294967295)"},
+    {"counter.max_waits=many",
+     "counter: counter.max_waits: invalid value \"many\" "
+     "(expected 1..4294967295)"},
+    {"counter.max_waits=",
+     "counter: counter.max_waits: invalid value \"\" "
+     "(expected 1..4294967295)"},
+    /* Groups: the value's mistakes... */
+    {"counter.group.licence=max:0",
+     "counter: counter.group.licence: invalid value \"max:0\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=wait:5s,lease:1m",           /* no max */
+     "counter: counter.group.licence: invalid value \"wait:5s,lease:1m\" "
+     "(expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=",
+     "counter: counter.group.licence: invalid value \"\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:4294967296",
+     "counter: counter.group.licence: invalid value \"max:4294967296\" "
+     "(expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:-1",
+     "counter: counter.group.licence: invalid value \"max:-1\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:x",
+     "counter: counter.group.licence: invalid value \"max:x\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:",
+     "counter: counter.group.licence: invalid value \"max:\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=max",
+     "counter: counter.group.licence: invalid value \"max\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=5",
+     "counter: counter.group.licence: invalid value \"5\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:5,size:3",              /* unknown field */
+     "counter: counter.group.licence: invalid value \"max:5,size:3\" "
+     "(expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:5,max:6",               /* repeated */
+     "counter: counter.group.licence: invalid value \"max:5,max:6\" "
+     "(expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:1s,WAIT:2s",     /* repeated, case */
+     "counter: counter.group.licence: invalid value \"max:5,wait:1s,WAIT:2s"
+     "\" (expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=lease:1,max:5,lease:2",
+     "counter: counter.group.licence: invalid value \"lease:1,max:5,lease:2"
+     "\" (expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:5,",                    /* empty field */
+     "counter: counter.group.licence: invalid value \"max:5,\" (expected "
+     GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:5,,wait:1",
+     "counter: counter.group.licence: invalid value \"max:5,,wait:1\" "
+     "(expected " GROUP_EXPECTED ")"},
+    {"counter.group.licence=max:5 wait:1",
+     "counter: counter.group.licence: invalid value \"max:5 wait:1\" "
+     "(expected " GROUP_EXPECTED ")"},
+    /* ...its durations... */
+    {"counter.group.licence=max:5,wait:",
+     "counter: counter.group.licence: invalid value \"max:5,wait:\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:x",
+     "counter: counter.group.licence: invalid value \"max:5,wait:x\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:-1s",
+     "counter: counter.group.licence: invalid value \"max:5,wait:-1s\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:1.5s",
+     "counter: counter.group.licence: invalid value \"max:5,wait:1.5s\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:s",
+     "counter: counter.group.licence: invalid value \"max:5,wait:s\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:5h",             /* bad unit */
+     "counter: counter.group.licence: invalid value \"max:5,wait:5h\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,lease:5sec",
+     "counter: counter.group.licence: invalid value \"max:5,lease:5sec\" "
+     "(expected lease:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,lease:5 s",
+     "counter: counter.group.licence: invalid value \"max:5,lease:5 s\" "
+     "(expected lease:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,lease:4294967296ms",  /* past 2^32-1 ms */
+     "counter: counter.group.licence: invalid value \"max:5,lease:"
+     "4294967296ms\" (expected lease:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,lease:4294968s",
+     "counter: counter.group.licence: invalid value \"max:5,lease:4294968s"
+     "\" (expected lease:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:71583m",
+     "counter: counter.group.licence: invalid value \"max:5,wait:71583m\" "
+     "(expected wait:" DURATION_EXPECTED ")"},
+    {"counter.group.licence=max:5,wait:99999999999999999999999ms",
+     "counter: counter.group.licence: invalid value \"max:5,wait:"
+     "99999999999999999999999ms\" (expected wait:" DURATION_EXPECTED ")"},
+    /* ...and its name. */
+    {"counter.group.=max:1",
+     "counter: counter.group.: invalid group name (value \"max:1\"; "
+     GROUP_NAME_EXPECTED ")"},
+    {"counter.group.a b=max:1",
+     "counter: counter.group.a b: invalid group name (value \"max:1\"; "
+     GROUP_NAME_EXPECTED ")"},
+    {"counter.group.a\tb=max:1",
+     "counter: counter.group.a?b: invalid group name (value \"max:1\"; "
+     GROUP_NAME_EXPECTED ")"},
+    {"counter.group.a\"b=max:1",
+     "counter: counter.group.a\"b: invalid group name (value \"max:1\"; "
+     GROUP_NAME_EXPECTED ")"},
+    {"counter.group=max:1",
+     "counter: counter.group: unknown key (value \"max:1\")"},
+    /* A group after a good one fails the whole string: no group stays. */
+    {"counter.group.a=max:1;counter.group.b=max:0",
+     "counter: counter.group.b: invalid value \"max:0\" (expected "
+     GROUP_EXPECTED ")"},
 };
 
 static void test_bad_strings(void **state)
@@ -219,6 +348,7 @@ static void test_bad_strings(void **state)
         assert_string_equal(err, bad_cases[i].message);
         /* A failed parse leaves the configuration as it was. */
         assert_memory_equal(&c, &before, sizeof(c));
+        cnt_config_free(&c);
     }
 }
 
@@ -242,6 +372,9 @@ static void test_defaults(void **state)
     assert_int_equal(c.server.keepalive_idle, 30);
     assert_int_equal(c.server.keepalive_interval, 10);
     assert_int_equal(c.server.keepalive_count, 3);
+    assert_int_equal(c.server.max_waits, 1024);
+    assert_null(c.server.groups);
+    assert_null(c.groups);
     /* NULL changes nothing. */
     assert_true(cnt_config_parse_string(&c, NULL, NULL, 0));
     assert_int_equal(c.server.port, 11215);
@@ -353,6 +486,14 @@ static const bad_file_case bad_files[] = {
      "\"/etc/other\"; a file cannot name another)"},
     {"counter.bind = \"::1\n",
      ":1: counter.bind: unterminated quote in value \"::1"},
+    {"counter.group.a = max:1\ncounter.group.b = max:2,wait:1h\n",
+     ":2: counter.group.b: invalid value \"max:2,wait:1h\" (expected "
+     "wait:" DURATION_EXPECTED ")"},
+    {"counter.group.a b = max:1\n",
+     ":1: counter.group.a b: invalid group name (value \"max:1\"; "
+     GROUP_NAME_EXPECTED ")"},
+    {"counter.max_waits = 0\n",
+     ":1: counter.max_waits: invalid value \"0\" (expected 1..4294967295)"},
 };
 
 static void test_bad_files(void **state)
@@ -371,6 +512,7 @@ static void test_bad_files(void **state)
         assert_false(ok);
         assert_string_equal(err, expected);
         assert_false(c.enable);        /* unchanged on error */
+        assert_null(c.groups);
     }
 }
 
@@ -617,6 +759,253 @@ static void test_small_error_buffer(void **state)
     assert_false(cnt_config_parse_string(&c, "counter.port=x", NULL, 0));
 }
 
+/* A -X string defining one group, and the settings it must get. */
+typedef struct group_case {
+    const char *input;
+    const char *name;
+    uint32_t maximum, wait_ms, lease_ms;
+} group_case;
+
+static const group_case group_cases[] = {
+    {"counter.group.licence=max:5", "licence", 5, 0, 0},
+    {"counter.group.licence=max:1", "licence", 1, 0, 0},
+    {"counter.group.licence=max:4294967295", "licence", 4294967295u, 0, 0},
+    {"counter.group.licence=max:3,wait:10s,lease:2m", "licence", 3, 10000,
+     120000},
+    /* any order */
+    {"counter.group.licence=lease:2m,max:3,wait:10s", "licence", 3, 10000,
+     120000},
+    {"counter.group.licence=wait:250ms,max:3", "licence", 3, 250, 0},
+    /* units: ms, s, m, seconds without one, any case */
+    {"counter.group.g=max:1,wait:1500ms", "g", 1, 1500, 0},
+    {"counter.group.g=max:1,wait:7", "g", 1, 7000, 0},
+    {"counter.group.g=max:1,wait:7s", "g", 1, 7000, 0},
+    {"counter.group.g=max:1,wait:3m", "g", 1, 180000, 0},
+    {"counter.group.g=max:1,wait:3M,lease:4S", "g", 1, 180000, 4000},
+    {"counter.group.g=MAX:2,Lease:9Ms", "g", 2, 0, 9},
+    /* zero: no wait, no lease, as without the field */
+    {"counter.group.g=max:1,wait:0,lease:0ms", "g", 1, 0, 0},
+    /* the largest durations in each unit */
+    {"counter.group.g=max:1,wait:4294967295ms,lease:4294967s", "g", 1,
+     4294967295u, 4294967000u},
+    {"counter.group.g=max:1,lease:71582m", "g", 1, 0, 4294920000u},
+    /* white space around fields and around their parts; quoted value */
+    {"counter.group.g = max:2 , wait : 3s ,lease: 4", "g", 2, 3000, 4000},
+    {"counter.group.g=\"max:2,wait:3s\"", "g", 2, 3000, 0},
+    /* names: any bytes but white space, ';', '=' and '"' */
+    {"counter.group.a.b:c,d/e#f=max:1", "a.b:c,d/e#f", 1, 0, 0},
+    {"counter.group.\xc3\xa9t\xc3\xa9=max:1", "\xc3\xa9t\xc3\xa9", 1, 0, 0},
+    {"counter.group.x=max:1", "x", 1, 0, 0},
+    /* the later definition wins, whole (no field of the first stays) */
+    {"counter.group.g=max:1,wait:5s,lease:6s;counter.group.g=max:2", "g", 2,
+     0, 0},
+};
+
+/* Checks that c has the group name with these settings. */
+static void expect_group(const cnt_config *c, const char *name,
+                         uint32_t maximum, uint32_t wait_ms,
+                         uint32_t lease_ms)
+{
+    const cnt_group *g = cnt_groups_find(c->groups, (const uint8_t *)name,
+                                         (uint16_t)strlen(name));
+    if (g == NULL)
+        fail_msg("no group \"%s\"", name);
+    assert_int_equal(g->maximum, maximum);
+    assert_int_equal(g->wait_ms, wait_ms);
+    assert_int_equal(g->lease_ms, lease_ms);
+}
+
+static void test_groups(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(group_cases) / sizeof(group_cases[0]);
+         i++) {
+        const group_case *t = &group_cases[i];
+        cnt_config c;
+        char err[256] = "";
+        cnt_config_defaults(&c);
+        if (!cnt_config_parse_string(&c, t->input, err, sizeof(err)))
+            fail_msg("\"%s\" rejected: %s", t->input, err);
+        assert_int_equal(cnt_groups_count(c.groups), 1);
+        expect_group(&c, t->name, t->maximum, t->wait_ms, t->lease_ms);
+        /* The server reads the same groups. */
+        assert_ptr_equal(c.server.groups, c.groups);
+        cnt_config_free(&c);
+        assert_null(c.groups);
+        assert_null(c.server.groups);
+    }
+}
+
+static void test_groups_several(void **state)
+{
+    (void)state;
+    cnt_config c;
+    char err[256] = "";
+    cnt_config_defaults(&c);
+    assert_true(cnt_config_parse_string(
+        &c, "counter.group.a=max:1;counter.enable=1;counter.group.b=max:2,"
+        "wait:1;counter.group.ab=max:3;counter.max_waits=7", err,
+        sizeof(err)));
+    assert_int_equal(cnt_groups_count(c.groups), 3);
+    expect_group(&c, "a", 1, 0, 0);
+    expect_group(&c, "b", 2, 1000, 0);
+    expect_group(&c, "ab", 3, 0, 0);
+    assert_null(cnt_groups_find(c.groups, (const uint8_t *)"c", 1));
+    assert_int_equal(c.server.max_waits, 7);
+    assert_ptr_equal(c.server.groups, c.groups);
+    cnt_config_free(&c);
+    /* Freeing twice, or a configuration without groups, is harmless. */
+    cnt_config_free(&c);
+    cnt_config_defaults(&c);
+    cnt_config_free(&c);
+}
+
+static void test_group_name_length(void **state)
+{
+    (void)state;
+    char expected[512];
+    /* 255 bytes is the longest name... */
+    char *in = repeat("counter.group.", 'n', 255, "=max:9");
+    cnt_config c;
+    char err[512] = "";
+    cnt_config_defaults(&c);
+    if (!cnt_config_parse_string(&c, in, err, sizeof(err)))
+        fail_msg("255-byte name rejected: %s", err);
+    const uint8_t *name;
+    uint16_t len;
+    assert_non_null(cnt_groups_at(c.groups, 0, &name, &len));
+    assert_int_equal(len, 255);
+    cnt_config_free(&c);
+    free(in);
+    /* ...one more is refused, the key cut at 64 bytes as always. */
+    in = repeat("counter.group.", 'n', 256, "=max:9");
+    snprintf(expected, sizeof(expected), "counter: %.64s...: invalid group "
+             "name (value \"max:9\"; " GROUP_NAME_EXPECTED ")", in);
+    expect_string_error(in, 512, expected);
+    free(in);
+}
+
+static void test_groups_parsed_again(void **state)
+{
+    (void)state;
+    cnt_config c, before;
+    char err[256] = "";
+    cnt_config_defaults(&c);
+    assert_true(cnt_config_parse_string(&c, "counter.group.a=max:1", err,
+                                        sizeof(err)));
+    /* A second parse adds to the groups of the first... */
+    assert_true(cnt_config_parse_string(&c, "counter.group.b=max:2", err,
+                                        sizeof(err)));
+    assert_int_equal(cnt_groups_count(c.groups), 2);
+    expect_group(&c, "a", 1, 0, 0);
+    expect_group(&c, "b", 2, 0, 0);
+    assert_ptr_equal(c.server.groups, c.groups);
+    /* ...and a failed one leaves them, and the pointer, as they were,
+     * though it had redefined one and added another before failing. */
+    before = c;
+    assert_false(cnt_config_parse_string(
+        &c, "counter.group.a=max:7;counter.group.c=max:3;counter.port=x",
+        err, sizeof(err)));
+    assert_memory_equal(&c, &before, sizeof(c));
+    assert_int_equal(cnt_groups_count(c.groups), 2);
+    expect_group(&c, "a", 1, 0, 0);
+    /* A parse that touches no group keeps them all. */
+    assert_true(cnt_config_parse_string(&c, "counter.port=5", err,
+                                        sizeof(err)));
+    assert_int_equal(cnt_groups_count(c.groups), 2);
+    assert_ptr_equal(c.server.groups, c.groups);
+    cnt_config_free(&c);
+}
+
+static void test_groups_in_file(void **state)
+{
+    (void)state;
+    const char *path = write_temp(
+        "# groups\n"
+        "counter.group.licence = max:10, wait:30s, lease:5m\n"
+        "counter.group.db = \"lease:500ms,max:2\"\n"
+        "counter.max_waits = 16\n"
+        "counter.group.licence = max:11\n");      /* the later one wins */
+    cnt_config c;
+    char err[256] = "";
+    cnt_config_defaults(&c);
+    bool ok = cnt_config_parse_file(&c, path, err, sizeof(err));
+    unlink(path);
+    if (!ok)
+        fail_msg("file rejected: %s", err);
+    assert_int_equal(cnt_groups_count(c.groups), 2);
+    expect_group(&c, "licence", 11, 0, 0);
+    expect_group(&c, "db", 2, 0, 500);
+    assert_int_equal(c.server.max_waits, 16);
+    assert_ptr_equal(c.server.groups, c.groups);
+    cnt_config_free(&c);
+    /* Through counter.config, then the -X string redefines one. */
+    path = write_temp("counter.group.a = max:1,wait:2\n");
+    char input[128];
+    snprintf(input, sizeof(input), "counter.config=%s;counter.group.a=max:3",
+             path);
+    cnt_config_defaults(&c);
+    ok = cnt_config_parse_string(&c, input, err, sizeof(err));
+    unlink(path);
+    if (!ok)
+        fail_msg("rejected: %s", err);
+    assert_int_equal(cnt_groups_count(c.groups), 1);
+    expect_group(&c, "a", 3, 0, 0);
+    cnt_config_free(&c);
+}
+
+static void test_groups_out_of_memory(void **state)
+{
+    (void)state;
+    static const char input[] =
+        "counter.port=7;counter.group.b=max:2;counter.group.c=max:3";
+    cnt_config c, before;
+    char err[256] = "";
+    cnt_config_defaults(&c);
+    assert_true(cnt_config_parse_string(&c, "counter.group.a=max:1", err,
+                                        sizeof(err)));
+    long live = cnt_fake_alloc_live();
+    /* Every allocation of the parse fails in turn (the copy of the groups
+     * it starts from, the key and value copies, the new names, the
+     * growing array): each time the parse says so, leaks nothing and
+     * leaves the configuration as it was. */
+    for (unsigned long n = 1;; n++) {
+        before = c;
+        cnt_fake_alloc_fail_at(n, 0);
+        bool ok = cnt_config_parse_string(&c, input, err, sizeof(err));
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (!injected) {
+            assert_true(ok);
+            break;
+        }
+        assert_false(ok);
+        assert_non_null(strstr(err, "out of memory"));
+        assert_memory_equal(&c, &before, sizeof(c));
+        assert_int_equal(cnt_fake_alloc_live(), live);
+        assert_int_equal(cnt_groups_count(c.groups), 1);
+    }
+    assert_int_equal(c.server.port, 7);
+    assert_int_equal(cnt_groups_count(c.groups), 3);
+    expect_group(&c, "a", 1, 0, 0);
+    expect_group(&c, "c", 3, 0, 0);
+    /* The set the first parse built (struct, array, one name) was
+     * replaced, and freed: the new one has just two more names. */
+    assert_int_equal(cnt_fake_alloc_live(), live + 2);
+    /* A first group whose set cannot be made. */
+    cnt_config_free(&c);
+    cnt_config_defaults(&c);
+    live = cnt_fake_alloc_live();
+    cnt_fake_alloc_fail_at(3, 0);   /* after the key and value copies */
+    assert_false(cnt_config_parse_string(&c, "counter.group.a=max:1", err,
+                                         sizeof(err)));
+    assert_true(cnt_fake_alloc_injected());
+    cnt_fake_alloc_fail_at(0, 0);
+    assert_string_equal(err, "counter: counter.group.a: out of memory");
+    assert_null(c.groups);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
 /* Runs the configuration tests. */
 int main(void)
 {
@@ -626,6 +1015,12 @@ int main(void)
         cmocka_unit_test(test_good_strings),
         cmocka_unit_test(test_bad_strings),
         cmocka_unit_test(test_bind_list_contents),
+        cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_groups_several),
+        cmocka_unit_test(test_group_name_length),
+        cmocka_unit_test(test_groups_parsed_again),
+        cmocka_unit_test(test_groups_in_file),
+        cmocka_unit_test(test_groups_out_of_memory),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_file_from_string),
         cmocka_unit_test(test_bad_files),

@@ -1,6 +1,7 @@
 # engine/core/local.mk: the counter core, libcntcore.la (included by the top
 # Makefile.am): the map and its rules (semaphores, waiting tickets),
-# holdings, GC, stats, clock, hash and the timing wheel.
+# holdings, GC, stats, clock, hash, the timing wheel and the set of
+# server-defined groups.
 # No sockets, no libevent, no host types; its unit tests are in tests/.
 
 noinst_LTLIBRARIES += libcntcore.la
@@ -14,7 +15,8 @@ libcntcore_la_SOURCES = \
 	engine/core/stats.c \
 	engine/core/wheel.c \
 	engine/core/ticket.c \
-	engine/core/waits.c
+	engine/core/waits.c \
+	engine/core/groups.c
 noinst_HEADERS += \
 	engine/core/clock.h \
 	engine/core/hash.h \
@@ -25,4 +27,5 @@ noinst_HEADERS += \
 	engine/core/ticket.h \
 	engine/core/gc.h \
 	engine/core/stats.h \
-	engine/core/wheel.h
+	engine/core/wheel.h \
+	engine/core/groups.h

@@ -19,6 +19,14 @@
 #include <unistd.h>
 
 #define CNT_CONFIG_PREFIX "counter."
+#define CNT_CONFIG_GROUP_PREFIX "counter.group."
+
+/* A group's name is the counter name it applies to, capped at 255 bytes
+ * (the wire allows longer counter names, but a group is a label someone
+ * types into a settings file); its value lists max, wait and lease. */
+#define CNT_GROUP_NAME_MAX 255u
+#define CNT_GROUP_EXPECTED \
+    "max:1..4294967295[,wait:DURATION][,lease:DURATION]"
 
 /* A settings file is a few dozen short lines; anything far bigger is the
  * wrong file (/dev/zero, a log), refused before it can eat memory. */
@@ -115,7 +123,8 @@ static bool config_bad_value(const char *key, const char *v,
                         expected);
 }
 
-/* Fills c with the defaults: each layer's own, and counter.enable off. */
+/* Fills c with the defaults: each layer's own, counter.enable off and no
+ * groups. */
 void cnt_config_defaults(cnt_config *c)
 {
     memset(c, 0, sizeof(*c));
@@ -124,6 +133,17 @@ void cnt_config_defaults(cnt_config *c)
     c->table.buckets = CNT_DEFAULT_BUCKETS;
     c->table.interval = CNT_DEFAULT_INTERVAL;
     c->table.memory_limit = 0;
+    c->groups = NULL;
+}
+
+/* Frees the groups c owns; c then has none. */
+void cnt_config_free(cnt_config *c)
+{
+    if (c == NULL)
+        return;
+    cnt_groups_free(c->groups);
+    c->groups = NULL;
+    c->server.groups = NULL;
 }
 
 /* Trims white space at both ends of s[0..*len) and returns the new start. */
@@ -140,23 +160,29 @@ static const char *config_trim(const char *s, size_t *len)
     return s;
 }
 
-/* Parses a non-empty run of decimal digits into *out; false on anything
- * else (signs, spaces, overflow past 2^64-1). */
-static bool config_parse_u64(const char *v, uint64_t *out)
+/* Parses v[0..len), a non-empty run of decimal digits, into *out; false
+ * on anything else (signs, spaces, overflow past 2^64-1). */
+static bool config_parse_digits(const char *v, size_t len, uint64_t *out)
 {
-    if (*v == '\0')
+    if (len == 0)
         return false;
     uint64_t x = 0;
-    for (; *v != '\0'; v++) {
-        if (*v < '0' || *v > '9')
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
             return false;
-        unsigned d = (unsigned)(*v - '0');
+        unsigned d = (unsigned)(v[i] - '0');
         if (x > (UINT64_MAX - d) / 10)
             return false;
         x = x * 10 + d;
     }
     *out = x;
     return true;
+}
+
+/* Parses a NUL-terminated run of decimal digits, as above. */
+static bool config_parse_u64(const char *v, uint64_t *out)
+{
+    return config_parse_digits(v, strlen(v), out);
 }
 
 /* Parses a number in [min, max] or reports it against key. */
@@ -271,6 +297,138 @@ bad:
                             "commas or spaces", err, errlen, origin);
 }
 
+/* Whether name[0..len) may name a group: 1..255 bytes, none of them white
+ * space, ';', '=' or '"' (which the -X string and the file use to split
+ * and quote settings, so such a name could not be written back). */
+static bool config_group_name_ok(const char *name, size_t len)
+{
+    if (len == 0 || len > CNT_GROUP_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (isspace(ch) || ch == ';' || ch == '=' || ch == '"')
+            return false;
+    }
+    return true;
+}
+
+/* Parses a duration v[0..len): digits, then ms, s or m (any case), seconds
+ * without a unit; false unless it is one of at most UINT32_MAX ms. */
+static bool config_duration(const char *v, size_t len, uint32_t *ms)
+{
+    size_t digits = 0;
+    while (digits < len && v[digits] >= '0' && v[digits] <= '9')
+        digits++;
+    const char *unit = v + digits;
+    size_t ulen = len - digits;
+    uint64_t scale;
+    if (ulen == 0 || (ulen == 1 && tolower((unsigned char)unit[0]) == 's'))
+        scale = 1000;
+    else if (ulen == 1 && tolower((unsigned char)unit[0]) == 'm')
+        scale = 60000;
+    else if (ulen == 2 && strncasecmp(unit, "ms", 2) == 0)
+        scale = 1;
+    else
+        return false;
+    uint64_t x;
+    if (!config_parse_digits(v, digits, &x) || x > UINT32_MAX / scale)
+        return false;
+    *ms = (uint32_t)(x * scale);
+    return true;
+}
+
+/* The fields of a group's value, in the order the bits of "seen" use. */
+enum { GROUP_MAX, GROUP_WAIT, GROUP_LEASE, GROUP_FIELDS };
+
+/* Which field name[0..len) names (any case), or GROUP_FIELDS for none. */
+static unsigned config_group_field(const char *name, size_t len)
+{
+    static const char *const names[GROUP_FIELDS] = {"max", "wait", "lease"};
+    for (unsigned f = 0; f < GROUP_FIELDS; f++)
+        if (strlen(names[f]) == len && strncasecmp(name, names[f], len) == 0)
+            return f;
+    return GROUP_FIELDS;
+}
+
+/* Parses a group's value "max:N[,wait:DURATION][,lease:DURATION]" (fields
+ * in any order, each at most once, white space allowed around them) into
+ * *g; on error reports it against key. */
+static bool config_group_value(const char *key, const char *v, cnt_group *g,
+                               char *err, size_t errlen,
+                               const cnt_config_origin *origin)
+{
+    static const char *const duration_expected[GROUP_FIELDS] = {
+        NULL,
+        "wait:DURATION: an integer with unit ms, s or m, seconds by "
+        "default, at most 4294967295 ms",
+        "lease:DURATION: an integer with unit ms, s or m, seconds by "
+        "default, at most 4294967295 ms",
+    };
+    unsigned seen = 0;
+    const char *p = v;
+    memset(g, 0, sizeof(*g));
+    for (;;) {
+        size_t span = strcspn(p, ",");
+        size_t len = span;
+        const char *item = config_trim(p, &len);
+        const char *colon = memchr(item, ':', len);
+        if (colon == NULL)
+            goto bad;
+        size_t flen = (size_t)(colon - item);
+        const char *fname = config_trim(item, &flen);
+        size_t xlen = len - (size_t)(colon + 1 - item);
+        const char *x = config_trim(colon + 1, &xlen);
+        unsigned f = config_group_field(fname, flen);
+        if (f == GROUP_FIELDS || (seen & (1u << f)) != 0)
+            goto bad;
+        seen |= 1u << f;
+        if (f == GROUP_MAX) {
+            uint64_t n;
+            if (!config_parse_digits(x, xlen, &n) || n < 1 || n > UINT32_MAX)
+                goto bad;
+            g->maximum = (uint32_t)n;
+        } else if (!config_duration(x, xlen, f == GROUP_WAIT ? &g->wait_ms
+                                                             : &g->lease_ms)) {
+            return config_bad_value(key, v, duration_expected[f], err,
+                                    errlen, origin);
+        }
+        if (p[span] == '\0')
+            break;
+        p += span + 1;
+    }
+    if ((seen & (1u << GROUP_MAX)) != 0)
+        return true;
+bad:
+    return config_bad_value(key, v, CNT_GROUP_EXPECTED, err, errlen, origin);
+}
+
+/* Applies counter.group.NAME = VALUE: defines the group, or redefines it
+ * (the later definition wins). */
+static bool config_group(cnt_config *c, const char *key, const char *v,
+                         char *err, size_t errlen,
+                         const cnt_config_origin *origin)
+{
+    char k[CNT_CLIP_BUF], val[CNT_CLIP_BUF];
+    const char *name = key + strlen(CNT_CONFIG_GROUP_PREFIX);
+    size_t len = strlen(name);
+    if (!config_group_name_ok(name, len))
+        return config_error(err, errlen, origin,
+                            "%s: invalid group name (value \"%s\"; expected "
+                            "1..%u bytes without white space, ';', '=' or "
+                            "'\"')", config_clip_text(k, key),
+                            config_clip_text(val, v), CNT_GROUP_NAME_MAX);
+    cnt_group g;
+    if (!config_group_value(key, v, &g, err, errlen, origin))
+        return false;
+    if (c->groups == NULL)
+        c->groups = cnt_groups_new();
+    if (c->groups == NULL ||
+        !cnt_groups_set(c->groups, (const uint8_t *)name, (uint16_t)len, &g))
+        return config_error(err, errlen, origin, "%s: out of memory",
+                            config_clip_text(k, key));
+    return true;
+}
+
 static bool config_apply_file(cnt_config *c, const char *path, char *err,
                               size_t errlen);
 
@@ -347,6 +505,15 @@ static bool config_apply(cnt_config *c, const char *key, const char *v,
         c->server.keepalive_count = (unsigned)x;
         return true;
     }
+    if (strcmp(key, "counter.max_waits") == 0) {
+        if (!config_number(key, v, 1, UINT32_MAX, &x, err, errlen, origin))
+            return false;
+        c->server.max_waits = (uint32_t)x;
+        return true;
+    }
+    if (strncmp(key, CNT_CONFIG_GROUP_PREFIX,
+                strlen(CNT_CONFIG_GROUP_PREFIX)) == 0)
+        return config_group(c, key, v, err, errlen, origin);
     if (strcmp(key, "counter.config") == 0) {
         /* Files may not name further files: no include cycles to detect. */
         if (origin != NULL && origin->path != NULL)
@@ -569,6 +736,37 @@ static bool config_apply_file(cnt_config *c, const char *path, char *err,
     return ok;
 }
 
+/* Starts a parse of c in *work, a copy with groups of its own: a failed
+ * parse drops them and leaves c's as they were. */
+static bool config_begin(cnt_config *work, const cnt_config *c, char *err,
+                         size_t errlen)
+{
+    *work = *c;
+    if (c->groups == NULL)
+        return true;
+    work->groups = cnt_groups_copy(c->groups);
+    if (work->groups == NULL)
+        return config_error(err, errlen, NULL,
+                            "counter.group: out of memory");
+    return true;
+}
+
+/* Ends a parse begun by config_begin: on success work replaces c (and
+ * c's former groups go), on failure work's own groups go. Returns ok. */
+static bool config_end(cnt_config *c, cnt_config *work, bool ok)
+{
+    if (!ok) {
+        if (work->groups != c->groups)
+            cnt_groups_free(work->groups);
+        return false;
+    }
+    if (c->groups != work->groups)
+        cnt_groups_free(c->groups);
+    work->server.groups = work->groups;
+    *c = *work;
+    return true;
+}
+
 /* Applies a -X configuration string (NULL or "" changes nothing), including
  * a file named by counter.config. On error returns false and writes one
  * line naming the key and the value into err; c is then unchanged. */
@@ -577,26 +775,26 @@ bool cnt_config_parse_string(cnt_config *c, const char *s, char *err,
 {
     if (s == NULL)
         return true;
-    cnt_config work = *c;
-    while (*s != '\0') {
+    cnt_config work;
+    if (!config_begin(&work, c, err, errlen))
+        return false;
+    bool ok = true;
+    while (ok && *s != '\0') {
         size_t len = strcspn(s, ";");
-        if (!config_token(&work, s, len, err, errlen, NULL))
-            return false;
+        ok = config_token(&work, s, len, err, errlen, NULL);
         s += len;
         if (*s == ';')
             s++;
     }
-    *c = work;
-    return true;
+    return config_end(c, &work, ok);
 }
 
 /* Applies a configuration file; same error contract. */
 bool cnt_config_parse_file(cnt_config *c, const char *path, char *err,
                            size_t errlen)
 {
-    cnt_config work = *c;
-    if (!config_apply_file(&work, path, err, errlen))
+    cnt_config work;
+    if (!config_begin(&work, c, err, errlen))
         return false;
-    *c = work;
-    return true;
+    return config_end(c, &work, config_apply_file(&work, path, err, errlen));
 }

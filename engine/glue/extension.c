@@ -68,7 +68,8 @@ static EXTENSION_DAEMON_DESCRIPTOR glue_daemon = {
 };
 
 /* Stops and frees everything (exit handler, and failed start-up): the
- * server first (its connections release their holdings), then the GC. */
+ * server first (its connections release their holdings), then the GC,
+ * and the configuration's groups last. */
 static void glue_teardown(void)
 {
     cnt_host_stats_detach();
@@ -86,6 +87,8 @@ static void glue_teardown(void)
     if (glue.table != NULL)
         cnt_table_free(glue.table);
     glue.table = NULL;
+    /* Last: the server read the groups until it was freed. */
+    cnt_config_free(&glue.config);
 }
 
 /* Host callback: ON_CONNECT (first one: main thread, host fully up and
@@ -204,6 +207,7 @@ EXTENSION_ERROR_CODE memcached_extensions_initialize(const char *config,
     if (!glue.config.enable) {
         cnt_log(&glue.logger, CNT_LOG_INFO,
                 "counter: disabled (counter.enable=false); not listening");
+        cnt_config_free(&glue.config);      /* no server will read it */
         return EXTENSION_SUCCESS;
     }
     if (!glue_build() || !glue_register(api)) {
@@ -212,8 +216,9 @@ EXTENSION_ERROR_CODE memcached_extensions_initialize(const char *config,
     }
     cnt_log(&glue.logger, CNT_LOG_INFO,
             "counter: listening on port %u (%u addresses, %u threads, "
-            "%zu buckets); serving starts with the host",
+            "%zu buckets, %zu groups); serving starts with the host",
             (unsigned)cnt_server_port(glue.server), glue.config.server.nbinds,
-            glue.config.server.threads, glue.config.table.buckets);
+            glue.config.server.threads, glue.config.table.buckets,
+            cnt_groups_count(glue.config.groups));
     return EXTENSION_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/core/gc.h"
+#include "engine/core/groups.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
 #include "engine/server/log.h"
@@ -22,6 +23,8 @@
  * maximum. */
 #define CNT_SERVER_THREADS_MAX 64u
 #define CNT_SERVER_THREADS_DEFAULT_MAX 4u
+/* Outstanding wait_acquire requests a connection may have by default. */
+#define CNT_SERVER_MAX_WAITS_DEFAULT 1024u
 
 /* What the server needs to know; the settings file's key in brackets. */
 typedef struct cnt_server_config {
@@ -37,6 +40,13 @@ typedef struct cnt_server_config {
     unsigned keepalive_idle;        /* [counter.keepalive_idle] 30 s */
     unsigned keepalive_interval;    /* [counter.keepalive_interval] 10 s */
     unsigned keepalive_count;       /* [counter.keepalive_count] 3 */
+    /* [counter.group.NAME] the groups wait_acquire looks names up in; NULL
+     * = none. Owned by whoever built this config, never changed after the
+     * server is built, and must outlive the server. */
+    const cnt_groups *groups;
+    /* [counter.max_waits] 1024: outstanding wait_acquire requests (queued,
+     * granted, or expired and not yet acknowledged) per connection. */
+    uint32_t max_waits;
 } cnt_server_config;
 
 /* Fills c with the defaults (the only place they are written). Inline so
@@ -57,6 +67,8 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->keepalive_idle = 30;
     c->keepalive_interval = 10;
     c->keepalive_count = 3;
+    c->groups = NULL;
+    c->max_waits = CNT_SERVER_MAX_WAITS_DEFAULT;
 }
 
 typedef struct cnt_server cnt_server;
