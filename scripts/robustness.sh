@@ -54,9 +54,10 @@ stage_asan() {
 stage_tsan() {
     say "concurrency tests under TSan (_build/tsan)"
     configure_in tsan --enable-tsan
-    make -C _build/tsan -j"$JOBS" tests/test_concurrency
+    make -C _build/tsan -j"$JOBS" tests/test_concurrency tests/test_waits
     # TSan needs the address space layout it was built for.
     setarch "$(uname -m)" -R _build/tsan/tests/test_concurrency
+    setarch "$(uname -m)" -R _build/tsan/tests/test_waits
     say "short soak against the TSan-built host (worker and GC threads)"
     make -C _build/tsan -j"$JOBS" mchost counter.la >/dev/null
     host_env tsan

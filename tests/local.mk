@@ -46,6 +46,8 @@ CORE_TESTS = \
 	tests/test_stats \
 	tests/test_wheel \
 	tests/test_groups \
+	tests/test_ticket \
+	tests/test_waits \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
@@ -95,6 +97,16 @@ tests_test_stats_SOURCES = tests/test_stats.c tests/engine_fake.c
 tests_test_stats_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_stats_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_stats_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_ticket_SOURCES = tests/test_ticket.c tests/engine_fake.c
+tests_test_ticket_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_ticket_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_ticket_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_waits_SOURCES = tests/test_waits.c tests/engine_fake.c
+tests_test_waits_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_waits_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_waits_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_concurrency_SOURCES = tests/test_concurrency.c tests/engine_fake.c
 tests_test_concurrency_CFLAGS = $(UNIT_TEST_CFLAGS)

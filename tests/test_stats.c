@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 19
+#define NITEMS 29
 
 typedef struct report {
     unsigned n;
@@ -48,7 +48,10 @@ static const char *const expected_order[NITEMS] = {
     "last_gc_elapsed", "total_gc_elapsed", "curr_connections",
     "total_connections", "command:noop", "command:get", "command:acquire",
     "command:release", "command:stats", "command:dump",
-    "rejected_connections", "buckets", "interval", "memory_limit",
+    "command:wait_acquire", "command:renew", "command:wait_release",
+    "command:queues", "rejected_connections", "buckets", "interval",
+    "memory_limit", "waiting", "leases", "queue_grants", "wait_timeouts",
+    "lease_expirations", "wait_cancels",
 };
 
 static void test_stats_empty(void **state)
