@@ -65,8 +65,9 @@ typedef struct cnt_ticket {
     uint8_t name[];             /* set once: the counter's name */
 } cnt_ticket;
 
-/* Bytes a ticket with a len-byte name takes (what it asks malloc for, and
- * what it counts against the table's memory_limit). */
+/* Bytes a ticket with a len-byte name takes: its header and name (the
+ * table allocates and charges at least sizeof(cnt_ticket), which differs
+ * only for names shorter than 2 bytes). */
 size_t cnt_ticket_size(uint16_t len);
 
 /* A ticket a connection has outstanding, keyed by name. An open-addressing
