@@ -163,7 +163,7 @@ cnt_status cnt_table_release_at(cnt_table *t, cnt_holdings *h,
         } else {
             do_give_back(c, resources, w);
             cnt_holdings_sub(h, c, resources);
-            do_grant_heads(t, b, c, &granted);
+            do_grant_waiting(t, b, c, &granted);
         }
     }
     cnt_map_unlock(lock);
@@ -190,7 +190,7 @@ static void cnt_table_drain_one(struct cnt_counter *c, uint32_t amount,
 
     pthread_mutex_t *lock = cnt_map_lock(&d->t->map, b);
     do_give_back(c, amount, d->window);
-    do_grant_heads(d->t, b, c, &granted);
+    do_grant_waiting(d->t, b, c, &granted);
     cnt_map_unlock(lock);
     cnt_table_sink_all(d->t, granted);
 }

@@ -152,12 +152,28 @@ static inline void cnt_table_count(atomic_uint_fast64_t *f, uint64_t n)
 
 /* Grants the tickets at the head of c's queue while they fit (stripe lock
  * held), appending them to *granted for cnt_table_sink_all; a no-op for a
- * counter without a queue. Defined in waits.c; table.c's releases call it. */
+ * counter without a queue. Defined in waits.c. */
 void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
                     cnt_ticket **granted);
 
 /* Hands each granted ticket of the list to the table's sink (stripe lock
- * dropped). */
-void cnt_table_sink_all(cnt_table *t, cnt_ticket *granted);
+ * dropped). Defined in waits.c. */
+void cnt_table_sink_list(cnt_table *t, cnt_ticket *granted);
+
+/* do_grant_heads for a release (stripe lock held): inline, so that a
+ * release of a counter nobody waits on pays one flag test, not a call. */
+static inline void do_grant_waiting(cnt_table *t, size_t b, cnt_counter *c,
+                                    cnt_ticket **granted)
+{
+    if (c->flags & CNT_COUNTER_QUEUED)
+        do_grant_heads(t, b, c, granted);
+}
+
+/* cnt_table_sink_list after a release: nothing to do for an empty list. */
+static inline void cnt_table_sink_all(cnt_table *t, cnt_ticket *granted)
+{
+    if (granted != NULL)
+        cnt_table_sink_list(t, granted);
+}
 
 #endif

@@ -130,7 +130,7 @@ void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
 /* Hands the granted tickets to the sink, oldest grant first. Each ticket's
  * link is read before the sink gets it: from then on the link is the
  * sink's (the owner's mailbox threads it through the same field). */
-void cnt_table_sink_all(cnt_table *t, cnt_ticket *granted)
+void cnt_table_sink_list(cnt_table *t, cnt_ticket *granted)
 {
     cnt_ticket *fifo = NULL;
 
