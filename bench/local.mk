@@ -1,7 +1,8 @@
 # bench/local.mk: build rules for bench/ (included by the top Makefile.am):
 # the load generator counter-bench, the floor server counter-floor, the run
-# script that writes doc/performance.md, and a short smoke run for make check.
-noinst_PROGRAMS += counter-bench counter-floor
+# script that writes doc/performance.md, the benchmark of waiting acquisition
+# wait-bench, and a short smoke run for make check.
+noinst_PROGRAMS += counter-bench counter-floor wait-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -10,11 +11,15 @@ counter_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 counter_floor_SOURCES = bench/counter-floor.c bench/net.c
 counter_floor_LDADD = libcntproto.la $(PTHREAD_LIBS)
 
+wait_bench_SOURCES = bench/wait-bench.c bench/setup.c bench/hist.c \
+	bench/procstat.c
+wait_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
 noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 	bench/net.h
 
 # The smoke run is started from the top build directory, where it finds
-# counter-bench and counter-floor.
+# counter-bench, counter-floor, wait-bench, mchost and .libs/counter.so.
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \

@@ -32,6 +32,7 @@ my @matrix = read_kv("$tmp/matrix.kv");
 my @memory = read_kv("$tmp/memory.kv");
 my @gc = read_kv("$tmp/gc.kv");
 my @profile = read_kv("$tmp/profile.kv");
+my @wait = read_kv("$tmp/wait.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -91,6 +92,11 @@ p "# Performance\n",
   "| floor | counter-floor, 2 threads: frames and answers OK, keeps nothing |",
   "| per cell | $machine{warmup} s warm-up, $machine{duration} s measured, " .
   ($machine{repeat} > 1 ? "median of $machine{repeat} runs" : 'one run') . ' |',
+  "| waiting rows | ours with counter.threads = 2; hand-off $machine{duration} s, " .
+  "semaphore " . ($machine{wait_duration} // 'n/a') . " s per run after " .
+  "$machine{warmup} s warm-up, " .
+  ($machine{repeat} > 1 ? "median of $machine{repeat} runs" : 'one run') .
+  "; pending leases once |",
   "",
   "All three servers run on 127.0.0.1 for the whole matrix and are measured",
   "in turn, cell by cell and repetition by repetition (idle ones use no",
@@ -218,6 +224,8 @@ for my $iv (86400, 2) {
 }
 p "";
 
+wait_section();
+
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
 my @targets;
 sub worst_ratio {
@@ -263,9 +271,12 @@ target('one counter: ours >= 2x reference ops/s',
     target('GC sweep: 2 x p99 without / p99 with >= 1 (p99 at most doubles)', $v, 'gc', 1);
 }
 
+wait_targets();
+
 p "## Targets\n",
-  "Each is written as a ratio that must reach the bound; the worst cell of",
-  "keys 1 / 1000 / 100000 (or both `one` cells) counts.\n",
+  "Each is written as a ratio (or a figure) that must reach the bound (>=)",
+  "or stay within it (<=), as its name says; for the matrix the worst cell",
+  "of keys 1 / 1000 / 100000 (or both `one` cells) counts.\n",
   "| target | measured | holds |", "|---|---|---|";
 for my $t (@targets) {
     p "| $t->[0] | $t->[1] | " .
@@ -298,7 +309,170 @@ p "",
   "```",
   "`BENCH_REPEAT=3` measures each cell three times and keeps the median;",
   "`BENCH_DURATION` / `BENCH_WARMUP` set the seconds per cell. One cell by",
-  "hand: `counter-bench -p PORT -c 64 -d 32 -k 1000 -W pair -P PID --kv`.";
+  "hand: `counter-bench -p PORT -c 64 -d 32 -k 1000 -W pair -P PID --kv`;",
+  "one waiting row: `wait-bench -p PORT -W handoff|semaphore|leases` (add",
+  "`--poll` for the polling semaphore, `-P PID` for the leases' RSS).";
+
+# The waiting rows, keyed "workload:server" or "semaphore:MODE:server".
+sub wait_rows {
+    my %w;
+    for my $r (@wait) {
+        my $k = join ':', grep { defined } $r->{workload}, $r->{mode}, $r->{server};
+        $w{$k} = $r;
+    }
+    return %w;
+}
+sub ok_row { my ($r) = @_; $r && !$r->{failed} && !$r->{absent} }
+
+# The section "Waiting acquisition": hand-off, semaphore, pending leases.
+sub wait_section {
+    return unless @wait;
+    my %w = wait_rows();
+    p "## Waiting acquisition\n",
+      "Measured by `wait-bench` (bench/wait-bench.c) in this run, on our",
+      "server started with counter.threads = 2 (and the reference, for the",
+      "polling semaphore, up at the same time and measured in turn).\n";
+
+    my $h = $w{'handoff:ours'};
+    p "### Hand-off latency\n",
+      "One unit (maximum 1) passes between two connections, which the server",
+      "gives to its two workers (consecutive connections go to different",
+      "ones): the waiter queues (wait_acquire, answered \"queued\"), then the",
+      "holder's wait_release is sent; the time runs from just before that",
+      "send to the waiter's granted event being read. The roles swap every",
+      "round, and after each round a Noop on a third connection is timed",
+      "(depth 1), so both figures see the same moments of the machine.\n";
+    if (ok_row($h)) {
+        p "| measure | p50 us | p99 us | max us |", "|---|---:|---:|---:|";
+        p sprintf '| hand-off: wait_release sent to granted event read (%d rounds) | %.0f | %.0f | %.0f |',
+          $h->{rounds}, @$h{qw(handoff_p50_us handoff_p99_us handoff_max_us)};
+        p sprintf '| Noop round trip, depth 1 | %.0f | %.0f | %.0f |',
+          @$h{qw(noop_p50_us noop_p99_us noop_max_us)};
+        p sprintf '| hand-off / Noop | %s | %s | |',
+          map { fmt_ratio(ratio($h->{"handoff_$_"}, $h->{"noop_$_"})) } qw(p50_us p99_us);
+    } else {
+        p "Not measured: the run failed (see the script's log).";
+    }
+    p "";
+
+    p "### Contended semaphore\n",
+      "64 clients (a connection and a thread each) loop on one name with",
+      "maximum 4: get a unit, hold it 1 ms, give it back, at once again.",
+      "`wait`: wait_acquire with a long wait (queued until its granted",
+      "event), then wait_release. `poll`: Acquire, and on 0x21 a pause of 20",
+      "ms doubling up to 1 s before the next try (the schedule of",
+      "`counterctl run --wait`), then Release. A cycle counts when its grant",
+      "falls in the measured seconds; requests per grant counts all its",
+      "requests, the give-back included (so 2 is the least). Wait is from a",
+      "cycle's first request to its grant.\n",
+      "| server | mode | grants/s | requests per grant | refused (0x21) | wait p50 ms | wait p99 ms | grants of slowest / fastest client |",
+      "|---|---|---:|---:|---:|---:|---:|---:|";
+    for my $k ('semaphore:wait:ours', 'semaphore:poll:reference', 'semaphore:poll:ours') {
+        my ($mode, $srv) = (split /:/, $k)[1, 2];
+        my $r = $w{$k};
+        if (!$r) { next }
+        if ($r->{absent}) {
+            p "| $srv | $mode | not measured: the reference (yrmcdsd) was not installed or not started | | | | | |";
+            next;
+        }
+        if ($r->{failed}) { p "| $srv | $mode | run failed | | | | | |"; next }
+        p sprintf '| %s | %s | %.0f | %.2f | %d | %.1f | %.1f | %d / %d |', $srv, $mode,
+          $r->{grants_s}, $r->{requests_per_grant}, $r->{refused},
+          $r->{wait_p50_us} / 1e3, $r->{wait_p99_us} / 1e3,
+          $r->{client_min_grants}, $r->{client_max_grants};
+    }
+    p "";
+
+    my $l = $w{'leases:ours'};
+    p "### Pending leases\n";
+    unless (ok_row($l)) { p "Not measured: the run failed (see the script's log).\n"; return }
+    p "$l->{conns} connections x $l->{keys} names (16 bytes) wait_acquire one",
+      "unit each with a lease (maximum 4294967295: all granted at once). The",
+      "first 2% of the connections park theirs with a one-hour lease and their",
+      "pace sets the common deadline; the others get leases that end at it",
+      "and the first ones are renewed to it. Memory is read with every",
+      "connection open and past one Noop (so the pages of buffers any",
+      "traffic touches count before), before the first wait_acquire and",
+      "after the last renew: RSS (VmRSS) and used_memory (Stats: the bytes",
+      "the server charges for tickets and counters). A lease's deadline is",
+      "the client's clock just",
+      "before its batch was sent plus the lease, never later than the",
+      "server's own (its lease clock starts at the grant), so lateness is if",
+      "anything overstated, by at most the slowest batch's send-to-last-answer",
+      "time. A probe connection sends one Noop per millisecond throughout:",
+      "idle = from 0.2 s after the set-up to 0.2 s before the deadline, during",
+      "= from the deadline to the last event.\n",
+      "| item | value |", "|---|---|";
+    p sprintf '| leases | %d (%d connections x %d names), set in %.2f s |',
+      @$l{qw(leases conns keys setup_s)};
+    p sprintf '| RSS before / after | %.1f / %.1f MiB |',
+      $l->{rss_before_kb} / 1024, $l->{rss_after_kb} / 1024;
+    p sprintf '| used_memory before / after | %.1f / %.1f MiB |',
+      $l->{used_before} / 1048576, $l->{used_after} / 1048576;
+    p sprintf '| bytes per lease: RSS / used_memory | %.0f / %.0f |',
+      @$l{qw(bytes_per_lease_rss bytes_per_lease_used)};
+    p sprintf '| deadlines spread (first to last) | %.1f ms |', $l->{spread_ms};
+    p sprintf '| slowest batch, send to last answer | %.1f ms |', $l->{answer_gap_ms};
+    p sprintf '| lease-expired events read | %d of %d (server lease_expirations +%d) |',
+      @$l{qw(events leases expirations)};
+    p sprintf '| event arrival - deadline: p50 / p99 / max | %.1f / %.1f / %.1f ms |',
+      @$l{qw(late_p50_ms late_p99_ms late_max_ms)};
+    p sprintf '| earliest event - its deadline | %.1f ms |', $l->{late_min_ms};
+    p sprintf '| first to last event | %.3f s |', $l->{storm_s};
+    p sprintf '| probe Noop p50 / p99, idle (%d probes) | %.0f / %.0f us |',
+      @$l{qw(idle_probes idle_p50_us idle_p99_us)};
+    p sprintf '| probe Noop p50 / p99, during the expiries (%d probes) | %.0f / %.0f us |',
+      @$l{qw(busy_probes busy_p50_us busy_p99_us)};
+    p "";
+}
+
+# A target with its own comparison: op '<=' or '>='; where says what
+# was measured.
+sub target_cmp {
+    my ($name, $v, $where, $op, $bound) = @_;
+    my $txt = defined $v ? sprintf('%.2f (%s)', $v, $where) : "not measured ($where)";
+    my $holds = !defined $v ? undef : $op eq '<=' ? ($v <= $bound ? 1 : 0) : ($v >= $bound ? 1 : 0);
+    push @targets, [$name, $txt, $holds];
+}
+
+# The waiting rows' targets.
+sub wait_targets {
+    return unless @wait;
+    my %w = wait_rows();
+    my $h = $w{'handoff:ours'};
+    my $ok = ok_row($h);
+    target_cmp('hand-off p50 / Noop p50 (depth 1, same server) <= 1.5',
+               $ok ? ratio($h->{handoff_p50_us}, $h->{noop_p50_us}) : undef,
+               $ok ? sprintf('%.0f / %.0f us', @$h{qw(handoff_p50_us noop_p50_us)}) : 'hand-off', '<=', 1.5);
+    target_cmp('hand-off p99 / Noop p99 <= 2',
+               $ok ? ratio($h->{handoff_p99_us}, $h->{noop_p99_us}) : undef,
+               $ok ? sprintf('%.0f / %.0f us', @$h{qw(handoff_p99_us noop_p99_us)}) : 'hand-off', '<=', 2);
+    my ($o, $r) = ($w{'semaphore:wait:ours'}, $w{'semaphore:poll:reference'});
+    my $both = ok_row($o) && ok_row($r);
+    target_cmp('semaphore, 64 clients, maximum 4: ours (wait) / reference (poll) grants/s >= 5',
+               $both ? ratio($o->{grants_s}, $r->{grants_s}) : undef,
+               $both ? sprintf('%.0f / %.0f', $o->{grants_s}, $r->{grants_s})
+                     : $r && $r->{absent} ? 'no reference: yrmcdsd not installed or not started' : 'semaphore', '>=', 5);
+    target_cmp('semaphore: ours requests per grant <= 2',
+               ok_row($o) ? $o->{requests_per_grant} : undef, 'semaphore', '<=', 2);
+    my $l = $w{'leases:ours'};
+    $ok = ok_row($l);
+    my $n = $ok ? "$l->{leases} leases" : 'leases';
+    target_cmp('pending leases: bytes per lease (RSS) <= 128',
+               $ok ? $l->{bytes_per_lease_rss} : undef,
+               $ok ? sprintf('%s; used_memory: %.0f', $n, $l->{bytes_per_lease_used}) : $n,
+               '<=', 128);
+    if ($ok && $l->{events} < $l->{leases}) {
+        push @targets, ['pending leases: every lease-expired event within 1 s of its deadline (latest, s) <= 1',
+                        sprintf('%d of %d events missing', $l->{leases} - $l->{events}, $l->{leases}), 0];
+    } else {
+        target_cmp('pending leases: every lease-expired event within 1 s of its deadline (latest, s) <= 1',
+                   $ok ? $l->{late_max_ms} / 1e3 : undef, $n, '<=', 1);
+    }
+    target_cmp('pending leases: probe Noop p99 during the expiries / idle p99 <= 2',
+               $ok ? ratio($l->{busy_p99_us}, $l->{idle_p99_us}) : undef,
+               $ok ? sprintf('%.0f / %.0f us', @$l{qw(busy_p99_us idle_p99_us)}) : $n, '<=', 2);
+}
 
 # The "Method" section: system calls, instructions and allocations per
 # request, and the sampling profile, as bench/profile.sh measured them.

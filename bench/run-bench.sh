@@ -1,8 +1,10 @@
 #!/bin/bash
 # run-bench.sh: measures our server (mchost + counter.so), the reference
 # (Debian's yrmcds) and the floor (counter-floor) on loopback with the same
-# matrix, one server at a time, then writes doc/performance.md (tables,
-# ratios, memory, GC, machine, targets) and its PNG plots.
+# matrix, one server at a time, then the waiting rows (wait-bench: hand-off,
+# a contended semaphore against the reference polling, a million pending
+# leases), then writes doc/performance.md (tables, ratios, memory, GC,
+# waiting, machine, targets) and its PNG plots.
 #
 # usage: bench/run-bench.sh [BUILDDIR]      (default: the current directory)
 # environment:
@@ -10,11 +12,15 @@
 #   BENCH_QUICK=1                     smoke mode: 0.3 s + 0.1 s per cell
 #   BENCH_SERVERS="ours reference floor"  which servers to measure
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
-#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_PROFILE=1
+#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_PROFILE=1
 #                                     sections to run (0 = skip); PROFILE
 #                                     is bench/profile.sh (strace,
 #                                     callgrind, perf: the Method section)
 #   BENCH_FILL=1000000                live counters for memory and GC
+#   BENCH_WAIT_DURATION=5             seconds measured per semaphore run
+#   BENCH_LEASE_CONNS=1000 BENCH_LEASE_KEYS=1000
+#                                     pending leases: connections x names
+#                                     (BENCH_QUICK: 100 x 100)
 #   BENCH_OUT=DIR                     where performance.md and PNGs go
 #                                     (default: SRCDIR/doc)
 #   BENCH_SAVE=DIR                    also keep the raw key=value results
@@ -29,6 +35,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-.}" && pwd)
 bench="$build/counter-bench"
 floor="$build/counter-floor"
+wbench="$build/wait-bench"
 mchost="$build/mchost"
 so="$build/.libs/counter.so"
 yrmcdsd=${YRMCDSD:-/usr/sbin/yrmcdsd}
@@ -40,6 +47,12 @@ servers=${BENCH_SERVERS:-ours reference floor}
 repeat=${BENCH_REPEAT:-1}
 fill=${BENCH_FILL:-1000000}
 buckets=1000000
+wsem=${BENCH_WAIT_DURATION:-5}
+lconns=${BENCH_LEASE_CONNS:-1000}
+lkeys=${BENCH_LEASE_KEYS:-1000}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+    wsem=$dur; lconns=${BENCH_LEASE_CONNS:-100}; lkeys=${BENCH_LEASE_KEYS:-100}
+fi
 
 . "$src/bench/lib.sh"
 bench_tmp bench
@@ -48,9 +61,21 @@ srv_pid="" srv_port=""
 log() { echo "run-bench: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-for f in "$bench" "$floor"; do
-    [ -x "$f" ] || die "$f is not built (make counter-bench counter-floor)"
+for f in "$bench" "$floor" "$wbench"; do
+    [ -x "$f" ] || die "$f is not built (make counter-bench counter-floor wait-bench)"
 done
+
+# The lease row holds $lconns connections open on each side: raise the soft
+# limit of open files (inherited by the servers started below) or, when the
+# hard limit is too low, measure with fewer connections.
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((lconns + 100)) ]; then
+    ulimit -n "$(ulimit -Hn)" 2>/dev/null
+    lim=$(ulimit -n)
+    if [ "$lim" != unlimited ] && [ "$lim" -lt $((lconns + 100)) ]; then
+        log "open files limited to $lim: the lease row uses $((lim - 100)) connections"
+        lconns=$((lim - 100))
+    fi
+fi
 
 # Waits until the server on port answers a Noop (or gives up after 10 s).
 ping_port() { "$bench" -p "$1" -W ping -t 10; }
@@ -69,14 +94,15 @@ start_floor() {
     [ -n "$srv_port" ] && ping_port "$srv_port"
 }
 
-# Starts mchost + counter.so with the given stat interval; the memcache
-# port comes from -F, the counter port from its stats (counter_port).
+# Starts mchost + counter.so with the given stat interval and, optionally,
+# more settings (";key=value..."); the memcache port comes from -F, the
+# counter port from its stats (counter_port).
 start_ours() {
-    local iv=$1 d="$tmp/ours" cport
+    local iv=$1 more=${2:-} d="$tmp/ours" cport
     [ -x "$mchost" ] && [ -f "$so" ] || { log "mchost or counter.so not built"; return 1; }
     mkdir -p "$d"; rm -f "$d/port"
     "$mchost" -p 0 -l 127.0.0.1 -F "$d/port" -X \
-        "$so,counter.enable=true;counter.port=0;counter.buckets=$buckets;counter.stat_interval=$iv" \
+        "$so,counter.enable=true;counter.port=0;counter.buckets=$buckets;counter.stat_interval=$iv$more" \
         >"$d/stdout" 2>"$d/stderr" &
     srv_pid=$!; pids="$pids $srv_pid"
     for _ in $(seq 100); do
@@ -232,6 +258,75 @@ run_matrix_interleaved() {
     done
 }
 
+# wait_run FILE ARGS...: one wait-bench run; appends its line to FILE.
+wait_run() {
+    local f=$1
+    shift
+    log "wait-bench $*"
+    "$wbench" "$@" >>"$f" 2>"$tmp/wait.err" ||
+        log "wait-bench failed: $(cat "$tmp/wait.err")"
+}
+
+# median_by FILE FIELD FALLBACK: the line of FILE with the median FIELD,
+# or FALLBACK when FILE has no line with it.
+median_by() {
+    if grep -q " $2=" "$1" 2>/dev/null; then
+        awk -v f="$2" '{ for (i = 1; i <= NF; i++)
+                             if (index($i, f "=") == 1) print substr($i, length(f) + 2) "\t" $0 }' "$1" |
+            sort -n | awk -F '\t' '{ l[NR] = $2 } END { print l[int((NR + 1) / 2)] }'
+    else
+        echo "$3"
+    fi
+}
+
+# The waiting rows. Our server with two workers (consecutive connections
+# go to different workers, so the hand-off crosses from one to the other)
+# and the reference are up together and measured in turn, like the
+# matrix: the hand-off and the semaphore queued with wait_acquire on ours,
+# the semaphore polled with Acquire (counterctl run --wait's schedule) on
+# the reference, and for comparison on ours. Then the pending leases, once,
+# on a fresh server of ours alone.
+run_wait() {
+    local opid oport rpid="" rport="" i w="$tmp/wait"
+    mkdir -p "$w"; : >"$w/handoff"; : >"$w/sem"; : >"$w/poll"; : >"$w/ref"
+    log "starting ours (2 workers) for the waiting rows"
+    if ! start_ours 86400 ";counter.threads=2"; then
+        stop_server
+        echo "server=ours workload=handoff failed=1"
+        return 1
+    fi
+    opid=$srv_pid; oport=$srv_port
+    if [[ " $servers " == *" reference "* ]]; then
+        if start_reference 86400; then
+            rpid=$srv_pid; rport=$srv_port
+        else
+            stop_server
+        fi
+    fi
+    for i in $(seq "$repeat"); do
+        wait_run "$w/handoff" -p "$oport" -W handoff -t "$dur" -w "$warm" -l ours
+        wait_run "$w/sem" -p "$oport" -W semaphore -c 64 -m 4 -t "$wsem" -w "$warm" -l ours
+        [ -n "$rport" ] && wait_run "$w/ref" -p "$rport" -W semaphore --poll -c 64 -m 4 -t "$wsem" -w "$warm" -l reference
+        wait_run "$w/poll" -p "$oport" -W semaphore --poll -c 64 -m 4 -t "$wsem" -w "$warm" -l ours
+    done
+    median_by "$w/handoff" handoff_p50_us "server=ours workload=handoff failed=1"
+    median_by "$w/sem" grants_s "server=ours workload=semaphore mode=wait failed=1"
+    median_by "$w/poll" grants_s "server=ours workload=semaphore mode=poll failed=1"
+    if [ -z "$rport" ]; then
+        echo "server=reference workload=semaphore mode=poll absent=1"
+    else
+        median_by "$w/ref" grants_s "server=reference workload=semaphore mode=poll failed=1"
+    fi
+    [ -n "$rpid" ] && { srv_pid=$rpid; stop_server; }
+    srv_pid=$opid; stop_server
+    log "starting ours for $lconns x $lkeys pending leases"
+    if start_ours 86400 ";counter.threads=2;counter.max_connections=0;counter.max_waits=$((lkeys > 1024 ? lkeys : 1024))"; then
+        wait_run "$w/leases" -p "$srv_port" -W leases -c "$lconns" -k "$lkeys" -P "$srv_pid" -l ours
+    fi
+    stop_server
+    median_by "$w/leases" leases "server=ours workload=leases failed=1"
+}
+
 # RSS empty (default buckets) and with $fill live 16-byte-name counters.
 run_memory() {
     local name=$1 rss0
@@ -256,6 +351,7 @@ run_gc() {
 }
 
 : >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
+: >"$tmp/wait.kv"
 if [ "${BENCH_MATRIX:-1}" = 1 ]; then
     run_matrix_interleaved >>"$tmp/matrix.kv"
 fi
@@ -269,6 +365,10 @@ if [ "${BENCH_GC:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
     gct=$(awk -v d="$dur" 'BEGIN { print (d < 2.5 ? 2.5 : d + 2) }')
     run_gc 86400 "$gct" >>"$tmp/gc.kv"
     run_gc 2 "$gct" >>"$tmp/gc.kv"
+fi
+
+if [ "${BENCH_WAIT:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
+    run_wait >>"$tmp/wait.kv"
 fi
 
 if [ "${BENCH_PROFILE:-1}" = 1 ]; then
@@ -288,6 +388,7 @@ mkdir -p "$out"
     echo "commit=$commit"
     echo "duration=$dur"; echo "warmup=$warm"; echo "fill=$fill"
     echo "repeat=$repeat"
+    echo "wait_duration=$wsem"
 } >"$tmp/machine.kv"
 if [ -n "${BENCH_SAVE:-}" ]; then
     mkdir -p "$BENCH_SAVE" && cp "$tmp"/*.kv "$BENCH_SAVE"/

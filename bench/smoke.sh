@@ -1,13 +1,19 @@
-#!/bin/sh
-# smoke.sh: a ~1-second smoke run of the benchmark tools for make check:
+#!/bin/bash
+# smoke.sh: a few-second smoke run of the benchmark tools for make check:
 # starts counter-floor on a free loopback port, drives it with counter-bench
-# (pairs and gets, pipelined), checks the report is sane, stops the floor.
+# (pairs and gets, pipelined), checks the report is sane, stops the floor;
+# then starts our server (mchost + counter.so, two workers) and runs a tiny
+# version of each waiting row of wait-bench (hand-off, the semaphore queued
+# and polled, pending leases), checking their key=value lines.
 set -u
 bin=${BENCH_BUILDDIR:-.}
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnt-smoke.XXXXXX") || exit 99
 floor_pid=
+ours_pid=
 cleanup() {
     [ -n "$floor_pid" ] && kill "$floor_pid" 2>/dev/null && wait "$floor_pid" 2>/dev/null
+    [ -n "$ours_pid" ] && kill "$ours_pid" 2>/dev/null && wait "$ours_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -15,6 +21,7 @@ trap 'exit 1' INT TERM
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+: >"$tmp/floor.out"     # exists before the background shell opens it
 "$bin/counter-floor" -l 127.0.0.1 -p 0 -t 2 >"$tmp/floor.out" 2>&1 &
 floor_pid=$!
 port=
@@ -47,4 +54,57 @@ check_run "$tmp/pair.out"
 "$bin/counter-bench" -p "$port" -c 2 -d 1 -k 100 -t 0.3 -w 0.1 -W get \
     -l floor --kv >"$tmp/get.out" || fail "get run failed"
 check_run "$tmp/get.out"
+kill "$floor_pid" 2>/dev/null && wait "$floor_pid" 2>/dev/null
+floor_pid=
+
+# The waiting rows need our server: mchost with counter.so, on port 0; the
+# counter port comes from the host's stats.
+[ -x "$bin/mchost" ] && [ -f "$bin/.libs/counter.so" ] ||
+    fail "mchost or .libs/counter.so not built"
+conf="counter.enable=true;counter.port=0;counter.threads=2"
+conf="$conf;counter.max_waits=64"
+"$bin/mchost" -p 0 -l 127.0.0.1 -F "$tmp/mcport" \
+    -X "$bin/.libs/counter.so,$conf" >"$tmp/ours.out" 2>&1 &
+ours_pid=$!
+for _ in $(seq 100); do
+    [ -s "$tmp/mcport" ] && break
+    sleep 0.05
+done
+[ -s "$tmp/mcport" ] || fail "mchost did not start: $(cat "$tmp/ours.out")"
+cport=$(mc_stat "$(cat "$tmp/mcport")" counter_port)
+[ -n "$cport" ] || fail "mchost stats have no counter_port"
+"$bin/counter-bench" -p "$cport" -W ping -t 5 ||
+    fail "ours does not answer Noop"
+
+# check_wait FILE FIELD=VALUE... MIN_FIELD...: the line has each exact
+# FIELD=VALUE and every other FIELD named is above 0.
+check_wait() {
+    local out=$1 f v
+    shift
+    for f in "$@"; do
+        case $f in
+        *=*) grep -q " $f\( \|\$\)" "$out" ||
+                 fail "$f expected: $(cat "$out")" ;;
+        *)  v=$(field "$f" "$out")
+            awk -v x="$v" 'BEGIN { exit !(x + 0 > 0) }' ||
+                fail "$f not above 0: $(cat "$out")" ;;
+        esac
+    done
+    echo "ok: $(cat "$out")"
+}
+
+"$bin/wait-bench" -p "$cport" -W handoff -t 0.3 -w 0.05 -l ours \
+    >"$tmp/handoff.out" || fail "handoff run failed"
+check_wait "$tmp/handoff.out" rounds handoff_p50_us noop_p50_us
+"$bin/wait-bench" -p "$cport" -W semaphore -c 8 -m 2 --hold-us 500 -t 0.3 \
+    -w 0.05 -l ours >"$tmp/sem.out" || fail "semaphore run failed"
+check_wait "$tmp/sem.out" mode=wait requests_per_grant=2.00 failures=0 grants_s
+"$bin/wait-bench" -p "$cport" -W semaphore --poll -c 8 -m 2 --hold-us 500 \
+    -t 0.3 -w 0.05 -l ours >"$tmp/poll.out" ||
+    fail "polling semaphore run failed"
+check_wait "$tmp/poll.out" mode=poll failures=0 grants_s requests_per_grant
+"$bin/wait-bench" -p "$cport" -W leases -c 20 -k 20 --settle 0.6 \
+    -P "$ours_pid" -l ours >"$tmp/leases.out" || fail "leases run failed"
+check_wait "$tmp/leases.out" leases=400 events=400 missing=0 expirations=400 \
+    errors=0 rss_after_kb bytes_per_lease_used idle_probes
 exit 0
