@@ -1,12 +1,15 @@
 /* counterctl.c: command-line client of the counter protocol: one command
  * per invocation (get, acquire, release, stats, dump, noop), and `run`,
- * which holds resources while a command runs. Exit codes: counterctl.h. */
+ * which holds resources while a command runs. With --wait, --lease or a
+ * group's maximum, acquire and run wait in the server's queue
+ * (wait_acquire) and run renews the lease. Exit codes: counterctl.h. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,13 +40,18 @@ static const char usage_text[] =
     "commands:\n"
     "  noop                          check that the server answers\n"
     "  get NAME                      print the current consumption of NAME\n"
-    "  acquire NAME RESOURCES MAXIMUM\n"
+    "  acquire NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS]\n"
     "                                acquire (released again when counterctl exits)\n"
     "  release NAME RESOURCES        release (only what this connection holds)\n"
     "  stats                         print the server's statistics, `name value`\n"
     "  dump                          print every counter, `name current max`\n"
-    "  run NAME RESOURCES MAXIMUM [--wait SECONDS] -- COMMAND [ARG...]\n"
-    "                                hold the resources while COMMAND runs\n"
+    "  run NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS]\n"
+    "      -- COMMAND [ARG...]       hold the resources while COMMAND runs\n"
+    "acquire and run with --wait, --lease or MAXIMUM - wait in the server's\n"
+    "queue up to --wait seconds (default 0); acquire then prints the\n"
+    "consumption. --lease: the server releases unless renewed within\n"
+    "SECONDS; run renews every third of it. MAXIMUM -: the maximum of the\n"
+    "server's group NAME, and its wait and lease unless given.\n"
     "options:\n"
     "  -s, --host HOST     server (default 127.0.0.1)\n"
     "  -p, --port PORT     counter port (default 11215)\n"
@@ -51,8 +59,9 @@ static const char usage_text[] =
     "  -h, --help          show this help\n"
     "      --version       show the version\n"
     "exit status: 0 ok, 1 error status from the server, 2 usage, 69 cannot\n"
-    "connect, 74 connection lost or timed out, 75 run: not available or the\n"
-    "holding was lost, 76 malformed answer; run exits with COMMAND's status\n"
+    "connect, 74 connection lost or timed out, 75 acquire, run: not\n"
+    "available before the wait ran out, run: the holding (connection or\n"
+    "lease) was lost, 76 malformed answer; run exits with COMMAND's status\n"
     "(128+N on signal N).\n";
 
 /* Prints a usage error and returns the usage exit code. */
@@ -246,7 +255,7 @@ static int cmd_dump(ctl_conn *c)
 static int check_simple_args(const char *cmd, int argc, char **args)
 {
     int want = strcmp(cmd, "noop") == 0 ? 0 : strcmp(cmd, "get") == 0 ? 1
-             : strcmp(cmd, "acquire") == 0 ? 3 : 2;
+             : 2;
     uint32_t v;
 
     if (argc != want) {
@@ -261,6 +270,214 @@ static int check_simple_args(const char *cmd, int argc, char **args)
             return usage_error("not a number from 0 to 4294967295: \"%s\"",
                                args[i]);
     return 0;
+}
+
+/* ---- acquire and run: what to hold, and waiting for it ---- */
+
+/* hold_wait_acquire's answer when the server does not know wait_acquire
+ * (0x81: the reference, or an older server) and run may fall back. */
+#define CTL_NO_WAIT_ACQUIRE (-1)
+
+/* Arguments of `acquire` and `run`. */
+typedef struct hold_args {
+    const char *name;
+    uint32_t resources;
+    uint32_t maximum;       /* 0: the group's (MAXIMUM given as -) */
+    bool waiting;           /* ask with wait_acquire, not Acquire */
+    double wait;            /* --wait in seconds, for run's Acquire retries */
+    uint32_t wait_ms;       /* as sent; CNT_USE_GROUP_DEFAULT: the group's */
+    uint32_t lease_ms;      /* as sent; 0: no lease */
+    char **command;         /* run's command */
+} hold_args;
+
+/* Parses the value of --wait or --lease: seconds, fractions allowed, into
+ * whole milliseconds (rounded; a value above 0 is at least 1 ms). False
+ * unless it fits below CNT_USE_GROUP_DEFAULT, which means "the group's". */
+static bool parse_duration(const char *s, double *secs, uint32_t *ms)
+{
+    double v, m;
+
+    if (!parse_seconds(s, &v))
+        return false;
+    m = v * 1000.0 + 0.5;
+    if (m >= (double)CNT_USE_GROUP_DEFAULT)
+        return false;
+    *ms = (uint32_t)m;
+    if (*ms == 0 && v > 0)
+        *ms = 1;
+    *secs = v;
+    return true;
+}
+
+/* Parses NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS] (the
+ * two options in either order), and for run then -- COMMAND [ARG...]. */
+static int parse_hold_args(const char *cmd, int argc, char **argv,
+                           hold_args *a)
+{
+    bool run = strcmp(cmd, "run") == 0, group, wait_set = false;
+    bool lease_set = false;
+    double lease = 0;
+    int i = 3;
+
+    memset(a, 0, sizeof *a);
+    if (argc < 3)
+        return usage_error("%s needs NAME RESOURCES MAXIMUM%s", cmd,
+                           run ? " -- COMMAND" : "");
+    a->name = argv[0];
+    if (!name_ok(a->name))
+        return usage_error("counter name must be 1 to 65535 bytes: \"%s\"",
+                           a->name);
+    if (!parse_u32(argv[1], &a->resources))
+        return usage_error("not a number from 0 to 4294967295: \"%s\"",
+                           argv[1]);
+    group = strcmp(argv[2], "-") == 0;
+    if (!group && !parse_u32(argv[2], &a->maximum))
+        return usage_error("not a number from 0 to 4294967295 (or - for "
+                           "the group's maximum): \"%s\"", argv[2]);
+    while (i < argc && (strcmp(argv[i], "--wait") == 0 ||
+                        strcmp(argv[i], "--lease") == 0)) {
+        bool is_wait = argv[i][2] == 'w';
+        bool *set = is_wait ? &wait_set : &lease_set;
+
+        if (*set)
+            return usage_error("%s given twice", argv[i]);
+        if (i + 1 >= argc ||
+            !parse_duration(argv[i + 1], is_wait ? &a->wait : &lease,
+                            is_wait ? &a->wait_ms : &a->lease_ms))
+            return usage_error("%s needs a number of seconds from 0 to "
+                               "4294967: \"%s\"", argv[i],
+                               i + 1 < argc ? argv[i + 1] : "");
+        *set = true;
+        i += 2;
+    }
+    if (run) {
+        if (i >= argc || strcmp(argv[i], "--") != 0)
+            return usage_error("%s", "run: expected -- before the command");
+        if (i + 1 >= argc)
+            return usage_error("%s", "run: no command given after --");
+        a->command = argv + i + 1;
+    } else if (i < argc) {
+        return usage_error("%s: unexpected argument \"%s\"", cmd, argv[i]);
+    }
+    a->waiting = group || wait_set || lease_set;
+    /* 0 on the wire means the group's maximum: a maximum of 0, which no
+     * acquisition can meet, cannot be asked for with wait_acquire. */
+    if (a->waiting && !group && a->maximum == 0)
+        return usage_error("%s", "MAXIMUM 0 can never be met: give 1 to "
+                           "4294967295, or - for the group's maximum");
+    if (group && !wait_set)
+        a->wait_ms = CNT_USE_GROUP_DEFAULT;
+    if (group && !lease_set)
+        a->lease_ms = CNT_USE_GROUP_DEFAULT;
+    return 0;
+}
+
+/* A wait_acquire's grant. */
+typedef struct hold_grant {
+    uint32_t opaque;        /* the request's, which events about it carry */
+    uint32_t consumption;   /* the counter's, just after the grant */
+    int64_t granted_at;     /* ctl_now_ms() when the grant came in */
+} hold_grant;
+
+/* Says the resources did not come in time; returns 75. */
+static int not_available(const hold_args *a)
+{
+    ctl_error("%s: resources not available%s", a->name,
+              a->wait_ms == 0 ? ""
+              : a->wait_ms == CNT_USE_GROUP_DEFAULT
+                  ? " before the group's wait ran out"
+                  : " before --wait ran out");
+    return CTL_EXIT_TEMPFAIL;
+}
+
+/* Notes a grant that came in now. */
+static int granted(hold_grant *g, uint32_t consumption)
+{
+    g->consumption = consumption;
+    g->granted_at = ctl_now_ms();
+    return 0;
+}
+
+/* Asks with wait_acquire and waits for the grant: the answer within -t,
+ * then, when it is queued, the granted or timed-out event for as long as
+ * the server keeps it waiting (the server bounds that wait; -t only adds
+ * a margin to it, and a group's wait, unknown here, has none). Returns 0
+ * once granted, CTL_NO_WAIT_ACQUIRE if the server answers 0x81 and
+ * fallback is set, else the exit code (message printed). */
+static int hold_wait_acquire(ctl_conn *c, const hold_args *a, bool fallback,
+                             hold_grant *g)
+{
+    static uint8_t req[CTL_REQUEST_MAX];
+    uint32_t opaque = ctl_conn_opaque(c);
+    size_t len = cnt_encode_wait_acquire(req, opaque, a->resources,
+                                         a->maximum, a->wait_ms, a->lease_ms,
+                                         a->name, (uint16_t)strlen(a->name));
+    int64_t timeout = c->timeout_ms;
+    cnt_response res;
+    cnt_wait_answer ans;
+    cnt_event_packet ev;
+    ctl_io io;
+
+    g->opaque = opaque;
+    /* The queue may be long: a server that vanishes meanwhile is noticed
+     * through keepalive. */
+    ctl_conn_keepalive(c);
+    io = ctl_conn_send(c, req, len);
+    while (io == CTL_IO_OK) {
+        io = ctl_conn_next(c, &res, timeout);
+        if (io != CTL_IO_OK)
+            break;
+        if (!cnt_response_is_event(&res)) {
+            if (res.opaque != opaque) {
+                io = CTL_IO_PROTOCOL;
+                break;
+            }
+            if (res.status == CNT_STATUS_UNKNOWN_COMMAND && fallback)
+                return CTL_NO_WAIT_ACQUIRE;
+            if (res.status == CNT_STATUS_RESOURCE_NOT_AVAILABLE)
+                return not_available(a);
+            if (res.status != CNT_STATUS_OK)
+                return status_failure(&res, a->name);
+            if (!cnt_parse_wait_answer(&res, &ans)) {
+                ctl_error("malformed wait_acquire answer");
+                return CTL_EXIT_PROTOCOL;
+            }
+            if (ans.state == CNT_WAIT_GRANTED)
+                return granted(g, ans.consumption);
+            timeout = a->wait_ms == CNT_USE_GROUP_DEFAULT
+                          ? -1 : (int64_t)a->wait_ms + c->timeout_ms;
+            continue;
+        }
+        if (!cnt_parse_event(&res, &ev)) {
+            ctl_error("malformed event");
+            return CTL_EXIT_PROTOCOL;
+        }
+        if (res.opaque != opaque)
+            continue;
+        if (ev.code == CNT_EVENT_GRANTED)
+            return granted(g, ev.value);
+        if (ev.code == CNT_EVENT_TIMED_OUT)
+            return not_available(a);
+        if (ev.code == CNT_EVENT_SHUTDOWN) {
+            ctl_error("%s: the server shut down while this waited",
+                      a->name);
+            return CTL_EXIT_IOERR;
+        }
+        /* Codes this client does not know are ignored. */
+    }
+    return io_failure(c, io);
+}
+
+/* acquire with --wait, --lease or MAXIMUM -: waits for the grant and
+ * prints the counter's consumption after it. */
+static int cmd_wait_acquire(ctl_conn *c, const hold_args *a)
+{
+    hold_grant g;
+    int rc = hold_wait_acquire(c, a, false, &g);
+
+    if (rc == 0)
+        printf("%" PRIu32 "\n", g.consumption);
+    return rc;
 }
 
 /* ---- run ---- */
@@ -342,45 +559,6 @@ static void run_signals_close(run_signals *rs)
     signal_pipe_w = -1;
 }
 
-/* Arguments of `run`. */
-typedef struct run_args {
-    const char *name;
-    uint32_t resources;
-    uint32_t maximum;
-    double wait;
-    char **command;
-} run_args;
-
-/* Parses NAME RESOURCES MAXIMUM [--wait SECONDS] -- COMMAND... */
-static int parse_run_args(int argc, char **argv, run_args *r)
-{
-    int i = 3;
-
-    if (argc < 3)
-        return usage_error("%s", "run needs NAME RESOURCES MAXIMUM -- COMMAND");
-    r->name = argv[0];
-    r->wait = 0;
-    if (!name_ok(r->name))
-        return usage_error("counter name must be 1 to 65535 bytes: \"%s\"",
-                           r->name);
-    if (!parse_u32(argv[1], &r->resources))
-        return usage_error("not a number from 0 to 4294967295: \"%s\"", argv[1]);
-    if (!parse_u32(argv[2], &r->maximum))
-        return usage_error("not a number from 0 to 4294967295: \"%s\"", argv[2]);
-    if (i < argc && strcmp(argv[i], "--wait") == 0) {
-        if (i + 1 >= argc || !parse_seconds(argv[i + 1], &r->wait))
-            return usage_error("--wait needs a number of seconds: \"%s\"",
-                               i + 1 < argc ? argv[i + 1] : "");
-        i += 2;
-    }
-    if (i >= argc || strcmp(argv[i], "--") != 0)
-        return usage_error("%s", "run: expected -- before the command");
-    if (i + 1 >= argc)
-        return usage_error("%s", "run: no command given after --");
-    r->command = argv + i + 1;
-    return 0;
-}
-
 /* Seconds on the monotonic clock. */
 static double now_seconds(void)
 {
@@ -402,7 +580,7 @@ static void sleep_seconds(double s)
 
 /* Acquires, retrying with a growing pause while --wait allows; returns 0
  * once held, or the exit code. */
-static int run_acquire(ctl_conn *c, const run_args *r)
+static int run_acquire(ctl_conn *c, const hold_args *r)
 {
     static uint8_t req[CTL_REQUEST_MAX];
     double deadline = now_seconds() + r->wait, pause = 0.02;
@@ -508,12 +686,177 @@ static int run_status(int st)
     return WEXITSTATUS(st);
 }
 
+/* How often run renews a lease that is the group's: its length is the
+ * server's and unknown here, so often enough for any group lease of 3 s
+ * or more (doc/counterctl.1 asks for --lease below that). */
+#define CTL_GROUP_RENEW_MS 1000
+
+/* A wait_acquire grant that run keeps while the command runs: events
+ * about it carry its opaque; with a lease, one Renew at a time goes out
+ * every period. */
+typedef struct run_hold {
+    uint32_t opaque;        /* the wait_acquire's */
+    uint32_t lease_ms;      /* sent in each Renew (may be the group's) */
+    int64_t period_ms;      /* between Renews; 0: nothing to renew */
+    int64_t next_renew;     /* ctl_now_ms() when the next is due */
+    bool renewing;          /* a Renew awaits its answer */
+    uint32_t renew_opaque;
+    int64_t renew_due;      /* its answer is overdue after this */
+} run_hold;
+
+/* Whether a holding still stands. */
+typedef enum hold_state {
+    HOLD_KEPT,
+    HOLD_LOST_LEASE,        /* expired, or a Renew was refused */
+    HOLD_LOST_CONNECTION    /* closed, failed, or the server stops */
+} hold_state;
+
+/* Sets up the renewing of grant g: every third of the lease, from the
+ * moment the grant came in (the server starts the lease clock when it
+ * sends the grant, a little earlier). */
+static void run_hold_init(run_hold *h, const hold_args *a,
+                          const hold_grant *g)
+{
+    memset(h, 0, sizeof *h);
+    h->opaque = g->opaque;
+    h->lease_ms = a->lease_ms;
+    if (a->lease_ms == CNT_USE_GROUP_DEFAULT)
+        h->period_ms = CTL_GROUP_RENEW_MS;
+    else if (a->lease_ms > 0)
+        h->period_ms = a->lease_ms >= 3 ? a->lease_ms / 3 : 1;
+    h->next_renew = g->granted_at + h->period_ms;
+}
+
+/* Takes one packet that came while holding: an event about the grant, or
+ * the answer to the Renew in flight. Anything else is a broken stream.
+ * Sets why (n bytes) when the holding is lost. */
+static hold_state run_hold_packet(run_hold *h, const cnt_response *res,
+                                  char *why, size_t n)
+{
+    cnt_event_packet ev;
+    const char *text;
+    uint64_t id;
+
+    if (cnt_response_is_event(res)) {
+        if (!cnt_parse_event(res, &ev)) {
+            snprintf(why, n, "malformed event");
+            return HOLD_LOST_CONNECTION;
+        }
+        if (res->opaque != h->opaque)
+            return HOLD_KEPT;
+        if (ev.code == CNT_EVENT_LEASE_EXPIRED) {
+            snprintf(why, n, "it expired");
+            return HOLD_LOST_LEASE;
+        }
+        if (ev.code == CNT_EVENT_SHUTDOWN) {
+            snprintf(why, n, "the server is shutting down");
+            return HOLD_LOST_CONNECTION;
+        }
+        return HOLD_KEPT;
+    }
+    if (!h->renewing || res->opaque != h->renew_opaque) {
+        snprintf(why, n, "an answer to no request");
+        return HOLD_LOST_CONNECTION;
+    }
+    h->renewing = false;
+    if (res->status == CNT_STATUS_OK) {
+        if (cnt_parse_renew_answer(res, &id))
+            return HOLD_KEPT;
+        snprintf(why, n, "malformed renew answer");
+        return HOLD_LOST_CONNECTION;
+    }
+    /* The group's lease is 0: the grant has no lease to renew. */
+    if (res->status == CNT_STATUS_INVALID &&
+        h->lease_ms == CNT_USE_GROUP_DEFAULT) {
+        h->period_ms = 0;
+        return HOLD_KEPT;
+    }
+    if (res->status == CNT_STATUS_LEASE_EXPIRED) {
+        snprintf(why, n, "it expired before it was renewed");
+        return HOLD_LOST_LEASE;
+    }
+    text = cnt_status_text((cnt_status)res->status);
+    snprintf(why, n, "renew refused: %s (status 0x%02x)",
+             text != NULL ? text : "", res->status);
+    return HOLD_LOST_LEASE;
+}
+
+/* Takes in every packet the socket has, without waiting. */
+static hold_state run_hold_drain(ctl_conn *c, run_hold *h, char *why,
+                                 size_t n)
+{
+    for (;;) {
+        cnt_response res;
+        ctl_io io = ctl_conn_poll(c, &res);
+        hold_state st;
+
+        if (io == CTL_IO_AGAIN)
+            return HOLD_KEPT;
+        if (io != CTL_IO_OK) {
+            snprintf(why, n, "%s", ctl_io_text(c, io));
+            return HOLD_LOST_CONNECTION;
+        }
+        st = run_hold_packet(h, &res, why, n);
+        if (st != HOLD_KEPT)
+            return st;
+    }
+}
+
+/* Sends the Renew that is due, or finds the one in flight unanswered for
+ * longer than -t. */
+static hold_state run_hold_tick(ctl_conn *c, run_hold *h, const char *name,
+                                char *why, size_t n)
+{
+    static uint8_t req[CTL_REQUEST_MAX];
+    int64_t now = ctl_now_ms();
+    size_t len;
+    ctl_io io;
+
+    if (h->renewing) {
+        if (now < h->renew_due)
+            return HOLD_KEPT;
+        snprintf(why, n, "%s", ctl_io_text(c, CTL_IO_TIMEOUT));
+        return HOLD_LOST_CONNECTION;
+    }
+    if (h->period_ms == 0 || now < h->next_renew)
+        return HOLD_KEPT;
+    h->renew_opaque = ctl_conn_opaque(c);
+    len = cnt_encode_renew(req, h->renew_opaque, h->lease_ms, name,
+                           (uint16_t)strlen(name));
+    io = ctl_conn_send(c, req, len);
+    if (io != CTL_IO_OK) {
+        snprintf(why, n, "%s", ctl_io_text(c, io));
+        return HOLD_LOST_CONNECTION;
+    }
+    h->renewing = true;
+    h->renew_due = now + c->timeout_ms;
+    /* After a stop (SIGSTOP) the missed Renews are not sent in a burst:
+     * the next one is a period after this one. */
+    h->next_renew = now + h->period_ms;
+    return HOLD_KEPT;
+}
+
+/* Milliseconds until run_hold_tick has something to do, for poll. */
+static int run_hold_timeout(const run_hold *h)
+{
+    int64_t due = h->renewing ? h->renew_due
+                : h->period_ms > 0 ? h->next_renew : -1;
+    int64_t left;
+
+    if (due < 0)
+        return -1;
+    left = due - ctl_now_ms();
+    return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
 /* Waits for the command while passing signals on to it and watching the
- * connection. If the connection goes, the holding is gone with it: the
- * command gets SIGTERM and *lost is set; the wait goes on until it ends.
- * Returns the command's exit code (or 70 if waiting fails). */
-static int run_supervise(ctl_conn *c, const run_args *r, pid_t pid,
-                         run_signals *rs, bool *lost)
+ * connection, and with a wait_acquire grant (h not NULL) its events and
+ * its lease, renewed on time. If the connection or the lease goes, the
+ * holding is gone with it: the command gets SIGTERM and *lost is set; the
+ * wait goes on until it ends. Returns the command's exit code (or 70 if
+ * waiting fails). */
+static int run_supervise(ctl_conn *c, const hold_args *r, run_hold *h,
+                         pid_t pid, run_signals *rs, bool *lost)
 {
     bool watching = true;
 
@@ -523,6 +866,8 @@ static int run_supervise(ctl_conn *c, const run_args *r, pid_t pid,
             { .fd = rs->pipe[0], .events = POLLIN },
             { .fd = watching ? c->fd : -1, .events = POLLIN }
         };
+        hold_state held = HOLD_KEPT;
+        char why[128];
         int st;
         pid_t w = waitpid(pid, &st, WNOHANG);
 
@@ -532,7 +877,8 @@ static int run_supervise(ctl_conn *c, const run_args *r, pid_t pid,
             ctl_error("waitpid: %s", strerror(errno));
             return CTL_EXIT_SOFTWARE;
         }
-        if (poll(pfd, 2, -1) < 0) {
+        if (poll(pfd, 2, watching && h != NULL ? run_hold_timeout(h) : -1)
+            < 0) {
             if (errno == EINTR)
                 continue;
             ctl_error("poll: %s", strerror(errno));
@@ -546,24 +892,35 @@ static int run_supervise(ctl_conn *c, const run_args *r, pid_t pid,
                 if (sigs[i] != SIGCHLD)
                     kill(pid, sigs[i]);
         }
-        if (watching && pfd[1].revents != 0) {
+        if (watching && pfd[1].revents != 0 && h == NULL) {
             ctl_io io = ctl_conn_watch(c);
 
             if (io != CTL_IO_OK) {
-                kill(pid, SIGTERM);
-                ctl_error("lost the connection holding \"%s\" (%s); sent "
-                          "SIGTERM to the command", r->name,
-                          ctl_io_text(c, io));
-                watching = false;
-                *lost = true;
+                snprintf(why, sizeof why, "%s", ctl_io_text(c, io));
+                held = HOLD_LOST_CONNECTION;
             }
+        } else if (watching && pfd[1].revents != 0) {
+            held = run_hold_drain(c, h, why, sizeof why);
+        }
+        /* Packets first: after a stop, an expiry that came meanwhile is
+         * read before a late Renew is sent. */
+        if (watching && h != NULL && held == HOLD_KEPT)
+            held = run_hold_tick(c, h, r->name, why, sizeof why);
+        if (held != HOLD_KEPT) {
+            kill(pid, SIGTERM);
+            ctl_error("lost the %s \"%s\" (%s); sent SIGTERM to the command",
+                      held == HOLD_LOST_LEASE ? "lease on"
+                                              : "connection holding",
+                      r->name, why);
+            watching = false;
+            *lost = true;
         }
     }
 }
 
 /* Releases what run acquired; a failure only warns, since the server
  * releases anyway when the connection closes. */
-static void run_release(ctl_conn *c, const run_args *r)
+static void run_release(ctl_conn *c, const hold_args *r)
 {
     static uint8_t req[CTL_REQUEST_MAX];
     uint32_t opaque = ctl_conn_opaque(c);
@@ -579,25 +936,87 @@ static void run_release(ctl_conn *c, const run_args *r)
         (void)status_failure(&res, r->name);
 }
 
-/* run: acquire, run the command while holding, release. */
-static int cmd_run(ctl_conn *c, const run_args *r)
+/* Returns a wait_acquire grant (Wait_release) once the command ended,
+ * taking in what came before the answer. A lease found expired by then
+ * means the command ran its last moments without the holding: 75. Other
+ * failures only warn, as in run_release, and rc (the command's status)
+ * stands. */
+static int run_wait_release(ctl_conn *c, const hold_args *r, run_hold *h,
+                            int rc)
+{
+    static uint8_t req[CTL_REQUEST_MAX];
+    uint32_t opaque = ctl_conn_opaque(c);
+    size_t len = cnt_encode_wait_release(req, opaque, r->name,
+                                         (uint16_t)strlen(r->name));
+    hold_state held = HOLD_KEPT;
+    cnt_response res;
+    char why[128];
+    ctl_io io = ctl_conn_send(c, req, len);
+
+    while (io == CTL_IO_OK && held == HOLD_KEPT) {
+        io = ctl_conn_next(c, &res, c->timeout_ms);
+        if (io != CTL_IO_OK)
+            break;
+        if (cnt_response_is_event(&res) || res.opaque != opaque) {
+            held = run_hold_packet(h, &res, why, sizeof why);
+            continue;
+        }
+        if (res.status == CNT_STATUS_LEASE_EXPIRED) {
+            snprintf(why, sizeof why, "it expired");
+            held = HOLD_LOST_LEASE;
+            break;
+        }
+        if (res.status != CNT_STATUS_OK)
+            (void)status_failure(&res, r->name);
+        return rc;
+    }
+    if (held == HOLD_LOST_LEASE) {
+        ctl_error("lost the lease on \"%s\" (%s) before the command ended",
+                  r->name, why);
+        return CTL_EXIT_TEMPFAIL;
+    }
+    if (held == HOLD_KEPT)
+        snprintf(why, sizeof why, "%s", ctl_io_text(c, io));
+    ctl_error("warning: release of %s: %s (the resources may have been "
+              "released early)", r->name, why);
+    return rc;
+}
+
+/* run: acquire (waiting in the server's queue with wait_acquire, or
+ * retrying Acquire when the server has no wait_acquire or no option asks
+ * for it), run the command while holding, release. */
+static int cmd_run(ctl_conn *c, const hold_args *r)
 {
     run_signals rs;
+    run_hold hold, *h = NULL;
+    hold_grant g;
     bool lost = false;
     pid_t pid;
-    int rc = run_acquire(c, r);
+    int rc = CTL_NO_WAIT_ACQUIRE;
 
+    /* Falling back to Acquire needs a maximum of our own. */
+    if (r->waiting)
+        rc = hold_wait_acquire(c, r, r->maximum != 0, &g);
+    if (rc == 0) {
+        run_hold_init(&hold, r, &g);
+        h = &hold;
+    } else if (rc == CTL_NO_WAIT_ACQUIRE) {
+        rc = run_acquire(c, r);
+    }
     if (rc != 0)
         return rc;
     ctl_conn_keepalive(c);
     if (!run_signals_install(&rs))
         return CTL_EXIT_SOFTWARE;
     pid = run_spawn(r->command, &rs);
-    rc = pid < 0 ? CTL_EXIT_SOFTWARE : run_supervise(c, r, pid, &rs, &lost);
+    rc = pid < 0 ? CTL_EXIT_SOFTWARE
+                 : run_supervise(c, r, h, pid, &rs, &lost);
     run_signals_restore(&rs);
     run_signals_close(&rs);
     if (lost)
         return CTL_EXIT_TEMPFAIL;
+    if (h != NULL)
+        return run_wait_release(c, r, h, rc);
     run_release(c, r);
     return rc;
 }
@@ -690,7 +1109,7 @@ static int flush_stdout(int rc)
 int main(int argc, char **argv)
 {
     ctl_options o = { "127.0.0.1", "11215", 10000 };
-    run_args r;
+    hold_args h;
     ctl_conn *c;
     const char *cmd;
     int rc = parse_options(argc, argv, &o);
@@ -703,12 +1122,12 @@ int main(int argc, char **argv)
     argc -= optind;
     argv += optind;
     if (strcmp(cmd, "noop") == 0 || strcmp(cmd, "get") == 0 ||
-        strcmp(cmd, "acquire") == 0 || strcmp(cmd, "release") == 0)
+        strcmp(cmd, "release") == 0)
         rc = check_simple_args(cmd, argc, argv);
+    else if (strcmp(cmd, "acquire") == 0 || strcmp(cmd, "run") == 0)
+        rc = parse_hold_args(cmd, argc, argv, &h);
     else if (strcmp(cmd, "stats") == 0 || strcmp(cmd, "dump") == 0)
         rc = argc == 0 ? 0 : usage_error("%s takes no arguments", cmd);
-    else if (strcmp(cmd, "run") == 0)
-        rc = parse_run_args(argc, argv, &r);
     else
         rc = usage_error("unknown command \"%s\"", cmd);
     if (rc != 0)
@@ -721,7 +1140,9 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "dump") == 0)
         rc = cmd_dump(c);
     else if (strcmp(cmd, "run") == 0)
-        rc = cmd_run(c, &r);
+        rc = cmd_run(c, &h);
+    else if (strcmp(cmd, "acquire") == 0 && h.waiting)
+        rc = cmd_wait_acquire(c, &h);
     else
         rc = cmd_simple(c, cmd, argv);
     rc = flush_stdout(rc);

@@ -31,7 +31,8 @@ typedef enum ctl_io {
     CTL_IO_EOF,         /* the server closed the connection */
     CTL_IO_TIMEOUT,     /* nothing within the timeout */
     CTL_IO_ERROR,       /* a socket error (errno kept in ctl_conn.err) */
-    CTL_IO_PROTOCOL     /* bad magic, wrong opaque or an oversized body */
+    CTL_IO_PROTOCOL,    /* bad magic, wrong opaque or an oversized body */
+    CTL_IO_AGAIN        /* ctl_conn_poll: no whole packet has come yet */
 } ctl_io;
 
 /* Largest response counterctl accepts: a Dump record with the longest name,
@@ -67,6 +68,20 @@ ctl_io ctl_conn_send(ctl_conn *c, const uint8_t *buf, size_t len);
  * packets (magic 0x92) are skipped. res points into c's buffer and stays
  * valid until the next call. */
 ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res);
+
+/* Reads the next packet, an answer or an event (res->magic tells), with
+ * each wait on the socket bounded by timeout_ms (-1: no limit, for a wait
+ * the server bounds itself). res stays valid until the next call. */
+ctl_io ctl_conn_next(ctl_conn *c, cnt_response *res, int64_t timeout_ms);
+
+/* Returns the next packet, answer or event, without waiting: what is
+ * buffered, else what one non-blocking read brings. CTL_IO_AGAIN when no
+ * whole packet is there yet; call it until then when the socket is
+ * readable. */
+ctl_io ctl_conn_poll(ctl_conn *c, cnt_response *res);
+
+/* Returns milliseconds on the monotonic clock. */
+int64_t ctl_now_ms(void);
 
 /* Returns a short text for an I/O outcome, for messages. */
 const char *ctl_io_text(const ctl_conn *c, ctl_io io);

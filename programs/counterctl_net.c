@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "programs/counterctl.h"
@@ -91,27 +93,46 @@ uint32_t ctl_conn_opaque(ctl_conn *c)
     return c->next_opaque++;
 }
 
-/* Waits until fd is ready for events; CTL_IO_OK, _TIMEOUT or _ERROR. */
-static ctl_io wait_ready(ctl_conn *c, short events)
+/* Returns milliseconds on the monotonic clock. */
+int64_t ctl_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for events, at most timeout_ms (-1: no limit);
+ * CTL_IO_OK, _TIMEOUT or _ERROR. A long timeout is waited in slices,
+ * since poll takes an int. */
+static ctl_io wait_ready(ctl_conn *c, short events, int64_t timeout_ms)
 {
     struct pollfd pfd = { .fd = c->fd, .events = events };
-    int rc;
+    int64_t end = timeout_ms < 0 ? -1 : ctl_now_ms() + timeout_ms;
 
-    do
-        rc = poll(&pfd, 1, c->timeout_ms);
-    while (rc < 0 && errno == EINTR);
-    if (rc < 0) {
-        c->err = errno;
-        return CTL_IO_ERROR;
+    for (;;) {
+        int64_t left = end < 0 ? -1 : end - ctl_now_ms();
+        int rc;
+
+        if (end >= 0 && left < 0)
+            left = 0;
+        rc = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+        if (rc > 0)
+            return CTL_IO_OK;
+        if (rc < 0 && errno != EINTR) {
+            c->err = errno;
+            return CTL_IO_ERROR;
+        }
+        if (rc == 0 && end >= 0 && ctl_now_ms() >= end)
+            return CTL_IO_TIMEOUT;
     }
-    return rc == 0 ? CTL_IO_TIMEOUT : CTL_IO_OK;
 }
 
 /* Sends len bytes of requests. */
 ctl_io ctl_conn_send(ctl_conn *c, const uint8_t *buf, size_t len)
 {
     while (len > 0) {
-        ctl_io io = wait_ready(c, POLLOUT);
+        ctl_io io = wait_ready(c, POLLOUT, c->timeout_ms);
         ssize_t n;
 
         if (io != CTL_IO_OK)
@@ -130,11 +151,12 @@ ctl_io ctl_conn_send(ctl_conn *c, const uint8_t *buf, size_t len)
     return CTL_IO_OK;
 }
 
-/* Reads what the socket has into the free end of the buffer. */
-static ctl_io fill(ctl_conn *c)
+/* Reads what the socket has into the free end of the buffer, waiting at
+ * most timeout_ms (-1: no limit) for it. */
+static ctl_io fill(ctl_conn *c, int64_t timeout_ms)
 {
     ssize_t n;
-    ctl_io io = wait_ready(c, POLLIN);
+    ctl_io io = wait_ready(c, POLLIN, timeout_ms);
 
     if (io != CTL_IO_OK)
         return io;
@@ -161,8 +183,9 @@ static void drop_consumed(ctl_conn *c)
     }
 }
 
-/* Decodes the next whole packet into res, reading as needed. */
-static ctl_io next_packet(ctl_conn *c, cnt_response *res)
+/* Decodes the next whole packet into res, reading as needed with each
+ * wait bounded by timeout_ms (-1: no limit). */
+static ctl_io next_packet(ctl_conn *c, cnt_response *res, int64_t timeout_ms)
 {
     drop_consumed(c);
     for (;;) {
@@ -179,7 +202,7 @@ static ctl_io next_packet(ctl_conn *c, cnt_response *res)
          * an error and never a reason to allocate. */
         if (cnt_response_size(c->buf, c->len) > sizeof c->buf)
             return CTL_IO_PROTOCOL;
-        io = fill(c);
+        io = fill(c, timeout_ms);
         if (io != CTL_IO_OK)
             return io;
     }
@@ -189,7 +212,7 @@ static ctl_io next_packet(ctl_conn *c, cnt_response *res)
 ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res)
 {
     for (;;) {
-        ctl_io io = next_packet(c, res);
+        ctl_io io = next_packet(c, res, c->timeout_ms);
 
         if (io != CTL_IO_OK)
             return io;
@@ -197,6 +220,46 @@ ctl_io ctl_conn_response(ctl_conn *c, uint32_t opaque, cnt_response *res)
             continue;
         return res->opaque == opaque ? CTL_IO_OK : CTL_IO_PROTOCOL;
     }
+}
+
+/* Reads the next packet, answer or event, waiting as long as told. */
+ctl_io ctl_conn_next(ctl_conn *c, cnt_response *res, int64_t timeout_ms)
+{
+    return next_packet(c, res, timeout_ms);
+}
+
+/* Returns the next packet without waiting for one. */
+ctl_io ctl_conn_poll(ctl_conn *c, cnt_response *res)
+{
+    cnt_decode_result rc;
+    ssize_t n;
+
+    drop_consumed(c);
+    rc = cnt_response_decode(c->buf, c->len, res);
+    if (rc == CNT_DECODE_NEED_MORE) {
+        if (cnt_response_size(c->buf, c->len) > sizeof c->buf)
+            return CTL_IO_PROTOCOL;
+        do
+            n = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len,
+                     MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return CTL_IO_AGAIN;
+        if (n < 0) {
+            c->err = errno;
+            return errno == ECONNRESET ? CTL_IO_EOF : CTL_IO_ERROR;
+        }
+        if (n == 0)
+            return CTL_IO_EOF;
+        c->len += (size_t)n;
+        rc = cnt_response_decode(c->buf, c->len, res);
+    }
+    if (rc == CNT_DECODE_CLOSE)
+        return CTL_IO_PROTOCOL;
+    if (rc != CNT_DECODE_OK)
+        return CTL_IO_AGAIN;
+    c->consumed = res->size;
+    return CTL_IO_OK;
 }
 
 /* Turns on keepalive: idle 30 s, then 3 probes 10 s apart. */
@@ -260,6 +323,8 @@ const char *ctl_io_text(const ctl_conn *c, ctl_io io)
         return "connection closed by the server";
     case CTL_IO_TIMEOUT:
         return "timed out waiting for the server";
+    case CTL_IO_AGAIN:
+        return "no whole answer yet";
     case CTL_IO_ERROR:
         return strerror(c->err);
     case CTL_IO_PROTOCOL:

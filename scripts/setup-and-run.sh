@@ -1,7 +1,8 @@
 #!/bin/sh
 # setup-and-run.sh: from a fresh checkout on Debian, install what is
 # missing, build into _build/run, and run the bundled host mchost in the
-# foreground with counter.so enabled, on 127.0.0.1 only. Stops with Ctrl-C.
+# foreground with counter.so enabled, on 127.0.0.1 only, with the group
+# "backup" the README's example uses. Stops with Ctrl-C.
 # Ports: MEMCACHE_PORT (memcache text protocol, default 11211) and
 # COUNTER_PORT (counter protocol, default 11215) in the environment.
 # Further arguments go to mchost, after the ones given here.
@@ -30,4 +31,4 @@ mkdir -p _build/run && cd _build/run
 make -j"$(nproc)"
 echo "memcache protocol: 127.0.0.1:$MEMCACHE_PORT   counter protocol: 127.0.0.1:$COUNTER_PORT"
 exec ./mchost -p "$MEMCACHE_PORT" \
-    -X "$PWD/.libs/counter.so,counter.enable=true;counter.port=$COUNTER_PORT" "$@"
+    -X "$PWD/.libs/counter.so,counter.enable=true;counter.port=$COUNTER_PORT;counter.group.backup=max:2" "$@"

@@ -22,7 +22,8 @@ E2E_TESTS = \
 	t/16-readme.t \
 	t/17-keepalive.t \
 	t/20-differential.t \
-	t/21-memcached-tool.t
+	t/21-memcached-tool.t \
+	t/24-counterctl-wait.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
