@@ -494,6 +494,52 @@ static void test_million_same_ms(void **state)
     free(t);
 }
 
+/* Advancing with a budget fires at most that many; the rest stay due (the
+ * next deadline is "now") and later calls fire them, each once, in
+ * deadline order, also when the clock does not move between calls. */
+static void test_advance_max(void **state)
+{
+    (void)state;
+    enum { N = 2500 };
+    cnt_timer *t = calloc(N, sizeof(*t));
+    uint8_t *hits = calloc(N, 1);
+    cnt_wheel *w = malloc(sizeof(*w));
+    assert_non_null(t);
+    assert_non_null(hits);
+    assert_non_null(w);
+    cnt_wheel_init(w, 0);
+    for (uint32_t i = 0; i < N; i++) {
+        cnt_timer_init(&t[i], i);
+        /* Ticks 1..5, 500 timers each. */
+        cnt_timer_arm(w, &t[i], (uint64_t)(1 + i / 500) * MS);
+    }
+    size_t total = 0, calls = 0;
+    while (total < N) {
+        size_t n = cnt_wheel_advance_max(w, 10 * MS, count_fire, hits, 1000);
+        assert_true(n <= 1000);
+        assert_true(n > 0);
+        total += n;
+        calls++;
+        if (total < N)
+            assert_true(cnt_wheel_next_deadline(w) <= 10 * MS);
+    }
+    assert_int_equal(calls, 3);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(hits[i], 1);
+    assert_int_equal(cnt_wheel_count(w), 0);
+    assert_int_equal(cnt_wheel_next_deadline(w), UINT64_MAX);
+    /* A budget of 0 fires nothing and loses nothing. */
+    cnt_timer_arm(w, &t[0], 11 * MS);
+    assert_int_equal(cnt_wheel_advance_max(w, 20 * MS, count_fire, hits, 0),
+                     0);
+    assert_int_equal(cnt_wheel_advance(w, 20 * MS, count_fire, hits), 1);
+    assert_int_equal(hits[0], 2);
+    cnt_wheel_destroy(w);
+    free(w);
+    free(hits);
+    free(t);
+}
+
 /* The model: per timer, whether it is armed, its tick and the tick from
  * which it counts as due (its own, or the wheel's when armed late). */
 typedef struct model_timer {
@@ -613,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_rearm),
         cmocka_unit_test(test_destroy),
         cmocka_unit_test(test_million_same_ms),
+        cmocka_unit_test(test_advance_max),
         cmocka_unit_test(test_differential),
     };
 

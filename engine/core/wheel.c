@@ -188,11 +188,12 @@ static void step_to(cnt_wheel *w, uint64_t to)
 
 /* Fires the firing list until it is empty (callbacks may cancel entries
  * of it, or arm timers elsewhere). */
-static size_t fire_all(cnt_wheel *w, cnt_timer_fire_fn *fire, void *ctx)
+static size_t fire_some(cnt_wheel *w, cnt_timer_fire_fn *fire, void *ctx,
+                        size_t budget)
 {
     size_t fired = 0;
 
-    while (w->firing != NULL) {
+    while (w->firing != NULL && fired < budget) {
         cnt_timer *t = w->firing;
         unlink_timer(w, t);
         w->armed--;
@@ -202,9 +203,10 @@ static size_t fire_all(cnt_wheel *w, cnt_timer_fire_fn *fire, void *ctx)
     return fired;
 }
 
-/* Moves w to now_ns, firing what is due in deadline order. */
-size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
-                         cnt_timer_fire_fn *fire, void *ctx)
+/* Moves w towards now_ns, firing what is due in deadline order, at most
+ * max timers; the rest stay due for the next call. */
+size_t cnt_wheel_advance_max(cnt_wheel *w, uint64_t now_ns,
+                             cnt_timer_fire_fn *fire, void *ctx, size_t max)
 {
     uint64_t target = now_ns / NS_PER_MS;
     size_t fired = 0;
@@ -216,17 +218,26 @@ size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
         unlink_timer(w, t);
         list_push(&w->firing, t, WHERE_FIRING);
     }
-    fired += fire_all(w, fire, ctx);
+    fired += fire_some(w, fire, ctx, max - fired);
 
     /* Step from one possibly non-empty tick to the next, so timers fire in
      * tick order however far the clock jumped; callbacks arming within
-     * the range are seen by the next bound. */
-    while (w->now_ms < target) {
+     * the range are seen by the next bound. A call that runs out of its
+     * budget leaves the rest of the tick in the firing list, which the
+     * next call empties first. */
+    while (fired < max && w->now_ms < target) {
         uint64_t bound = slots_lower_bound(w);
         step_to(w, bound < target ? bound : target);
-        fired += fire_all(w, fire, ctx);
+        fired += fire_some(w, fire, ctx, max - fired);
     }
     return fired;
+}
+
+/* Moves w to now_ns, firing everything that is due. */
+size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
+                         cnt_timer_fire_fn *fire, void *ctx)
+{
+    return cnt_wheel_advance_max(w, now_ns, fire, ctx, SIZE_MAX);
 }
 
 /* Returns a lower bound (ns) of the next deadline of w. */

@@ -91,6 +91,13 @@ static inline uint64_t cnt_timer_deadline_ms(const cnt_timer *t)
 size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
                          cnt_timer_fire_fn *fire, void *ctx);
 
+/* cnt_wheel_advance firing at most max timers: the rest stay due (the
+ * next deadline is then "now") and the next call fires them first. A
+ * worker uses it so that a million leases expiring in the same second
+ * are fired in slices, with its sockets served between them. */
+size_t cnt_wheel_advance_max(cnt_wheel *w, uint64_t now_ns,
+                             cnt_timer_fire_fn *fire, void *ctx, size_t max);
+
 /* Returns an instant (ns) at or before the next deadline of w, never after
  * it: the worker's loop timeout. UINT64_MAX when nothing is armed. */
 uint64_t cnt_wheel_next_deadline(const cnt_wheel *w);

@@ -19,6 +19,11 @@
 
 /* How many messages one doorbell callback takes before yielding. */
 #define CNT_WORKER_BATCH 64
+/* How many due timers one timer callback fires before yielding to the
+ * sockets (a slice of well under a millisecond): a storm of expiries then
+ * delays other clients' answers by one slice at a time, not by the whole
+ * storm. */
+#define CNT_WORKER_TIMER_BATCH 1024
 
 /* Connection close hook: unlinks c and frees its place in the limit. */
 static void worker_on_close(void *owner, cnt_connection *c)
@@ -66,16 +71,17 @@ static void worker_timer_armed(const cnt_session_env *env, uint64_t deadline)
         worker_tick_set(w, deadline);
 }
 
-/* The loop's timer: fires the due timers of the wheel, then sets itself
- * for the next deadline. */
+/* The loop's timer: fires a slice of the due timers of the wheel, then
+ * sets itself for the next deadline (at once when some are left: libevent
+ * polls the sockets before running it again). */
 static void worker_on_tick(evutil_socket_t fd, short what, void *arg)
 {
     cnt_worker *w = arg;
     (void)fd;
     (void)what;
     w->tick_at = UINT64_MAX;
-    cnt_wheel_advance(&w->wheel, worker_now_ns(w), cnt_session_fire,
-                      &w->env.session);
+    cnt_wheel_advance_max(&w->wheel, worker_now_ns(w), cnt_session_fire,
+                          &w->env.session, CNT_WORKER_TIMER_BATCH);
     worker_tick_set(w, cnt_wheel_next_deadline(&w->wheel));
 }
 
