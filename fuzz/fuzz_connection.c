@@ -1,6 +1,8 @@
 /* fuzz_connection.c: libFuzzer target for the server's connection code, the
  * real read / decode / answer / skip / back-pressure path, driven over a
- * socketpair and a private event base. */
+ * socketpair and a private event base, with waiting acquisition wired as a
+ * worker wires it (groups, a cap of waits, a timer wheel, grants taken
+ * through a mailbox) on a clock the harness moves. */
 #include "config.h"
 
 #include <errno.h>
@@ -12,14 +14,20 @@
 #include <event2/event.h>
 
 #include "fuzz/fuzz.h"
+#include "engine/core/clock.h"
+#include "engine/core/groups.h"
+#include "engine/core/wheel.h"
 #include "engine/server/connection.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
 
 /* The input arrives in random chunks, then the client shuts its write
  * side. Checks: the answers are exactly those the stream calls for, in order
- * (opcode, opaque, error status, Dump series); the connection always ends
- * after EOF; everything it acquired is released when it ends. */
+ * (opcode, opaque, error status, Dump and Queues series), each status one
+ * its opcode may answer; events (magic 0x92) come only between answers,
+ * never inside a series, and only about a Wait_acquire answered before
+ * them; the connection always ends after EOF; everything it acquired is
+ * released when it ends. */
 
 /* One answer the stream calls for. */
 typedef struct expect {
@@ -32,18 +40,24 @@ typedef struct expect {
 typedef struct run {
     expect *want;
     size_t nwant, next;     /* expected answers; index of the next one */
-    bool in_dump;           /* inside a Dump series */
+    bool in_dump;           /* inside a Dump or Queues series */
     bool closes;            /* the stream loses framing: the server closes */
     bool server_gone;       /* on_close was called */
     uint8_t *resp;          /* bytes read back, not yet parsed */
     size_t resp_len, resp_cap;
+    uint32_t *waits;        /* opaques of Wait_acquire requests answered
+                               with status 0: events may name them */
+    size_t nwaits;
+    uint64_t now_ns;        /* the monotonic clock the engine reads */
+    cnt_ticket *grants, **grants_tail;  /* the mailbox: grants to deliver */
 } run;
 
 /* Walks the stream as a server would and lists the answers it calls for. */
 static void expect_answers(run *r, const uint8_t *p, size_t n)
 {
     r->want = malloc((n / CNT_HEADER_SIZE + 1) * sizeof *r->want);
-    FUZZ_CHECK(r->want != NULL);
+    r->waits = malloc((n / CNT_HEADER_SIZE + 1) * sizeof *r->waits);
+    FUZZ_CHECK(r->want != NULL && r->waits != NULL);
     while (n > 0) {
         cnt_request req;
         cnt_decode_result d = cnt_request_decode(p, n, &req);
@@ -73,13 +87,76 @@ static bool status_allowed(uint8_t opcode, uint8_t status)
                                 status == 0x82;
     case CNT_OP_RELEASE: return status == 0x00 || status == 0x01 ||
                                 status == 0x22;
+    case CNT_OP_WAIT_ACQUIRE: return status == 0x00 || status == 0x21 ||
+                                     (status >= 0x23 && status <= 0x26) ||
+                                     status == 0x82;
+    /* 0x04: the group's default lease is "none", and a renew needs one. */
+    case CNT_OP_RENEW: return status == 0x00 || status == 0x04 ||
+                              status == 0x22 || status == 0x25 ||
+                              status == 0x27;
+    case CNT_OP_WAIT_RELEASE: return status == 0x00 || status == 0x22 ||
+                                     status == 0x27;
     default: return status == 0x00;
     }
+}
+
+/* Checks a status-0 answer of an extension opcode and remembers the
+ * Wait_acquire requests that may get events. */
+static void check_extension_answer(run *r, const cnt_response *res)
+{
+    uint64_t id;
+    uint32_t returned;
+    cnt_wait_answer a;
+
+    switch (res->opcode) {
+    case CNT_OP_WAIT_ACQUIRE:
+        FUZZ_CHECK(cnt_parse_wait_answer(res, &a));
+        FUZZ_CHECK(a.state == CNT_WAIT_GRANTED
+                       ? a.position == 0 && a.lease_id != 0
+                       : a.position >= 1 && a.lease_id == 0);
+        r->waits[r->nwaits++] = res->opaque;
+        break;
+    case CNT_OP_RENEW:
+        FUZZ_CHECK(res->body_len == 8 && cnt_parse_renew_answer(res, &id) &&
+                   id != 0);
+        break;
+    case CNT_OP_WAIT_RELEASE:
+        FUZZ_CHECK(res->body_len == 4 &&
+                   cnt_parse_wait_release_answer(res, &returned));
+        break;
+    default:
+        break;
+    }
+}
+
+/* Checks an event: well formed, between answers, about a Wait_acquire
+ * already answered; no shutdown here (the server does not stop). */
+static void check_event(run *r, const cnt_response *res)
+{
+    cnt_event_packet ev;
+
+    FUZZ_CHECK(!r->in_dump);
+    FUZZ_CHECK(cnt_parse_event(res, &ev) && res->size ==
+               CNT_EVENT_SIZE(ev.name_len));
+    FUZZ_CHECK(ev.name_len > 0);
+    if (ev.code == CNT_EVENT_TIMED_OUT)
+        FUZZ_CHECK(ev.lease_id == 0 && ev.value == 0);
+    else
+        FUZZ_CHECK((ev.code == CNT_EVENT_GRANTED ||
+                    ev.code == CNT_EVENT_LEASE_EXPIRED) && ev.lease_id != 0);
+    bool known = false;
+    for (size_t i = 0; i < r->nwaits && !known; i++)
+        known = r->waits[i] == res->opaque;
+    FUZZ_CHECK(known);
 }
 
 /* Checks one answer against the head of the expected list. */
 static void check_response(run *r, const cnt_response *res)
 {
+    if (res->magic == CNT_MAGIC_NOTICE) {
+        check_event(r, res);
+        return;
+    }
     FUZZ_CHECK(res->magic == CNT_MAGIC_RESPONSE);
     FUZZ_CHECK(r->next < r->nwant);
     const expect *e = &r->want[r->next];
@@ -96,6 +173,15 @@ static void check_response(run *r, const cnt_response *res)
         r->in_dump = true;
         return;
     }
+    if (e->opcode == CNT_OP_QUEUES && res->body_len > 0) {
+        cnt_queues_record rec;
+        FUZZ_CHECK(cnt_parse_queues_record(res, &rec) &&
+                   rec.queue_len >= 1);
+        r->in_dump = true;
+        return;
+    }
+    if (res->status == 0x00)
+        check_extension_answer(r, res);
     r->in_dump = false;
     r->next++;
 }
@@ -135,6 +221,43 @@ static bool drain_responses(run *r, int fd, bool *eof)
     return got;
 }
 
+/* The harness's clock: a fixed wall clock (one consumption window) and a
+ * monotonic one that moves only when the loop turns, so that waits and
+ * leases run out as a function of the input alone. */
+static uint64_t fake_wall_ms(void *ctx)
+{
+    (void)ctx;
+    return 1700000000000ull;
+}
+
+static uint64_t fake_mono_ns(void *ctx)
+{
+    return ((const run *)ctx)->now_ns;
+}
+
+/* The table's grant sink: the grant waits in the harness's mailbox until
+ * the loop's turn ends, as it waits in a worker's. */
+static void post_grant(void *ctx, cnt_ticket *k)
+{
+    run *r = ctx;
+    k->next = NULL;
+    *r->grants_tail = k;
+    r->grants_tail = &k->next;
+}
+
+/* Delivers the grants in the mailbox (the worker's doorbell callback). */
+static void take_grants(run *r, const cnt_session_env *env)
+{
+    cnt_ticket *k = r->grants;
+    r->grants = NULL;
+    r->grants_tail = &r->grants;
+    while (k != NULL) {
+        cnt_ticket *next = k->next;
+        cnt_session_deliver(env, k);
+        k = next;
+    }
+}
+
 /* on_close of the connection environment. */
 static void on_close(void *owner, cnt_connection *c)
 {
@@ -166,18 +289,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > (1u << 20))
         return 0;
-    run r = { 0 };
+    run r = { .now_ns = 1000000000ull };
+    r.grants_tail = &r.grants;
     const uint8_t *stream = data + 1;
     size_t n = size - 1, off = 0;
     uint32_t seed = 0x6a09e667u ^ data[0];
     expect_answers(&r, stream, n);
 
-    cnt_table_config tcfg = { .buckets = 64, .interval = 10 };
+    const cnt_clock clock = { fake_wall_ms, fake_mono_ns, &r };
+    cnt_table_config tcfg = { .buckets = 64, .interval = 10,
+                              .clock = &clock };
     cnt_table *table = cnt_table_new(&tcfg);
     cnt_stats *stats = cnt_stats_new(1);
     struct event_base *base = event_base_new();
     int sv[2];
     FUZZ_CHECK(table != NULL && stats != NULL && base != NULL);
+    cnt_table_set_grant_sink(table, &(cnt_grant_sink){ post_grant, &r });
+    /* Groups "g" (short default wait and lease) and "h" (a maximum only:
+     * its default lease is none, which a Renew cannot use). */
+    cnt_groups *groups = cnt_groups_new();
+    FUZZ_CHECK(groups != NULL);
+    FUZZ_CHECK(cnt_groups_set(groups, (const uint8_t *)"g", 1,
+                              &(cnt_group){ 3, 5, 8 }));
+    FUZZ_CHECK(cnt_groups_set(groups, (const uint8_t *)"h", 1,
+                              &(cnt_group){ 1, 0, 0 }));
+    cnt_wheel wheel;
+    cnt_wheel_init(&wheel, r.now_ns);
     FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
     if (data[0] & 0x80) {
         /* Tiny socket buffers: partial sends, the output watermark and
@@ -188,7 +325,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     cnt_conn_env env = { .base = base,
                          .session = { .table = table, .stats = stats,
-                                      .slot = cnt_stats_slot_get(stats, 0) },
+                                      .slot = cnt_stats_slot_get(stats, 0),
+                                      .groups = groups, .max_waits = 3,
+                                      .wheel = &wheel,
+                                      .wake = cnt_connection_wake },
                          .on_close = on_close, .owner = &r };
     FUZZ_CHECK(cnt_connection_new(&env, sv[0]) != NULL);
 
@@ -213,6 +353,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             shut = progress = true;
         }
         event_base_loop(base, EVLOOP_NONBLOCK);
+        /* The turn ends: grants are delivered, a millisecond passes and
+         * the timers due fire, as in a worker's loop. */
+        take_grants(&r, &env.session);
+        r.now_ns += 1000000u;
+        cnt_wheel_advance(&wheel, r.now_ns, cnt_session_fire, &env.session);
         progress |= drain_responses(&r, sv[1], &eof);
         idle = progress ? 0 : idle + 1;
     }
@@ -221,14 +366,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(r.resp_len == 0 && !r.in_dump);
     if (!r.closes)
         FUZZ_CHECK(r.next == r.nwant);
+    /* Grants still in the mailbox belong to tickets ended with the
+     * connection: delivering them frees them. */
+    take_grants(&r, &env.session);
+    FUZZ_CHECK(cnt_wheel_count(&wheel) == 0);
     cnt_dump_cursor cur = { 0 };
     FUZZ_CHECK(cnt_table_dump(table, &cur, dump_zero, NULL));
+    cnt_wait_stats ws;
+    cnt_table_get_wait_stats(table, &ws);
+    FUZZ_CHECK(ws.waiting == 0 && ws.leases == 0);
 
     close(sv[1]);
     event_base_free(base);
+    cnt_wheel_destroy(&wheel);
+    cnt_groups_free(groups);
     cnt_stats_free(stats);
     cnt_table_free(table);
     free(r.want);
+    free(r.waits);
     free(r.resp);
     return 0;
 }

@@ -465,6 +465,8 @@ static void session_shutdown_one(cnt_ticket *k, void *ctx)
 
     cnt_timer_cancel(s->env->wheel, &k->timer);
     cnt_table_ticket_end(s->env->table, k, &o);
+    /* A grant names its lease id, as every event about a grant does; the
+     * ticket is ENDED now, so nobody else writes it any more. */
     if (o.was != CNT_TICKET_EXPIRED)
         session_put_event(s, CNT_EVENT_SHUTDOWN, k,
                           o.was == CNT_TICKET_GRANTED ? k->lease_id : 0,

@@ -17,12 +17,18 @@ use Time::HiRes qw(sleep time);
 
 our @EXPORT = qw(
     OP_NOOP OP_GET OP_ACQUIRE OP_RELEASE OP_STATS OP_DUMP
+    OP_WAIT_ACQUIRE OP_RENEW OP_WAIT_RELEASE OP_QUEUES
     ST_OK ST_NOT_FOUND ST_INVALID ST_NOT_AVAILABLE ST_NOT_ACQUIRED
-    ST_UNKNOWN ST_NO_MEMORY
+    ST_EXCEEDS_MAXIMUM ST_ALREADY_ACTIVE ST_UNKNOWN_GROUP ST_TOO_MANY_WAITS
+    ST_LEASE_EXPIRED ST_UNKNOWN ST_NO_MEMORY
+    MAGIC_EVENT EV_GRANTED EV_TIMED_OUT EV_LEASE_EXPIRED EV_SHUTDOWN
+    GROUP_DEFAULT
     %STATUS_TEXT
     have_host target_available start_host run_host start_yrmcds start_target
     resp resp_err answer_is
     req req_noop req_get req_acquire req_release req_stats req_dump
+    req_wait_acquire req_renew req_wait_release req_queues
+    is_event parse_wait_answer parse_event event_packet
     u32 hexdump wait_until mc_command mc_stats kill_pid track_pid
     spawn_to_files finish_bounded run_bounded
 );
@@ -30,15 +36,27 @@ our @EXPORT = qw(
 use constant {
     OP_NOOP => 0x00, OP_GET => 0x01, OP_ACQUIRE => 0x02, OP_RELEASE => 0x03,
     OP_STATS => 0x10, OP_DUMP => 0x11,
+    OP_WAIT_ACQUIRE => 0x20, OP_RENEW => 0x21, OP_WAIT_RELEASE => 0x22,
+    OP_QUEUES => 0x23,
     ST_OK => 0x00, ST_NOT_FOUND => 0x01, ST_INVALID => 0x04,
-    ST_NOT_AVAILABLE => 0x21, ST_NOT_ACQUIRED => 0x22, ST_UNKNOWN => 0x81,
-    ST_NO_MEMORY => 0x82,
+    ST_NOT_AVAILABLE => 0x21, ST_NOT_ACQUIRED => 0x22,
+    ST_EXCEEDS_MAXIMUM => 0x23, ST_ALREADY_ACTIVE => 0x24,
+    ST_UNKNOWN_GROUP => 0x25, ST_TOO_MANY_WAITS => 0x26,
+    ST_LEASE_EXPIRED => 0x27, ST_UNKNOWN => 0x81, ST_NO_MEMORY => 0x82,
+    # Events: packets the server sends on its own (waiting acquisition).
+    MAGIC_EVENT => 0x92, EV_GRANTED => 0x01, EV_TIMED_OUT => 0x02,
+    EV_LEASE_EXPIRED => 0x03, EV_SHUTDOWN => 0x04,
+    # maximum 0 / wait or lease of this value: "the group's setting".
+    GROUP_DEFAULT => 0xffffffff,
 };
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
     0x01 => 'Not found', 0x04 => 'Invalid arguments',
     0x21 => 'Resource not available', 0x22 => 'Not acquired',
+    0x23 => 'Exceeds maximum', 0x24 => 'Already active',
+    0x25 => 'Unknown group', 0x26 => 'Too many waits',
+    0x27 => 'Lease expired',
     0x81 => 'Unknown command', 0x82 => 'Out of memory',
 );
 
@@ -143,6 +161,64 @@ sub req_acquire {
 sub req_release {
     my ($name, $res, %o) = @_;
     return req(OP_RELEASE, pack('Nn', $res, length $name) . $name, %o);
+}
+
+# Wait_acquire RESOURCES of NAME with MAXIMUM (0: the group's), waiting
+# up to WAIT ms (0: not at all) with a lease of LEASE ms (0: none).
+sub req_wait_acquire {
+    my ($name, $res, $max, $wait, $lease, %o) = @_;
+    return req(OP_WAIT_ACQUIRE,
+               pack('NNNNn', $res, $max, $wait, $lease, length $name) . $name,
+               %o);
+}
+
+# Renew the grant on NAME for LEASE ms.
+sub req_renew {
+    my ($name, $lease, %o) = @_;
+    return req(OP_RENEW, pack('Nn', $lease, length $name) . $name, %o);
+}
+
+# Wait_release NAME (cancel the wait or return the grant).
+sub req_wait_release {
+    my ($name, %o) = @_;
+    return req(OP_WAIT_RELEASE, pack('n', length $name) . $name, %o);
+}
+
+sub req_queues { req(OP_QUEUES, '', @_) }
+
+# True when a read packet is an event (magic 0x92), not an answer.
+sub is_event { my ($r) = @_; return $r && $r->{magic} == MAGIC_EVENT }
+
+# Parses a Wait_acquire success answer: a hash (state position lease_id
+# consumption pad), or undef when the body is not the 20-byte layout.
+sub parse_wait_answer {
+    my ($r) = @_;
+    return undef unless $r && $r->{magic} == 0x91 && $r->{status} == ST_OK
+                        && length $r->{body} == 20;
+    my ($state, $pad, $pos, $id, $cons) = unpack 'Ca3NQ>N', $r->{body};
+    return { state => $state, pad => $pad, position => $pos,
+             lease_id => $id, consumption => $cons };
+}
+
+# Parses an event: a hash (code opaque lease_id value name status
+# reserved), or undef when r is no well-formed event.
+sub parse_event {
+    my ($r) = @_;
+    return undef unless is_event($r) && length $r->{body} >= 14;
+    my ($id, $value, $nl) = unpack 'Q>Nn', $r->{body};
+    return undef unless length $r->{body} == 14 + $nl;
+    return { code => $r->{opcode}, opaque => $r->{opaque},
+             status => $r->{status}, reserved => $r->{reserved},
+             lease_id => $id, value => $value,
+             name => substr($r->{body}, 14) };
+}
+
+# Builds the exact event packet a server should send.
+sub event_packet {
+    my ($code, $opaque, $lease_id, $value, $name) = @_;
+    my $body = pack('Q>Nn', $lease_id, $value, length $name) . $name;
+    return pack('CCCCNN', MAGIC_EVENT, $code, 0, 0, length $body, $opaque)
+           . $body;
 }
 
 # Builds the exact response packet a server should send.
@@ -504,6 +580,64 @@ sub call {
     $self->send($bytes);
     my $r = $self->response($timeout);
     return $r;
+}
+
+# Reads the next answer (magic 0x91), setting aside the events that come
+# first (see event); undef on EOF / timeout.
+sub answer {
+    my ($self, $timeout) = @_;
+    while (1) {
+        my $r = $self->response($timeout) // return undef;
+        return $r unless CounterTest::is_event($r);
+        push @{ $self->{events} }, $r;
+    }
+}
+
+# Sends one request and returns its answer, setting aside events.
+sub wcall {
+    my ($self, $bytes, $timeout) = @_;
+    $self->send($bytes);
+    return $self->answer($timeout);
+}
+
+# The next packet that is an event: one set aside by answer, else the next
+# one read (which the caller checks: an answer there is a failure); undef
+# on EOF / timeout.
+sub event {
+    my ($self, $timeout) = @_;
+    return shift @{ $self->{events} } if $self->{events} && @{ $self->{events} };
+    return $self->response($timeout);
+}
+
+# The next event, parsed (see CounterTest::parse_event); undef when the
+# next packet is no event or nothing came within timeout.
+sub next_event {
+    my ($self, $timeout) = @_;
+    return CounterTest::parse_event($self->event($timeout));
+}
+
+# True when no event is set aside and nothing arrives within timeout.
+sub no_event_within {
+    my ($self, $timeout) = @_;
+    return 0 if $self->{events} && @{ $self->{events} };
+    return $self->quiet_for($timeout);
+}
+
+# Sends Queues and reads the records up to the empty end marker; returns
+# the records (consumption, waiting, name) and the raw answers. Events that
+# arrive meanwhile are set aside (see event).
+sub queue_records {
+    my ($self, %o) = @_;
+    $self->send(CounterTest::req_queues(opaque => $o{opaque} // 0));
+    my (@rec, @raw);
+    while (my $r = $self->answer) {
+        push @raw, $r;
+        last if $r->{body_len} == 0;
+        my ($cons, $waiting, $nl) = unpack 'NNn', $r->{body};
+        push @rec, { consumption => $cons, waiting => $waiting,
+                     name => substr($r->{body}, 10, $nl) };
+    }
+    return wantarray ? (\@rec, \@raw) : \@rec;
 }
 
 # Reads Dump responses up to and including the empty terminator; returns
