@@ -17,10 +17,13 @@ fuzz_fuzz_decode_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_decode_LDADD = libcntproto.la
 
 # The engine target takes its clock and allocation failures from the
-# unit tests' doubles (tests/engine_fake.c and its linker wrappers).
+# unit tests' doubles (tests/engine_fake.c and its linker wrappers); its
+# waiting requests go through the server's sessions (no sockets: only
+# session.c and outbuf.c are linked from libcntserver).
 fuzz_fuzz_engine_SOURCES = fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_fuzz_engine_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer $(FAKE_ALLOC_WRAP)
-fuzz_fuzz_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
+fuzz_fuzz_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
+	$(PTHREAD_LIBS)
 
 # The parser is compiled in (own object names) so this target needs nothing
 # of the listener library; the core gives it the group set.
@@ -50,7 +53,8 @@ fuzz_replay_decode_LDADD = libcntproto.la
 fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'
 fuzz_replay_engine_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
-fuzz_replay_engine_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
+fuzz_replay_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
+	$(PTHREAD_LIBS)
 
 fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'

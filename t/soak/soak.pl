@@ -1,11 +1,20 @@
 #!/usr/bin/perl
 # soak.pl: bounded soak with faults against mchost + counter.so on loopback.
 # Hundreds of connections pipeline random Acquire/Release/Get/Dump/Stats/Noop
-# on a few hundred counters and end abruptly (close, reset, half-close in
-# the middle of a request, a client that stops reading). Checks: answers in
-# order, none lost or doubled; no double grant; at quiescent points the
-# server's Get equals what the live connections hold; at the end everything
-# is 0, GC removes every counter and RSS is back near its baseline.
+# on a few hundred counters, and wait_acquire (short waits, short leases,
+# some on server-defined groups)/renew/wait_release/queues on a few dozen
+# contended ones, and end abruptly (close, reset, half-close in the middle
+# of a request, a client that stops reading), whatever their waits are
+# doing: queued, granted, or with a grant on its way to them. Checks:
+# answers in order, none lost or doubled; events never inside a series and
+# each as the connection's own view allows (a queued request gets one
+# granted or timed-out event, nothing after its release, an expiry only
+# after a grant with a lease, 0x27 only after the expiry event); lease ids
+# never given twice; no double grant; at quiescent points (after the live
+# connections released their waits) the server's Get equals what the live
+# connections hold, nothing waits and no lease is left; at the end
+# everything is 0, GC removes every counter, used_memory is back to its
+# value before the run and RSS back near its baseline.
 #
 # Usage: soak.pl [--duration S] [--conns N] [--counters N] [--seed N]
 #                [--interval S] [--rss-slack MB]
@@ -44,8 +53,22 @@ die "soak: MCHOST and COUNTER_SO must name the built host and extension\n"
 my @names = map { sprintf 'soak-%04d', $_ } 0 .. $opt{counters} - 1;
 my %cap = map { $_ => 1 + int rand 8 } @names;
 
+# The waiting side: contended counters with small caps, and two groups
+# (their settings are the server's; see the config below).
+my @wnames = map { sprintf 'soakw-%02d', $_ } 0 .. 29;
+my %group = ('soak-g0' => { max => 2, wait => 150, lease => 400 },
+             'soak-g1' => { max => 1, wait => 100, lease => 0 });
+push @wnames, sort keys %group;
+$cap{$_} = 1 + int rand 3 for grep { !$group{$_} } @wnames;
+$cap{$_} = $group{$_}{max} for keys %group;
+my $max_waits = 6;
+my %lease_seen;     # every lease id the server gave: never twice
+
 my %fig = map { $_ => 0 } qw(requests answers acquired refused released
-    ends_close ends_reset ends_half ends_stall ends_lost quiescent mismatch_waits);
+    ends_close ends_reset ends_half ends_stall ends_lost quiescent mismatch_waits
+    w_acquire w_granted w_queued w_busy w_refused w_ev_granted w_ev_timeout
+    w_ev_expired w_renewed w_released w_cancelled w_raced w_expired_acks
+    w_queues w_end_queued w_end_granted);
 my $fail = 0;
 
 our $server_pid;    # the host's pid, once it is up
@@ -68,10 +91,24 @@ sub host_check {
 
 my $srv = start_host(config => {
     'consumption_stats.interval' => $opt{interval}, threads => 2,
-    buckets => 4096 });
+    buckets => 4096, max_waits => $max_waits,
+    map { ("group.$_" => "max:$group{$_}{max},wait:$group{$_}{wait}ms,"
+                         . "lease:$group{$_}{lease}ms") } keys %group });
 my $pid = $srv->{pid};
 $server_pid = $pid;
 my $port = $srv->{counter_port} or die "soak: no counter_port in stats\n";
+
+# The server's figures through the Stats opcode, as a hash.
+sub server_stats {
+    my $chk = $srv->connect;
+    my %st = map { @$_ } $chk->stats_pairs;
+    $chk->close;
+    return %st;
+}
+# Memory the table accounts for before any counter exists: the end of the
+# run must come back to exactly this.
+my %st0 = server_stats();
+my $used0 = $st0{used_memory} // die "soak: no used_memory in Stats\n";
 
 # Resident set of the server, in KiB.
 sub rss_kib {
@@ -99,7 +136,8 @@ sub conn_open {
     $s->blocking(0);
     my $c = { sock => $s, fd => fileno $s, id => $next_id++, seq => 0, out => '', in => '',
               pending => [], held => {}, batches => 3 + int rand 40,
-              fate => pick_fate(), dump_open => undef };
+              fate => pick_fate(), w => {}, wop => {}, ended => {},
+              releasing => {}, renewing => {} };
     $conns{$c->{fd}} = $c;
     return $c;
 }
@@ -111,10 +149,275 @@ sub pick_fate {
          : $r < 0.75 ? 'half' : $r < 0.85 ? 'stall' : 'lost';
 }
 
+# ---- waiting acquisition: requests and each connection's view ----
+use constant {
+    OP_WAIT_ACQUIRE => 0x20, OP_RENEW => 0x21, OP_WAIT_RELEASE => 0x22,
+    OP_QUEUES => 0x23,
+    ST_EXCEEDS => 0x23, ST_ACTIVE => 0x24, ST_UNKNOWN_GROUP => 0x25,
+    ST_TOO_MANY => 0x26, ST_EXPIRED => 0x27,
+    EV_GRANTED => 1, EV_TIMED_OUT => 2, EV_EXPIRED => 3,
+    USE_GROUP => 0xffffffff,
+};
+
+sub req_wait_acquire {
+    my ($name, $res, $max, $wait, $lease, %o) = @_;
+    return req(OP_WAIT_ACQUIRE,
+               pack('NNNNn', $res, $max, $wait, $lease, length $name) . $name,
+               %o);
+}
+sub req_renew {
+    my ($name, $lease, %o) = @_;
+    return req(OP_RENEW, pack('Nn', $lease, length $name) . $name, %o);
+}
+sub req_wait_release {
+    my ($name, %o) = @_;
+    return req(OP_WAIT_RELEASE, pack('n', length $name) . $name, %o);
+}
+
+# A wait_acquire request, renew, wait_release or queue listing. A
+# connection's view of its requests ($c->{w}{name}: queued, granted or
+# expired) changes only as its answers and events arrive, in the order the
+# server wrote them, so every answer can be judged against it exactly.
+sub random_wait_request {
+    my ($c, $opq) = @_;
+    my @mine = keys %{ $c->{w} };
+    my $name = @mine && rand() < 0.5 ? $mine[int rand @mine]
+                                   : $wnames[int rand @wnames];
+    my $g = $group{$name};
+    my %p = (opaque => $opq, name => $name);
+    my $r = rand;
+    if ($r < 0.55) {
+        my $res = 1 + int rand $cap{$name};
+        my $max = $g && rand() < 0.5 ? 0 : $cap{$name};
+        my $wait = rand() < 0.2 ? 0 : 20 + int rand 300;
+        my $lease = rand() < 0.4 ? 0 : 100 + int rand 600;
+        $wait = USE_GROUP if $g && rand() < 0.5;
+        $lease = USE_GROUP if $g && rand() < 0.5;
+        $max = 0 if !$g && rand() < 0.02;         # no such group: 0x25
+        $res = $cap{$name} + 1 if rand() < 0.02;  # never fits: 0x23
+        @p{qw(op res max wait lease)} = (OP_WAIT_ACQUIRE, $res, $max, $wait,
+                                         $lease);
+        $p{bytes} = req_wait_acquire($name, $res, $max, $wait, $lease,
+                                     opaque => $opq);
+        $fig{w_acquire}++;
+    } elsif ($r < 0.72) {
+        my $lease = $g && $g->{lease} && rand() < 0.3 ? USE_GROUP
+                                                    : 100 + int rand 500;
+        @p{qw(op lease)} = (OP_RENEW, $lease);
+        $p{bytes} = req_renew($name, $lease, opaque => $opq);
+        # A renew may shorten the lease: from now on the grant is surely
+        # held only until this renew's lease runs out, counted from now.
+        $lease = $g->{lease} if $lease == USE_GROUP;
+        push @{ $c->{renewing}{$name} }, time + $lease / 1000;
+    } elsif ($r < 0.96) {
+        $p{op} = OP_WAIT_RELEASE;
+        $p{bytes} = req_wait_release($name, opaque => $opq);
+        # Until its answer, no grant on the name counts as surely held
+        # (nor one that an earlier request in the pipeline gets).
+        $c->{releasing}{$name}++;
+    } else {
+        $p{op} = OP_QUEUES;
+        $p{bytes} = req(OP_QUEUES, '', opaque => $opq);
+    }
+    $p{sent} = time;
+    return \%p;
+}
+
+# The settings a wait_acquire or renew resolves to (a group's maximum
+# always wins; its wait and lease fill in USE_GROUP).
+sub effective {
+    my ($q) = @_;
+    my $g = $group{ $q->{name} } or return @$q{qw(max wait lease)};
+    return ($g->{max}, map { $q->{$_} == USE_GROUP ? $g->{$_} : $q->{$_} }
+                           qw(wait lease));
+}
+
+# What live connections surely hold on a wait counter: acknowledged grants
+# not being released whose lease (if any) cannot have run out yet (the
+# server's lease started after the request was sent).
+sub wait_floor {
+    my ($name) = @_;
+    my $sum = 0;
+    for my $c (values %conns) {
+        next if $c->{half_closed};
+        my $t = $c->{w}{$name} or next;
+        next if $t->{state} ne 'granted' || $c->{releasing}{$name};
+        next if $t->{lease} && time > $t->{sure_until};
+        next if grep { time > $_ } @{ $c->{renewing}{$name} // [] };
+        $sum += $t->{res};
+    }
+    return $sum;
+}
+
+# A grant was seen: its lease id is new and nobody holds more than the cap.
+sub check_grant {
+    my ($c, $t, $id, $consumption) = @_;
+    failed("conn $c->{id}: $t->{name} granted with lease id 0") unless $id;
+    failed("conn $c->{id}: lease id $id given twice") if $lease_seen{$id}++;
+    failed("conn $c->{id}: $t->{name} granted at consumption $consumption "
+           . "> cap $cap{$t->{name}}") if $consumption > $cap{ $t->{name} };
+    my $floor = wait_floor($t->{name});
+    failed("double grant on $t->{name}: live holders have at least $floor "
+           . "> cap $cap{$t->{name}}") if $floor > $cap{ $t->{name} };
+}
+
+# Forgets request t of connection c (it ended): no event may follow.
+sub wait_forget {
+    my ($c, $t) = @_;
+    delete $c->{w}{ $t->{name} };
+    delete $c->{wop}{ $t->{opq} };
+    $c->{ended}{ $t->{opq} } = 1;
+}
+
+# Checks a waiting request's answer against the connection's view.
+sub check_wait_answer {
+    my ($c, $q, $st, $body) = @_;
+    my $name = $q->{name};
+    my $t = $c->{w}{$name};
+    my $what = sprintf 'conn %d: op %02x on %s', $c->{id}, $q->{op}, $name;
+    if ($q->{op} == OP_WAIT_ACQUIRE) {
+        my ($max, $wait, $lease) = effective($q);
+        my $want;
+        if ($max == 0) { $want = ST_UNKNOWN_GROUP }
+        elsif ($q->{res} > $max) { $want = ST_EXCEEDS }
+        elsif ($t && $t->{state} ne 'expired') { $want = ST_ACTIVE }
+        if (!defined $want && $t) {
+            wait_forget($c, $t);            # asking again acknowledges it
+            $fig{w_expired_acks}++;
+        }
+        $want //= ST_TOO_MANY if keys %{ $c->{w} } >= $max_waits;
+        if (defined $want) {
+            failed("$what answered $st, not $want") if $st != $want;
+            $fig{w_refused}++;
+            return;
+        }
+        if ($st == ST_NOT_AVAILABLE) {
+            failed("$what with wait $wait refused busy") if $wait;
+            $fig{w_busy}++;
+            return;
+        }
+        if ($st != ST_OK || length $body != 20) {
+            failed("$what answered $st (body " . length($body) . ')');
+            return;
+        }
+        my ($state, $pos, $id, $cons) = unpack 'C x3 N Q> N', $body;
+        $t = { name => $name, opq => $q->{opaque}, res => $q->{res},
+               lease => $lease, sure_until => $q->{sent} + $lease / 1000 };
+        $c->{w}{$name} = $t;
+        $c->{wop}{ $q->{opaque} } = $t;
+        if ($state == 0) {
+            $t->{state} = 'granted';
+            $t->{id} = $id;
+            failed("$what granted at position $pos") if $pos;
+            check_grant($c, $t, $id, $cons);
+            $fig{w_granted}++;
+        } elsif ($state == 1) {
+            $t->{state} = 'queued';
+            failed("$what queued at position $pos with lease id $id")
+                if $pos < 1 || $id;
+            $fig{w_queued}++;
+        } else {
+            failed("$what answered state $state");
+        }
+    } elsif ($q->{op} == OP_RENEW) {
+        my $lease = $q->{lease} == USE_GROUP ? $group{$name}{lease}
+                                             : $q->{lease};
+        my $until = shift @{ $c->{renewing}{$name} };
+        delete $c->{renewing}{$name} unless @{ $c->{renewing}{$name} };
+        my $want = !$t ? ST_NOT_ACQUIRED
+                 : $t->{state} eq 'expired' ? ST_EXPIRED
+                 : $t->{state} eq 'queued' ? ST_NOT_ACQUIRED : ST_OK;
+        failed("$what answered $st, not $want") if $st != $want;
+        if ($want == ST_OK && $st == ST_OK) {
+            my $id = length $body == 8 ? unpack('Q>', $body) : -1;
+            failed("$what renewed lease id $id, not $t->{id}")
+                if $id != $t->{id};
+            $t->{lease} = $lease;
+            $t->{sure_until} = $until;
+            $fig{w_renewed}++;
+        }
+        if ($want == ST_EXPIRED) {
+            wait_forget($c, $t);
+            $fig{w_expired_acks}++;
+        }
+    } elsif ($q->{op} == OP_WAIT_RELEASE) {
+        delete $c->{releasing}{$name} unless --$c->{releasing}{$name};
+        if (!$t) {
+            failed("$what answered $st, not 0x22") if $st != ST_NOT_ACQUIRED;
+            return;
+        }
+        if ($t->{state} eq 'expired') {
+            failed("$what answered $st, not 0x27") if $st != ST_EXPIRED;
+            $fig{w_expired_acks}++;
+        } elsif ($st != ST_OK || length $body != 4) {
+            failed("$what answered $st");
+        } else {
+            # A queued request is cancelled (0), or its grant on the way
+            # is returned (its resources; no granted event may follow).
+            my $n = unpack 'N', $body;
+            my $ok = $n == $t->{res} || ($n == 0 && $t->{state} eq 'queued');
+            failed("$what ($t->{state}) returned $n") unless $ok;
+            $fig{ $n ? ($t->{state} eq 'queued' ? 'w_raced' : 'w_released')
+                     : 'w_cancelled' }++;
+        }
+        wait_forget($c, $t);
+    }
+}
+
+# Checks a Queues record: a counter with waiters, under its cap.
+sub check_queues_record {
+    my ($c, $body) = @_;
+    my ($cons, $len, $nl) = unpack 'NNn', $body;
+    my $name = substr $body, 10, $nl // 0;
+    failed("conn $c->{id}: Queues listed $name with $len waiters")
+        unless $len >= 1 && exists $cap{$name};
+    failed("conn $c->{id}: Queues shows $name at $cons > cap $cap{$name}")
+        if exists $cap{$name} && $cons > $cap{$name};
+}
+
+# Checks an event (magic 0x92) against the connection's view.
+sub check_event {
+    my ($c, $a) = @_;
+    my $code = $a->{opcode};
+    my $what = "conn $c->{id}: event $code for opaque $a->{opaque}";
+    failed("$what inside a series") if $c->{in_series};
+    if (length $a->{body} < 14) {
+        failed("$what: short body");
+        return;
+    }
+    my ($id, $value, $nl) = unpack 'Q> N n', $a->{body};
+    my $t = $c->{wop}{ $a->{opaque} };
+    if (!$t) {
+        failed($c->{ended}{ $a->{opaque} } ? "$what after its request ended"
+                                            : "$what for no request");
+        return;
+    }
+    failed("$what names " . substr($a->{body}, 14) . ", not $t->{name}")
+        if substr($a->{body}, 14) ne $t->{name};
+    if ($code == EV_GRANTED && $t->{state} eq 'queued') {
+        $t->{state} = 'granted';
+        $t->{id} = $id;
+        check_grant($c, $t, $id, $value);
+        $fig{w_ev_granted}++;
+    } elsif ($code == EV_TIMED_OUT && $t->{state} eq 'queued') {
+        failed("$what: lease id $id, value $value") if $id || $value;
+        wait_forget($c, $t);
+        $fig{w_ev_timeout}++;
+    } elsif ($code == EV_EXPIRED && $t->{state} eq 'granted' && $t->{lease}) {
+        failed("$what: lease id $id value $value, not $t->{id} $t->{res}")
+            if $id != $t->{id} || $value != $t->{res};
+        $t->{state} = 'expired';
+        $fig{w_ev_expired}++;
+    } else {
+        failed("$what while $t->{state}");
+    }
+}
+
 # Builds one random request; remembers what its answer must look like.
 sub random_request {
     my ($c) = @_;
     my $opq = ++$c->{seq};
+    return random_wait_request($c, $opq) if rand() < 0.3;
     my $r = rand;
     my $name = $names[int rand @names];
     my %p = (opaque => $opq, name => $name);
@@ -180,6 +483,7 @@ sub check_answer {
     }
     if ($a->{opaque} != $q->{opaque} || $a->{opcode} != $q->{op} ||
         $a->{magic} != 0x91) {
+        $c->{in_series} = 0;
         failed(sprintf "conn %d: expected answer opaque %u op %02x, got "
                . "magic %02x op %02x opaque %u", $c->{id}, $q->{opaque},
                $q->{op}, $a->{magic}, $a->{opcode}, $a->{opaque});
@@ -188,8 +492,16 @@ sub check_answer {
     }
     my ($st, $body, $name) = ($a->{status}, $a->{body}, $q->{name});
     my $held = $c->{held}{$name} // 0;
-    if ($q->{op} == OP_DUMP) {
-        return if $a->{body_len} > 0 && $st == 0;     # a record: keep waiting
+    if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES) {
+        if ($a->{body_len} > 0 && $st == 0) {       # a record: keep waiting
+            $c->{in_series} = 1;
+            check_queues_record($c, $body) if $q->{op} == OP_QUEUES;
+            return;
+        }
+        $c->{in_series} = 0;
+        $fig{w_queues}++ if $q->{op} == OP_QUEUES;
+    } elsif ($q->{op} >= OP_WAIT_ACQUIRE && $q->{op} <= OP_WAIT_RELEASE) {
+        check_wait_answer($c, $q, $st, $body);
     } elsif ($q->{op} == OP_ACQUIRE) {
         if ($st == ST_OK && $body eq u32($q->{res})) {
             $c->{held}{$name} = $held + $q->{res};
@@ -238,9 +550,9 @@ sub conn_read {
         my ($m, $op, $st, $rsv, $len, $opq) = unpack 'CCCCNN', $c->{in};
         last if length $c->{in} < 12 + $len;
         my $raw = substr $c->{in}, 0, 12 + $len, '';
-        check_answer($c, { magic => $m, opcode => $op, status => $st,
-                           body_len => $len, opaque => $opq,
-                           body => substr($raw, 12) });
+        my $a = { magic => $m, opcode => $op, status => $st,
+                  body_len => $len, opaque => $opq, body => substr($raw, 12) };
+        if ($m == 0x92) { check_event($c, $a) } else { check_answer($c, $a) }
     }
     return 1;
 }
@@ -261,6 +573,12 @@ sub conn_end {
     my ($c, $how) = @_;
     return if $c->{dead}++;
     delete $conns{$c->{fd}};
+    # Its waits end with it, in whatever state they are (the server may
+    # also have a grant on its way to it).
+    for my $t (values %{ $c->{w} }) {
+        $fig{w_end_queued}++ if $t->{state} eq 'queued';
+        $fig{w_end_granted}++ if $t->{state} eq 'granted';
+    }
     if ($how eq 'reset') {
         setsockopt $c->{sock}, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0);
     }
@@ -326,14 +644,29 @@ sub run_loop {
         for my $c (values %conns) {
             if ($c->{stalled}) {
                 conn_end($c, 'stall') if time - $c->{stalled} > 1;
+                $busy++;
                 next;
+            }
+            # A quiescent point needs the live connections' waits ended:
+            # each releases what it has (queued, granted or expired).
+            if ($drain && !@{ $c->{pending} } && !length $c->{out} &&
+                !$c->{half_closed} && %{ $c->{w} }) {
+                for my $name (sort keys %{ $c->{w} }) {
+                    my $opq = ++$c->{seq};
+                    push @{ $c->{pending} }, { op => OP_WAIT_RELEASE,
+                        name => $name, opaque => $opq, sent => time };
+                    $c->{out} .= req_wait_release($name, opaque => $opq);
+                    $c->{releasing}{$name}++;
+                    $fig{requests}++;
+                }
             }
             if (!$drain && !@{ $c->{pending} } && !length $c->{out} &&
                 !$c->{half_closed}) {
                 conn_next_batch($c);
                 next if $c->{dead} || $c->{stalled};
             }
-            $busy++ if @{ $c->{pending} } || $c->{half_closed};
+            $busy++ if @{ $c->{pending} } || $c->{half_closed} ||
+                       %{ $c->{w} };
             $r->add($c->{sock});
             $w->add($c->{sock}) if length $c->{out};
         }
@@ -368,27 +701,36 @@ sub run_loop {
 
 # Compares the server's Get of every counter with the model, polling for a
 # bounded time because closed connections are released asynchronously.
+# The wait counters are in it too: the live connections released their
+# waits before, so they hold nothing there, and nothing waits and no lease
+# is left once the server has ended the closed connections' waits.
 sub check_model {
     my ($what) = @_;
     my $chk = $srv->connect;
+    my @all = (@names, @wnames);
     my $bad;
     my $ok = wait_until(sub {
         my $all = '';
-        $all .= req_get($names[$_], opaque => $_) for 0 .. $#names;
+        $all .= req_get($all[$_], opaque => $_) for 0 .. $#all;
+        $all .= req_stats(opaque => scalar @all);
         $chk->send($all);
         $bad = undef;
-        for my $i (0 .. $#names) {
+        for my $i (0 .. $#all) {
             my $a = $chk->response or die "soak: checker lost its connection\n";
             my $v = $a->{status} == ST_OK ? unpack('N', $a->{body}) : 0;
-            my $want = live_sum($names[$i]);
-            failed("double grant on $names[$i]: live holders have $want > "
-                   . "cap $cap{$names[$i]}") if $want > $cap{$names[$i]};
+            my $want = live_sum($all[$i]);
+            failed("double grant on $all[$i]: live holders have $want > "
+                   . "cap $cap{$all[$i]}") if $want > $cap{$all[$i]};
             if ($a->{opaque} != $i || $v != $want ||
                 ($a->{status} != ST_OK && $a->{status} != ST_NOT_FOUND) ||
                 ($want > 0 && $a->{status} != ST_OK)) {
-                $bad //= "$names[$i]: server $v (status $a->{status}), model $want";
+                $bad //= "$all[$i]: server $v (status $a->{status}), model $want";
             }
         }
+        my $s = $chk->response or die "soak: checker lost its connection\n";
+        my %st = map { @$_ } CounterTest::Conn::parse_stats($s->{body});
+        $bad //= "Stats waiting $st{waiting}, leases $st{leases}"
+            if ($st{waiting} // -1) != 0 || ($st{leases} // -1) != 0;
         $fig{mismatch_waits}++ if $bad;
         return !$bad;
     }, 15);
@@ -427,6 +769,10 @@ wait_until(sub {
 my %st = map { @$_ } $chk->stats_pairs;
 $chk->close;
 failed("Stats objects = $st{objects} after GC") if ($st{objects} // 0) != 0;
+failed("Stats waiting $st{waiting}, leases $st{leases} at the end")
+    if ($st{waiting} // -1) != 0 || ($st{leases} // -1) != 0;
+failed("used_memory $st{used_memory} after GC, $used0 before the run")
+    if ($st{used_memory} // -1) != $used0;
 failed("Stats curr_connections = $st{curr_connections}")
     if defined $st{curr_connections} && $st{curr_connections} > 1;
 
@@ -437,6 +783,20 @@ printf "soak: %d requests, %d answers (%d acquired, %d refused, %d released)\n",
 printf "soak: connections ended by close %d, reset %d, half-close %d, "
      . "stalled reader %d, close with answers in flight %d\n",
     @fig{qw(ends_close ends_reset ends_half ends_stall ends_lost)};
+printf "soak: %d wait_acquire: %d granted at once, %d queued, %d busy, "
+     . "%d refused; events: %d granted, %d timed out, %d leases expired\n",
+    @fig{qw(w_acquire w_granted w_queued w_busy w_refused w_ev_granted
+            w_ev_timeout w_ev_expired)};
+printf "soak: %d renewed, %d grants released, %d waits cancelled, %d grants "
+     . "returned before their event, %d expiries acknowledged, %d queue "
+     . "listings; connections ended with %d waits queued, %d granted\n",
+    @fig{qw(w_renewed w_released w_cancelled w_raced w_expired_acks w_queues
+            w_end_queued w_end_granted)};
+printf "soak: used_memory %d before the run, %d at the end; Stats "
+     . "queue_grants %s, wait_timeouts %s, lease_expirations %s, "
+     . "wait_cancels %s\n", $used0, $st{used_memory} // -1,
+    map { $st{$_} // '?' } qw(queue_grants wait_timeouts lease_expirations
+                              wait_cancels);
 printf "soak: %d quiescent checks (%d re-polls), server CPU %.1f s, "
      . "RSS at start %d KiB, baseline after warm-up %d KiB, peak %d KiB, "
      . "end %d KiB, gc_count %s\n",
