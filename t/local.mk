@@ -23,7 +23,10 @@ E2E_TESTS = \
 	t/17-keepalive.t \
 	t/20-differential.t \
 	t/21-memcached-tool.t \
-	t/24-counterctl-wait.t
+	t/22-waits.t \
+	t/23-waits-shutdown.t \
+	t/24-counterctl-wait.t \
+	t/25-waits-workers.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
