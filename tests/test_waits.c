@@ -1956,9 +1956,10 @@ static void test_threads_race(void **state)
     assert_int_equal(s.timeouts, timeouts);
     assert_int_equal(s.expirations, expirations);
     assert_true(s.queue_grants > 100);
-    /* The race happened: some grants crossed from one worker to another
-     * (the workers start together and each runs long enough to meet). */
-    assert_true(foreign > 0);
+    /* How many grants crossed from one worker to another is up to the
+     * scheduler (on a loaded two-core machine the threads may barely
+     * overlap), so it is reported above, not asserted; the checks here
+     * hold whichever way the race went. */
     for (unsigned n = 0; n < TH_NAMES; n++)
         assert_int_equal(get(f, th_names[n]), 0);
     assert_int_equal(queues_listed(f), 0);
