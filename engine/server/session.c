@@ -163,15 +163,32 @@ static void session_stats(cnt_session *s, const cnt_request *req,
                                CNT_STATUS_OK, (uint32_t)body, req->opaque);
 }
 
-/* Dump: starts the series; session_dump_step writes it as output drains. */
+/* Starts a streamed answer (Dump or queue listing) from the beginning;
+ * session_dump_step writes it as output drains. */
+static void session_stream_start(cnt_session *s, const cnt_request *req)
+{
+    s->dumping = true;
+    s->dump_opcode = req->opcode;
+    s->dump = (cnt_dump_cursor){0};
+    s->queues_stripe = 0;
+    s->dump_opaque = req->opaque;
+}
+
+/* Stops a streamed answer before its end (a Dump's paused cursor is
+ * unregistered; a queue listing holds nothing). */
+static void session_stream_stop(cnt_session *s)
+{
+    if (s->dumping && s->dump_opcode == CNT_OP_DUMP)
+        cnt_table_dump_cancel(s->env->table, &s->dump);
+    s->dumping = false;
+}
+
+/* Dump: starts the series. */
 static void session_dump(cnt_session *s, const cnt_request *req,
                          const cnt_table_place *place)
 {
     (void)place;
-    s->dumping = true;
-    s->dump_opcode = CNT_OP_DUMP;
-    s->dump = (cnt_dump_cursor){0};
-    s->dump_opaque = req->opaque;
+    session_stream_start(s, req);
 }
 
 /* ---- Waiting acquisition and leases ---- */
@@ -237,13 +254,31 @@ static void session_wake(cnt_session *s)
         s->env->wake(s);
 }
 
-/* Forgets ticket k of this session (out of the set) and frees it unless
- * its grant is still in flight (the delivery frees it then). */
-static void session_forget(cnt_session *s, cnt_ticket *k, bool free_now)
+/* Forgets ticket k of this session, which is out of the table already
+ * (timed out, or expired and acknowledged): out of the set, freed. */
+static void session_forget(cnt_session *s, cnt_ticket *k)
 {
     cnt_timer_cancel(s->env->wheel, &k->timer);
     cnt_tickets_remove(&s->tickets, k);
-    if (free_now)
+    cnt_table_ticket_free(s->env->table, k);
+}
+
+/* Ends k, which the session's set no longer holds, for its owner: its
+ * timer, its place in the table (a wait cancelled, a grant returned);
+ * with shutdown, the client hears of it; then frees it unless its grant
+ * is in flight (the delivery frees it then). *o says how it ended. */
+static void session_end_ticket(cnt_session *s, cnt_ticket *k, bool shutdown,
+                               cnt_ticket_outcome *o)
+{
+    cnt_timer_cancel(s->env->wheel, &k->timer);
+    cnt_table_ticket_end(s->env->table, k, o);
+    /* A grant names its lease id, as every event about a grant does; the
+     * ticket is ENDED now, so nobody else writes it any more. */
+    if (shutdown && o->was != CNT_TICKET_EXPIRED)
+        session_put_event(s, CNT_EVENT_SHUTDOWN, k,
+                          o->was == CNT_TICKET_GRANTED ? k->lease_id : 0,
+                          o->returned);
+    if (o->free_now)
         cnt_table_ticket_free(s->env->table, k);
 }
 
@@ -305,7 +340,7 @@ static void session_wait_acquire(cnt_session *s, const cnt_request *req,
     else if (old != NULL && old->state != CNT_TICKET_EXPIRED)
         st = CNT_STATUS_ALREADY_ACTIVE;
     if (st == CNT_STATUS_OK && old != NULL)
-        session_forget(s, old, true);   /* an expiry already told */
+        session_forget(s, old);         /* an expiry already told */
     if (st == CNT_STATUS_OK && s->tickets.count >= env->max_waits)
         st = CNT_STATUS_TOO_MANY_WAITS;
     cnt_ticket *k = NULL;
@@ -376,7 +411,7 @@ static void session_renew(cnt_session *s, const cnt_request *req,
         return;
     }
     if (st == CNT_STATUS_LEASE_EXPIRED)
-        session_forget(s, k, true);     /* acknowledged now */
+        session_forget(s, k);           /* acknowledged now */
     session_put_error(s, req->opcode, st, req->opaque);
 }
 
@@ -393,8 +428,8 @@ static void session_wait_release(cnt_session *s, const cnt_request *req,
         return;
     }
     cnt_ticket_outcome o;
-    cnt_table_ticket_end(s->env->table, k, &o);
-    session_forget(s, k, o.free_now);
+    cnt_tickets_remove(&s->tickets, k);
+    session_end_ticket(s, k, false, &o);
     if (o.was == CNT_TICKET_EXPIRED)
         session_put_error(s, req->opcode, CNT_STATUS_LEASE_EXPIRED,
                           req->opaque);
@@ -402,16 +437,12 @@ static void session_wait_release(cnt_session *s, const cnt_request *req,
         session_put_u32(s, req->opcode, req->opaque, o.returned);
 }
 
-/* Queues: starts the listing; session_dump_step writes it as output
- * drains. */
+/* Queues: starts the listing. */
 static void session_queues(cnt_session *s, const cnt_request *req,
                            const cnt_table_place *place)
 {
     (void)place;
-    s->dumping = true;
-    s->dump_opcode = CNT_OP_QUEUES;
-    s->queues_stripe = 0;
-    s->dump_opaque = req->opaque;
+    session_stream_start(s, req);
 }
 
 /* Takes a grant delivered through the worker's mailbox. */
@@ -445,7 +476,7 @@ void cnt_session_fire(cnt_timer *t, void *ctx)
         if (!cnt_table_ticket_timeout(env->table, k))
             return;
         session_put_event(s, CNT_EVENT_TIMED_OUT, k, 0, 0);
-        session_forget(s, k, true);
+        session_forget(s, k);
     } else {
         if (!cnt_table_ticket_expire(env->table, k, &released))
             return;
@@ -460,28 +491,16 @@ void cnt_session_fire(cnt_timer *t, void *ctx)
 /* Ends one ticket of a stopping server's session, with a shutdown event. */
 static void session_shutdown_one(cnt_ticket *k, void *ctx)
 {
-    cnt_session *s = ctx;
     cnt_ticket_outcome o;
 
-    cnt_timer_cancel(s->env->wheel, &k->timer);
-    cnt_table_ticket_end(s->env->table, k, &o);
-    /* A grant names its lease id, as every event about a grant does; the
-     * ticket is ENDED now, so nobody else writes it any more. */
-    if (o.was != CNT_TICKET_EXPIRED)
-        session_put_event(s, CNT_EVENT_SHUTDOWN, k,
-                          o.was == CNT_TICKET_GRANTED ? k->lease_id : 0,
-                          o.returned);
-    if (o.free_now)
-        cnt_table_ticket_free(s->env->table, k);
+    session_end_ticket(ctx, k, true, &o);
 }
 
 /* Ends every ticket with a shutdown event; a stream in progress is cut
  * short (its held events go out first). */
 void cnt_session_shutdown(cnt_session *s)
 {
-    if (s->dumping && s->dump_opcode == CNT_OP_DUMP)
-        cnt_table_dump_cancel(s->env->table, &s->dump);
-    s->dumping = false;
+    session_stream_stop(s);
     session_release_held(s);
     cnt_tickets_drain(&s->tickets, session_shutdown_one, s);
 }
@@ -737,22 +756,16 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
 /* Ends one ticket of an ending session (no event: the client is gone). */
 static void session_end_one(cnt_ticket *k, void *ctx)
 {
-    cnt_session *s = ctx;
     cnt_ticket_outcome o;
 
-    cnt_timer_cancel(s->env->wheel, &k->timer);
-    cnt_table_ticket_end(s->env->table, k, &o);
-    if (o.free_now)
-        cnt_table_ticket_free(s->env->table, k);
+    session_end_ticket(ctx, k, false, &o);
 }
 
 /* Ends the session: its Dump, its tickets, its holdings, its memory. */
 void cnt_session_end(cnt_session *s)
 {
     s->ending = true;
-    if (s->dumping && s->dump_opcode == CNT_OP_DUMP)
-        cnt_table_dump_cancel(s->env->table, &s->dump);
-    s->dumping = false;
+    session_stream_stop(s);
     cnt_tickets_drain(&s->tickets, session_end_one, s);
     cnt_tickets_destroy(&s->tickets);
     cnt_table_release_all(s->env->table, &s->holdings);
