@@ -13,7 +13,7 @@ use Test::More;
 plan skip_all => 'mchost or counter.so not built' unless have_host();
 
 my $srv = start_host(config => {});
-my %valid = map { $_ => 1 } (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS, OP_DUMP);
+my %valid = map { $_ => 1 } @KNOWN_OPCODES;
 my @unknown = grep { !$valid{$_} } 0 .. 255;
 
 # Sends rounds of 1000 packets and checks the answers of each round.

@@ -23,7 +23,7 @@ our @EXPORT = qw(
     ST_LEASE_EXPIRED ST_UNKNOWN ST_NO_MEMORY
     MAGIC_EVENT EV_GRANTED EV_TIMED_OUT EV_LEASE_EXPIRED EV_SHUTDOWN
     GROUP_DEFAULT
-    %STATUS_TEXT
+    %STATUS_TEXT @KNOWN_OPCODES
     have_host target_available start_host run_host start_yrmcds start_target
     resp resp_err answer_is
     req req_noop req_get req_acquire req_release req_stats req_dump
@@ -49,6 +49,11 @@ use constant {
     # maximum 0 / wait or lease of this value: "the group's setting".
     GROUP_DEFAULT => 0xffffffff,
 };
+
+# Every opcode the server answers; any other byte gets 0x81.
+our @KNOWN_OPCODES = (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS,
+                      OP_DUMP, OP_WAIT_ACQUIRE, OP_RENEW, OP_WAIT_RELEASE,
+                      OP_QUEUES);
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
