@@ -204,7 +204,8 @@ sub server_send_queue {
     released($c[4], 'q', 1, 'q: returned');
     is(consumption('q'), 0, 'q: nothing held at the end');
     ($rec, $raw) = $watch->queue_records(opaque => 0x4243);
-    is_deeply([$rec, $raw->[-1]{raw}], [[], resp(OP_QUEUES, ST_OK, '', 0x4243)],
+    is_deeply([$rec, $raw->[-1]{raw}],
+              [[], resp(OP_QUEUES, ST_OK, '', 0x4243)],
               'queues: no queue left: the end marker alone');
     ok(!(grep { !$_->no_event_within(0) } @c), 'q: no stray event anywhere');
     $_->close for @c;
@@ -274,7 +275,8 @@ sub server_send_queue {
     refused($c, req_wait_acquire('e', 1, 5, 0, GROUP_DEFAULT, opaque => 0x4c),
             ST_UNKNOWN_GROUP, 'the group\'s lease on no group: 0x25');
     refused($c, req_renew('e', GROUP_DEFAULT, opaque => 0x4d),
-            ST_UNKNOWN_GROUP, 'renew with the group\'s lease on no group: 0x25');
+            ST_UNKNOWN_GROUP,
+            'renew with the group\'s lease on no group: 0x25');
     refused($c, req_renew('e', 100, opaque => 0x4e), ST_NOT_ACQUIRED,
             'renew of nothing: 0x22');
     refused($c, req_wait_release('e', opaque => 0x4f), ST_NOT_ACQUIRED,
@@ -401,10 +403,14 @@ sub server_send_queue {
     ok($w->no_event_within(0.3), 'to: no event after the cancelled wait');
     is(consumption('to'), 0, 'to: nothing held');
 
-    # A lease runs out: the next in line is granted.
-    my $id = granted_now($h, 'le', 2, 2, 0, $SHORT, 0x84, 2,
-                         'le: 2 of 2 with a 200 ms lease');
+    # A lease runs out: the next in line is granted. The lease starts
+    # with a Renew once the waiter is queued, so however slow the machine
+    # the waiter queues behind a live grant.
+    my $id = granted_now($h, 'le', 2, 2, 0, 0, 0x84, 2, 'le: 2 of 2');
     queued_at($w, 'le', 2, 2, $LONG, 0, 0x85, 1, 2, 'le: queued behind');
+    answer_is($h->wcall(req_renew('le', $SHORT, opaque => 0x8f)),
+              resp(OP_RENEW, ST_OK, pack('Q>', $id // 0), 0x8f),
+              'le: the grant gets a 200 ms lease');
     event_is($h, EV_LEASE_EXPIRED, 0x84, $id, 2, 'le',
              'le: lease expired, 2 released');
     event_is($w, EV_GRANTED, 0x85, undef, 2, 'le',
@@ -541,7 +547,8 @@ sub server_send_queue {
 {
     my $s = start_host(config => { threads => 1, max_waits => 2 });
     my ($c, $h) = ($s->connect, $s->connect);
-    is($h->call(req_acquire('m2', 1, 1))->{status}, ST_OK, 'max_waits: m2 held');
+    is($h->call(req_acquire('m2', 1, 1))->{status}, ST_OK,
+       'max_waits: m2 held');
     is(parse_wait_answer($c->wcall(req_wait_acquire('m1', 1, 1, 0, $SHORT,
                                                     opaque => 1)))->{state},
        0, 'max_waits: m1 granted with a lease');
@@ -605,7 +612,7 @@ sub server_send_queue {
     my $wa = sub { $c[$_[0]]->wcall(req_wait_acquire(@_[1 .. $#_])) };
     my $a1 = parse_wait_answer($wa->(0, 'st', 2, 2, 0, 0, opaque => 1));
     ok($a1 && $a1->{state} == 0, 'stats: 1 granted');
-    ok(parse_wait_answer($wa->(1, 'st', 1, 2, $LONG, 5000, opaque => 2)),
+    ok(parse_wait_answer($wa->(1, 'st', 1, 2, $LONG, 600000, opaque => 2)),
        'stats: 2 queued');
     ok(parse_wait_answer($wa->(2, 'st', 1, 2, $SHORT, 0, opaque => 3)),
        'stats: 3 queued briefly');

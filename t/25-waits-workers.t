@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# 24-waits-workers.t: waiting acquisition across worker threads
+# 25-waits-workers.t: waiting acquisition across worker threads
 # (counter.threads=2; connections are handed out round robin, so two
 # consecutive connections land on different workers): a grant made on one
 # worker reaches a waiter on the other; many waiters on both workers are
@@ -91,8 +91,9 @@ for my $how (qw(wait_release release close)) {
     # at once, which grants the next ones, from either worker.
     $_->send(req_wait_release('mw', opaque => 7)) for @h;
     my @ha = map { $_->answer } @h;
-    is(scalar(grep { $_ && $_->{raw} eq resp(OP_WAIT_RELEASE, ST_OK, u32(1), 7) }
-              @ha), 3, 'mw: the holders returned theirs');
+    my $back = resp(OP_WAIT_RELEASE, ST_OK, u32(1), 7);
+    is(scalar(grep { $_ && $_->{raw} eq $back } @ha), 3,
+       'mw: the holders returned theirs');
     my (%by_sock, @events, @answers);
     $by_sock{ $w[$_]->sock } = $_ for 0 .. $#w;
     my $sel = IO::Select->new(map { $_->sock } @w);
@@ -119,8 +120,9 @@ for my $how (qw(wait_release release close)) {
     ok(!(grep { $ids[$_] <= $ids[$_ - 1] } 1 .. $#ids),
        'mw: lease ids grow with the queue position (FIFO)')
         or diag("ids: @ids");
-    is(scalar(grep { $_ && $_->{raw} eq resp(OP_WAIT_RELEASE, ST_OK, u32(1), 9) }
-              @answers), $nw, 'mw: each returned its 1');
+    $back = resp(OP_WAIT_RELEASE, ST_OK, u32(1), 9);
+    is(scalar(grep { $_ && $_->{raw} eq $back } @answers), $nw,
+       'mw: each returned its 1');
     ok(!IO::Select->new(map { $_->sock } @w, @h)->can_read(0.3) &&
        !(grep { @{ $_->{events} // [] } || length $_->{buf} } @w),
        'mw: no further event anywhere');

@@ -610,7 +610,8 @@ sub wcall {
 # on EOF / timeout.
 sub event {
     my ($self, $timeout) = @_;
-    return shift @{ $self->{events} } if $self->{events} && @{ $self->{events} };
+    my $set = $self->{events};
+    return shift @$set if $set && @$set;
     return $self->response($timeout);
 }
 
