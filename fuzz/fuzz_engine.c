@@ -600,12 +600,12 @@ static void fire_one(cnt_timer *tm, void *ctx)
     FUZZ_CHECK(s != NULL);
     mticket *t = &s->tk[c];
     uint64_t tick = cnt_timer_deadline_ms(tm);
-    FUZZ_CHECK(t->timer == tm->kind && t->expires_ms == tick);
+    FUZZ_CHECK(t->timer == k->timer_kind && t->expires_ms == tick);
     FUZZ_CHECK(tick <= m->fire_to && tick >= m->last_fired);
     m->last_fired = tick;
     t->timer = 0;
     conn *cn = &m->conn[c];
-    if (tm->kind == CNT_TIMER_WAIT) {
+    if (k->timer_kind == CNT_TIMER_WAIT) {
         /* In flight: the grant won the race; its delivery tells. */
         FUZZ_CHECK(t->state == MT_QUEUED || t->state == MT_FLIGHT);
         if (t->state == MT_QUEUED) {
@@ -614,7 +614,7 @@ static void fire_one(cnt_timer *tm, void *ctx)
             model_unqueue(m, s, t);
         }
     } else {
-        FUZZ_CHECK(tm->kind == CNT_TIMER_LEASE && t->state == MT_GRANTED);
+        FUZZ_CHECK(k->timer_kind == CNT_TIMER_LEASE && t->state == MT_GRANTED);
         m->ws.expirations++;
         expect_event(cn, CNT_EVENT_LEASE_EXPIRED, t, s, t->lease_id,
                      t->resources);

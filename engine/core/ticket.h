@@ -19,8 +19,6 @@
 
 #include "engine/core/wheel.h"
 
-struct cnt_counter;
-
 /* Where a ticket is in its life. */
 typedef enum cnt_ticket_state {
     CNT_TICKET_NEW = 0,         /* built, not yet in the table */
@@ -46,14 +44,23 @@ typedef enum cnt_ticket_state {
 #define CNT_TIMER_WAIT  1u
 #define CNT_TIMER_LEASE 2u
 
+/* A million pending leases are a million tickets, so the header is kept
+ * to 72 bytes: with a 16-byte name a ticket asks malloc for 88 bytes,
+ * which glibc serves from a 96-byte chunk (tests/test_ticket.c checks
+ * it). Hence no pointer to the counter (the name finds it, under the lock
+ * that is taken anyway), and the queue's back link sharing its word with
+ * the lease id, which only exists once the ticket has left the queue. */
 typedef struct cnt_ticket {
     cnt_timer timer;            /* owner: its wheel */
     struct cnt_ticket *next;    /* lock: the counter's queue; then a list
                                    of grants on their way to the owner */
-    struct cnt_ticket *prev;    /* lock: the counter's queue */
-    struct cnt_counter *counter;    /* lock: set while queued or granted */
+    union {
+        struct cnt_ticket *prev;    /* lock, while QUEUED: the queue */
+        uint64_t lease_id;      /* lock, from GRANTED on: the grant's id;
+                                   0 before (NEW) and for a ticket that
+                                   ended without a grant */
+    };
     void *owner;                /* the owning session; set once */
-    uint64_t lease_id;          /* lock: the grant's id (0 until granted) */
     uint32_t resources;         /* set once */
     uint32_t maximum;           /* set once: the admitting maximum */
     uint32_t lease_ms;          /* lock: the lease time; 0 = no lease */
@@ -61,9 +68,15 @@ typedef struct cnt_ticket {
     uint16_t worker;            /* set once: the owner's worker index */
     uint8_t state;              /* lock: a cnt_ticket_state */
     uint8_t flags;              /* lock: CNT_TICKET_* */
+    uint8_t timer_kind;         /* owner: CNT_TIMER_* of the armed timer */
     uint16_t name_len;          /* set once */
     uint8_t name[];             /* set once: the counter's name */
 } cnt_ticket;
+
+/* Most bytes of ticket header: see above. */
+#define CNT_TICKET_HEADER_BUDGET 72u
+_Static_assert(offsetof(cnt_ticket, name) <= CNT_TICKET_HEADER_BUDGET,
+               "ticket header outgrew its 96-byte-chunk budget");
 
 /* Bytes a ticket with a len-byte name takes: its header and name (the
  * table allocates and charges at least sizeof(cnt_ticket), which differs

@@ -46,7 +46,7 @@ cnt_ticket *cnt_table_ticket_new(cnt_table *t, const uint8_t *name,
         cnt_map_uncharge(&t->map, size);
         return NULL;
     }
-    cnt_timer_init(&k->timer, 0);
+    cnt_timer_init(&k->timer);
     k->name_len = len;
     memcpy(k->name, name, len);
     return k;
@@ -85,7 +85,6 @@ static void do_grant(cnt_table *t, cnt_counter *c, cnt_ticket *k, uint32_t w)
     c->consumption += k->resources;
     if (c->consumption > c->max)
         c->max = c->consumption;
-    k->counter = c;
     k->state = CNT_TICKET_GRANTED;
     k->lease_id = atomic_fetch_add_explicit(&t->next_lease_id, 1,
                                             memory_order_relaxed);
@@ -111,9 +110,8 @@ void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
         else
             q->tail = NULL;
         q->len--;
-        do_grant(t, c, k, w);
+        do_grant(t, c, k, w);   /* the lease id takes prev's word */
         k->flags |= CNT_TICKET_IN_FLIGHT;
-        k->prev = NULL;
         k->next = *granted;
         *granted = k;
         cnt_table_count(&t->waiting, (uint64_t)-1);
@@ -153,7 +151,7 @@ void cnt_table_sink_list(cnt_table *t, cnt_ticket *granted)
 static void do_unqueue(cnt_table *t, size_t b, cnt_ticket *k,
                        cnt_ticket **granted)
 {
-    cnt_counter *c = k->counter;
+    cnt_counter *c = do_find(t, b, k->name, k->name_len);
     cnt_queue *q = *do_queue_link(t, b, c);
 
     if (k->prev != NULL)
@@ -202,7 +200,6 @@ static bool do_enqueue(cnt_table *t, size_t b, cnt_counter *c, cnt_ticket *k,
         q->head = k;
     q->tail = k;
     q->len++;
-    k->counter = c;
     k->state = CNT_TICKET_QUEUED;
     *position = q->len;
     cnt_table_count(&t->waiting, 1);
@@ -247,7 +244,7 @@ cnt_status cnt_table_wait_acquire_at(cnt_table *t, const cnt_table_place *p,
 static uint32_t do_return(cnt_table *t, size_t b, cnt_ticket *k,
                           cnt_ticket **granted)
 {
-    cnt_counter *c = k->counter;
+    cnt_counter *c = do_find(t, b, k->name, k->name_len);
 
     do_give_back(c, k->resources, cnt_table_window_now(t));
     if (k->lease_ms != 0)
@@ -277,7 +274,6 @@ void cnt_table_ticket_end(cnt_table *t, cnt_ticket *k, cnt_ticket_outcome *o)
         }
     }
     k->state = CNT_TICKET_ENDED;
-    k->counter = NULL;
     cnt_map_unlock(lock);
     cnt_table_sink_all(t, granted);
 }
@@ -294,7 +290,6 @@ bool cnt_table_ticket_timeout(cnt_table *t, cnt_ticket *k)
         do_unqueue(t, b, k, &granted);
         cnt_table_count(&t->timeouts, 1);
         k->state = CNT_TICKET_ENDED;
-        k->counter = NULL;
         timed_out = true;
     }
     cnt_map_unlock(lock);
@@ -315,7 +310,6 @@ bool cnt_table_ticket_expire(cnt_table *t, cnt_ticket *k, uint32_t *released)
         *released = do_return(t, b, k, &granted);
         cnt_table_count(&t->expirations, 1);
         k->state = CNT_TICKET_EXPIRED;
-        k->counter = NULL;
         expired = true;
     }
     cnt_map_unlock(lock);
@@ -358,7 +352,7 @@ bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
     k->flags &= (uint8_t)~CNT_TICKET_IN_FLIGHT;
     if (!(k->flags & CNT_TICKET_ORPHAN) &&
         k->state == CNT_TICKET_GRANTED) {
-        *consumption = k->counter->consumption;
+        *consumption = do_find(t, b, k->name, k->name_len)->consumption;
         live = true;
     }
     cnt_map_unlock(lock);

@@ -10,18 +10,12 @@
 
 #define NS_PER_MS UINT64_C(1000000)
 
-/* Values of cnt_timer.where outside the slots. */
-#define WHERE_LATE  ((uint32_t)CNT_WHEEL_SLOTS)
-#define WHERE_FIRING ((uint32_t)CNT_WHEEL_SLOTS + 1u)
-
-/* Prepares t as not armed with tag kind. */
-void cnt_timer_init(cnt_timer *t, uint32_t kind)
+/* Prepares t as not armed. */
+void cnt_timer_init(cnt_timer *t)
 {
     t->next = NULL;
     t->pprev = NULL;
     t->expires_ms = 0;
-    t->where = 0;
-    t->kind = kind;
 }
 
 /* Prepares an empty wheel at now_ns. */
@@ -38,14 +32,25 @@ void cnt_wheel_init(cnt_wheel *w, uint64_t now_ns)
 }
 
 /* Puts t at the head of the list *head. */
-static void list_push(cnt_timer **head, cnt_timer *t, uint32_t where)
+static void list_push(cnt_timer **head, cnt_timer *t)
 {
     t->next = *head;
     if (t->next != NULL)
         t->next->pprev = &t->next;
     t->pprev = head;
     *head = t;
-    t->where = where;
+}
+
+/* The slot whose list head pprev is, or CNT_WHEEL_SLOTS when pprev is
+ * another timer's link or the late or firing list's head. Compared as
+ * integers: pprev may point into a timer, outside the slot array. */
+static unsigned head_slot(const cnt_wheel *w, cnt_timer **pprev)
+{
+    uintptr_t p = (uintptr_t)pprev, first = (uintptr_t)&w->slots[0];
+
+    if (p < first || p >= (uintptr_t)&w->slots[CNT_WHEEL_SLOTS])
+        return CNT_WHEEL_SLOTS;
+    return (unsigned)((p - first) / sizeof(w->slots[0]));
 }
 
 /* Takes t out of its list, keeping the slot's bit exact, and marks it not
@@ -55,9 +60,12 @@ static void unlink_timer(cnt_wheel *w, cnt_timer *t)
     *t->pprev = t->next;
     if (t->next != NULL)
         t->next->pprev = t->pprev;
-    if (t->where < CNT_WHEEL_SLOTS && w->slots[t->where] == NULL)
-        w->nonempty[t->where / CNT_WHEEL_SLOTS_PER_LEVEL] &=
-            ~(UINT64_C(1) << (t->where % CNT_WHEEL_SLOTS_PER_LEVEL));
+    /* Only the head of a slot's list can leave the slot empty. */
+    unsigned slot = t->next == NULL ? head_slot(w, t->pprev)
+                                    : CNT_WHEEL_SLOTS;
+    if (slot < CNT_WHEEL_SLOTS)
+        w->nonempty[slot / CNT_WHEEL_SLOTS_PER_LEVEL] &=
+            ~(UINT64_C(1) << (slot % CNT_WHEEL_SLOTS_PER_LEVEL));
     t->next = NULL;
     t->pprev = NULL;
 }
@@ -67,7 +75,7 @@ static void unlink_timer(cnt_wheel *w, cnt_timer *t)
 static void place(cnt_wheel *w, cnt_timer *t)
 {
     if (t->expires_ms <= w->now_ms) {
-        list_push(&w->late, t, WHERE_LATE);
+        list_push(&w->late, t);
         return;
     }
     uint64_t diff = t->expires_ms ^ w->now_ms;
@@ -76,7 +84,7 @@ static void place(cnt_wheel *w, cnt_timer *t)
                     (CNT_WHEEL_SLOTS_PER_LEVEL - 1);
     unsigned where = level * CNT_WHEEL_SLOTS_PER_LEVEL + slot;
 
-    list_push(&w->slots[where], t, where);
+    list_push(&w->slots[where], t);
     w->nonempty[level] |= UINT64_C(1) << slot;
 }
 
@@ -180,7 +188,7 @@ static void step_to(cnt_wheel *w, uint64_t to)
         cnt_timer *t = moved;
         moved = t->next;
         if (t->expires_ms <= to)
-            list_push(&w->firing, t, WHERE_FIRING);
+            list_push(&w->firing, t);
         else
             place(w, t);
     }
@@ -216,7 +224,7 @@ size_t cnt_wheel_advance_max(cnt_wheel *w, uint64_t now_ns,
     while (w->late != NULL) {
         cnt_timer *t = w->late;
         unlink_timer(w, t);
-        list_push(&w->firing, t, WHERE_FIRING);
+        list_push(&w->firing, t);
     }
     fired += fire_some(w, fire, ctx, max - fired);
 

@@ -28,15 +28,15 @@
 #define CNT_WHEEL_SLOTS (CNT_WHEEL_LEVELS * CNT_WHEEL_SLOTS_PER_LEVEL)
 
 /* One deadline, embedded in its owner's record (the owner finds itself
- * from the timer with offsetof, and tells its kinds apart by kind). The
- * fields are the wheel's; read them only through the functions below,
- * except kind, which the owner sets and the wheel never looks at. */
+ * from the timer with offsetof, and keeps any tag of its own beside it).
+ * The fields are the wheel's; read them only through the functions below.
+ * Three words and no more: a million pending leases each carry one, so
+ * the slot a timer sits in is worked out from where pprev points rather
+ * than stored. */
 typedef struct cnt_timer {
     struct cnt_timer *next;         /* the next timer of its list */
     struct cnt_timer **pprev;       /* what points at it; NULL: not armed */
     uint64_t expires_ms;            /* the deadline, rounded up to the ms */
-    uint32_t where;                 /* its slot, or one of the two lists */
-    uint32_t kind;                  /* the owner's tag, for its fire_fn */
 } cnt_timer;
 
 /* The wheel: tick now_ms has been dealt with (every timer due at or before
@@ -56,8 +56,8 @@ typedef struct cnt_wheel {
  * including t itself, but must not advance or destroy the wheel. */
 typedef void cnt_timer_fire_fn(cnt_timer *t, void *ctx);
 
-/* Prepares t as not armed (a zeroed cnt_timer is too), with tag kind. */
-void cnt_timer_init(cnt_timer *t, uint32_t kind);
+/* Prepares t as not armed (a zeroed cnt_timer is too). */
+void cnt_timer_init(cnt_timer *t);
 
 /* Prepares an empty wheel whose clock reads now_ns. */
 void cnt_wheel_init(cnt_wheel *w, uint64_t now_ns);

@@ -201,11 +201,11 @@ static uint64_t session_now_ns(const cnt_session_env *env)
 
 /* Arms k's one timer ms milliseconds from now, and tells the worker. */
 static void session_arm(const cnt_session_env *env, cnt_ticket *k,
-                        uint32_t kind, uint32_t ms)
+                        uint8_t kind, uint32_t ms)
 {
     uint64_t deadline = session_now_ns(env) + (uint64_t)ms * 1000000u;
 
-    k->timer.kind = kind;
+    k->timer_kind = kind;
     cnt_timer_arm(env->wheel, &k->timer, deadline);
     if (env->timer_armed != NULL)
         env->timer_armed(env, deadline);
@@ -471,7 +471,7 @@ void cnt_session_fire(cnt_timer *t, void *ctx)
     cnt_session *s = k->owner;
     uint32_t released = 0;
 
-    if (t->kind == CNT_TIMER_WAIT) {
+    if (k->timer_kind == CNT_TIMER_WAIT) {
         /* False: granted meanwhile; its delivery is on the way. */
         if (!cnt_table_ticket_timeout(env->table, k))
             return;
