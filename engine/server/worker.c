@@ -20,10 +20,13 @@
 /* How many messages one doorbell callback takes before yielding. */
 #define CNT_WORKER_BATCH 64
 /* How many due timers one timer callback fires before yielding to the
- * sockets (a slice of well under a millisecond): a storm of expiries then
- * delays other clients' answers by one slice at a time, not by the whole
- * storm. */
-#define CNT_WORKER_TIMER_BATCH 1024
+ * sockets: a storm of expiries then delays other clients' answers by one
+ * slice at a time (each fired timer may cost its connection a write, so a
+ * slice of 64 is a few hundred microseconds), not by the whole storm.
+ * Measured with a million leases expiring together: slices of 64 answer a
+ * probe as fast as slices of 16 at the median and end the storm twice as
+ * soon; slices of 1024 make the probe's median 4x worse. */
+#define CNT_WORKER_TIMER_BATCH 64
 
 /* Connection close hook: unlinks c and frees its place in the limit. */
 static void worker_on_close(void *owner, cnt_connection *c)
