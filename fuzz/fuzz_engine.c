@@ -28,10 +28,11 @@
 #include "protocol/response.h"
 #include "tests/engine_fake.h"
 
-/* Steps: wire requests, connection ends, clock moves (firing the timers of
- * waits and leases), GC sweeps, failed allocations, grant deliveries in any
- * order, paused queue listings. Invariants: every answer and event as the
- * model predicts, none missing and none more; consumption = ledgers +
+/* Steps: wire requests, connection ends and server shutdowns, clock moves
+ * (firing the timers of waits and leases), GC sweeps, failed allocations,
+ * grant deliveries in any order, paused queue listings. Invariants: every
+ * answer and event as the model predicts (a shutdown event for each wait
+ * and grant of a stopping connection), none missing and none more; consumption = ledgers +
  * granted tickets, never above the largest admitting maximum of a current
  * holder; every queued request ends exactly once (granted or timed-out
  * event, or its owner released it or went away); lease ids count up by one
@@ -782,6 +783,56 @@ static void step_end(sim *m, int c, bool reopen)
     }
 }
 
+/* The server stops while connection c is open: its session ends every
+ * waiting request and grant with a shutdown event (in the order its set
+ * holds them, so each is matched by name, exactly once: 0 and nothing
+ * returned for a wait, the lease id and the resources for a grant,
+ * delivered or not; nothing for an expired lease), then the connection
+ * ends as in step_end. A connection in the middle of a queue listing just
+ * ends (what a cut listing leaves is not modelled). */
+static void step_shutdown(sim *m, int c)
+{
+    conn *k = &m->conn[c];
+    bool owed[NNAMES] = { false };
+    size_t nowed = 0;
+
+    if (k->streaming) {
+        step_end(m, c, true);
+        return;
+    }
+    for (size_t i = 0; i < m->nnames; i++) {
+        uint8_t st = m->names[i].tk[c].state;
+        owed[i] = st == MT_QUEUED || st == MT_FLIGHT || st == MT_GRANTED;
+        nowed += owed[i];
+    }
+    cnt_session_shutdown(&k->s);
+    cnt_outbuf *o = &k->s.out;
+    const uint8_t *p = cnt_outbuf_data(o);
+    size_t n = cnt_outbuf_pending(o), off = 0;
+    while (off < n) {
+        cnt_response res;
+        cnt_event_packet ev;
+        FUZZ_CHECK(cnt_response_decode(p + off, n - off, &res) ==
+                   CNT_DECODE_OK);
+        FUZZ_CHECK(cnt_parse_event(&res, &ev) &&
+                   ev.code == CNT_EVENT_SHUTDOWN);
+        shadow *s = shadow_find(m, ev.name, ev.name_len);
+        FUZZ_CHECK(s != NULL);
+        size_t i = (size_t)(s - m->names);
+        const mticket *t = &s->tk[c];
+        FUZZ_CHECK(owed[i] && res.opaque == t->opaque);
+        bool queued = t->state == MT_QUEUED;
+        FUZZ_CHECK(ev.lease_id == (queued ? 0 : t->lease_id));
+        FUZZ_CHECK(ev.value == (queued ? 0 : t->resources));
+        owed[i] = false;
+        nowed--;
+        off += res.size;
+    }
+    FUZZ_CHECK(nowed == 0);
+    cnt_outbuf_consume(o, n);
+    step_end(m, c, true);
+}
+
 /* State shared with the Dump callback. */
 typedef struct dump_check {
     sim *m;
@@ -1303,8 +1354,9 @@ static void sim_finish(sim *m)
  * delivered; 42 the clock moves by the next byte in ms; 43 the monotonic
  * clock alone moves by the next byte x 10007 ns; 44 conn's paused queue
  * listing goes on within the next byte x 4 + 1 bytes; 45 every pending
- * grant is delivered, oldest first; 48-51 the connection ends (a new one
- * takes its place); 52-55 the clock moves by the next byte x 250 ms;
+ * grant is delivered, oldest first; 48-50 the connection ends (a new one
+ * takes its place); 51 the server stops for the connection (shutdown
+ * events, then it ends; a new one takes its place); 52-55 the clock moves by the next byte x 250 ms;
  * 56-59 GC; 60-61 the next Acquire or wait_acquire that allocates fails;
  * 62-63 Dump and Stats. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1338,8 +1390,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (kind == 45) {
             while (m.npending > 0)
                 deliver(&m, 0);
-        } else if (kind < 52) {
+        } else if (kind < 51) {
             step_end(&m, c, true);
+        } else if (kind == 51) {
+            step_shutdown(&m, c);
         } else if (kind < 56) {
             if (off < size)
                 step_clock(&m, (uint64_t)data[off++] * 250, 0);
