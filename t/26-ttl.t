@@ -123,7 +123,8 @@ sub query { $c->call(req_ttl_query($_[0], opaque => 0x31)) }
                  [UNIT_H, 3]);
     for my $u (@units) {
         my ($unit, $ttl) = @$u;
-        inserted("u$unit", 7, $ttl, $unit, "insert u$unit: $ttl of unit $unit");
+        inserted("u$unit", 7, $ttl, $unit,
+                 "insert u$unit: $ttl of unit $unit");
         my $slack = int(120 * 1e9 / $NS_PER_UNIT[$unit]);
         my $lo = $unit >= UNIT_MIN ? $ttl : $ttl - $slack;
         view_within(query("u$unit"), 7, $lo, $ttl, $unit, "query u$unit");
@@ -262,7 +263,7 @@ sub query { $c->call(req_ttl_query($_[0], opaque => 0x31)) }
         rs2 => [req_ttl_insert('rs2', 1, 400, UNIT_MS, opaque => 3),
                 req_ttl_update('rs2', TTL_ATTR_TTL, CHANGE_INCREASE, UNIT_H,
                                1, opaque => 4)],
-        rs3 => [req_ttl_insert('rs3', 1, 1, UNIT_H, opaque => 5),
+        rs3 => [req_ttl_insert('rs3', 1, 3_600_000, UNIT_MS, opaque => 5),
                 req_ttl_update('rs3', TTL_ATTR_TTL, CHANGE_PATCH, UNIT_MS,
                                300, opaque => 6)],
         rs4 => [req_ttl_insert('rs4', 1, 400, UNIT_MS, opaque => 7),
