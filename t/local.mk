@@ -30,7 +30,8 @@ E2E_TESTS = \
 	t/26-ttl.t \
 	t/27-window.t \
 	t/28-gcra.t \
-	t/29-multi-check.t
+	t/29-multi-check.t \
+	t/30-counterctl-limits.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
