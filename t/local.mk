@@ -26,7 +26,12 @@ E2E_TESTS = \
 	t/22-waits.t \
 	t/23-waits-shutdown.t \
 	t/24-counterctl-wait.t \
-	t/25-waits-workers.t
+	t/25-waits-workers.t \
+	t/26-ttl.t \
+	t/27-window.t \
+	t/28-gcra.t \
+	t/29-multi-check.t \
+	t/30-counterctl-limits.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
