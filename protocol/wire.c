@@ -31,6 +31,10 @@ const char *cnt_status_text(cnt_status status)
         return "Too many waits";
     case CNT_STATUS_LEASE_EXPIRED:
         return "Lease expired";
+    case CNT_STATUS_EXISTS:
+        return "Exists";
+    case CNT_STATUS_BELOW_ZERO:
+        return "Below zero";
     case CNT_STATUS_UNKNOWN_COMMAND:
         return "Unknown command";
     case CNT_STATUS_OUT_OF_MEMORY:

@@ -122,6 +122,8 @@ typedef enum cnt_status {
     CNT_STATUS_UNKNOWN_GROUP          = 0x25,
     CNT_STATUS_TOO_MANY_WAITS         = 0x26,
     CNT_STATUS_LEASE_EXPIRED          = 0x27,
+    CNT_STATUS_EXISTS                 = 0x28,
+    CNT_STATUS_BELOW_ZERO             = 0x29,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;

@@ -50,7 +50,12 @@ static void test_extension_texts_and_names(void **state)
                         "Lease expired");
     assert_int_equal(CNT_STATUS_EXCEEDS_MAXIMUM, 0x23);
     assert_int_equal(CNT_STATUS_LEASE_EXPIRED, 0x27);
-    assert_null(cnt_status_text((cnt_status)0x28));
+    assert_string_equal(cnt_status_text(CNT_STATUS_EXISTS), "Exists");
+    assert_string_equal(cnt_status_text(CNT_STATUS_BELOW_ZERO),
+                        "Below zero");
+    assert_int_equal(CNT_STATUS_EXISTS, 0x28);
+    assert_int_equal(CNT_STATUS_BELOW_ZERO, 0x29);
+    assert_null(cnt_status_text((cnt_status)0x2a));
     /* Every status text fits the room an error response is given. */
     for (unsigned st = 0; st < 256; st++) {
         const char *text = cnt_status_text((cnt_status)st);
