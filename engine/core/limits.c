@@ -380,7 +380,12 @@ typedef struct cnt_item {
     cnt_check_answer ans;
     uint64_t slot;              /* window: the slot number of now */
     uint64_t total;             /* window, shape changed: counts kept */
-    cnt_u128 new_tat;           /* gcra: TAT after a charge, scaled */
+    uint64_t now;               /* the time it is judged at */
+    /* gcra, all in ns plus a fraction over count (f < count): */
+    uint64_t inc_q, inc_f;      /* period * cost / count */
+    uint64_t tol_q, tol_f;      /* period * (burst + 1) / count */
+    uint64_t tat_q, tat_f;      /* TAT before the call (now if none) */
+    uint64_t new_q, new_f;      /* TAT after an allowed call */
     /* Made for the charge: */
     bool created;               /* rec was made for this charge */
     uint32_t *ring;             /* a new ring (new record or new shape) */
@@ -409,11 +414,21 @@ static bool cnt_item_resolve(cnt_item *it, const cnt_check_args *a)
     if (a->opcode == CNT_LIMITS_OP_GCRA) {
         if (a->count == 0 || a->period_ns == 0)
             return false;
-        cnt_u128 tol = (cnt_u128)a->period_ns * ((uint64_t)a->limit_or_burst
-                                                 + 1);
+        uint64_t L = (uint64_t)a->limit_or_burst + 1;
+        cnt_u128 tol = (cnt_u128)a->period_ns * L;
         if (tol / a->count > CNT_GCRA_TOLERANCE_MAX)
             return false;
         it->kind = CNT_LIMITS_GCRA;
+        /* The divisions are done here, before any lock: under it a check
+         * only adds and compares. cost <= L keeps the increment within
+         * the tolerance (a larger cost is never, and needs none). */
+        it->tol_q = (uint64_t)(tol / a->count);
+        it->tol_f = (uint64_t)(tol % a->count);
+        if (a->cost <= L) {
+            cnt_u128 inc = (cnt_u128)a->period_ns * a->cost;
+            it->inc_q = (uint64_t)(inc / a->count);
+            it->inc_f = (uint64_t)(inc % a->count);
+        }
         return true;
     }
     return false;
@@ -460,6 +475,16 @@ static void cnt_window_judge(cnt_item *it, uint64_t now)
     const cnt_check_args *a = it->a;
     uint64_t v[CNT_WINDOW_MAX_SLOTS + 1];
     uint64_t S = it->slot_ns, k = now / S;
+
+    /* A request that read the clock before another one that got the
+     * lock first may find the record's newest slot after its own: it is
+     * judged (and charged) at the start of that slot, so no count is
+     * ever in the future of the one judging. */
+    if (it->rec != NULL && it->rec->unit == it->slots &&
+        it->rec->b == S && it->rec->a > k) {
+        k = it->rec->a;
+        now = k * S;
+    }
     uint64_t used = cnt_window_view(it, now, k, v);
     cnt_check_answer *ans = &it->ans;
     unsigned slots = it->slots;
@@ -500,48 +525,86 @@ static void cnt_window_judge(cnt_item *it, uint64_t now)
         }
 }
 
-/* A GCRA record's TAT scaled by count c (ns * c); a fraction kept over
- * another count is rounded up, never letting a changed count allow
- * more. */
-static cnt_u128 cnt_gcra_tat(const cnt_limit_rec *r, uint32_t c)
+/* Reads a GCRA record's TAT as ns plus a fraction over count c. A
+ * fraction kept over another count is rounded up, so a changed count
+ * never allows more. */
+static void cnt_gcra_tat(const cnt_limit_rec *r, uint32_t c, uint64_t *q,
+                         uint64_t *f)
 {
-    cnt_u128 frac = (cnt_u128)r->u.g.frac * c;
+    uint64_t frac = r->u.g.frac;
 
-    return (cnt_u128)r->a * c + frac / r->u.g.count +
-           (frac % r->u.g.count != 0);
+    *q = r->a;
+    if (r->u.g.count != c) {
+        /* frac < old count <= 2^32 - 1, so the product fits 64 bits. */
+        uint64_t x = frac * c;
+        frac = x / r->u.g.count + (x % r->u.g.count != 0);
+        *q += frac / c;
+        frac %= c;
+    }
+    *f = frac;
 }
 
-/* Judges a GCRA check at now (changes nothing). Times are scaled by
- * count, so the emission interval period / count is exactly period. */
+/* Judges a GCRA check at now, under the lock: only additions and
+ * comparisons of (ns, fraction over count) pairs, which are exact; the
+ * answer's figures come later, from cnt_gcra_answer, outside the lock. */
 static void cnt_gcra_judge(cnt_item *it, uint64_t now)
+{
+    const cnt_check_args *a = it->a;
+    uint64_t c = a->count;
+
+    it->tat_q = now;
+    it->tat_f = 0;
+    if (it->rec != NULL) {
+        uint64_t q, f;
+        cnt_gcra_tat(it->rec, a->count, &q, &f);
+        if (q > now || (q == now && f > 0)) {
+            it->tat_q = q;
+            it->tat_f = f;
+        }
+    }
+    if ((uint64_t)a->cost > (uint64_t)a->limit_or_burst + 1) {
+        it->ans.state = CNT_CHECK_NEVER;
+        return;
+    }
+    it->new_f = it->tat_f + it->inc_f;
+    it->new_q = it->tat_q + it->inc_q + (it->new_f >= c);
+    if (it->new_f >= c)
+        it->new_f -= c;
+    uint64_t dq = it->new_q - now;
+    it->ans.state = dq < it->tol_q ||
+                    (dq == it->tol_q && it->new_f <= it->tol_f)
+                        ? CNT_CHECK_ALLOWED : CNT_CHECK_LIMITED;
+}
+
+/* The figures of a judged GCRA answer, after the lock is dropped; times
+ * are scaled by count, so the emission interval period / count is
+ * exactly period. */
+static void cnt_gcra_answer(cnt_item *it)
 {
     const cnt_check_args *a = it->a;
     uint32_t c = a->count;
     uint64_t P = a->period_ns;
     uint64_t L = (uint64_t)a->limit_or_burst + 1;
-    cnt_u128 now_s = (cnt_u128)now * c;
+    cnt_u128 now_s = (cnt_u128)it->now * c;
     cnt_u128 tol = (cnt_u128)P * L;
-    cnt_u128 TAT = it->rec != NULL ? cnt_gcra_tat(it->rec, c) : 0;
-    cnt_u128 tat = TAT > now_s ? TAT : now_s;
-    cnt_u128 new_tat = tat + (cnt_u128)P * a->cost;
-    cnt_u128 after = TAT;       /* the TAT once the call is done */
+    cnt_u128 tat = (cnt_u128)it->tat_q * c + it->tat_f;
+    cnt_u128 after = tat;       /* the TAT once the call is done */
     cnt_u128 remaining;
     cnt_check_answer *ans = &it->ans;
 
-    if (a->cost > L) {
-        ans->state = CNT_CHECK_NEVER;
-        ans->retry_after_ns = UINT64_MAX;
-        remaining = tat - now_s <= tol ? (tol - (tat - now_s)) / P : 0;
-    } else if (new_tat - now_s <= tol) {
-        ans->state = CNT_CHECK_ALLOWED;
+    if (ans->state == CNT_CHECK_ALLOWED) {
+        cnt_u128 new_tat = (cnt_u128)it->new_q * c + it->new_f;
         remaining = (tol - (new_tat - now_s)) / P;
         after = new_tat;
     } else {
-        ans->state = CNT_CHECK_LIMITED;
-        ans->retry_after_ns = cnt_ceil_div(new_tat - now_s - tol, c);
         remaining = tat - now_s <= tol ? (tol - (tat - now_s)) / P : 0;
+        if (ans->state == CNT_CHECK_NEVER) {
+            ans->retry_after_ns = UINT64_MAX;
+        } else {
+            cnt_u128 new_tat = tat + (cnt_u128)P * a->cost;
+            ans->retry_after_ns = cnt_ceil_div(new_tat - now_s - tol, c);
+        }
     }
-    it->new_tat = new_tat;
     ans->limit = cnt_clamp32(L);
     ans->remaining = cnt_clamp32(remaining);
     if (ans->remaining > ans->limit)
@@ -553,6 +616,7 @@ static void cnt_gcra_judge(cnt_item *it, uint64_t now)
 /* Finds the item's record and judges it at now; lock held. */
 static void do_item_judge(cnt_limits *l, cnt_item *it, uint64_t now)
 {
+    it->now = now;
     it->rec = do_find(l, it->bucket, it->kind, it->a->name,
                       it->a->name_len);
     if (it->kind == CNT_LIMITS_WINDOW)
@@ -669,10 +733,9 @@ static void do_item_charge(cnt_limits *l, cnt_item *it)
         do_window_charge(l, it);
         return;
     }
-    uint32_t c = it->a->count;
-    it->rec->a = (uint64_t)(it->new_tat / c);
-    it->rec->u.g.frac = (uint32_t)(it->new_tat % c);
-    it->rec->u.g.count = c;
+    it->rec->a = it->new_q;
+    it->rec->u.g.frac = (uint32_t)it->new_f;
+    it->rec->u.g.count = it->a->count;
 }
 
 /* ---- Checks: the request ---- */
@@ -733,9 +796,13 @@ static cnt_status cnt_items_run(cnt_limits *l, cnt_item *it, size_t n,
         stripes[i] = it[i].bucket % CNT_MAP_STRIPES;
     }
     size_t ns = cnt_stripes_order(stripes, n);
+    /* The request's time is read before the locks, keeping the clock
+     * out of the critical section of a hot name; a request that waited
+     * for the lock is judged as of its arrival (see cnt_window_judge
+     * for the one place where that needs care). */
+    uint64_t now = cnt_clock_mono_ns(l->clock);
     for (size_t s = 0; s < ns; s++)
         pthread_mutex_lock(&l->map.stripes[stripes[s]].mutex);
-    uint64_t now = cnt_clock_mono_ns(l->clock);
     for (size_t i = 0; i < n; i++) {
         do_item_judge(l, &it[i], now);
         all = all && it[i].ans.state == CNT_CHECK_ALLOWED;
@@ -761,6 +828,9 @@ static cnt_status cnt_items_run(cnt_limits *l, cnt_item *it, size_t n,
         cnt_map_node_free(dead);
         dead = next;
     }
+    for (size_t i = 0; i < n; i++)
+        if (it[i].kind == CNT_LIMITS_GCRA)
+            cnt_gcra_answer(&it[i]);
     *overall = all ? 0 : 1;
     cnt_items_count(l, it, n, st == CNT_STATUS_OK);
     return st;
