@@ -389,13 +389,15 @@ typedef struct cnt_item {
     /* Made for the charge: */
     bool created;               /* rec was made for this charge */
     uint32_t *ring;             /* a new ring (new record or new shape) */
+    /* Last, and not cleared in advance (cnt_window_view fills it): */
+    uint64_t v[CNT_WINDOW_MAX_SLOTS + 1];   /* window: counts by age */
 } cnt_item;
 
 /* Checks a's arguments and resolves defaults into it; false when out of
  * range. */
 static bool cnt_item_resolve(cnt_item *it, const cnt_check_args *a)
 {
-    memset(it, 0, sizeof *it);
+    memset(it, 0, offsetof(cnt_item, v));
     it->a = a;
     if (a->name == NULL || a->name_len == 0 || a->cost == 0)
         return false;
@@ -469,11 +471,12 @@ static uint64_t cnt_window_view(const cnt_item *it, uint64_t now,
     return sum;
 }
 
-/* Judges a window check at now (changes nothing). */
+/* Judges a window check at now, under the lock (changes nothing): takes
+ * the counts it sees into it->v and decides; the answer's figures come
+ * later, from cnt_window_answer, outside the lock. */
 static void cnt_window_judge(cnt_item *it, uint64_t now)
 {
     const cnt_check_args *a = it->a;
-    uint64_t v[CNT_WINDOW_MAX_SLOTS + 1];
     uint64_t S = it->slot_ns, k = now / S;
 
     /* A request that read the clock before another one that got the
@@ -483,20 +486,33 @@ static void cnt_window_judge(cnt_item *it, uint64_t now)
     if (it->rec != NULL && it->rec->unit == it->slots &&
         it->rec->b == S && it->rec->a > k) {
         k = it->rec->a;
-        now = k * S;
+        it->now = k * S;
     }
-    uint64_t used = cnt_window_view(it, now, k, v);
+    it->slot = k;
+    it->total = cnt_window_view(it, it->now, k, it->v);
+    if (a->cost > a->limit_or_burst)
+        it->ans.state = CNT_CHECK_NEVER;
+    else if (it->total + a->cost <= a->limit_or_burst)
+        it->ans.state = CNT_CHECK_ALLOWED;
+    else
+        it->ans.state = CNT_CHECK_LIMITED;
+}
+
+/* The figures of a judged window answer, after the lock is dropped. */
+static void cnt_window_answer(cnt_item *it)
+{
+    const cnt_check_args *a = it->a;
+    uint64_t *v = it->v;
+    uint64_t S = it->slot_ns, k = it->slot, now = it->now;
+    uint64_t used = it->total;
     cnt_check_answer *ans = &it->ans;
     unsigned slots = it->slots;
 
-    it->slot = k;
-    it->total = used;
     ans->limit = a->limit_or_burst;
-    if (a->cost > a->limit_or_burst) {
-        ans->state = CNT_CHECK_NEVER;
+    ans->retry_after_ns = 0;
+    if (ans->state == CNT_CHECK_NEVER) {
         ans->retry_after_ns = UINT64_MAX;
-    } else if (used + a->cost <= a->limit_or_burst) {
-        ans->state = CNT_CHECK_ALLOWED;
+    } else if (ans->state == CNT_CHECK_ALLOWED) {
         used += a->cost;
         v[0] += a->cost;
     } else {
@@ -510,7 +526,6 @@ static void cnt_window_judge(cnt_item *it, uint64_t now)
             if (keep + a->cost <= a->limit_or_burst)
                 break;
         }
-        ans->state = CNT_CHECK_LIMITED;
         ans->retry_after_ns = (k + i) * S - now;
     }
     ans->used = cnt_clamp32(used);
@@ -828,9 +843,12 @@ static cnt_status cnt_items_run(cnt_limits *l, cnt_item *it, size_t n,
         cnt_map_node_free(dead);
         dead = next;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (it[i].kind == CNT_LIMITS_GCRA)
             cnt_gcra_answer(&it[i]);
+        else
+            cnt_window_answer(&it[i]);
+    }
     *overall = all ? 0 : 1;
     cnt_items_count(l, it, n, st == CNT_STATUS_OK);
     return st;
