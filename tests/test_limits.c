@@ -27,6 +27,8 @@
 #include "tests/engine_fake.h"
 
 #define T0_MS 1700000000000ull
+
+typedef unsigned __int128 cnt_u128_t;
 #define SEC 1000000000ull
 #define MS 1000000ull
 
@@ -368,6 +370,55 @@ static void test_gcra_fine_rates(void **st)
         pass(f, 1);
         assert_int_equal(state(f, gcra("third", 1, 3, 1000, 1, false)),
                          CNT_CHECK_ALLOWED);
+    }
+    fixture_free(f);
+}
+
+/* Random arrivals of random cost: between any two allowed calls i <= j,
+ * the allowed cost is at most L + (t_j - t_i) / T (the burst plus the
+ * rate), checked exactly as cost * period <= L * period + dt * count; and
+ * each "limited" hint is the first instant the same call passes. */
+static void test_gcra_guarantee_random(void **st)
+{
+    (void)st;
+    enum { N = 3000 };
+    static uint64_t at[N];
+    static uint32_t cost[N];
+    size_t nal = 0;
+    const uint32_t burst = 5, count = 7;
+    const uint64_t period = 10 * MS;
+    fixture *f = fixture_new(0);
+    unsigned seed = 777;
+
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        pass(f, (seed >> 8) % 5 == 0 ? (seed >> 3) % (20 * MS)
+                                     : (seed >> 5) % 500000);
+        uint32_t c = 1 + (seed >> 13) % 3;
+        cnt_check_answer a = check(f, gcra("r", burst, count, period, c,
+                                           false));
+        if (a.state == CNT_CHECK_ALLOWED) {
+            at[nal] = now_ns(f);
+            cost[nal++] = c;
+        } else if (i % 8 == 0) {
+            assert_int_equal(a.state, CNT_CHECK_LIMITED);
+            pass(f, a.retry_after_ns - 1);
+            assert_int_equal(state(f, gcra("r", burst, count, period, c,
+                                           true)), CNT_CHECK_LIMITED);
+            pass(f, 1);
+            assert_int_equal(state(f, gcra("r", burst, count, period, c,
+                                           true)), CNT_CHECK_ALLOWED);
+        }
+    }
+    assert_true(nal > 100);
+    for (size_t i = 0; i < nal; i++) {
+        cnt_u128_t sum = 0;
+        for (size_t j = i; j < nal; j++) {
+            sum += cost[j];
+            assert_true(sum * period <=
+                        (cnt_u128_t)(burst + 1) * period +
+                            (cnt_u128_t)(at[j] - at[i]) * count);
+        }
     }
     fixture_free(f);
 }
@@ -977,6 +1028,7 @@ int main(void)
         cmocka_unit_test(test_window_invalid),
         cmocka_unit_test(test_gcra_redis_cell),
         cmocka_unit_test(test_gcra_fine_rates),
+        cmocka_unit_test(test_gcra_guarantee_random),
         cmocka_unit_test(test_gcra_never_peek_change),
         cmocka_unit_test(test_ttl_insert_query),
         cmocka_unit_test(test_ttl_units),

@@ -1,7 +1,8 @@
 /* gc.h: the garbage collector thread. Once per consumption window (and
  * about a second after start) it sweeps its maps (the semaphore counters,
- * the rate limits) a slice of buckets at a time, so requests never wait behind a sweep of millions of records. What
- * may go is each map's kind's decision (cnt_map_may_go), not the GC's. */
+ * the rate limits) a slice of buckets at a time, so requests never wait
+ * behind a sweep of millions of records. What may go is each map's kind's
+ * decision (cnt_map_may_go), not the GC's. */
 #ifndef CNT_ENGINE_GC_H
 #define CNT_ENGINE_GC_H
 

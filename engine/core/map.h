@@ -1,7 +1,8 @@
 /* map.h: a generic striped hash map of named nodes, the storage under every
  * kind of record the engine keeps (the semaphore counters of table.c, the
- * rate limits of limits.c; several maps may share one memory budget). A fixed array of buckets chained through nodes that hold their
- * name inline; a keyed hash picks the bucket; striped mutexes guard the
+ * rate limits of limits.c; several maps may share one memory budget). A
+ * fixed array of buckets chained through nodes that hold their name
+ * inline; a keyed hash picks the bucket; striped mutexes guard the
  * chains (bucket b by stripe b % CNT_MAP_STRIPES). Around that: the batch
  * look-ahead (bucket of a name, prefetch), a Dump cursor that can pause
  * inside a chain, an incremental sweep that asks the node's kind whether
