@@ -11,9 +11,11 @@
 #include "protocol/response.h"
 
 /* Besides the server-side decoder, the client-side decoders (responses
- * and events, Dump and Queues records, Stats pairs, the extension answers)
- * read the same bytes: counterctl and the tests rely on them against a
- * server that may be wrong. */
+ * and events, Dump and Queues records, Stats pairs, the extension answers:
+ * waits, TTL records, checks, Multi_check answers) read the same bytes:
+ * counterctl and the tests rely on them against a server that may be
+ * wrong. A decoded Multi_check is walked item by item, as the server
+ * does. */
 
 /* A simulated connection: the server's input buffer and its skip count. */
 typedef struct sim_conn {
@@ -42,13 +44,18 @@ static void digest_bytes(uint64_t *d, const void *p, size_t n)
 static void digest_step(sim_conn *c, cnt_decode_result r,
                         const cnt_request *req)
 {
-    uint64_t f[11] = { r, req->opcode, req->opaque, req->body_len,
+    uint64_t f[24] = { r, req->opcode, req->opaque, req->body_len,
                        req->size, req->resources, req->maximum,
                        req->wait_ms, req->lease_ms, req->name_len,
-                       req->status };
+                       req->status, req->quota, req->ttl, req->period_ns,
+                       req->limit, req->count, req->cost, req->flags,
+                       req->slots, req->unit, req->attribute, req->change,
+                       req->item_count, req->items_len };
     digest_bytes(&c->digest, f, sizeof f);
     if (req->name != NULL)
         digest_bytes(&c->digest, req->name, req->name_len);
+    if (req->items != NULL)
+        digest_bytes(&c->digest, req->items, req->items_len);
     c->events++;
 }
 
@@ -78,11 +85,102 @@ static void check_name(const sim_conn *c, const cnt_request *req,
     FUZZ_CHECK(fixed + req->name_len <= req->body_len);
 }
 
+/* Tells whether a window shape is one the decoder may accept (defaults
+ * applied, as doc/protocol.md says). */
+static bool window_shape_ok(uint8_t slots, uint64_t window_ns)
+{
+    uint64_t n = slots ? slots : 10;
+    uint64_t w = window_ns ? window_ns : 1000000000ull;
+    return n <= 64 && w % n == 0 && w / n >= 1000;
+}
+
+/* Checks the fields of a Window_check or Gcra_check body at body against
+ * its bytes and the rules, and its conversion to the core's arguments. */
+static void check_check_fields(const cnt_request *req, const uint8_t *body)
+{
+    cnt_check_request args;
+    FUZZ_CHECK(cnt_request_check_args(req, &args));
+    FUZZ_CHECK(args.opcode == req->opcode && args.name == req->name &&
+               args.name_len == req->name_len);
+    FUZZ_CHECK(args.peek == ((req->flags & 1) != 0));
+    FUZZ_CHECK(args.limit_or_burst == req->limit && args.cost == req->cost &&
+               args.count == req->count && args.slots == req->slots &&
+               args.period_ns == req->period_ns);
+    FUZZ_CHECK((req->flags & ~1u) == 0 && req->flags == body[0]);
+    FUZZ_CHECK(req->cost >= 1);
+    if (req->opcode == CNT_OP_WINDOW_CHECK) {
+        FUZZ_CHECK(req->slots == body[1]);
+        FUZZ_CHECK(req->limit == cnt_get_u32(body + 4));
+        FUZZ_CHECK(req->cost == cnt_get_u32(body + 8));
+        FUZZ_CHECK(req->period_ns == cnt_get_u64(body + 12));
+        FUZZ_CHECK(req->count == 0);
+        FUZZ_CHECK(window_shape_ok(req->slots, req->period_ns));
+    } else {
+        FUZZ_CHECK(req->limit == cnt_get_u32(body + 4));
+        FUZZ_CHECK(req->count == cnt_get_u32(body + 8));
+        FUZZ_CHECK(req->cost == cnt_get_u32(body + 12));
+        FUZZ_CHECK(req->period_ns == cnt_get_u64(body + 16));
+        FUZZ_CHECK(req->slots == 0);
+        FUZZ_CHECK(req->count >= 1 && req->period_ns >= 1);
+    }
+}
+
+/* Walks a valid Multi_check as the server does: exactly item_count items,
+ * each a valid check inside the items, the last ending the body, no two
+ * of one kind with one name; the walk stops there. */
+static void check_multi(const cnt_request *req, const uint8_t *body)
+{
+    cnt_check_request it[CNT_MULTI_MAX + 1];
+    size_t pos = 0, n = 0;
+
+    FUZZ_CHECK(req->flags == body[0] && (req->flags & ~1u) == 0);
+    FUZZ_CHECK(req->item_count == body[1]);
+    FUZZ_CHECK(req->item_count >= 1 && req->item_count <= CNT_MULTI_MAX);
+    FUZZ_CHECK(req->items == body + 2 && req->items_len == req->body_len - 2);
+    FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+    while (n <= CNT_MULTI_MAX && cnt_multi_item_next(req, &pos, &it[n])) {
+        const cnt_check_request *a = &it[n];
+        const uint8_t *ibody = a->name - (a->opcode == CNT_OP_WINDOW_CHECK
+                                          ? 22 : 26);
+        FUZZ_CHECK(pos <= req->items_len);
+        FUZZ_CHECK(ibody >= req->items + 3 && a->name_len >= 1 &&
+                   a->name + a->name_len <= req->items + pos);
+        FUZZ_CHECK(ibody[0] == 0 && ibody[-3] == a->opcode);
+        FUZZ_CHECK(a->peek == ((req->flags & 1) != 0));
+        FUZZ_CHECK(a->cost >= 1);
+        if (a->opcode == CNT_OP_WINDOW_CHECK)
+            FUZZ_CHECK(window_shape_ok(a->slots, a->period_ns) &&
+                       a->count == 0);
+        else
+            FUZZ_CHECK(a->opcode == CNT_OP_GCRA_CHECK && a->count >= 1 &&
+                       a->period_ns >= 1 && a->slots == 0);
+        for (size_t j = 0; j < n; j++)
+            FUZZ_CHECK(it[j].opcode != a->opcode ||
+                       it[j].name_len != a->name_len ||
+                       memcmp(it[j].name, a->name, a->name_len) != 0);
+        n++;
+    }
+    FUZZ_CHECK(n == req->item_count && pos == req->items_len);
+}
+
+/* Checks that a request has none of the rate-limit fields. */
+static void check_no_limit_fields(const cnt_request *req)
+{
+    FUZZ_CHECK(req->quota == 0 && req->ttl == 0 && req->period_ns == 0);
+    FUZZ_CHECK(req->limit == 0 && req->count == 0 && req->cost == 0);
+    FUZZ_CHECK(req->flags == 0 && req->slots == 0 && req->unit == 0);
+    FUZZ_CHECK(req->attribute == 0 && req->change == 0);
+    FUZZ_CHECK(req->item_count == 0 && req->items == NULL &&
+               req->items_len == 0);
+}
+
 /* Checks a valid request against the raw header and body bytes. */
 static void check_request(const sim_conn *c, const cnt_request *req)
 {
     const uint8_t *b = c->buf;
     const uint8_t *body = b + CNT_HEADER_SIZE;
+    cnt_check_request args;
+    size_t pos = 0;
 
     FUZZ_CHECK(b[CNT_OFF_MAGIC] == CNT_MAGIC_REQUEST);
     FUZZ_CHECK(req->magic == CNT_MAGIC_REQUEST);
@@ -93,6 +191,17 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         FUZZ_CHECK(req->wait_ms == 0);
     if (req->opcode != CNT_OP_WAIT_ACQUIRE && req->opcode != CNT_OP_RENEW)
         FUZZ_CHECK(req->lease_ms == 0);
+    /* Only the rate limits have theirs; only the checks convert to the
+     * core's arguments, only a Multi_check has items to walk. */
+    if (req->opcode < CNT_OP_TTL_INSERT || req->opcode > CNT_OP_MULTI_CHECK)
+        check_no_limit_fields(req);
+    if (req->opcode != CNT_OP_WINDOW_CHECK &&
+        req->opcode != CNT_OP_GCRA_CHECK)
+        FUZZ_CHECK(!cnt_request_check_args(req, &args));
+    if (req->opcode != CNT_OP_MULTI_CHECK)
+        FUZZ_CHECK(!cnt_multi_item_next(req, &pos, &args) && pos == 0);
+    if (req->opcode >= CNT_OP_TTL_INSERT && req->opcode <= CNT_OP_MULTI_CHECK)
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
     switch (req->opcode) {
     case CNT_OP_NOOP: case CNT_OP_STATS: case CNT_OP_DUMP:
     case CNT_OP_QUEUES:
@@ -133,6 +242,48 @@ static void check_request(const sim_conn *c, const cnt_request *req)
     case CNT_OP_WAIT_RELEASE:
         check_name(c, req, 2);
         FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
+        break;
+    case CNT_OP_TTL_INSERT:
+        check_name(c, req, 19);
+        FUZZ_CHECK(req->quota == cnt_get_u64(body));
+        FUZZ_CHECK(req->ttl == cnt_get_u64(body + 8));
+        FUZZ_CHECK(req->unit == body[16] && req->unit <= CNT_UNIT_MAX);
+        FUZZ_CHECK(req->ttl >= 1 &&
+                   req->ttl <= UINT64_MAX / cnt_unit_ns(req->unit));
+        FUZZ_CHECK(req->period_ns == 0 && req->cost == 0 &&
+                   req->attribute == 0 && req->items == NULL);
+        break;
+    case CNT_OP_TTL_QUERY:
+    case CNT_OP_TTL_PURGE:
+        check_name(c, req, 2);
+        check_no_limit_fields(req);
+        break;
+    case CNT_OP_TTL_UPDATE:
+        check_name(c, req, 13);
+        FUZZ_CHECK(req->attribute == body[0] && req->change == body[1] &&
+                   req->unit == body[2]);
+        FUZZ_CHECK(req->value == cnt_get_u64(body + 3));
+        FUZZ_CHECK(req->attribute <= CNT_TTL_ATTR_TTL &&
+                   req->change <= CNT_TTL_DECREASE &&
+                   req->unit <= CNT_UNIT_MAX);
+        FUZZ_CHECK(!(req->attribute == CNT_TTL_ATTR_TTL &&
+                     req->change == CNT_TTL_PATCH && req->value == 0));
+        FUZZ_CHECK(req->ttl == 0 && req->cost == 0 && req->items == NULL);
+        break;
+    case CNT_OP_WINDOW_CHECK:
+        check_name(c, req, 22);
+        check_check_fields(req, body);
+        FUZZ_CHECK(req->quota == 0 && req->ttl == 0 && req->items == NULL);
+        break;
+    case CNT_OP_GCRA_CHECK:
+        check_name(c, req, 26);
+        check_check_fields(req, body);
+        FUZZ_CHECK(req->quota == 0 && req->ttl == 0 && req->items == NULL);
+        break;
+    case CNT_OP_MULTI_CHECK:
+        FUZZ_CHECK(req->size <= c->len);
+        check_multi(req, body);
+        FUZZ_CHECK(req->quota == 0 && req->cost == 0 && req->limit == 0);
         break;
     default:
         FUZZ_CHECK(!"unknown opcode decoded as a request");
@@ -273,6 +424,36 @@ static void fuzz_client_side(const uint8_t *p, size_t n)
         uint32_t returned;
         if (cnt_parse_wait_release_answer(&res, &returned))
             FUZZ_CHECK(res.body_len >= 4 && !cnt_response_is_event(&res));
+        cnt_ttl_answer view;
+        if (cnt_parse_ttl_view(&res, &view)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.body_len >= CNT_TTL_VIEW_SIZE &&
+                       view.unit <= CNT_UNIT_MAX);
+            FUZZ_CHECK(res.opcode == CNT_OP_TTL_QUERY ||
+                       res.opcode == CNT_OP_TTL_UPDATE);
+        }
+        cnt_check_result check;
+        if (cnt_parse_check_answer(&res, &check)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.body_len >= CNT_CHECK_ANSWER_SIZE &&
+                       check.state <= CNT_CHECK_NEVER);
+            FUZZ_CHECK(res.opcode == CNT_OP_WINDOW_CHECK ||
+                       res.opcode == CNT_OP_GCRA_CHECK);
+        }
+        cnt_multi_answer multi;
+        if (cnt_parse_multi_answer(&res, &multi)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(multi.count >= 1 && multi.count <= CNT_MULTI_MAX &&
+                       multi.overall <= CNT_MULTI_DENIED);
+            FUZZ_CHECK(multi.items == res.body + CNT_MANS_FIXED &&
+                       multi.items + (size_t)multi.count *
+                       CNT_CHECK_ANSWER_SIZE <= body_end);
+            for (uint8_t i = 0; i < multi.count; i++) {
+                FUZZ_CHECK(cnt_multi_answer_item(&multi, i, &check));
+                FUZZ_CHECK(check.state <= CNT_CHECK_NEVER);
+            }
+            FUZZ_CHECK(!cnt_multi_answer_item(&multi, multi.count, &check));
+        }
         size_t pos = 0;
         const char *name, *value;
         uint16_t nl, vl;

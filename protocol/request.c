@@ -3,7 +3,8 @@
  * once per row of the opcode table (CNT_OPCODE_ROWS in wire.h); it decides
  * a request from the bytes buffered so far, checking hard limits as soon
  * as the header is in, so a connection never has to hold more than
- * CNT_REQUEST_MAX bytes. */
+ * CNT_REQUEST_MAX bytes. A Multi_check's items are read by the same body
+ * reader with the rows of the checks they carry. */
 #include "config.h"
 
 #include <string.h>
@@ -129,14 +130,198 @@ size_t cnt_encode_queues(uint8_t *out, uint32_t opaque)
     return cnt_encode_request_header(out, CNT_OP_QUEUES, 0, opaque);
 }
 
+/* Writes a Ttl_insert request. */
+size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,
+                             uint64_t ttl, uint8_t unit, const void *name,
+                             uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_TTL_INSERT,
+                              CNT_TTLI_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u64(body + CNT_TTLI_OFF_QUOTA, quota);
+    cnt_put_u64(body + CNT_TTLI_OFF_TTL, ttl);
+    body[CNT_TTLI_OFF_UNIT] = unit;
+    return CNT_HEADER_SIZE + CNT_TTLI_OFF_NAMELEN +
+           put_name(body + CNT_TTLI_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Ttl_query request. */
+size_t cnt_encode_ttl_query(uint8_t *out, uint32_t opaque, const void *name,
+                            uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_TTL_QUERY,
+                              CNT_TTLQ_FIXED + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE + CNT_TTLQ_OFF_NAMELEN +
+           put_name(body + CNT_TTLQ_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Ttl_update request. */
+size_t cnt_encode_ttl_update(uint8_t *out, uint32_t opaque, uint8_t attribute,
+                             uint8_t change, uint8_t unit, uint64_t value,
+                             const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_TTL_UPDATE,
+                              CNT_TTLU_FIXED + (uint32_t)name_len, opaque);
+    body[CNT_TTLU_OFF_ATTRIBUTE] = attribute;
+    body[CNT_TTLU_OFF_CHANGE] = change;
+    body[CNT_TTLU_OFF_UNIT] = unit;
+    cnt_put_u64(body + CNT_TTLU_OFF_VALUE, value);
+    return CNT_HEADER_SIZE + CNT_TTLU_OFF_NAMELEN +
+           put_name(body + CNT_TTLU_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Ttl_purge request. */
+size_t cnt_encode_ttl_purge(uint8_t *out, uint32_t opaque, const void *name,
+                            uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_TTL_PURGE,
+                              CNT_TTLP_FIXED + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE + CNT_TTLP_OFF_NAMELEN +
+           put_name(body + CNT_TTLP_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Window_check body at body; returns its size. */
+static size_t put_window_body(uint8_t *body, uint8_t flags, uint8_t slots,
+                              uint32_t limit, uint32_t cost,
+                              uint64_t window_ns, const void *name,
+                              uint16_t name_len)
+{
+    body[CNT_WIN_OFF_FLAGS] = flags;
+    body[CNT_WIN_OFF_SLOTS] = slots;
+    cnt_put_u16(body + CNT_WIN_OFF_RESERVED, 0);
+    cnt_put_u32(body + CNT_WIN_OFF_LIMIT, limit);
+    cnt_put_u32(body + CNT_WIN_OFF_COST, cost);
+    cnt_put_u64(body + CNT_WIN_OFF_WINDOW, window_ns);
+    return CNT_WIN_OFF_NAMELEN +
+           put_name(body + CNT_WIN_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Gcra_check body at body; returns its size. */
+static size_t put_gcra_body(uint8_t *body, uint8_t flags, uint32_t burst,
+                            uint32_t count, uint32_t cost, uint64_t period_ns,
+                            const void *name, uint16_t name_len)
+{
+    body[CNT_GCRA_OFF_FLAGS] = flags;
+    memset(body + CNT_GCRA_OFF_RESERVED, 0,
+           CNT_GCRA_OFF_BURST - CNT_GCRA_OFF_RESERVED);
+    cnt_put_u32(body + CNT_GCRA_OFF_BURST, burst);
+    cnt_put_u32(body + CNT_GCRA_OFF_COUNT, count);
+    cnt_put_u32(body + CNT_GCRA_OFF_COST, cost);
+    cnt_put_u64(body + CNT_GCRA_OFF_PERIOD, period_ns);
+    return CNT_GCRA_OFF_NAMELEN +
+           put_name(body + CNT_GCRA_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Window_check request. */
+size_t cnt_encode_window_check(uint8_t *out, uint32_t opaque, uint8_t flags,
+                               uint8_t slots, uint32_t limit, uint32_t cost,
+                               uint64_t window_ns, const void *name,
+                               uint16_t name_len)
+{
+    cnt_encode_request_header(out, CNT_OP_WINDOW_CHECK,
+                              CNT_WIN_FIXED + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE +
+           put_window_body(out + CNT_HEADER_SIZE, flags, slots, limit, cost,
+                           window_ns, name, name_len);
+}
+
+/* Writes a Gcra_check request. */
+size_t cnt_encode_gcra_check(uint8_t *out, uint32_t opaque, uint8_t flags,
+                             uint32_t burst, uint32_t count, uint32_t cost,
+                             uint64_t period_ns, const void *name,
+                             uint16_t name_len)
+{
+    cnt_encode_request_header(out, CNT_OP_GCRA_CHECK,
+                              CNT_GCRA_FIXED + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE +
+           put_gcra_body(out + CNT_HEADER_SIZE, flags, burst, count, cost,
+                         period_ns, name, name_len);
+}
+
+/* Starts a Multi_check in out[0..cap). */
+bool cnt_multi_begin(cnt_multi_builder *b, uint8_t *out, size_t cap,
+                     uint32_t opaque, uint8_t flags)
+{
+    b->out = out;
+    b->cap = cap;
+    b->len = 0;
+    b->count = 0;
+    if (cap < CNT_HEADER_SIZE + CNT_MULTI_FIXED)
+        return false;
+    cnt_encode_request_header(out, CNT_OP_MULTI_CHECK, CNT_MULTI_FIXED,
+                              opaque);
+    out[CNT_HEADER_SIZE + CNT_MULTI_OFF_FLAGS] = flags;
+    out[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT] = 0;
+    b->len = CNT_HEADER_SIZE + CNT_MULTI_FIXED;
+    return true;
+}
+
+/* Appends one item to a Multi_check being built. */
+bool cnt_multi_add(cnt_multi_builder *b, const cnt_check_request *item)
+{
+    size_t fixed, need, body_len;
+    uint8_t *p;
+
+    if (item->opcode == CNT_OP_WINDOW_CHECK)
+        fixed = CNT_WIN_FIXED;
+    else if (item->opcode == CNT_OP_GCRA_CHECK)
+        fixed = CNT_GCRA_FIXED;
+    else
+        return false;
+    need = CNT_MITEM_FIXED + fixed + item->name_len;
+    /* A builder that failed to begin has len 0 and takes nothing; an
+     * item's body must fit its u16 length. */
+    if (b->len < CNT_HEADER_SIZE + CNT_MULTI_FIXED ||
+        fixed + item->name_len > UINT16_MAX ||
+        b->count >= CNT_MULTI_MAX || need > b->cap - b->len ||
+        b->len - CNT_HEADER_SIZE + need > CNT_BODY_MAX)
+        return false;
+    p = b->out + b->len;
+    p[CNT_MITEM_OFF_OPCODE] = item->opcode;
+    if (item->opcode == CNT_OP_WINDOW_CHECK)
+        body_len = put_window_body(p + CNT_MITEM_FIXED, 0, item->slots,
+                                   item->limit_or_burst, item->cost,
+                                   item->period_ns, item->name,
+                                   item->name_len);
+    else
+        body_len = put_gcra_body(p + CNT_MITEM_FIXED, 0,
+                                 item->limit_or_burst, item->count,
+                                 item->cost, item->period_ns, item->name,
+                                 item->name_len);
+    cnt_put_u16(p + CNT_MITEM_OFF_LEN, (uint16_t)body_len);
+    b->len += CNT_MITEM_FIXED + body_len;
+    b->count++;
+    return true;
+}
+
+/* Writes a Multi_check's body length and item count; returns its size. */
+size_t cnt_multi_finish(cnt_multi_builder *b)
+{
+    if (b->len < CNT_HEADER_SIZE + CNT_MULTI_FIXED)
+        return 0;
+    cnt_put_u32(b->out + CNT_OFF_BODYLEN,
+                (uint32_t)(b->len - CNT_HEADER_SIZE));
+    b->out[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT] = b->count;
+    return b->len;
+}
+
 /* ---- Decoder ---- */
 
-/* decode_known must be inlined into each case of the opcode switch: that
+/* decode_body must be inlined into each case of the opcode switch: that
  * is what turns the row's constants into straight-line code. */
 #if defined(__GNUC__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NEVER_INLINE __attribute__((noinline))
 #else
 #define ALWAYS_INLINE inline
+#define NEVER_INLINE
 #endif
 
 /* Marks req as answered with an error status; the caller skips req->size. */
@@ -146,35 +331,49 @@ static cnt_decode_result decode_error(cnt_request *req, cnt_status status)
     return CNT_DECODE_ERROR;
 }
 
-/* Decodes a request whose header is in and whose opcode has the given row:
- * at once when the body is skipped, else once the whole body is buffered,
- * reading the fields the row lists and running its checks. The checks run
- * in the reference's order, which decides the answer when a body has
+/* Tells whether a window of window_ns cut into slots is one the server
+ * keeps, the defaults applied to 0s. */
+static bool window_shape_ok(uint8_t slots, uint64_t window_ns)
+{
+    uint64_t n = slots ? slots : CNT_WINDOW_DEFAULT_SLOTS;
+    uint64_t w = window_ns ? window_ns : CNT_WINDOW_DEFAULT_NS;
+
+    return n <= CNT_WINDOW_MAX_SLOTS && w % n == 0 &&
+           w / n >= CNT_WINDOW_MIN_SLOT_NS;
+}
+
+/* Tells whether a TTL is not 0 and its nanoseconds fit a u64. */
+static bool ttl_fits(uint64_t ttl, uint8_t unit)
+{
+    uint64_t ns = cnt_unit_ns(unit);
+
+    return ttl != 0 && ns != 0 && ttl <= UINT64_MAX / ns;
+}
+
+/* Tells whether a Ttl_update's attribute and change are known, and does
+ * not set a TTL to 0. */
+static bool ttl_change_ok(const cnt_request *req)
+{
+    if (req->attribute > CNT_TTL_ATTR_TTL || req->change > CNT_TTL_DECREASE)
+        return false;
+    return !(req->attribute == CNT_TTL_ATTR_TTL &&
+             req->change == CNT_TTL_PATCH && req->value == 0);
+}
+
+static bool multi_items_ok(const cnt_request *req);
+
+/* Reads and checks a body whose bytes are all in body[0..body_len), for
+ * the given row: the fields the row lists, then its checks. The checks
+ * run in the reference's order, which decides the answer when a body has
  * several faults: too short a body, then the numbers, then an empty name,
  * then a name running past the body (the extension opcodes follow the
  * same order; every fault answers 0x04 anyway). */
-static ALWAYS_INLINE cnt_decode_result
-decode_known(const uint8_t *buf, size_t len, cnt_request *req,
-             const cnt_opcode_row row)
+static ALWAYS_INLINE bool
+decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
+            const cnt_opcode_row row)
 {
-    const uint8_t *body = buf + CNT_HEADER_SIZE;
-    uint32_t body_len = req->body_len;
-
-    if (row.body == CNT_BODY_SKIP) {
-        /* No body is needed: answer now; the caller skips any body. */
-        return CNT_DECODE_OK;
-    }
-    /* Refused before the body arrives: the caller skips it as it streams
-     * in instead of buffering it, so no connection ever holds more than
-     * CNT_REQUEST_MAX bytes (doc/protocol.md, "Differences from the
-     * reference"). */
-    if (body_len > CNT_BODY_MAX)
-        return decode_error(req, CNT_STATUS_INVALID);
-    if (len < req->size)
-        return CNT_DECODE_NEED_MORE;
-
     if (body_len < row.fixed)
-        return decode_error(req, CNT_STATUS_INVALID);
+        return false;
     if (row.off_resources != CNT_FIELD_NONE)
         req->resources = cnt_get_u32(body + row.off_resources);
     if (row.off_maximum != CNT_FIELD_NONE)
@@ -183,21 +382,156 @@ decode_known(const uint8_t *buf, size_t len, cnt_request *req,
         req->wait_ms = cnt_get_u32(body + row.off_wait);
     if (row.off_lease != CNT_FIELD_NONE)
         req->lease_ms = cnt_get_u32(body + row.off_lease);
+    if (row.off_quota != CNT_FIELD_NONE)
+        req->quota = cnt_get_u64(body + row.off_quota);
+    if (row.off_ttl != CNT_FIELD_NONE)
+        req->ttl = cnt_get_u64(body + row.off_ttl);
+    if (row.off_period != CNT_FIELD_NONE)
+        req->period_ns = cnt_get_u64(body + row.off_period);
+    if (row.off_limit != CNT_FIELD_NONE)
+        req->limit = cnt_get_u32(body + row.off_limit);
+    if (row.off_count != CNT_FIELD_NONE)
+        req->count = cnt_get_u32(body + row.off_count);
+    if (row.off_cost != CNT_FIELD_NONE)
+        req->cost = cnt_get_u32(body + row.off_cost);
+    if (row.off_flags != CNT_FIELD_NONE)
+        req->flags = body[row.off_flags];
+    if (row.off_slots != CNT_FIELD_NONE)
+        req->slots = body[row.off_slots];
+    if (row.off_unit != CNT_FIELD_NONE)
+        req->unit = body[row.off_unit];
+    if (row.off_attribute != CNT_FIELD_NONE)
+        req->attribute = body[row.off_attribute];
+    if (row.off_change != CNT_FIELD_NONE)
+        req->change = body[row.off_change];
+
     if ((row.checks & CNT_CHECK_RESOURCES_NONZERO) && req->resources == 0)
-        return decode_error(req, CNT_STATUS_INVALID);
+        return false;
     if ((row.checks & CNT_CHECK_MAXIMUM_COVERS) &&
         req->maximum < req->resources)
-        return decode_error(req, CNT_STATUS_INVALID);
+        return false;
     if ((row.checks & CNT_CHECK_LEASE_NONZERO) && req->lease_ms == 0)
-        return decode_error(req, CNT_STATUS_INVALID);
+        return false;
+    if ((row.checks & CNT_CHECK_FLAGS_PEEK_ONLY) &&
+        (req->flags & ~CNT_CHECK_FLAG_PEEK) != 0)
+        return false;
+    if ((row.checks & CNT_CHECK_UNIT_KNOWN) && req->unit > CNT_UNIT_MAX)
+        return false;
+    if ((row.checks & CNT_CHECK_TTL_FITS) && !ttl_fits(req->ttl, req->unit))
+        return false;
+    if ((row.checks & CNT_CHECK_TTL_CHANGE) && !ttl_change_ok(req))
+        return false;
+    if ((row.checks & CNT_CHECK_COUNT_NONZERO) && req->count == 0)
+        return false;
+    if ((row.checks & CNT_CHECK_COST_NONZERO) && req->cost == 0)
+        return false;
+    if ((row.checks & CNT_CHECK_PERIOD_NONZERO) && req->period_ns == 0)
+        return false;
+    if ((row.checks & CNT_CHECK_WINDOW_SHAPE) &&
+        !window_shape_ok(req->slots, req->period_ns))
+        return false;
+
     if (row.off_namelen != CNT_FIELD_NONE) {
         uint16_t name_len = cnt_get_u16(body + row.off_namelen);
 
         if (name_len == 0 || (uint32_t)row.fixed + name_len > body_len)
-            return decode_error(req, CNT_STATUS_INVALID);
+            return false;
         req->name = body + row.fixed;
         req->name_len = name_len;
     }
+    if (row.off_items != CNT_FIELD_NONE) {
+        req->item_count = body[row.off_items];
+        req->items = body + row.fixed;
+        req->items_len = body_len - row.fixed;
+        if (!multi_items_ok(req))
+            return false;
+    }
+    return true;
+}
+
+/* Reads the Multi_check item at items[*pos..len) into item (zeroed
+ * first): an opcode byte, a u16 length and that many bytes, which must be
+ * a valid body of the opcode (a Window_check or a Gcra_check) with its
+ * own flags 0. Steps *pos past it; false, *pos unchanged, when anything
+ * is wrong, without reading past items + len. */
+static bool multi_item_read(const uint8_t *items, uint32_t len, size_t *pos,
+                            cnt_request *item)
+{
+    const uint8_t *p = items + *pos;
+    uint16_t item_len;
+    bool ok;
+
+    memset(item, 0, sizeof(*item));
+    if (*pos > len || len - *pos < CNT_MITEM_FIXED)
+        return false;
+    item_len = cnt_get_u16(p + CNT_MITEM_OFF_LEN);
+    if (item_len > len - *pos - CNT_MITEM_FIXED)
+        return false;
+    item->opcode = p[CNT_MITEM_OFF_OPCODE];
+    item->body_len = item_len;
+    switch (item->opcode) {
+    case CNT_OP_WINDOW_CHECK:
+        ok = decode_body(p + CNT_MITEM_FIXED, item_len, item,
+                         (cnt_opcode_row){ CNT_ROW_WINDOW_CHECK });
+        break;
+    case CNT_OP_GCRA_CHECK:
+        ok = decode_body(p + CNT_MITEM_FIXED, item_len, item,
+                         (cnt_opcode_row){ CNT_ROW_GCRA_CHECK });
+        break;
+    default:
+        ok = false;
+    }
+    if (!ok || item->flags != 0)
+        return false;
+    *pos += CNT_MITEM_FIXED + (size_t)item_len;
+    return true;
+}
+
+/* Checks a Multi_check's items whole: 1 to CNT_MULTI_MAX of them, each
+ * valid, filling the rest of the body exactly, no two of the same kind
+ * with the same name (one record cannot be charged twice in one step).
+ * Never inlined: the items are read by decode_body itself, with the rows
+ * of the checks. */
+static NEVER_INLINE bool multi_items_ok(const cnt_request *req)
+{
+    cnt_request item[CNT_MULTI_MAX];
+    size_t pos = 0;
+
+    if (req->item_count == 0 || req->item_count > CNT_MULTI_MAX)
+        return false;
+    for (unsigned i = 0; i < req->item_count; i++) {
+        if (!multi_item_read(req->items, req->items_len, &pos, &item[i]))
+            return false;
+        for (unsigned j = 0; j < i; j++)
+            if (item[j].opcode == item[i].opcode &&
+                item[j].name_len == item[i].name_len &&
+                memcmp(item[j].name, item[i].name, item[i].name_len) == 0)
+                return false;
+    }
+    return pos == req->items_len;
+}
+
+/* Decodes a request whose header is in and whose opcode has the given row:
+ * at once when the body is skipped, else once the whole body is buffered,
+ * reading the fields the row lists and running its checks. */
+static ALWAYS_INLINE cnt_decode_result
+decode_known(const uint8_t *buf, size_t len, cnt_request *req,
+             const cnt_opcode_row row)
+{
+    if (row.body == CNT_BODY_SKIP) {
+        /* No body is needed: answer now; the caller skips any body. */
+        return CNT_DECODE_OK;
+    }
+    /* Refused before the body arrives: the caller skips it as it streams
+     * in instead of buffering it, so no connection ever holds more than
+     * CNT_REQUEST_MAX bytes (doc/protocol.md, "Differences from the
+     * reference"). */
+    if (req->body_len > CNT_BODY_MAX)
+        return decode_error(req, CNT_STATUS_INVALID);
+    if (len < req->size)
+        return CNT_DECODE_NEED_MORE;
+    if (!decode_body(buf + CNT_HEADER_SIZE, req->body_len, req, row))
+        return decode_error(req, CNT_STATUS_INVALID);
     return CNT_DECODE_OK;
 }
 
@@ -239,4 +573,42 @@ cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
     default:
         return decode_error(req, CNT_STATUS_UNKNOWN_COMMAND);
     }
+}
+
+/* Copies the fields of a check from a decoded request or item. */
+static void check_args_from(const cnt_request *r, bool peek,
+                            cnt_check_request *out)
+{
+    out->opcode = r->opcode;
+    out->peek = peek;
+    out->slots = r->slots;
+    out->limit_or_burst = r->limit;
+    out->count = r->count;
+    out->cost = r->cost;
+    out->period_ns = r->period_ns;
+    out->name = r->name;
+    out->name_len = r->name_len;
+}
+
+/* Fills out from a decoded Window_check or Gcra_check. */
+bool cnt_request_check_args(const cnt_request *req, cnt_check_request *out)
+{
+    if (req->opcode != CNT_OP_WINDOW_CHECK &&
+        req->opcode != CNT_OP_GCRA_CHECK)
+        return false;
+    check_args_from(req, (req->flags & CNT_CHECK_FLAG_PEEK) != 0, out);
+    return true;
+}
+
+/* Yields the next item of a decoded Multi_check. */
+bool cnt_multi_item_next(const cnt_request *req, size_t *pos,
+                         cnt_check_request *out)
+{
+    cnt_request item;
+
+    if (req->opcode != CNT_OP_MULTI_CHECK || req->items == NULL ||
+        !multi_item_read(req->items, req->items_len, pos, &item))
+        return false;
+    check_args_from(&item, (req->flags & CNT_CHECK_FLAG_PEEK) != 0, out);
+    return true;
 }

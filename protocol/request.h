@@ -6,6 +6,8 @@
 #ifndef CNT_PROTOCOL_REQUEST_H
 #define CNT_PROTOCOL_REQUEST_H
 
+#include <stdbool.h>
+
 #include "protocol/wire.h"
 
 /* ---- Encoders (client side) ---- */
@@ -50,9 +52,89 @@ size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
 /* Writes a Queues request (no body); out needs CNT_HEADER_SIZE. */
 size_t cnt_encode_queues(uint8_t *out, uint32_t opaque);
 
+/* Writes a Ttl_insert request; out needs CNT_HEADER_SIZE + 19 + name_len.
+ * ttl is in unit (a cnt_time_unit). */
+size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,
+                             uint64_t ttl, uint8_t unit, const void *name,
+                             uint16_t name_len);
+
+/* Writes a Ttl_query request; out needs CNT_HEADER_SIZE + 2 + name_len. */
+size_t cnt_encode_ttl_query(uint8_t *out, uint32_t opaque, const void *name,
+                            uint16_t name_len);
+
+/* Writes a Ttl_update request; out needs CNT_HEADER_SIZE + 13 + name_len.
+ * attribute is a cnt_ttl_attribute, change a cnt_ttl_change, unit the
+ * unit of a TTL value. */
+size_t cnt_encode_ttl_update(uint8_t *out, uint32_t opaque, uint8_t attribute,
+                             uint8_t change, uint8_t unit, uint64_t value,
+                             const void *name, uint16_t name_len);
+
+/* Writes a Ttl_purge request; out needs CNT_HEADER_SIZE + 2 + name_len. */
+size_t cnt_encode_ttl_purge(uint8_t *out, uint32_t opaque, const void *name,
+                            uint16_t name_len);
+
+/* Writes a Window_check request; out needs CNT_HEADER_SIZE + 22 +
+ * name_len. flags: CNT_CHECK_FLAG_PEEK or 0; slots 0 and window_ns 0 take
+ * the defaults (10 slots, 1 s). */
+size_t cnt_encode_window_check(uint8_t *out, uint32_t opaque, uint8_t flags,
+                               uint8_t slots, uint32_t limit, uint32_t cost,
+                               uint64_t window_ns, const void *name,
+                               uint16_t name_len);
+
+/* Writes a Gcra_check request; out needs CNT_HEADER_SIZE + 26 + name_len.
+ * count per period_ns, with a burst of burst beyond it. */
+size_t cnt_encode_gcra_check(uint8_t *out, uint32_t opaque, uint8_t flags,
+                             uint32_t burst, uint32_t count, uint32_t cost,
+                             uint64_t period_ns, const void *name,
+                             uint16_t name_len);
+
+/* One check of a Window_check, a Gcra_check or a Multi_check item, with
+ * the fields of the core's check arguments under the same names and
+ * types, so the server copies it field by field. Peek comes from the
+ * request's flags (a Multi_check's for its items). */
+typedef struct cnt_check_request {
+    uint8_t opcode;             /* CNT_OP_WINDOW_CHECK or CNT_OP_GCRA_CHECK */
+    bool peek;
+    uint8_t slots;              /* window: 0 = 10 */
+    uint32_t limit_or_burst;    /* window: limit; gcra: burst */
+    uint32_t count;             /* gcra */
+    uint32_t cost;
+    uint64_t period_ns;         /* window: window_ns (0 = 1 s); gcra:
+                                 * period */
+    const uint8_t *name;
+    uint16_t name_len;
+} cnt_check_request;
+
+/* Builds a Multi_check request in a caller buffer: begin, add items, then
+ * finish. Every item must fit both the buffer and CNT_BODY_MAX, and at
+ * most CNT_MULTI_MAX items are taken; an item that does not fit is left
+ * out and its add says so, leaving what was built intact. */
+typedef struct cnt_multi_builder {
+    uint8_t *out;
+    size_t cap;                 /* bytes of out */
+    size_t len;                 /* bytes written, header included */
+    uint8_t count;              /* items added */
+} cnt_multi_builder;
+
+/* Starts a Multi_check (flags: CNT_CHECK_FLAG_PEEK or 0) in out[0..cap);
+ * false if cap cannot hold even the header and the fixed part. */
+bool cnt_multi_begin(cnt_multi_builder *b, uint8_t *out, size_t cap,
+                     uint32_t opaque, uint8_t flags);
+
+/* Appends one item: item->opcode's body with its own flags 0 (item->peek
+ * is not used: the Multi_check's flags apply to every item); false, and
+ * nothing written, when it would pass the buffer, CNT_BODY_MAX or
+ * CNT_MULTI_MAX items, or when the opcode is not a check. */
+bool cnt_multi_add(cnt_multi_builder *b, const cnt_check_request *item);
+
+/* Writes the body length and the item count; returns the request's size
+ * (the server refuses one without items, like any malformed body). */
+size_t cnt_multi_finish(cnt_multi_builder *b);
+
 /* ---- Decoder (server side) ---- */
 
-/* A decoded request. Fields not used by the opcode are zero. The fields
+/* A decoded request. Fields not used by the opcode are zero; values are
+ * as sent (a 0 that means "the default" stays 0). The fields
  * are generic (named after their meaning, not an opcode), so a new opcode
  * whose body has the same kinds of fields reuses them; a new kind of field
  * gets a member here next to its offset in cnt_opcode_row. */
@@ -66,7 +148,25 @@ typedef struct cnt_request {
     uint32_t maximum;       /* Acquire, Wait_acquire */
     uint32_t wait_ms;       /* Wait_acquire */
     uint32_t lease_ms;      /* Wait_acquire, Renew */
-    const uint8_t *name;    /* opcodes with a body: points into buf */
+    union {                 /* one u64, named for what it holds */
+        uint64_t quota;     /* Ttl_insert */
+        uint64_t value;     /* Ttl_update */
+    };
+    uint64_t ttl;           /* Ttl_insert, in unit */
+    uint64_t period_ns;     /* Window_check: window_ns (0 = 1 s);
+                             * Gcra_check: period */
+    uint32_t limit;         /* Window_check: limit; Gcra_check: burst */
+    uint32_t count;         /* Gcra_check */
+    uint32_t cost;          /* Window_check, Gcra_check */
+    uint8_t flags;          /* Window_check, Gcra_check, Multi_check */
+    uint8_t slots;          /* Window_check (0 = 10) */
+    uint8_t unit;           /* Ttl_insert, Ttl_update */
+    uint8_t attribute;      /* Ttl_update */
+    uint8_t change;         /* Ttl_update */
+    uint8_t item_count;     /* Multi_check: 1..CNT_MULTI_MAX */
+    const uint8_t *items;   /* Multi_check: the first item, in buf */
+    uint32_t items_len;     /* Multi_check: bytes of all the items */
+    const uint8_t *name;    /* opcodes with a name: points into buf */
     uint16_t name_len;
     cnt_status status;      /* CNT_DECODE_ERROR: the status to answer */
 } cnt_request;
@@ -87,5 +187,17 @@ typedef struct cnt_request {
  * req is written in every case. */
 cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
                                      cnt_request *req);
+
+/* Fills out from a Window_check or Gcra_check request decoded with
+ * CNT_DECODE_OK; false (out untouched) for any other opcode. */
+bool cnt_request_check_args(const cnt_request *req, cnt_check_request *out);
+
+/* Walks the items of a Multi_check decoded with CNT_DECODE_OK: *pos starts
+ * at 0; returns true and fills out for each item in order, false after the
+ * last one. Pure and bounded: it reads only req->items[0..items_len) and
+ * also refuses (false) an item that is malformed, so it is safe on any
+ * request; out->peek is the Multi_check's peek flag. */
+bool cnt_multi_item_next(const cnt_request *req, size_t *pos,
+                         cnt_check_request *out);
 
 #endif

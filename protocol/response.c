@@ -136,6 +136,62 @@ size_t cnt_encode_event(uint8_t *out, uint8_t code, uint32_t opaque,
     return CNT_EVENT_SIZE(name_len);
 }
 
+/* Writes a status-0 Ttl_query or Ttl_update answer. */
+size_t cnt_encode_ttl_view(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                           const cnt_ttl_answer *view)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, opcode, CNT_STATUS_OK, CNT_TTL_VIEW_SIZE,
+                               opaque);
+    cnt_put_u64(body + CNT_TTLV_OFF_QUOTA, view->quota);
+    cnt_put_u64(body + CNT_TTLV_OFF_TTL, view->ttl_left);
+    body[CNT_TTLV_OFF_UNIT] = view->unit;
+    return CNT_TTL_VIEW_RESPONSE_SIZE;
+}
+
+/* Writes one 32-byte check answer at p. */
+static void put_check_result(uint8_t *p, const cnt_check_result *r)
+{
+    /* The state's byte and three zero bytes after it. */
+    cnt_put_u32(p + CNT_CANS_OFF_STATE, (uint32_t)r->state << 24);
+    cnt_put_u32(p + CNT_CANS_OFF_LIMIT, r->limit);
+    cnt_put_u32(p + CNT_CANS_OFF_REMAINING, r->remaining);
+    cnt_put_u32(p + CNT_CANS_OFF_USED, r->used);
+    cnt_put_u64(p + CNT_CANS_OFF_RETRY, r->retry_after_ns);
+    cnt_put_u64(p + CNT_CANS_OFF_RESET, r->reset_after_ns);
+}
+
+/* Writes a status-0 Window_check or Gcra_check answer. */
+size_t cnt_encode_check_answer(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                               const cnt_check_result *result)
+{
+    cnt_encode_response_header(out, opcode, CNT_STATUS_OK,
+                               CNT_CHECK_ANSWER_SIZE, opaque);
+    put_check_result(out + CNT_HEADER_SIZE, result);
+    return CNT_CHECK_RESPONSE_SIZE;
+}
+
+/* Writes a status-0 Multi_check answer. */
+size_t cnt_encode_multi_answer(uint8_t *out, uint32_t opaque,
+                               uint8_t overall,
+                               const cnt_check_result *items,
+                               uint8_t count)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_MULTI_CHECK, CNT_STATUS_OK,
+                               (uint32_t)(CNT_MULTI_ANSWER_SIZE(count) -
+                                          CNT_HEADER_SIZE),
+                               opaque);
+    body[CNT_MANS_OFF_OVERALL] = overall;
+    body[CNT_MANS_OFF_COUNT] = count;
+    for (uint8_t i = 0; i < count; i++)
+        put_check_result(body + CNT_MANS_FIXED +
+                         (size_t)i * CNT_CHECK_ANSWER_SIZE, &items[i]);
+    return CNT_MULTI_ANSWER_SIZE(count);
+}
+
 /* Clamps a string length to what a u16 length field can carry. */
 static uint16_t stats_len(const char *s)
 {
@@ -355,4 +411,85 @@ bool cnt_parse_event(const cnt_response *res, cnt_event_packet *ev)
     ev->name = name;
     ev->name_len = name_len;
     return true;
+}
+
+/* Parses a Ttl_query or Ttl_update answer. */
+bool cnt_parse_ttl_view(const cnt_response *res, cnt_ttl_answer *view)
+{
+    uint8_t unit;
+
+    if (!answer_ok(res, CNT_OP_TTL_QUERY, CNT_TTL_VIEW_SIZE) &&
+        !answer_ok(res, CNT_OP_TTL_UPDATE, CNT_TTL_VIEW_SIZE))
+        return false;
+    unit = res->body[CNT_TTLV_OFF_UNIT];
+    if (unit > CNT_UNIT_MAX)
+        return false;
+    view->quota = cnt_get_u64(res->body + CNT_TTLV_OFF_QUOTA);
+    view->ttl_left = cnt_get_u64(res->body + CNT_TTLV_OFF_TTL);
+    view->unit = unit;
+    return true;
+}
+
+/* Reads one 32-byte check answer at p; false if its state is unknown. */
+static bool get_check_result(const uint8_t *p, cnt_check_result *r)
+{
+    uint8_t state = p[CNT_CANS_OFF_STATE];
+
+    if (state > CNT_CHECK_NEVER)
+        return false;
+    r->state = state;
+    r->limit = cnt_get_u32(p + CNT_CANS_OFF_LIMIT);
+    r->remaining = cnt_get_u32(p + CNT_CANS_OFF_REMAINING);
+    r->used = cnt_get_u32(p + CNT_CANS_OFF_USED);
+    r->retry_after_ns = cnt_get_u64(p + CNT_CANS_OFF_RETRY);
+    r->reset_after_ns = cnt_get_u64(p + CNT_CANS_OFF_RESET);
+    return true;
+}
+
+/* Parses a Window_check or Gcra_check answer. */
+bool cnt_parse_check_answer(const cnt_response *res,
+                            cnt_check_result *result)
+{
+    cnt_check_result r;
+
+    if (!answer_ok(res, CNT_OP_WINDOW_CHECK, CNT_CHECK_ANSWER_SIZE) &&
+        !answer_ok(res, CNT_OP_GCRA_CHECK, CNT_CHECK_ANSWER_SIZE))
+        return false;
+    if (!get_check_result(res->body, &r))
+        return false;
+    *result = r;
+    return true;
+}
+
+/* Parses a Multi_check answer, its items' states included. */
+bool cnt_parse_multi_answer(const cnt_response *res, cnt_multi_answer *ans)
+{
+    uint8_t overall, count;
+    cnt_check_result r;
+
+    if (!answer_ok(res, CNT_OP_MULTI_CHECK, CNT_MANS_FIXED))
+        return false;
+    overall = res->body[CNT_MANS_OFF_OVERALL];
+    count = res->body[CNT_MANS_OFF_COUNT];
+    if (overall > CNT_MULTI_DENIED || count == 0 || count > CNT_MULTI_MAX ||
+        res->body_len < CNT_MULTI_ANSWER_SIZE(count) - CNT_HEADER_SIZE)
+        return false;
+    for (uint8_t i = 0; i < count; i++)
+        if (!get_check_result(res->body + CNT_MANS_FIXED +
+                              (size_t)i * CNT_CHECK_ANSWER_SIZE, &r))
+            return false;
+    ans->overall = overall;
+    ans->count = count;
+    ans->items = res->body + CNT_MANS_FIXED;
+    return true;
+}
+
+/* Reads item i of a parsed Multi_check answer. */
+bool cnt_multi_answer_item(const cnt_multi_answer *ans, uint8_t i,
+                           cnt_check_result *result)
+{
+    if (i >= ans->count)
+        return false;
+    return get_check_result(ans->items + (size_t)i * CNT_CHECK_ANSWER_SIZE,
+                            result);
 }

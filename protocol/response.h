@@ -3,9 +3,9 @@
  * size the matching *_SIZE macro or function gives, and return the number
  * of bytes written.
  * The incremental decoder and the body parsers (Dump and Queues records,
- * Stats pairs, the extension answers and events; used by clients:
- * counterctl, the benchmark, the tests) never trust a declared length for
- * memory. */
+ * Stats pairs, the extension answers - waits, TTL records, checks - and
+ * events; used by clients: counterctl, the benchmark, the tests) never
+ * trust a declared length for memory. */
 #ifndef CNT_PROTOCOL_RESPONSE_H
 #define CNT_PROTOCOL_RESPONSE_H
 
@@ -27,6 +27,33 @@
     (CNT_HEADER_SIZE + CNT_QUEUES_FIXED + (size_t)(n))
 /* Size of an event packet for a name of n bytes. */
 #define CNT_EVENT_SIZE(n) (CNT_HEADER_SIZE + CNT_EVENT_FIXED + (size_t)(n))
+/* Size of a status-0 Ttl_query or Ttl_update answer. */
+#define CNT_TTL_VIEW_RESPONSE_SIZE (CNT_HEADER_SIZE + CNT_TTL_VIEW_SIZE)
+/* Size of a status-0 Window_check or Gcra_check answer. */
+#define CNT_CHECK_RESPONSE_SIZE (CNT_HEADER_SIZE + CNT_CHECK_ANSWER_SIZE)
+/* Size of a status-0 Multi_check answer of n items. */
+#define CNT_MULTI_ANSWER_SIZE(n)                                            \
+    (CNT_HEADER_SIZE + CNT_MANS_FIXED + (size_t)(n) * CNT_CHECK_ANSWER_SIZE)
+
+/* A TTL record as Ttl_query and Ttl_update answer it (the core's view,
+ * field for field). */
+typedef struct cnt_ttl_answer {
+    uint64_t quota;
+    uint64_t ttl_left;      /* in unit, rounded up: never 0 when live */
+    uint8_t unit;           /* a cnt_time_unit: the record's own */
+} cnt_ttl_answer;
+
+/* One check's answer (Window_check, Gcra_check, a Multi_check item; the
+ * core's check answer, field for field). */
+typedef struct cnt_check_result {
+    uint8_t state;          /* a cnt_check_state */
+    uint32_t limit;
+    uint32_t remaining;
+    uint32_t used;
+    uint64_t retry_after_ns;    /* 0 when allowed; CNT_RETRY_NEVER when
+                                 * never */
+    uint64_t reset_after_ns;
+} cnt_check_result;
 
 /* Writes a response header (magic 0x91, reserved 0). */
 size_t cnt_encode_response_header(uint8_t *out, uint8_t opcode, uint8_t status,
@@ -72,6 +99,24 @@ size_t cnt_encode_queues_record(uint8_t *out, uint32_t opaque,
 size_t cnt_encode_event(uint8_t *out, uint8_t code, uint32_t opaque,
                         uint64_t lease_id, uint32_t value,
                         const uint8_t *name, uint16_t name_len);
+
+/* Writes a status-0 Ttl_query or Ttl_update answer (opcode one of them;
+ * CNT_TTL_VIEW_RESPONSE_SIZE bytes): quota, time left, unit. */
+size_t cnt_encode_ttl_view(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                           const cnt_ttl_answer *view);
+
+/* Writes a status-0 Window_check or Gcra_check answer (opcode one of
+ * them; CNT_CHECK_RESPONSE_SIZE bytes). */
+size_t cnt_encode_check_answer(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                               const cnt_check_result *result);
+
+/* Writes a status-0 Multi_check answer (CNT_MULTI_ANSWER_SIZE(count)
+ * bytes): overall (a cnt_multi_state), count, then items[0..count) in
+ * request order. */
+size_t cnt_encode_multi_answer(uint8_t *out, uint32_t opaque,
+                               uint8_t overall,
+                               const cnt_check_result *items,
+                               uint8_t count);
 
 /* Writes one Stats pair (name length, value length, name, value) and
  * returns its size; with out NULL only returns the size. */
@@ -183,6 +228,35 @@ typedef struct cnt_event_packet {
  * its body is malformed (too short, name running past the body). The
  * request it is about is the Wait_acquire whose opaque is res->opaque. */
 bool cnt_parse_event(const cnt_response *res, cnt_event_packet *ev);
+
+/* Parses a Ttl_query or Ttl_update answer; false if res is not a
+ * status-0 answer (magic 0x91) to one of them of at least 17 bytes with a
+ * known unit. */
+bool cnt_parse_ttl_view(const cnt_response *res, cnt_ttl_answer *view);
+
+/* Parses a Window_check or Gcra_check answer; false if res is not a
+ * status-0 answer (magic 0x91) to one of them of at least 32 bytes with a
+ * known state. */
+bool cnt_parse_check_answer(const cnt_response *res,
+                            cnt_check_result *result);
+
+/* A Multi_check answer, checked whole by cnt_parse_multi_answer; its
+ * items are read with cnt_multi_answer_item. */
+typedef struct cnt_multi_answer {
+    uint8_t overall;        /* a cnt_multi_state */
+    uint8_t count;          /* items, 1..CNT_MULTI_MAX */
+    const uint8_t *items;   /* the first item, in the response body */
+} cnt_multi_answer;
+
+/* Parses a Multi_check answer; false if res is not a status-0 answer
+ * (magic 0x91) to Multi_check whose overall state and every item's state
+ * are known and whose 1 to CNT_MULTI_MAX items lie inside the body. */
+bool cnt_parse_multi_answer(const cnt_response *res, cnt_multi_answer *ans);
+
+/* Reads item i (from 0) of a parsed Multi_check answer; false when i is
+ * not below its count. */
+bool cnt_multi_answer_item(const cnt_multi_answer *ans, uint8_t i,
+                           cnt_check_result *result);
 
 /* Iterates Stats pairs: *pos starts at 0; returns true and sets the four
  * outputs for each pair, false at the end or on a malformed body. */

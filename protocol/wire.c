@@ -2,7 +2,7 @@
  * contract: clients compare them byte for byte, so they live in one place
  * and carry no trailing NUL on the wire. The opcode table describes each
  * request body once, for the decoder and for printable names; event codes
- * get printable names too. */
+ * and the TTL opcodes' time units get printable names too. */
 #include "config.h"
 
 #include "protocol/wire.h"
@@ -31,6 +31,10 @@ const char *cnt_status_text(cnt_status status)
         return "Too many waits";
     case CNT_STATUS_LEASE_EXPIRED:
         return "Lease expired";
+    case CNT_STATUS_EXISTS:
+        return "Exists";
+    case CNT_STATUS_BELOW_ZERO:
+        return "Below zero";
     case CNT_STATUS_UNKNOWN_COMMAND:
         return "Unknown command";
     case CNT_STATUS_OUT_OF_MEMORY:
@@ -54,6 +58,31 @@ const char *cnt_event_name(uint8_t code)
         return "shutdown";
     }
     return NULL;
+}
+
+/* The time units, indexed by their code: length and printable name. */
+static const struct {
+    uint64_t ns;
+    const char *name;
+} time_units[CNT_UNIT_MAX + 1] = {
+    [CNT_UNIT_NS] = { 1, "ns" },
+    [CNT_UNIT_US] = { 1000, "us" },
+    [CNT_UNIT_MS] = { 1000000, "ms" },
+    [CNT_UNIT_S] = { 1000000000, "s" },
+    [CNT_UNIT_MIN] = { 60ull * 1000000000, "min" },
+    [CNT_UNIT_H] = { 3600ull * 1000000000, "h" },
+};
+
+/* Returns how many nanoseconds one of a time unit lasts, 0 if unknown. */
+uint64_t cnt_unit_ns(uint8_t unit)
+{
+    return unit <= CNT_UNIT_MAX ? time_units[unit].ns : 0;
+}
+
+/* Returns a time unit's short name, NULL if unknown. */
+const char *cnt_unit_name(uint8_t unit)
+{
+    return unit <= CNT_UNIT_MAX ? time_units[unit].name : NULL;
 }
 
 /* One entry of cnt_opcode_table per row of CNT_OPCODE_ROWS; a code listed

@@ -18,10 +18,11 @@
 
 #define CNT_HEADER_SIZE 12
 #define CNT_NAME_MAX    65535u
-/* The largest legal body: Wait_acquire's 18 fixed bytes and the longest
- * name. It bounds every opcode whose body is needed (tests/test_wire.c
- * checks that no row's fixed part is larger than Wait_acquire's). */
-#define CNT_BODY_MAX    (18u + CNT_NAME_MAX)
+/* The largest legal body: Gcra_check's 26 fixed bytes and the longest
+ * name. It bounds every opcode whose body is needed, Multi_check's
+ * included (tests/test_wire.c checks that no row's fixed part is larger
+ * than Gcra_check's). */
+#define CNT_BODY_MAX    (26u + CNT_NAME_MAX)
 #define CNT_REQUEST_MAX (CNT_HEADER_SIZE + CNT_BODY_MAX)
 
 /* Header offsets (requests and responses share the layout; byte 2 is flags
@@ -57,6 +58,67 @@
 #define CNT_WREL_OFF_NAMELEN     0
 #define CNT_WREL_FIXED           2
 
+/* Rate-limit request bodies (doc/protocol.md, "Rate limits"). Ttl_insert:
+ * quota, ttl, unit, name. */
+#define CNT_TTLI_OFF_QUOTA       0
+#define CNT_TTLI_OFF_TTL         8
+#define CNT_TTLI_OFF_UNIT        16
+#define CNT_TTLI_OFF_NAMELEN     17
+#define CNT_TTLI_FIXED           19
+/* Ttl_query and Ttl_purge: the name only. */
+#define CNT_TTLQ_OFF_NAMELEN     0
+#define CNT_TTLQ_FIXED           2
+#define CNT_TTLP_OFF_NAMELEN     0
+#define CNT_TTLP_FIXED           2
+/* Ttl_update: attribute, change, unit, value, name. */
+#define CNT_TTLU_OFF_ATTRIBUTE   0
+#define CNT_TTLU_OFF_CHANGE      1
+#define CNT_TTLU_OFF_UNIT        2
+#define CNT_TTLU_OFF_VALUE       3
+#define CNT_TTLU_OFF_NAMELEN     11
+#define CNT_TTLU_FIXED           13
+/* Window_check: flags, slots, 2 reserved bytes, limit, cost, window_ns,
+ * name. */
+#define CNT_WIN_OFF_FLAGS        0
+#define CNT_WIN_OFF_SLOTS        1
+#define CNT_WIN_OFF_RESERVED     2
+#define CNT_WIN_OFF_LIMIT        4
+#define CNT_WIN_OFF_COST         8
+#define CNT_WIN_OFF_WINDOW       12
+#define CNT_WIN_OFF_NAMELEN      20
+#define CNT_WIN_FIXED            22
+/* Gcra_check: flags, 3 reserved bytes, burst, count, cost, period_ns,
+ * name. */
+#define CNT_GCRA_OFF_FLAGS       0
+#define CNT_GCRA_OFF_RESERVED    1
+#define CNT_GCRA_OFF_BURST       4
+#define CNT_GCRA_OFF_COUNT       8
+#define CNT_GCRA_OFF_COST        12
+#define CNT_GCRA_OFF_PERIOD      16
+#define CNT_GCRA_OFF_NAMELEN     24
+#define CNT_GCRA_FIXED           26
+/* Multi_check: flags, item count, then the items; each item is an opcode
+ * byte, a u16 length and that many bytes of the opcode's body. */
+#define CNT_MULTI_OFF_FLAGS      0
+#define CNT_MULTI_OFF_COUNT      1
+#define CNT_MULTI_FIXED          2
+#define CNT_MITEM_OFF_OPCODE     0
+#define CNT_MITEM_OFF_LEN        1
+#define CNT_MITEM_FIXED          3
+/* The most items one Multi_check may carry. */
+#define CNT_MULTI_MAX            16
+
+/* Flags byte of Window_check, Gcra_check and Multi_check: only bit 0
+ * (peek: evaluate, charge nothing) is defined; other bits are 0x04. */
+#define CNT_CHECK_FLAG_PEEK      0x01u
+
+/* Window_check defaults and bounds: slots 0 and window_ns 0 take the
+ * defaults; a slot must last at least 1 us. */
+#define CNT_WINDOW_DEFAULT_SLOTS 10u
+#define CNT_WINDOW_MAX_SLOTS     64u
+#define CNT_WINDOW_DEFAULT_NS    1000000000ull
+#define CNT_WINDOW_MIN_SLOT_NS   1000ull
+
 /* Wait_acquire's maximum, wait_ms and lease_ms, and Renew's lease_ms: take
  * the group's setting instead (for the maximum, 0 says so). */
 #define CNT_USE_GROUP_DEFAULT    0xffffffffu
@@ -91,12 +153,40 @@
 #define CNT_EVENT_OFF_NAMELEN    12
 #define CNT_EVENT_FIXED          14
 
+/* Ttl_query and Ttl_update answer body (the record after the request):
+ * quota, time left in the record's unit (rounded up), that unit. */
+#define CNT_TTLV_OFF_QUOTA       0
+#define CNT_TTLV_OFF_TTL         8
+#define CNT_TTLV_OFF_UNIT        16
+#define CNT_TTL_VIEW_SIZE        17
+
+/* Check answer body (Window_check, Gcra_check, each Multi_check item):
+ * state, three zero bytes, limit, remaining, used, retry_after_ns,
+ * reset_after_ns; always this size. */
+#define CNT_CANS_OFF_STATE       0
+#define CNT_CANS_OFF_LIMIT       4
+#define CNT_CANS_OFF_REMAINING   8
+#define CNT_CANS_OFF_USED        12
+#define CNT_CANS_OFF_RETRY       16
+#define CNT_CANS_OFF_RESET       24
+#define CNT_CHECK_ANSWER_SIZE    32
+
+/* Multi_check answer body: overall state, item count, then one check
+ * answer per item in request order. */
+#define CNT_MANS_OFF_OVERALL     0
+#define CNT_MANS_OFF_COUNT       1
+#define CNT_MANS_FIXED           2
+
+/* The retry_after_ns of a check that can never be allowed. */
+#define CNT_RETRY_NEVER          UINT64_MAX
+
 /* Stats pair: name length u16, value length u16, then name and value. */
 #define CNT_STATS_PAIR_FIXED     4
 
 /* Opcodes: the reference protocol's, then the extensions (waiting
- * acquisition and leases), which take codes from 0x20 up, a range the
- * reference answers with 0x81, so old servers refuse them cleanly. */
+ * acquisition and leases, rate limits), which take codes from 0x20 up, a
+ * range the reference answers with 0x81, so old servers refuse them
+ * cleanly. */
 typedef enum cnt_opcode {
     CNT_OP_NOOP         = 0x00,
     CNT_OP_GET          = 0x01,
@@ -107,7 +197,14 @@ typedef enum cnt_opcode {
     CNT_OP_WAIT_ACQUIRE = 0x20,
     CNT_OP_RENEW        = 0x21,
     CNT_OP_WAIT_RELEASE = 0x22,
-    CNT_OP_QUEUES       = 0x23
+    CNT_OP_QUEUES       = 0x23,
+    CNT_OP_TTL_INSERT   = 0x30,
+    CNT_OP_TTL_QUERY    = 0x31,
+    CNT_OP_TTL_UPDATE   = 0x32,
+    CNT_OP_TTL_PURGE    = 0x33,
+    CNT_OP_WINDOW_CHECK = 0x34,
+    CNT_OP_GCRA_CHECK   = 0x35,
+    CNT_OP_MULTI_CHECK  = 0x36
 } cnt_opcode;
 
 /* Response statuses. */
@@ -122,6 +219,8 @@ typedef enum cnt_status {
     CNT_STATUS_UNKNOWN_GROUP          = 0x25,
     CNT_STATUS_TOO_MANY_WAITS         = 0x26,
     CNT_STATUS_LEASE_EXPIRED          = 0x27,
+    CNT_STATUS_EXISTS                 = 0x28,
+    CNT_STATUS_BELOW_ZERO             = 0x29,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;
@@ -139,6 +238,42 @@ typedef enum cnt_wait_state {
     CNT_WAIT_GRANTED = 0,
     CNT_WAIT_QUEUED  = 1
 } cnt_wait_state;
+
+/* Time units of the TTL opcodes: the unit a TTL or a TTL change is given
+ * in, and the unit a record shows its time left in. */
+typedef enum cnt_time_unit {
+    CNT_UNIT_NS  = 0,
+    CNT_UNIT_US  = 1,
+    CNT_UNIT_MS  = 2,
+    CNT_UNIT_S   = 3,
+    CNT_UNIT_MIN = 4,
+    CNT_UNIT_H   = 5
+} cnt_time_unit;
+#define CNT_UNIT_MAX CNT_UNIT_H
+
+/* Ttl_update's attribute and change bytes. */
+typedef enum cnt_ttl_attribute {
+    CNT_TTL_ATTR_QUOTA = 0,
+    CNT_TTL_ATTR_TTL   = 1
+} cnt_ttl_attribute;
+typedef enum cnt_ttl_change {
+    CNT_TTL_PATCH    = 0,   /* set to the value */
+    CNT_TTL_INCREASE = 1,
+    CNT_TTL_DECREASE = 2
+} cnt_ttl_change;
+
+/* A check answer's state (Limited and Never are answers, not statuses). */
+typedef enum cnt_check_state {
+    CNT_CHECK_ALLOWED = 0,
+    CNT_CHECK_LIMITED = 1,
+    CNT_CHECK_NEVER   = 2   /* the cost can never fit the limit */
+} cnt_check_state;
+
+/* A Multi_check answer's overall state. */
+typedef enum cnt_multi_state {
+    CNT_MULTI_ALLOWED = 0,  /* every item allowed (and charged) */
+    CNT_MULTI_DENIED  = 1   /* at least one item denied; nothing charged */
+} cnt_multi_state;
 
 /* What one decoding step found at the front of a buffer; the request
  * decoder (request.h) and the response decoder (response.h) both answer
@@ -165,6 +300,14 @@ const char *cnt_status_text(cnt_status status);
  * if unknown). */
 const char *cnt_event_name(uint8_t code);
 
+/* Returns how many nanoseconds one of a time unit lasts (0 if the unit
+ * is unknown). */
+uint64_t cnt_unit_ns(uint8_t unit);
+
+/* Returns a time unit's short name ("ns", "us", "ms", "s", "min", "h";
+ * NULL if unknown). */
+const char *cnt_unit_name(uint8_t unit);
+
 /* How the server treats a request's body, per opcode. Zero is "unknown" so
  * that every opcode byte without a row in the table is answered 0x81. */
 typedef enum cnt_body_kind {
@@ -179,12 +322,33 @@ typedef enum cnt_body_kind {
 /* Argument checks of a body, as bits of cnt_opcode_row.checks. The decoder
  * always runs them in the reference's order, whatever the bit values:
  * body shorter than the fixed part, then the numbers (resources not 0,
- * maximum not below resources, lease not 0), then the name (not empty,
- * not running past the body; implied by a name field). Each failure
- * answers 0x04. */
-#define CNT_CHECK_RESOURCES_NONZERO 0x01u
-#define CNT_CHECK_MAXIMUM_COVERS    0x02u
-#define CNT_CHECK_LEASE_NONZERO     0x04u
+ * maximum not below resources, lease not 0; then the rate-limit fields in
+ * the order of the bits below), then the name (not empty, not running
+ * past the body; implied by a name field) or the items of a Multi_check
+ * (implied by an items field). Each failure answers 0x04. */
+#define CNT_CHECK_RESOURCES_NONZERO 0x0001u
+#define CNT_CHECK_MAXIMUM_COVERS    0x0002u
+#define CNT_CHECK_LEASE_NONZERO     0x0004u
+/* No flag but peek set. */
+#define CNT_CHECK_FLAGS_PEEK_ONLY   0x0008u
+/* unit <= CNT_UNIT_MAX. */
+#define CNT_CHECK_UNIT_KNOWN        0x0010u
+/* ttl not 0, and ttl in nanoseconds (ttl times the unit) fits a u64. */
+#define CNT_CHECK_TTL_FITS          0x0020u
+/* attribute and change known; a TTL is never patched to 0. */
+#define CNT_CHECK_TTL_CHANGE        0x0040u
+/* count not 0. */
+#define CNT_CHECK_COUNT_NONZERO     0x0080u
+/* cost not 0. */
+#define CNT_CHECK_COST_NONZERO      0x0100u
+/* period not 0. */
+#define CNT_CHECK_PERIOD_NONZERO    0x0200u
+/* The window's shape, defaults applied (slots 0 is 10, window 0 is 1 s):
+ * at most 64 slots, a window that is a whole number of slots, a slot of
+ * at least 1 us. */
+#define CNT_CHECK_WINDOW_SHAPE      0x0400u
+/* Every bit above. */
+#define CNT_CHECK_ALL               0x07ffu
 
 /* One opcode's row: everything the decoder and cnt_opcode_name need to
  * know about it. A new opcode whose body is made of the field kinds below
@@ -194,23 +358,86 @@ typedef enum cnt_body_kind {
 typedef struct cnt_opcode_row {
     const char *name;       /* printable name; NULL when not an opcode */
     uint8_t body;           /* a cnt_body_kind */
-    uint8_t fixed;          /* bytes before the name data (the least legal
-                             * body); 0 for a skipped body */
+    uint8_t fixed;          /* bytes before the name data or the items
+                             * (the least legal body); 0 for a skipped
+                             * body */
     uint8_t off_resources;  /* u32, or CNT_FIELD_NONE */
     uint8_t off_maximum;    /* u32, or CNT_FIELD_NONE */
     uint8_t off_wait;       /* u32 wait_ms, or CNT_FIELD_NONE */
     uint8_t off_lease;      /* u32 lease_ms, or CNT_FIELD_NONE */
+    uint8_t off_quota;      /* u64 quota or value, or CNT_FIELD_NONE */
+    uint8_t off_ttl;        /* u64 ttl, or CNT_FIELD_NONE */
+    uint8_t off_period;     /* u64 window_ns or period_ns, or
+                             * CNT_FIELD_NONE */
+    uint8_t off_limit;      /* u32 limit or burst, or CNT_FIELD_NONE */
+    uint8_t off_count;      /* u32 count, or CNT_FIELD_NONE */
+    uint8_t off_cost;       /* u32 cost, or CNT_FIELD_NONE */
+    uint8_t off_flags;      /* u8 flags, or CNT_FIELD_NONE */
+    uint8_t off_slots;      /* u8 slots, or CNT_FIELD_NONE */
+    uint8_t off_unit;       /* u8 time unit, or CNT_FIELD_NONE */
+    uint8_t off_attribute;  /* u8 attribute, or CNT_FIELD_NONE */
+    uint8_t off_change;     /* u8 change, or CNT_FIELD_NONE */
     uint8_t off_namelen;    /* u16 followed by the name at fixed, or
                              * CNT_FIELD_NONE */
-    uint8_t checks;         /* CNT_CHECK_* bits */
+    uint8_t off_items;      /* u8 item count followed by the items at
+                             * fixed, or CNT_FIELD_NONE */
+    uint16_t checks;        /* CNT_CHECK_* bits */
 } cnt_opcode_row;
+
+/* The semaphore fields of a row whose body has none of them. */
+#define CNT_ROW_NO_COUNTER_FIELDS                                           \
+    .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,         \
+    .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE
+
+/* The rate-limit fields of a row whose body has none of them. */
+#define CNT_ROW_NO_LIMIT_FIELDS                                             \
+    .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,                 \
+    .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,              \
+    .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,                \
+    .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,               \
+    .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
+    .off_change = CNT_FIELD_NONE, .off_items = CNT_FIELD_NONE
 
 /* A row for an opcode whose body is skipped: nothing in it is read. */
 #define CNT_ROW_SKIPPED_BODY(text)                                          \
     .name = (text), .body = CNT_BODY_SKIP, .fixed = 0,                      \
     .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,         \
     .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,                \
-    .off_namelen = CNT_FIELD_NONE, .checks = 0
+    .off_namelen = CNT_FIELD_NONE, CNT_ROW_NO_LIMIT_FIELDS, .checks = 0
+
+/* A row for a rate-limit opcode whose body is a name and nothing else. */
+#define CNT_ROW_NAME_ONLY(text, offset, size)                               \
+    .name = (text), .body = CNT_BODY_NEEDED, .fixed = (size),               \
+    CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                     \
+    .off_namelen = (offset), .checks = 0
+
+/* The rows of the two checks, named on their own: Multi_check's items are
+ * decoded with them too. Peek is the only flag; limit 0 is legal (every
+ * cost is then "never"), as is any burst. */
+#define CNT_ROW_WINDOW_CHECK                                                \
+    .name = "window_check", .body = CNT_BODY_NEEDED,                        \
+    .fixed = CNT_WIN_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                      \
+    .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,                 \
+    .off_period = CNT_WIN_OFF_WINDOW, .off_limit = CNT_WIN_OFF_LIMIT,       \
+    .off_count = CNT_FIELD_NONE, .off_cost = CNT_WIN_OFF_COST,              \
+    .off_flags = CNT_WIN_OFF_FLAGS, .off_slots = CNT_WIN_OFF_SLOTS,         \
+    .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
+    .off_change = CNT_FIELD_NONE, .off_namelen = CNT_WIN_OFF_NAMELEN,       \
+    .off_items = CNT_FIELD_NONE,                                            \
+    .checks = CNT_CHECK_FLAGS_PEEK_ONLY | CNT_CHECK_COST_NONZERO |          \
+              CNT_CHECK_WINDOW_SHAPE
+#define CNT_ROW_GCRA_CHECK                                                  \
+    .name = "gcra_check", .body = CNT_BODY_NEEDED,                          \
+    .fixed = CNT_GCRA_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                     \
+    .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,                 \
+    .off_period = CNT_GCRA_OFF_PERIOD, .off_limit = CNT_GCRA_OFF_BURST,     \
+    .off_count = CNT_GCRA_OFF_COUNT, .off_cost = CNT_GCRA_OFF_COST,         \
+    .off_flags = CNT_GCRA_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,           \
+    .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
+    .off_change = CNT_FIELD_NONE, .off_namelen = CNT_GCRA_OFF_NAMELEN,      \
+    .off_items = CNT_FIELD_NONE,                                            \
+    .checks = CNT_CHECK_FLAGS_PEEK_ONLY | CNT_CHECK_COUNT_NONZERO |         \
+              CNT_CHECK_COST_NONZERO | CNT_CHECK_PERIOD_NONZERO
 
 /* The opcode table, one ROW(opcode, designated initializers of its
  * cnt_opcode_row) per opcode. It is written once, here, and expanded
@@ -224,12 +451,14 @@ typedef struct cnt_opcode_row {
         .name = "get", .body = CNT_BODY_NEEDED, .fixed = CNT_GET_FIXED,     \
         .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
         .off_namelen = CNT_GET_OFF_NAMELEN, .checks = 0)                    \
     ROW(CNT_OP_ACQUIRE,                                                     \
         .name = "acquire", .body = CNT_BODY_NEEDED, .fixed = CNT_ACQ_FIXED, \
         .off_resources = CNT_ACQ_OFF_RESOURCES,                             \
         .off_maximum = CNT_ACQ_OFF_MAXIMUM,                                 \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
         .off_namelen = CNT_ACQ_OFF_NAMELEN,                                 \
         .checks = CNT_CHECK_RESOURCES_NONZERO | CNT_CHECK_MAXIMUM_COVERS)   \
     /* Releasing 0 resources is legal: the reference accepts it. */         \
@@ -238,6 +467,7 @@ typedef struct cnt_opcode_row {
         .off_resources = CNT_REL_OFF_RESOURCES,                             \
         .off_maximum = CNT_FIELD_NONE,                                      \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
         .off_namelen = CNT_REL_OFF_NAMELEN, .checks = 0)                    \
     ROW(CNT_OP_STATS, CNT_ROW_SKIPPED_BODY("stats"))                        \
     ROW(CNT_OP_DUMP, CNT_ROW_SKIPPED_BODY("dump"))                          \
@@ -249,12 +479,14 @@ typedef struct cnt_opcode_row {
         .off_resources = CNT_WACQ_OFF_RESOURCES,                            \
         .off_maximum = CNT_WACQ_OFF_MAXIMUM,                                \
         .off_wait = CNT_WACQ_OFF_WAIT, .off_lease = CNT_WACQ_OFF_LEASE,     \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
         .off_namelen = CNT_WACQ_OFF_NAMELEN,                                \
         .checks = CNT_CHECK_RESOURCES_NONZERO)                              \
     ROW(CNT_OP_RENEW,                                                       \
         .name = "renew", .body = CNT_BODY_NEEDED, .fixed = CNT_RENEW_FIXED, \
         .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_RENEW_OFF_LEASE,       \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
         .off_namelen = CNT_RENEW_OFF_NAMELEN,                               \
         .checks = CNT_CHECK_LEASE_NONZERO)                                  \
     ROW(CNT_OP_WAIT_RELEASE,                                                \
@@ -262,8 +494,57 @@ typedef struct cnt_opcode_row {
         .fixed = CNT_WREL_FIXED,                                            \
         .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
         .off_namelen = CNT_WREL_OFF_NAMELEN, .checks = 0)                   \
-    ROW(CNT_OP_QUEUES, CNT_ROW_SKIPPED_BODY("queues"))
+    ROW(CNT_OP_QUEUES, CNT_ROW_SKIPPED_BODY("queues"))                      \
+    /* Any quota is legal, 0 included. */                                   \
+    ROW(CNT_OP_TTL_INSERT,                                                  \
+        .name = "ttl_insert", .body = CNT_BODY_NEEDED,                      \
+        .fixed = CNT_TTLI_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
+        .off_quota = CNT_TTLI_OFF_QUOTA, .off_ttl = CNT_TTLI_OFF_TTL,       \
+        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
+        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
+        .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,           \
+        .off_unit = CNT_TTLI_OFF_UNIT, .off_attribute = CNT_FIELD_NONE,     \
+        .off_change = CNT_FIELD_NONE, .off_namelen = CNT_TTLI_OFF_NAMELEN,  \
+        .off_items = CNT_FIELD_NONE,                                        \
+        .checks = CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_FITS)                \
+    ROW(CNT_OP_TTL_QUERY,                                                   \
+        CNT_ROW_NAME_ONLY("ttl_query", CNT_TTLQ_OFF_NAMELEN,                \
+                          CNT_TTLQ_FIXED))                                  \
+    /* The unit must be known even when the attribute is the quota; what   \
+     * a change does to the record (an overflow, a decrease below zero)    \
+     * is the server's to say. */                                          \
+    ROW(CNT_OP_TTL_UPDATE,                                                  \
+        .name = "ttl_update", .body = CNT_BODY_NEEDED,                      \
+        .fixed = CNT_TTLU_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
+        .off_quota = CNT_TTLU_OFF_VALUE, .off_ttl = CNT_FIELD_NONE,         \
+        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
+        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
+        .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,           \
+        .off_unit = CNT_TTLU_OFF_UNIT,                                      \
+        .off_attribute = CNT_TTLU_OFF_ATTRIBUTE,                            \
+        .off_change = CNT_TTLU_OFF_CHANGE,                                  \
+        .off_namelen = CNT_TTLU_OFF_NAMELEN, .off_items = CNT_FIELD_NONE,   \
+        .checks = CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_CHANGE)              \
+    ROW(CNT_OP_TTL_PURGE,                                                   \
+        CNT_ROW_NAME_ONLY("ttl_purge", CNT_TTLP_OFF_NAMELEN,                \
+                          CNT_TTLP_FIXED))                                  \
+    ROW(CNT_OP_WINDOW_CHECK, CNT_ROW_WINDOW_CHECK)                          \
+    ROW(CNT_OP_GCRA_CHECK, CNT_ROW_GCRA_CHECK)                              \
+    /* The items are checked whole before anything is answered: count,    \
+     * each item's body, the bytes they fill, distinct names. */           \
+    ROW(CNT_OP_MULTI_CHECK,                                                 \
+        .name = "multi_check", .body = CNT_BODY_NEEDED,                     \
+        .fixed = CNT_MULTI_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                \
+        .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,             \
+        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
+        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
+        .off_flags = CNT_MULTI_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,      \
+        .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,        \
+        .off_change = CNT_FIELD_NONE, .off_namelen = CNT_FIELD_NONE,        \
+        .off_items = CNT_MULTI_OFF_COUNT,                                   \
+        .checks = CNT_CHECK_FLAGS_PEEK_ONLY)
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

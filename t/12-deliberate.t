@@ -37,7 +37,7 @@ for my $op (0x04, 0x12, 0x1f, 0x81, 0xff) {
 
 # 3. Huge declared bodies.
 my $c = $srv->connect;
-my $big = 65554;    # one more than the largest legal body (18 + 65535)
+my $big = 65562;    # one more than the largest legal body (26 + 65535)
 $c->send(req(OP_GET, '', body_len => $big, opaque => 1) . ('g' x $big)
          . req_noop(opaque => 2));
 answer_is($c->response, resp_err(OP_GET, ST_INVALID, 1),
@@ -53,9 +53,9 @@ $c->send(req(OP_NOOP, '', body_len => 3 << 20, opaque => 5) . ("\0" x (3 << 20))
 answer_is($c->response, resp(OP_NOOP, ST_OK, '', 5),
           'Noop with a 3 MiB body: answered, body discarded');
 answer_is($c->response, resp(OP_NOOP, ST_OK, '', 6), 'next request answered');
-$c->send(req(0x33, '', body_len => 2 << 20, opaque => 7) . ('u' x (2 << 20))
+$c->send(req(0x3f, '', body_len => 2 << 20, opaque => 7) . ('u' x (2 << 20))
          . req_noop(opaque => 8));
-answer_is($c->response, resp_err(0x33, ST_UNKNOWN, 7), 'unknown opcode with 2 MiB body: 0x81');
+answer_is($c->response, resp_err(0x3f, ST_UNKNOWN, 7), 'unknown opcode with 2 MiB body: 0x81');
 answer_is($c->response, resp(OP_NOOP, ST_OK, '', 8), 'next request answered');
 
 my $d = $srv->connect;

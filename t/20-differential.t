@@ -169,7 +169,7 @@ case 'pipeline: 300 mixed requests in one write' => sub {
             [OP_RELEASE, req_release($n, $i % 2, opaque => $i)],
             [OP_GET,     req_get($n, opaque => $i)],
             [OP_NOOP,    req_noop(opaque => $i)],
-            [0x30,       req(0x30, 'x', opaque => $i)],
+            [0x3f,       req(0x3f, 'x', opaque => $i)],
         );
         my $c = $choice[$i % @choice];
         push @ops, $c->[0];

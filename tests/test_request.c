@@ -67,6 +67,18 @@ typedef struct decode_row {
     uint32_t maximum;
     uint32_t wait_ms;
     uint32_t lease_ms;
+    uint64_t quota;         /* also Ttl_update's value */
+    uint64_t ttl;
+    uint64_t period_ns;
+    uint32_t limit;
+    uint32_t count;
+    uint32_t cost;
+    uint8_t flags;
+    uint8_t slots;
+    uint8_t unit;
+    uint8_t attribute;
+    uint8_t change;
+    uint8_t item_count;     /* Multi_check rows: items after 2 bytes */
     const char *name;       /* REQUEST rows with a name */
 } decode_row;
 
@@ -675,10 +687,1187 @@ static const decode_row decode_rows[] = {
              "0001",        /* body, to be skipped */
       .result = CNT_DECODE_OK, .at_header = true, .size = 14,
       .opcode = CNT_OP_QUEUES, .opaque = 0x45 },
+    { .what = "ttl_insert: valid",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length: 19 + 3 */
+             "00000050"     /* opaque */
+             "0000000000000005" /* quota: 5 */
+             "0000000000000003" /* ttl: 3 */
+             "03"           /* unit: s */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x50, .quota = 5, .ttl = 3, .unit = 3, .name = "job" },
+    { .what = "ttl_insert: quota 0, the longest ttl in hours",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "00000051"     /* opaque */
+             "0000000000000000" /* quota: 0 */
+             "00000000004e2fff" /* ttl: 5124095 */
+             "05"           /* unit: h */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x51, .ttl = 5124095, .unit = 5, .name = "job" },
+    { .what = "ttl_insert: ttl 2^64 - 1 ns",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "00000052"     /* opaque */
+             "ffffffffffffffff" /* quota: 2^64 - 1 */
+             "ffffffffffffffff" /* ttl: 2^64 - 1 */
+             "00"           /* unit: ns */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x52, .quota = UINT64_MAX, .ttl = UINT64_MAX, .name = "job" },
+    { .what = "ttl_insert: bytes after the name are ignored",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000018"     /* body length */
+             "00000053"     /* opaque */
+             "0000000000000001" /* quota: 1 */
+             "0000000000000001" /* ttl: 1 */
+             "02"           /* unit: ms */
+             "0003"         /* name length */
+             "6a6f62"       /* name "job" */
+             "7a7a",        /* trailing "zz" */
+      .result = CNT_DECODE_OK, .size = 36, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x53, .quota = 1, .ttl = 1, .unit = 2, .name = "job" },
+    { .what = "ttl_insert: ttl in ns past 2^64 - 1",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "00000054"     /* opaque */
+             "0000000000000001" /* quota: 1 */
+             "00000000004e3000" /* ttl: 5124096 */
+             "05"           /* unit: h */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x54, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert: ttl 0",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "00000055"     /* opaque */
+             "0000000000000001" /* quota: 1 */
+             "0000000000000000" /* ttl: 0 */
+             "03"           /* unit: s */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x55, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert: unit 6",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "00000056"     /* opaque */
+             "0000000000000001" /* quota: 1 */
+             "0000000000000001" /* ttl: 1 */
+             "06"           /* unit: 6, unknown */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x56, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert: unit 255",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "00000057"     /* opaque */
+             "0000000000000001" /* quota: 1 */
+             "0000000000000001" /* ttl: 1 */
+             "ff"           /* unit: 255, unknown */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x57, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert: body shorter than 19",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000012"     /* body length: 18 < 19 */
+             "00000058"     /* opaque */
+             "0000000000000001" /* quota */
+             "0000000000000001" /* ttl */
+             "03"           /* unit */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 30, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x58, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert: name length 0",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000013"     /* body length */
+             "00000059"     /* opaque */
+             "0000000000000001" /* quota: 1 */
+             "0000000000000001" /* ttl: 1 */
+             "03"           /* unit: s */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 31, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x59, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert: name runs past the body",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "0000005a"     /* opaque */
+             "0000000000000001" /* quota */
+             "0000000000000001" /* ttl */
+             "03"           /* unit */
+             "0004"         /* name length: 4 */
+             "6a6f62",      /* only 3 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 34, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x5a, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_query: valid",
+      .hex = "90"           /* magic */
+             "31"           /* opcode: Ttl_query */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "0000005b"     /* opaque */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 17, .opcode = CNT_OP_TTL_QUERY,
+      .opaque = 0x5b, .name = "job" },
+    { .what = "ttl_query: empty body",
+      .hex = "90"           /* magic */
+             "31"           /* opcode: Ttl_query */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 2 */
+             "0000005c",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_TTL_QUERY,
+      .opaque = 0x5c, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_query: name length 0",
+      .hex = "90"           /* magic */
+             "31"           /* opcode: Ttl_query */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length */
+             "0000005d"     /* opaque */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_TTL_QUERY,
+      .opaque = 0x5d, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_query: name runs past the body",
+      .hex = "90"           /* magic */
+             "31"           /* opcode: Ttl_query */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length */
+             "0000005e"     /* opaque */
+             "0003"         /* name length: 3 */
+             "6a6f",        /* only 2 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 16, .opcode = CNT_OP_TTL_QUERY,
+      .opaque = 0x5e, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_update: quota increase",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length: 13 + 3 */
+             "0000005f"     /* opaque */
+             "00"           /* attribute: 0 */
+             "01"           /* change: 1 */
+             "00"           /* unit: ns */
+             "0000000000000007" /* value: 7 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x5f, .quota = 7, .change = 1, .name = "job" },
+    { .what = "ttl_update: quota patch to 0",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000060"     /* opaque */
+             "00"           /* attribute: 0 */
+             "00"           /* change: 0 */
+             "03"           /* unit: s */
+             "0000000000000000" /* value: 0 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x60, .unit = 3, .name = "job" },
+    { .what = "ttl_update: ttl patch",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000061"     /* opaque */
+             "01"           /* attribute: 1 */
+             "00"           /* change: 0 */
+             "02"           /* unit: ms */
+             "00000000000000fa" /* value: 250 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x61, .attribute = 1, .unit = 2, .quota = 250, .name = "job" },
+    { .what = "ttl_update: ttl decrease of 2^64 - 1 hours: the server's",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000062"     /* opaque */
+             "01"           /* attribute: 1 */
+             "02"           /* change: 2 */
+             "05"           /* unit: h */
+             "ffffffffffffffff" /* value: 2^64 - 1 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x62, .attribute = 1, .change = 2, .unit = 5,
+      .quota = UINT64_MAX, .name = "job" },
+    { .what = "ttl_update: ttl increase by 0",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000063"     /* opaque */
+             "01"           /* attribute: 1 */
+             "01"           /* change: 1 */
+             "03"           /* unit: s */
+             "0000000000000000" /* value: 0 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x63, .attribute = 1, .change = 1, .unit = 3, .name = "job" },
+    { .what = "ttl_update: ttl patch to 0",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000064"     /* opaque */
+             "01"           /* attribute: 1 */
+             "00"           /* change: 0 */
+             "03"           /* unit: s */
+             "0000000000000000" /* value: 0 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x64, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_update: attribute 2",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000065"     /* opaque */
+             "02"           /* attribute: 2 */
+             "00"           /* change: 0 */
+             "03"           /* unit: s */
+             "0000000000000001" /* value: 1 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x65, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_update: change 3",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000066"     /* opaque */
+             "00"           /* attribute: 0 */
+             "03"           /* change: 3 */
+             "03"           /* unit: s */
+             "0000000000000001" /* value: 1 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x66, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_update: unit 6 with the quota",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length */
+             "00000067"     /* opaque */
+             "00"           /* attribute: 0 */
+             "01"           /* change: 1 */
+             "06"           /* unit: 6, unknown */
+             "0000000000000001" /* value: 1 */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_ERROR, .size = 28, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x67, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_update: body shorter than 13",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000b"     /* body length: 11 < 13 */
+             "00000068"     /* opaque */
+             "00"           /* attribute */
+             "01"           /* change */
+             "00"           /* unit */
+             "0000000000000001", /* value */
+      .result = CNT_DECODE_ERROR, .size = 23, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x68, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_update: name length 0",
+      .hex = "90"           /* magic */
+             "32"           /* opcode: Ttl_update */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length */
+             "00000069"     /* opaque */
+             "00"           /* attribute: 0 */
+             "01"           /* change: 1 */
+             "00"           /* unit: ns */
+             "0000000000000001" /* value: 1 */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 25, .opcode = CNT_OP_TTL_UPDATE,
+      .opaque = 0x69, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_purge: valid",
+      .hex = "90"           /* magic */
+             "33"           /* opcode: Ttl_purge */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "0000006a"     /* opaque */
+             "0003"         /* name length */
+             "6a6f62",      /* name "job" */
+      .result = CNT_DECODE_OK, .size = 17, .opcode = CNT_OP_TTL_PURGE,
+      .opaque = 0x6a, .name = "job" },
+    { .what = "ttl_purge: body shorter than 2",
+      .hex = "90"           /* magic */
+             "33"           /* opcode: Ttl_purge */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 < 2 */
+             "0000006b"     /* opaque */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 13, .opcode = CNT_OP_TTL_PURGE,
+      .opaque = 0x6b, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_purge: name length 0",
+      .hex = "90"           /* magic */
+             "33"           /* opcode: Ttl_purge */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length */
+             "0000006c"     /* opaque */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_TTL_PURGE,
+      .opaque = 0x6c, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: valid, defaults",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length: 22 + 3 */
+             "0000006d"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* window_ns: 0 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x6d, .limit = 10, .cost = 1, .name = "api" },
+    { .what = "window_check: peek, reserved ignored, limit 0",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "0000006e"     /* opaque */
+             "01"           /* flags: 0x1 */
+             "04"           /* slots: 4 */
+             "abcd"         /* reserved: ignored */
+             "00000000"     /* limit: 0 */
+             "00000003"     /* cost: 3 */
+             "0000000000000fa0" /* window_ns: 4000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x6e, .flags = 1, .slots = 4, .cost = 3, .period_ns = 4000,
+      .name = "api" },
+    { .what = "window_check: 64 slots of 1 us",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "0000006f"     /* opaque */
+             "00"           /* flags */
+             "40"           /* slots: 64 */
+             "0000"         /* reserved */
+             "00000005"     /* limit: 5 */
+             "00000001"     /* cost: 1 */
+             "000000000000fa00" /* window_ns: 64000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x6f, .slots = 64, .limit = 5, .cost = 1, .period_ns = 64000,
+      .name = "api" },
+    { .what = "window_check: 10 default slots of 1 us",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000070"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "00000005"     /* limit: 5 */
+             "00000001"     /* cost: 1 */
+             "0000000000002710" /* window_ns: 10000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x70, .limit = 5, .cost = 1, .period_ns = 10000,
+      .name = "api" },
+    { .what = "window_check: one slot of 2^64 - 1 ns",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000071"     /* opaque */
+             "00"           /* flags */
+             "01"           /* slots: 1 */
+             "0000"         /* reserved */
+             "00000005"     /* limit: 5 */
+             "ffffffff"     /* cost: 4294967295 */
+             "ffffffffffffffff" /* window_ns: 2^64 - 1 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x71, .slots = 1, .limit = 5, .cost = 0xffffffff,
+      .period_ns = UINT64_MAX, .name = "api" },
+    { .what = "window_check: flag bit 1",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000072"     /* opaque */
+             "02"           /* flags: 0x2 */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* window_ns: 0 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x72, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: flags 0x81",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000073"     /* opaque */
+             "81"           /* flags: 0x81 */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* window_ns: 0 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x73, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: 65 slots",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000074"     /* opaque */
+             "00"           /* flags */
+             "41"           /* slots: 65 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "000000000000fde8" /* window_ns: 65000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x74, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: slot of 999 ns",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000075"     /* opaque */
+             "00"           /* flags */
+             "40"           /* slots: 64 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "000000000000f9c0" /* window_ns: 63936 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x75, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: default slots, slot of 999 ns",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000076"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000002706" /* window_ns: 9990 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x76, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: window not a multiple of slots",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000077"     /* opaque */
+             "00"           /* flags */
+             "03"           /* slots: 3 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "000000003b9aca00" /* window_ns: 1000000000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x77, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: default window not a multiple of 7",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000078"     /* opaque */
+             "00"           /* flags */
+             "07"           /* slots: 7 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* window_ns: 0 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x78, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: cost 0",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000079"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000000"     /* cost: 0 */
+             "0000000000000000" /* window_ns: 0 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x79, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: body shorter than 22",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000015"     /* body length: 21 < 22 */
+             "0000007a"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots */
+             "0000"         /* reserved */
+             "00000001"     /* limit */
+             "00000001"     /* cost */
+             "0000000000000000" /* window_ns */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 33, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x7a, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: name length 0",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000016"     /* body length */
+             "0000007b"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* window_ns: 0 */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 34, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x7b, .status = CNT_STATUS_INVALID },
+    { .what = "window_check: name runs past the body",
+      .hex = "90"           /* magic */
+             "34"           /* opcode: Window_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "0000007c"     /* opaque */
+             "00"           /* flags */
+             "00"           /* slots: 0 */
+             "0000"         /* reserved */
+             "0000000a"     /* limit: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* window_ns: 0 */
+             "0004"         /* name length: 4 */
+             "617069",      /* only 3 name bytes */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_WINDOW_CHECK,
+      .opaque = 0x7c, .status = CNT_STATUS_INVALID },
+    { .what = "gcra_check: valid",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length: 26 + 3 */
+             "0000007d"     /* opaque */
+             "00"           /* flags */
+             "000000"       /* reserved */
+             "00000005"     /* burst: 5 */
+             "0000000a"     /* count: 10 */
+             "00000001"     /* cost: 1 */
+             "000000003b9aca00" /* period_ns: 1000000000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 41, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x7d, .limit = 5, .count = 10, .cost = 1,
+      .period_ns = 1000000000, .name = "api" },
+    { .what = "gcra_check: peek, burst 0, reserved ignored",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length */
+             "0000007e"     /* opaque */
+             "01"           /* flags: 0x1 */
+             "ffffff"       /* reserved: ignored */
+             "00000000"     /* burst: 0 */
+             "000f4240"     /* count: 1000000 */
+             "00000002"     /* cost: 2 */
+             "0000000000000001" /* period_ns: 1 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_OK, .size = 41, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x7e, .flags = 1, .count = 1000000, .cost = 2,
+      .period_ns = 1, .name = "api" },
+    { .what = "gcra_check: flag bit 7",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length */
+             "0000007f"     /* opaque */
+             "80"           /* flags: 0x80 */
+             "000000"       /* reserved */
+             "00000005"     /* burst: 5 */
+             "0000000a"     /* count: 10 */
+             "00000001"     /* cost: 1 */
+             "000000003b9aca00" /* period_ns: 1000000000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 41, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x7f, .status = CNT_STATUS_INVALID },
+    { .what = "gcra_check: count 0",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length */
+             "00000080"     /* opaque */
+             "00"           /* flags */
+             "000000"       /* reserved */
+             "00000005"     /* burst: 5 */
+             "00000000"     /* count: 0 */
+             "00000001"     /* cost: 1 */
+             "000000003b9aca00" /* period_ns: 1000000000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 41, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x80, .status = CNT_STATUS_INVALID },
+    { .what = "gcra_check: cost 0",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length */
+             "00000081"     /* opaque */
+             "00"           /* flags */
+             "000000"       /* reserved */
+             "00000005"     /* burst: 5 */
+             "0000000a"     /* count: 10 */
+             "00000000"     /* cost: 0 */
+             "000000003b9aca00" /* period_ns: 1000000000 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 41, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x81, .status = CNT_STATUS_INVALID },
+    { .what = "gcra_check: period 0",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length */
+             "00000082"     /* opaque */
+             "00"           /* flags */
+             "000000"       /* reserved */
+             "00000005"     /* burst: 5 */
+             "0000000a"     /* count: 10 */
+             "00000001"     /* cost: 1 */
+             "0000000000000000" /* period_ns: 0 */
+             "0003"         /* name length */
+             "617069",      /* name "api" */
+      .result = CNT_DECODE_ERROR, .size = 41, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x82, .status = CNT_STATUS_INVALID },
+    { .what = "gcra_check: body shorter than 26",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length: 25 < 26 */
+             "00000083"     /* opaque */
+             "00"           /* flags */
+             "000000"       /* reserved */
+             "00000001"     /* burst */
+             "00000001"     /* count */
+             "00000001"     /* cost */
+             "0000000000000001" /* period_ns */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x83, .status = CNT_STATUS_INVALID },
+    { .what = "gcra_check: name length 0",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001a"     /* body length */
+             "00000084"     /* opaque */
+             "00"           /* flags */
+             "000000"       /* reserved */
+             "00000005"     /* burst: 5 */
+             "0000000a"     /* count: 10 */
+             "00000001"     /* cost: 1 */
+             "000000003b9aca00" /* period_ns: 1000000000 */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 38, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x84, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: a window and a gcra on one name",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000003a"     /* body length */
+             "00000085"     /* opaque */
+             "00"           /* flags */
+             "02"           /* count: 2 */
+             "34"           /* item opcode: Window_check */
+             "0017"         /* item length: 23 */
+             "00"           /*   flags */
+             "00"           /*   slots: 0 */
+             "0000"         /*   reserved */
+             "0000000a"     /*   limit: 10 */
+             "00000001"     /*   cost: 1 */
+             "0000000000000000" /*   window_ns: 0 */
+             "0001"         /*   name length */
+             "61"           /*   name "a" */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_OK, .size = 70, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x85, .item_count = 2 },
+    { .what = "multi_check: peek, one item",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000020"     /* body length */
+             "00000086"     /* opaque */
+             "01"           /* flags: 0x1 */
+             "01"           /* count: 1 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_OK, .size = 44, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x86, .flags = 1, .item_count = 1 },
+    { .what = "multi_check: empty body",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000087",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x87, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: body shorter than 2",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length */
+             "00000088"     /* opaque */
+             "01",          /* flags only */
+      .result = CNT_DECODE_ERROR, .size = 13, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x88, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: flag bit 1",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000020"     /* body length */
+             "00000089"     /* opaque */
+             "02"           /* flags: 0x2 */
+             "01"           /* count: 1 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 44, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x89, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: count 0",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length */
+             "0000008a"     /* opaque */
+             "00"           /* flags */
+             "00",          /* count: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x8a, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: count 0 with an item",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000020"     /* body length */
+             "0000008b"     /* opaque */
+             "00"           /* flags */
+             "00"           /* count: 0 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 44, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x8b, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: count 2, one item",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000020"     /* body length */
+             "0000008c"     /* opaque */
+             "00"           /* flags */
+             "02"           /* count: 2 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 44, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x8c, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: count 1, two items",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000003a"     /* body length */
+             "0000008d"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "34"           /* item opcode: Window_check */
+             "0017"         /* item length: 23 */
+             "00"           /*   flags */
+             "00"           /*   slots: 0 */
+             "0000"         /*   reserved */
+             "0000000a"     /*   limit: 10 */
+             "00000001"     /*   cost: 1 */
+             "0000000000000000" /*   window_ns: 0 */
+             "0001"         /*   name length */
+             "61"           /*   name "a" */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 70, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x8d, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: a byte after the items",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000021"     /* body length */
+             "0000008e"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61"           /*   name "a" */
+             "00",          /* one byte too many */
+      .result = CNT_DECODE_ERROR, .size = 45, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x8e, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: same kind and name twice",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000003e"     /* body length */
+             "0000008f"     /* opaque */
+             "00"           /* flags */
+             "02"           /* count: 2 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000001"     /*   cost: 1 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61"           /*   name "a" */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000009"     /*   burst: 9 */
+             "00000009"     /*   count: 9 */
+             "00000009"     /*   cost: 9 */
+             "0000000000000009" /*   period_ns: 9 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 74, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x8f, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item opcode Ttl_insert",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000019"     /* body length */
+             "00000090"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "30"           /* item opcode: Ttl_insert */
+             "0014"         /* item length: 20 */
+             "0000000000000001" /*   quota: 1 */
+             "0000000000000001" /*   ttl: 1 */
+             "03"           /*   unit: s */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 37, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x90, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item opcode Multi_check",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000025"     /* body length */
+             "00000091"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "36"           /* item opcode: Multi_check */
+             "0020"         /* item length: 32 */
+             "00"           /*   flags */
+             "01"           /*   count: 1 */
+             "35"           /*   item opcode: Gcra_check */
+             "001b"         /*   item length: 27 */
+             "00"           /*     flags */
+             "000000"       /*     reserved */
+             "00000005"     /*     burst: 5 */
+             "0000000a"     /*     count: 10 */
+             "00000001"     /*     cost: 1 */
+             "000000003b9aca00" /*     period_ns: 1000000000 */
+             "0001"         /*     name length */
+             "61",          /*     name "a" */
+      .result = CNT_DECODE_ERROR, .size = 49, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x91, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item with its own peek flag",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001c"     /* body length */
+             "00000092"     /* opaque */
+             "01"           /* flags: 0x1 */
+             "01"           /* count: 1 */
+             "34"           /* item opcode: Window_check */
+             "0017"         /* item length: 23 */
+             "01"           /*   flags: 0x1 */
+             "00"           /*   slots: 0 */
+             "0000"         /*   reserved */
+             "0000000a"     /*   limit: 10 */
+             "00000001"     /*   cost: 1 */
+             "0000000000000000" /*   window_ns: 0 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 40, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x92, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item body invalid (cost 0)",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000020"     /* body length */
+             "00000093"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "35"           /* item opcode: Gcra_check */
+             "001b"         /* item length: 27 */
+             "00"           /*   flags */
+             "000000"       /*   reserved */
+             "00000005"     /*   burst: 5 */
+             "0000000a"     /*   count: 10 */
+             "00000000"     /*   cost: 0 */
+             "000000003b9aca00" /*   period_ns: 1000000000 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 44, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x93, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item length past the body",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001c"     /* body length */
+             "00000094"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "34"           /* item opcode: Window_check */
+             "001a"         /* item length: 26 (one past) */
+             "00"           /*   flags */
+             "00"           /*   slots: 0 */
+             "0000"         /*   reserved */
+             "0000000a"     /*   limit: 10 */
+             "00000001"     /*   cost: 1 */
+             "0000000000000000" /*   window_ns: 0 */
+             "0001"         /*   name length */
+             "61",          /*   name "a" */
+      .result = CNT_DECODE_ERROR, .size = 40, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x94, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item header cut short",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001e"     /* body length */
+             "00000095"     /* opaque */
+             "00"           /* flags */
+             "02"           /* count: 2 */
+             "34"           /* item opcode: Window_check */
+             "0017"         /* item length: 23 */
+             "00"           /*   flags */
+             "00"           /*   slots: 0 */
+             "0000"         /*   reserved */
+             "0000000a"     /*   limit: 10 */
+             "00000001"     /*   cost: 1 */
+             "0000000000000000" /*   window_ns: 0 */
+             "0001"         /*   name length */
+             "61"           /*   name "a" */
+             "34"           /* item opcode */
+             "00",          /* half an item length */
+      .result = CNT_DECODE_ERROR, .size = 42, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x95, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check: item name past its item",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000001d"     /* body length */
+             "00000096"     /* opaque */
+             "00"           /* flags */
+             "01"           /* count: 1 */
+             "34"           /* item opcode: Window_check */
+             "0017"         /* item length: 23 (one short) */
+             "00"           /*   flags */
+             "00"           /*   slots: 0 */
+             "0000"         /*   reserved */
+             "0000000a"     /*   limit: 10 */
+             "00000001"     /*   cost: 1 */
+             "0000000000000000" /*   window_ns: 0 */
+             "0002"         /*   name length */
+             "6162",        /*   name "ab" */
+      .result = CNT_DECODE_ERROR, .size = 41, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x96, .status = CNT_STATUS_INVALID },
     { .what = "unknown opcode: 0x81, opcode kept, body skipped",
       .hex = "90"           /* magic */
              "24"           /* opcode: 0x24, unknown (the first one
-                             * after the extensions) */
+                             * after the waiting extensions) */
              "00"           /* flags */
              "00"           /* reserved */
              "00000003"     /* body length */
@@ -719,7 +1908,7 @@ static const decode_row decode_rows[] = {
              "02"           /* opcode: Acquire */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010011"     /* body length: CNT_BODY_MAX */
+             "00010019"     /* body length: CNT_BODY_MAX */
              "00000020",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true,
       .size = CNT_REQUEST_MAX, .opcode = CNT_OP_ACQUIRE, .opaque = 32,
@@ -729,7 +1918,7 @@ static const decode_row decode_rows[] = {
              "02"           /* opcode */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010012"     /* body length: CNT_BODY_MAX + 1 */
+             "0001001a"     /* body length: CNT_BODY_MAX + 1 */
              "00000021",    /* opaque */
       .result = CNT_DECODE_CLOSE, .at_header = true,
       .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_ACQUIRE, .opaque = 33 },
@@ -755,7 +1944,7 @@ static const decode_row decode_rows[] = {
              "03"           /* opcode: Release */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010012"     /* body length: CNT_BODY_MAX + 1 */
+             "0001001a"     /* body length: CNT_BODY_MAX + 1 */
              "00000023",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true,
       .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_RELEASE,
@@ -765,7 +1954,7 @@ static const decode_row decode_rows[] = {
              "02"           /* opcode: Acquire */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010011"     /* body length: CNT_BODY_MAX (bytes after
+             "00010019"     /* body length: CNT_BODY_MAX (bytes after
                              * the name are ignored) */
              "00000024",    /* opaque */
       .result = CNT_DECODE_NEED_MORE, .size = CNT_REQUEST_MAX,
@@ -785,7 +1974,8 @@ static const decode_row decode_rows[] = {
              "20"           /* opcode: Wait_acquire */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010011"     /* body length: CNT_BODY_MAX, 18 + 65535 */
+             "00010019"     /* body length: CNT_BODY_MAX (bytes after
+                             * the name are ignored) */
              "00000046",    /* opaque */
       .result = CNT_DECODE_NEED_MORE, .size = CNT_REQUEST_MAX,
       .opcode = CNT_OP_WAIT_ACQUIRE, .opaque = 0x46 },
@@ -794,7 +1984,7 @@ static const decode_row decode_rows[] = {
              "20"           /* opcode: Wait_acquire */
              "00"           /* flags */
              "00"           /* reserved */
-             "00010012"     /* body length: CNT_BODY_MAX + 1 */
+             "0001001a"     /* body length: CNT_BODY_MAX + 1 */
              "00000047",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true,
       .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_WAIT_ACQUIRE,
@@ -819,6 +2009,64 @@ static const decode_row decode_rows[] = {
       .result = CNT_DECODE_OK, .at_header = true,
       .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_QUEUES,
       .opaque = 0x49 },
+    { .what = "gcra_check declaring the largest body: waits for it",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00010019"     /* body length: CNT_BODY_MAX, 26 + 65535 */
+             "00000097",    /* opaque */
+      .result = CNT_DECODE_NEED_MORE, .size = CNT_REQUEST_MAX,
+      .opcode = CNT_OP_GCRA_CHECK, .opaque = 0x97 },
+    { .what = "gcra_check declaring one byte too many: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "35"           /* opcode: Gcra_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0001001a"     /* body length: CNT_BODY_MAX + 1 */
+             "00000098",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_GCRA_CHECK,
+      .opaque = 0x98, .status = CNT_STATUS_INVALID },
+    { .what = "multi_check declaring 4 GiB: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "36"           /* opcode: Multi_check */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000099",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_MULTI_CHECK,
+      .opaque = 0x99, .status = CNT_STATUS_INVALID },
+    { .what = "ttl_insert declaring one byte too many: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "30"           /* opcode: Ttl_insert */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0001001a"     /* body length: CNT_BODY_MAX + 1 */
+             "0000009a",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_TTL_INSERT,
+      .opaque = 0x9a, .status = CNT_STATUS_INVALID },
+    { .what = "unknown opcode 0x37, after the rate limits: 0x81",
+      .hex = "90"           /* magic */
+             "37"           /* opcode: 0x37, unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length */
+             "0000009b"     /* opaque */
+             "00",          /* body, to be skipped */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 13,
+      .opcode = 0x37, .opaque = 0x9b, .status = CNT_STATUS_UNKNOWN_COMMAND },
+    { .what = "unknown opcode 0x2f, before the rate limits: 0x81",
+      .hex = "90"           /* magic */
+             "2f"           /* opcode: 0x2f, unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "0000009c",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 12,
+      .opcode = 0x2f, .opaque = 0x9c, .status = CNT_STATUS_UNKNOWN_COMMAND },
     { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
       .hex = "90"           /* magic */
              "7f"           /* opcode: unknown */
@@ -858,6 +2106,27 @@ static void check_row_fields(const decode_row *row, const uint8_t *buf,
     assert_int_equal(req->maximum, row->maximum);
     assert_int_equal(req->wait_ms, row->wait_ms);
     assert_int_equal(req->lease_ms, row->lease_ms);
+    assert_true(req->quota == row->quota);
+    assert_true(req->value == row->quota);
+    assert_true(req->ttl == row->ttl);
+    assert_true(req->period_ns == row->period_ns);
+    assert_int_equal(req->limit, row->limit);
+    assert_int_equal(req->count, row->count);
+    assert_int_equal(req->cost, row->cost);
+    assert_int_equal(req->flags, row->flags);
+    assert_int_equal(req->slots, row->slots);
+    assert_int_equal(req->unit, row->unit);
+    assert_int_equal(req->attribute, row->attribute);
+    assert_int_equal(req->change, row->change);
+    assert_int_equal(req->item_count, row->item_count);
+    if (row->item_count == 0) {
+        assert_null(req->items);
+        assert_int_equal(req->items_len, 0);
+    } else {
+        /* The items follow the flags and the count, up to the end. */
+        assert_ptr_equal(req->items, buf + CNT_HEADER_SIZE + 2);
+        assert_int_equal(req->items_len, row->size - CNT_HEADER_SIZE - 2);
+    }
     if (row->name == NULL) {
         assert_null(req->name);
         assert_int_equal(req->name_len, 0);
@@ -919,6 +2188,18 @@ typedef struct stream_event {
     uint32_t maximum;
     uint32_t wait_ms;
     uint32_t lease_ms;
+    uint64_t quota;
+    uint64_t ttl;
+    uint64_t period_ns;
+    uint32_t limit;
+    uint32_t count;
+    uint32_t cost;
+    uint8_t flags;
+    uint8_t slots;
+    uint8_t unit;
+    uint8_t attribute;
+    uint8_t change;
+    uint8_t item_count;
     char name[16];
 } stream_event;
 
@@ -949,6 +2230,18 @@ static void stream_record(stream_sim *sim, cnt_decode_result r,
     ev->maximum = req->maximum;
     ev->wait_ms = req->wait_ms;
     ev->lease_ms = req->lease_ms;
+    ev->quota = req->quota;
+    ev->ttl = req->ttl;
+    ev->period_ns = req->period_ns;
+    ev->limit = req->limit;
+    ev->count = req->count;
+    ev->cost = req->cost;
+    ev->flags = req->flags;
+    ev->slots = req->slots;
+    ev->unit = req->unit;
+    ev->attribute = req->attribute;
+    ev->change = req->change;
+    ev->item_count = req->item_count;
     if (r == CNT_DECODE_OK && req->name != NULL) {
         assert_true(req->name_len < sizeof(ev->name));
         memcpy(ev->name, req->name, req->name_len);
@@ -1052,6 +2345,18 @@ static void stream_check(const stream_sim *sim, size_t n_rows)
         assert_int_equal(ev->maximum, row->maximum);
         assert_int_equal(ev->wait_ms, row->wait_ms);
         assert_int_equal(ev->lease_ms, row->lease_ms);
+        assert_true(ev->quota == row->quota);
+        assert_true(ev->ttl == row->ttl);
+        assert_true(ev->period_ns == row->period_ns);
+        assert_int_equal(ev->limit, row->limit);
+        assert_int_equal(ev->count, row->count);
+        assert_int_equal(ev->cost, row->cost);
+        assert_int_equal(ev->flags, row->flags);
+        assert_int_equal(ev->slots, row->slots);
+        assert_int_equal(ev->unit, row->unit);
+        assert_int_equal(ev->attribute, row->attribute);
+        assert_int_equal(ev->change, row->change);
+        assert_int_equal(ev->item_count, row->item_count);
         assert_string_equal(ev->name, row->name ? row->name : "");
     }
 }
@@ -1132,7 +2437,7 @@ static void check_long_request(const uint8_t *buf, size_t len,
     assert_memory_equal(req.name, name, CNT_NAME_MAX);
 }
 
-/* 65535-byte names for every opcode with a name; Wait_acquire's is
+/* 65535-byte names for every opcode with a name; Gcra_check's is
  * exactly the largest legal request. */
 static void test_decode_longest_names(void **state)
 {
@@ -1156,8 +2461,12 @@ static void test_decode_longest_names(void **state)
     check_long_request(buf, len, CNT_OP_ACQUIRE, name);
 
     len = cnt_encode_wait_acquire(buf, 2, 1, 1, 0, 0, name, CNT_NAME_MAX);
-    assert_int_equal(len, CNT_REQUEST_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + 18 + CNT_NAME_MAX);
     check_long_request(buf, len, CNT_OP_WAIT_ACQUIRE, name);
+
+    len = cnt_encode_gcra_check(buf, 2, 0, 1, 1, 1, 1, name, CNT_NAME_MAX);
+    assert_int_equal(len, CNT_REQUEST_MAX);
+    check_long_request(buf, len, CNT_OP_GCRA_CHECK, name);
     /* Every prefix of the largest request only asks for more. */
     for (size_t k = 0; k < len; k++)
         assert_int_equal(cnt_request_decode(buf, k, &req),
@@ -1169,9 +2478,21 @@ static void test_decode_longest_names(void **state)
     check_long_request(buf, len, CNT_OP_RENEW, name);
     len = cnt_encode_wait_release(buf, 3, name, CNT_NAME_MAX);
     check_long_request(buf, len, CNT_OP_WAIT_RELEASE, name);
+    len = cnt_encode_ttl_insert(buf, 3, 1, 1, CNT_UNIT_S, name,
+                                CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TTL_INSERT, name);
+    len = cnt_encode_ttl_query(buf, 3, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TTL_QUERY, name);
+    len = cnt_encode_ttl_update(buf, 3, CNT_TTL_ATTR_QUOTA, CNT_TTL_PATCH,
+                                CNT_UNIT_NS, 1, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TTL_UPDATE, name);
+    len = cnt_encode_ttl_purge(buf, 3, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TTL_PURGE, name);
+    len = cnt_encode_window_check(buf, 3, 0, 0, 1, 1, 0, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_WINDOW_CHECK, name);
 
     /* The longest name with a body one byte short: runs past the body. */
-    len = cnt_encode_wait_acquire(buf, 4, 1, 1, 0, 0, name, CNT_NAME_MAX);
+    len = cnt_encode_gcra_check(buf, 4, 0, 1, 1, 1, 1, name, CNT_NAME_MAX);
     cnt_put_u32(buf + CNT_OFF_BODYLEN, CNT_BODY_MAX - 1);
     assert_int_equal(decode_checked(buf, len - 1, &req), CNT_DECODE_ERROR);
     assert_int_equal(req.status, CNT_STATUS_INVALID);
@@ -1340,7 +2661,7 @@ static void test_roundtrip_client_to_server(void **state)
     assert_int_equal(req.status, CNT_STATUS_INVALID);
     n = cnt_encode_get(buf, 12, "", 0);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
-    n = cnt_encode_simple(buf, 0x30, 13);
+    n = cnt_encode_simple(buf, 0x37, 13);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
     assert_int_equal(req.status, CNT_STATUS_UNKNOWN_COMMAND);
     n = cnt_encode_wait_acquire(buf, 18, 0, 1, 0, 0, "k", 1);
@@ -1354,10 +2675,570 @@ static void test_roundtrip_client_to_server(void **state)
     assert_int_equal(req.status, CNT_STATUS_INVALID);
 }
 
-/* Every opcode byte: the six of the reference protocol and the four
- * extensions decode (Noop, Stats, Dump and Queues at the header, the ones
- * with a name refuse an empty body), every other byte is answered 0x81
- * with its body skipped. */
+/* ---- Rate-limit requests ---- */
+
+/* The rate-limit encoders write exactly the documented layout. */
+static void test_encode_rate_limit_requests(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    cnt_multi_builder b;
+    const cnt_check_request win = {
+        .opcode = CNT_OP_WINDOW_CHECK, .peek = true, .slots = 4,
+        .limit_or_burst = 10, .cost = 2, .period_ns = 4000,
+        .name = (const uint8_t *)"w", .name_len = 1 };
+    const cnt_check_request gcra = {
+        .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 5, .count = 100,
+        .cost = 1, .period_ns = 1000000000,
+        .name = (const uint8_t *)"g", .name_len = 1 };
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_ttl_insert(out, 1, 5, 3, CNT_UNIT_S, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "30" "00" "00" /* magic, Ttl_insert, flags, reserved */
+        "00000016"      /* body length: 19 + 3 */
+        "00000001"      /* opaque */
+        "0000000000000005" /* quota */
+        "0000000000000003" /* ttl */
+        "03"            /* unit: s */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_ttl_query(out, 2, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "31" "00" "00" /* magic, Ttl_query, flags, reserved */
+        "00000005"      /* body length: 2 + 3 */
+        "00000002"      /* opaque */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_ttl_update(out, 3, CNT_TTL_ATTR_TTL, CNT_TTL_DECREASE,
+                              CNT_UNIT_MS, 0x0102030405060708ull, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "32" "00" "00" /* magic, Ttl_update, flags, reserved */
+        "00000010"      /* body length: 13 + 3 */
+        "00000003"      /* opaque */
+        "01"            /* attribute: ttl */
+        "02"            /* change: decrease */
+        "02"            /* unit: ms */
+        "0102030405060708" /* value */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_ttl_purge(out, 4, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "33" "00" "00" /* magic, Ttl_purge, flags, reserved */
+        "00000005"      /* body length: 2 + 3 */
+        "00000004"      /* opaque */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_window_check(out, 5, CNT_CHECK_FLAG_PEEK, 10, 100, 7,
+                                2000000000, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "34" "00" "00" /* magic, Window_check, flags, reserved */
+        "00000019"      /* body length: 22 + 3 */
+        "00000005"      /* opaque */
+        "01"            /* flags: peek */
+        "0a"            /* slots: 10 */
+        "0000"          /* reserved */
+        "00000064"      /* limit: 100 */
+        "00000007"      /* cost: 7 */
+        "0000000077359400" /* window_ns: 2 s */
+        "0003"          /* name length */
+        "616263");      /* name */
+    n = cnt_encode_gcra_check(out, 6, 0, 5, 1000000, 3, 1000000000, "abc",
+                              3);
+    assert_bytes_hex(out, n,
+        "90" "35" "00" "00" /* magic, Gcra_check, flags, reserved */
+        "0000001d"      /* body length: 26 + 3 */
+        "00000006"      /* opaque */
+        "00"            /* flags */
+        "000000"        /* reserved */
+        "00000005"      /* burst: 5 */
+        "000f4240"      /* count: 1000000 */
+        "00000003"      /* cost: 3 */
+        "000000003b9aca00" /* period_ns: 1 s */
+        "0003"          /* name length */
+        "616263");      /* name */
+
+    /* Items carry flags 0 whatever their peek: the multi's flags apply. */
+    assert_true(cnt_multi_begin(&b, out, sizeof(out), 7,
+                                CNT_CHECK_FLAG_PEEK));
+    assert_true(cnt_multi_add(&b, &win));
+    assert_true(cnt_multi_add(&b, &gcra));
+    n = cnt_multi_finish(&b);
+    assert_bytes_hex(out, n,
+        "90" "36" "00" "00" /* magic, Multi_check, flags, reserved */
+        "0000003a"      /* body length: 2 + 26 + 30 */
+        "00000007"      /* opaque */
+        "01"            /* flags: peek */
+        "02"            /* count: 2 */
+        "34"            /* item opcode: Window_check */
+        "0017"          /* item length: 22 + 1 */
+        "00"            /*   flags: 0 */
+        "04"            /*   slots: 4 */
+        "0000"          /*   reserved */
+        "0000000a"      /*   limit: 10 */
+        "00000002"      /*   cost: 2 */
+        "0000000000000fa0" /*   window_ns: 4000 */
+        "0001"          /*   name length */
+        "77"            /*   name "w" */
+        "35"            /* item opcode: Gcra_check */
+        "001b"          /* item length: 26 + 1 */
+        "00"            /*   flags */
+        "000000"        /*   reserved */
+        "00000005"      /*   burst: 5 */
+        "00000064"      /*   count: 100 */
+        "00000001"      /*   cost: 1 */
+        "000000003b9aca00" /*   period_ns: 1 s */
+        "0001"          /*   name length */
+        "67");          /*   name "g" */
+}
+
+/* Decodes a whole request that must be valid. */
+static void decode_ok(const uint8_t *buf, size_t n, uint8_t opcode,
+                      uint32_t opaque, cnt_request *req)
+{
+    assert_int_equal(decode_checked(buf, n, req), CNT_DECODE_OK);
+    assert_int_equal(req->opcode, opcode);
+    assert_int_equal(req->opaque, opaque);
+    assert_int_equal(req->size, n);
+}
+
+/* Every rate-limit request encoded by the client decodes on the server
+ * side with the values it was given; checks convert to the core's
+ * arguments field by field. */
+static void test_roundtrip_rate_limits(void **state)
+{
+    uint8_t buf[128];
+    cnt_request req;
+    cnt_check_request args;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_ttl_insert(buf, 1, UINT64_MAX, 7, CNT_UNIT_MIN, "t", 1);
+    decode_ok(buf, n, CNT_OP_TTL_INSERT, 1, &req);
+    assert_true(req.quota == UINT64_MAX && req.ttl == 7);
+    assert_int_equal(req.unit, CNT_UNIT_MIN);
+    assert_memory_equal(req.name, "t", 1);
+    assert_false(cnt_request_check_args(&req, &args));
+
+    n = cnt_encode_ttl_query(buf, 2, "tt", 2);
+    decode_ok(buf, n, CNT_OP_TTL_QUERY, 2, &req);
+    assert_int_equal(req.name_len, 2);
+    assert_memory_equal(req.name, "tt", 2);
+
+    n = cnt_encode_ttl_update(buf, 3, CNT_TTL_ATTR_QUOTA, CNT_TTL_INCREASE,
+                              CNT_UNIT_H, 42, "t", 1);
+    decode_ok(buf, n, CNT_OP_TTL_UPDATE, 3, &req);
+    assert_int_equal(req.attribute, CNT_TTL_ATTR_QUOTA);
+    assert_int_equal(req.change, CNT_TTL_INCREASE);
+    assert_int_equal(req.unit, CNT_UNIT_H);
+    assert_true(req.value == 42);
+    assert_true(req.ttl == 0);
+
+    n = cnt_encode_ttl_purge(buf, 4, "t", 1);
+    decode_ok(buf, n, CNT_OP_TTL_PURGE, 4, &req);
+    assert_memory_equal(req.name, "t", 1);
+
+    n = cnt_encode_window_check(buf, 5, CNT_CHECK_FLAG_PEEK, 64, 0xffffffff,
+                                0xfffffffe, 64000, "w", 1);
+    decode_ok(buf, n, CNT_OP_WINDOW_CHECK, 5, &req);
+    assert_true(cnt_request_check_args(&req, &args));
+    assert_int_equal(args.opcode, CNT_OP_WINDOW_CHECK);
+    assert_true(args.peek);
+    assert_int_equal(args.slots, 64);
+    assert_int_equal(args.limit_or_burst, 0xffffffff);
+    assert_int_equal(args.count, 0);
+    assert_int_equal(args.cost, 0xfffffffe);
+    assert_true(args.period_ns == 64000);
+    assert_ptr_equal(args.name, req.name);
+    assert_int_equal(args.name_len, 1);
+
+    n = cnt_encode_gcra_check(buf, 6, 0, 0, 1000000, 1, 1000000000, "g", 1);
+    decode_ok(buf, n, CNT_OP_GCRA_CHECK, 6, &req);
+    assert_true(cnt_request_check_args(&req, &args));
+    assert_int_equal(args.opcode, CNT_OP_GCRA_CHECK);
+    assert_false(args.peek);
+    assert_int_equal(args.slots, 0);
+    assert_int_equal(args.limit_or_burst, 0);
+    assert_int_equal(args.count, 1000000);
+    assert_int_equal(args.cost, 1);
+    assert_true(args.period_ns == 1000000000);
+    assert_memory_equal(args.name, "g", 1);
+
+    /* A client may encode what the server must refuse. */
+    n = cnt_encode_ttl_insert(buf, 7, 1, 0, CNT_UNIT_S, "t", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+    n = cnt_encode_ttl_update(buf, 8, CNT_TTL_ATTR_TTL, CNT_TTL_PATCH,
+                              CNT_UNIT_S, 0, "t", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    n = cnt_encode_window_check(buf, 9, 0, 3, 1, 1, 0, "w", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    n = cnt_encode_gcra_check(buf, 10, 0, 1, 1, 1, 0, "g", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    n = cnt_encode_ttl_purge(buf, 11, "", 0);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+}
+
+/* The TTL's range, unit by unit: the largest ttl whose nanoseconds fit a
+ * u64 is valid, one more is 0x04. */
+static void test_ttl_insert_range(void **state)
+{
+    uint8_t buf[64];
+    cnt_request req;
+
+    (void)state;
+    for (uint8_t unit = 0; unit <= CNT_UNIT_MAX; unit++) {
+        uint64_t most = UINT64_MAX / cnt_unit_ns(unit);
+        size_t n = cnt_encode_ttl_insert(buf, unit, 1, most, unit, "t", 1);
+
+        decode_ok(buf, n, CNT_OP_TTL_INSERT, unit, &req);
+        assert_true(req.ttl == most);
+        if (unit == CNT_UNIT_NS)
+            continue;
+        n = cnt_encode_ttl_insert(buf, unit, 1, most + 1, unit, "t", 1);
+        assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+        assert_int_equal(req.status, CNT_STATUS_INVALID);
+    }
+}
+
+/* Every window shape: valid exactly when, defaults applied, there are at
+ * most 64 slots, the window is a whole number of slots and a slot lasts
+ * at least 1 us. */
+static void test_window_shapes(void **state)
+{
+    const uint64_t windows[] = { 0, 1, 999, 1000, 9999, 10000, 63936, 64000,
+                                 65000, 1000000000, 1000000001,
+                                 3600000000000ull, UINT64_MAX };
+    uint8_t buf[64];
+    cnt_request req;
+
+    (void)state;
+    for (unsigned slots = 0; slots < 256; slots++) {
+        for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
+            uint64_t w = windows[i] ? windows[i] : 1000000000;
+            uint64_t k = slots ? slots : 10;
+            bool ok = k <= 64 && w % k == 0 && w / k >= 1000;
+            size_t n = cnt_encode_window_check(buf, slots, 0, (uint8_t)slots,
+                                               1, 1, windows[i], "w", 1);
+
+            assert_int_equal(decode_checked(buf, n, &req),
+                             ok ? CNT_DECODE_OK : CNT_DECODE_ERROR);
+            if (ok) {
+                assert_int_equal(req.slots, slots);
+                assert_true(req.period_ns == windows[i]);
+            }
+        }
+    }
+}
+
+/* Walks a decoded Multi_check's items into items[]; returns how many. */
+static size_t multi_walk(const cnt_request *req, cnt_check_request *items,
+                         size_t max)
+{
+    size_t pos = 0, n = 0;
+
+    while (n < max && cnt_multi_item_next(req, &pos, &items[n]))
+        n++;
+    assert_false(n < max && cnt_multi_item_next(req, &pos, &items[n]));
+    return n;
+}
+
+/* A Multi_check built by the client decodes and walks back item by item,
+ * each under the multi's peek flag; the walk ends after the last item and
+ * refuses other requests. */
+static void test_multi_roundtrip_and_walk(void **state)
+{
+    uint8_t buf[512];
+    cnt_multi_builder b;
+    cnt_check_request in[3] = {
+        { .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 9, .count = 3,
+          .cost = 2, .period_ns = 5, .name = (const uint8_t *)"same",
+          .name_len = 4 },
+        { .opcode = CNT_OP_WINDOW_CHECK, .slots = 0, .limit_or_burst = 100,
+          .cost = 1, .period_ns = 0, .name = (const uint8_t *)"same",
+          .name_len = 4 },
+        { .opcode = CNT_OP_WINDOW_CHECK, .slots = 2, .limit_or_burst = 0,
+          .cost = 0xffffffff, .period_ns = 2000,
+          .name = (const uint8_t *)"sam", .name_len = 3 },
+    };
+    cnt_check_request out[CNT_MULTI_MAX + 1];
+    cnt_request req;
+    size_t n, pos;
+
+    (void)state;
+    for (int peek = 0; peek <= 1; peek++) {
+        assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 40 + peek,
+                                    peek ? CNT_CHECK_FLAG_PEEK : 0));
+        for (size_t i = 0; i < 3; i++)
+            assert_true(cnt_multi_add(&b, &in[i]));
+        n = cnt_multi_finish(&b);
+        decode_ok(buf, n, CNT_OP_MULTI_CHECK, 40 + peek, &req);
+        assert_int_equal(req.flags, peek);
+        assert_int_equal(req.item_count, 3);
+        assert_null(req.name);
+        assert_int_equal(multi_walk(&req, out, CNT_MULTI_MAX + 1), 3);
+        for (size_t i = 0; i < 3; i++) {
+            assert_int_equal(out[i].opcode, in[i].opcode);
+            assert_int_equal(out[i].peek, peek);
+            assert_int_equal(out[i].slots, in[i].slots);
+            assert_int_equal(out[i].limit_or_burst, in[i].limit_or_burst);
+            assert_int_equal(out[i].count, in[i].count);
+            assert_int_equal(out[i].cost, in[i].cost);
+            assert_true(out[i].period_ns == in[i].period_ns);
+            assert_int_equal(out[i].name_len, in[i].name_len);
+            assert_memory_equal(out[i].name, in[i].name, in[i].name_len);
+            /* Names point into the request's items. */
+            assert_true(out[i].name > req.items &&
+                        out[i].name + out[i].name_len <=
+                        req.items + req.items_len);
+        }
+    }
+
+    /* A position past the items, or any other request: nothing. */
+    pos = req.items_len + 1;
+    assert_false(cnt_multi_item_next(&req, &pos, &out[0]));
+    n = cnt_encode_gcra_check(buf, 1, 0, 1, 1, 1, 1, "g", 1);
+    decode_ok(buf, n, CNT_OP_GCRA_CHECK, 1, &req);
+    pos = 0;
+    assert_false(cnt_multi_item_next(&req, &pos, &out[0]));
+    assert_int_equal(pos, 0);
+}
+
+/* Builds a Multi_check of count Gcra_check items named "n00".."n15" (or
+ * all named "n00" with same_names) into buf; returns its size. */
+static size_t multi_of(uint8_t *buf, size_t cap, unsigned count,
+                       bool same_names)
+{
+    cnt_multi_builder b;
+    char names[CNT_MULTI_MAX][4];
+
+    assert_true(cnt_multi_begin(&b, buf, cap, 9, 0));
+    for (unsigned i = 0; i < count && i < CNT_MULTI_MAX; i++) {
+        cnt_check_request it = {
+            .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 1, .count = 1,
+            .cost = 1, .period_ns = 1, .name = (const uint8_t *)names[i],
+            .name_len = 3 };
+
+        snprintf(names[i], sizeof(names[i]), "n%02u", same_names ? 0 : i);
+        assert_true(cnt_multi_add(&b, &it));
+    }
+    return cnt_multi_finish(&b);
+}
+
+/* The item count: 1 to 16 items decode, 0 and 17 are 0x04 (the builder
+ * refuses a 17th, so that one is written by hand); names repeated within
+ * one kind are 0x04 wherever the two items are. */
+static void test_multi_count_and_duplicates(void **state)
+{
+    uint8_t buf[1024];
+    cnt_check_request out[CNT_MULTI_MAX];
+    cnt_request req;
+    cnt_multi_builder b;
+    size_t n;
+
+    (void)state;
+    for (unsigned count = 1; count <= CNT_MULTI_MAX; count++) {
+        n = multi_of(buf, sizeof(buf), count, false);
+        decode_ok(buf, n, CNT_OP_MULTI_CHECK, 9, &req);
+        assert_int_equal(req.item_count, count);
+        assert_int_equal(multi_walk(&req, out, CNT_MULTI_MAX), count);
+        /* Two items, or more, with one name: refused. */
+        if (count >= 2) {
+            n = multi_of(buf, sizeof(buf), count, true);
+            assert_int_equal(decode_checked(buf, n, &req),
+                             CNT_DECODE_ERROR);
+            assert_int_equal(req.status, CNT_STATUS_INVALID);
+        }
+    }
+    n = multi_of(buf, sizeof(buf), 0, false);
+    assert_int_equal(n, CNT_HEADER_SIZE + 2);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+
+    /* A 17th item, appended by hand: the builder refuses it. */
+    n = multi_of(buf, sizeof(buf), CNT_MULTI_MAX, false);
+    {
+        const size_t item = n - CNT_HEADER_SIZE - 2 - 15 * 32;
+        cnt_check_request extra = {
+            .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 1, .count = 1,
+            .cost = 1, .period_ns = 1, .name = (const uint8_t *)"x",
+            .name_len = 1 };
+
+        assert_int_equal(item, 32);     /* 3 + 26 + 3 bytes per item */
+        assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 9, 0));
+        b.len = n;
+        b.count = CNT_MULTI_MAX;
+        assert_false(cnt_multi_add(&b, &extra));
+        memcpy(buf + n, buf + n - item, item);
+        buf[n + CNT_MITEM_FIXED + CNT_GCRA_FIXED + 2] = 'x';
+        n += item;
+        cnt_put_u32(buf + CNT_OFF_BODYLEN, (uint32_t)(n - CNT_HEADER_SIZE));
+        buf[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT] = CNT_MULTI_MAX + 1;
+        assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+        assert_int_equal(req.status, CNT_STATUS_INVALID);
+        /* The same bytes with count 16: the 17th item is one too many. */
+        buf[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT] = CNT_MULTI_MAX;
+        assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    }
+
+    /* Duplicates far apart (first and last of 16), and one name that is
+     * a prefix of another (distinct names). */
+    n = multi_of(buf, sizeof(buf), CNT_MULTI_MAX, false);
+    buf[n - 2] = '0';
+    buf[n - 1] = '0';
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 9, 0));
+    for (uint16_t len = 1; len <= 3; len++) {
+        cnt_check_request it = {
+            .opcode = CNT_OP_WINDOW_CHECK, .limit_or_burst = 1, .cost = 1,
+            .name = (const uint8_t *)"abc", .name_len = len };
+
+        assert_true(cnt_multi_add(&b, &it));
+    }
+    n = cnt_multi_finish(&b);
+    decode_ok(buf, n, CNT_OP_MULTI_CHECK, 9, &req);
+    assert_int_equal(multi_walk(&req, out, CNT_MULTI_MAX), 3);
+}
+
+/* The builder never writes past its buffer or past CNT_BODY_MAX: an item
+ * that does not fit is refused and leaves the request as it was. */
+static void test_multi_builder_bounds(void **state)
+{
+    uint8_t small[CNT_HEADER_SIZE + 2 + 20];
+    uint8_t *big = malloc(CNT_REQUEST_MAX + 64);
+    uint8_t *name = malloc(CNT_NAME_MAX);
+    cnt_multi_builder b;
+    cnt_request req;
+    cnt_check_request it = { .opcode = CNT_OP_GCRA_CHECK,
+                             .limit_or_burst = 1, .count = 1, .cost = 1,
+                             .period_ns = 1, .name_len = 1 };
+    size_t n;
+
+    (void)state;
+    assert_non_null(big);
+    assert_non_null(name);
+    memset(name, 'q', CNT_NAME_MAX);
+    it.name = name;
+
+    /* Too small to begin: nothing taken, nothing finished. */
+    assert_false(cnt_multi_begin(&b, small, CNT_HEADER_SIZE + 1, 1, 0));
+    assert_false(cnt_multi_add(&b, &it));
+    assert_int_equal(cnt_multi_finish(&b), 0);
+
+    /* An item one byte too long for the buffer. */
+    memset(small, 0xee, sizeof(small));
+    assert_true(cnt_multi_begin(&b, small, sizeof(small) - 1, 1, 0));
+    assert_false(cnt_multi_add(&b, &it));       /* needs 30 bytes */
+    assert_int_equal(small[CNT_HEADER_SIZE + 2], 0xee);
+    assert_int_equal(cnt_multi_finish(&b), CNT_HEADER_SIZE + 2);
+
+    /* Not a check. */
+    it.opcode = CNT_OP_TTL_INSERT;
+    assert_true(cnt_multi_begin(&b, big, CNT_REQUEST_MAX + 64, 1, 0));
+    assert_false(cnt_multi_add(&b, &it));
+    it.opcode = CNT_OP_MULTI_CHECK;
+    assert_false(cnt_multi_add(&b, &it));
+
+    /* An item body must fit its u16 length: a Gcra_check item's name is
+     * at most 65535 - 26 bytes, a Window_check's 65535 - 22. */
+    it.opcode = CNT_OP_GCRA_CHECK;
+    it.name_len = UINT16_MAX - CNT_GCRA_FIXED + 1;
+    assert_false(cnt_multi_add(&b, &it));
+    it.name_len = UINT16_MAX - CNT_GCRA_FIXED;
+    assert_true(cnt_multi_add(&b, &it));
+    n = cnt_multi_finish(&b);
+    decode_ok(big, n, CNT_OP_MULTI_CHECK, 1, &req);
+
+    /* Filled to exactly CNT_BODY_MAX: 2 + (29 + 65000) + (29 + 501) =
+     * 65561 bytes; one name byte more does not fit. */
+    assert_true(cnt_multi_begin(&b, big, CNT_REQUEST_MAX + 64, 2, 0));
+    it.name_len = 65000;
+    assert_true(cnt_multi_add(&b, &it));
+    name[0] = 'r';                      /* not the first item's name */
+    it.name_len = 502;
+    assert_false(cnt_multi_add(&b, &it));
+    it.name_len = 501;
+    assert_true(cnt_multi_add(&b, &it));
+    n = cnt_multi_finish(&b);
+    assert_int_equal(n, CNT_REQUEST_MAX);
+    decode_ok(big, n, CNT_OP_MULTI_CHECK, 2, &req);
+    assert_int_equal(req.item_count, 2);
+    /* A byte more, by hand: refused at the header. */
+    cnt_put_u32(big + CNT_OFF_BODYLEN, CNT_BODY_MAX + 1);
+    assert_int_equal(decode_checked(big, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+
+    free(name);
+    free(big);
+}
+
+/* Every single-byte change of a valid Multi_check body, and every shorter
+ * declared body, decodes without reading past the buffer (each is an
+ * exact-size heap copy), and whatever is accepted walks to exactly the
+ * count it declares, each item inside the items. */
+static void test_multi_mutations(void **state)
+{
+    const uint8_t values[] = { 0x00, 0x01, 0x02, 0x10, 0x34, 0x35, 0x7f,
+                               0xff };
+    uint8_t orig[256];
+    cnt_multi_builder b;
+    cnt_check_request items[3] = {
+        { .opcode = CNT_OP_WINDOW_CHECK, .limit_or_burst = 3, .cost = 1,
+          .name = (const uint8_t *)"ab", .name_len = 2 },
+        { .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 3, .count = 1,
+          .cost = 1, .period_ns = 1, .name = (const uint8_t *)"ab",
+          .name_len = 2 },
+        { .opcode = CNT_OP_WINDOW_CHECK, .limit_or_burst = 3, .cost = 1,
+          .name = (const uint8_t *)"b", .name_len = 1 },
+    };
+    cnt_check_request out[CNT_MULTI_MAX];
+    size_t n, accepted = 0;
+
+    (void)state;
+    assert_true(cnt_multi_begin(&b, orig, sizeof(orig), 3, 0));
+    for (size_t i = 0; i < 3; i++)
+        assert_true(cnt_multi_add(&b, &items[i]));
+    n = cnt_multi_finish(&b);
+
+    for (size_t at = CNT_HEADER_SIZE; at <= n; at++) {
+        for (size_t v = 0; v < sizeof(values) + 1; v++) {
+            uint8_t *copy = malloc(n);
+            size_t len = n;
+            cnt_request req;
+
+            assert_non_null(copy);
+            memcpy(copy, orig, n);
+            if (at == n) {
+                /* No change of a byte: a body declared v bytes shorter. */
+                len = n - v;
+                cnt_put_u32(copy + CNT_OFF_BODYLEN,
+                            (uint32_t)(len - CNT_HEADER_SIZE));
+            } else if (v < sizeof(values)) {
+                copy[at] = values[v];
+            } else {
+                copy[at] ^= 0x80;
+            }
+            if (decode_checked(copy, len, &req) == CNT_DECODE_OK) {
+                accepted++;
+                assert_true(req.item_count >= 1 &&
+                            req.item_count <= CNT_MULTI_MAX);
+                assert_int_equal(multi_walk(&req, out, CNT_MULTI_MAX),
+                                 req.item_count);
+                for (size_t i = 0; i < req.item_count; i++)
+                    assert_true(out[i].name >= req.items &&
+                                out[i].name + out[i].name_len <=
+                                req.items + req.items_len);
+            }
+            free(copy);
+        }
+    }
+    /* Some changes keep the request valid (a limit, a cost, a name). */
+    assert_true(accepted > 0);
+}
+
+/* Every opcode byte: the six of the reference protocol, the four waiting
+ * extensions and the seven rate limits decode (Noop, Stats, Dump and
+ * Queues at the header, the ones with a body refuse an empty one), every
+ * other byte is answered 0x81 with its body skipped. */
 static void test_decode_every_opcode_byte(void **state)
 {
     uint8_t buf[CNT_HEADER_SIZE];
@@ -1388,6 +3269,13 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_WAIT_ACQUIRE:
         case CNT_OP_RENEW:
         case CNT_OP_WAIT_RELEASE:
+        case CNT_OP_TTL_INSERT:
+        case CNT_OP_TTL_QUERY:
+        case CNT_OP_TTL_UPDATE:
+        case CNT_OP_TTL_PURGE:
+        case CNT_OP_WINDOW_CHECK:
+        case CNT_OP_GCRA_CHECK:
+        case CNT_OP_MULTI_CHECK:
             assert_int_equal(r, CNT_DECODE_ERROR);
             assert_int_equal(req.status, CNT_STATUS_INVALID);
             break;
@@ -1408,6 +3296,14 @@ int main(void)
         cmocka_unit_test(test_decode_every_opcode_byte),
         cmocka_unit_test(test_encode_requests),
         cmocka_unit_test(test_roundtrip_client_to_server),
+        cmocka_unit_test(test_encode_rate_limit_requests),
+        cmocka_unit_test(test_roundtrip_rate_limits),
+        cmocka_unit_test(test_ttl_insert_range),
+        cmocka_unit_test(test_window_shapes),
+        cmocka_unit_test(test_multi_roundtrip_and_walk),
+        cmocka_unit_test(test_multi_count_and_duplicates),
+        cmocka_unit_test(test_multi_builder_bounds),
+        cmocka_unit_test(test_multi_mutations),
     };
     int failed = 0;
 

@@ -1,8 +1,8 @@
 /* test_response.c: unit tests of protocol/response.c, responses and
  * events both ways: the server's encoders byte for byte against hex
  * fixtures, the client's incremental decoder and its body parsers (Dump and
- * Queues records, Stats pairs, the extension answers, events), and round
- * trips from one to the other. */
+ * Queues records, Stats pairs, the extension answers - waits, TTL records,
+ * checks - and events), and round trips from one to the other. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -125,6 +125,22 @@ static const error_row error_rows[] = {
       "0000000d"            /* body length: 13 */
       "00000014"            /* opaque */
       "4c656173652065787069726564" /* "Lease expired" */ },
+    { "exists", CNT_OP_TTL_INSERT, CNT_STATUS_EXISTS, 0x15,
+      "91"                  /* magic */
+      "30"                  /* opcode: Ttl_insert */
+      "28"                  /* status: Exists */
+      "00"                  /* reserved */
+      "00000006"            /* body length: 6 */
+      "00000015"            /* opaque */
+      "457869737473"        /* "Exists" */ },
+    { "below zero", CNT_OP_TTL_UPDATE, CNT_STATUS_BELOW_ZERO, 0x16,
+      "91"                  /* magic */
+      "32"                  /* opcode: Ttl_update */
+      "29"                  /* status: Below zero */
+      "00"                  /* reserved */
+      "0000000a"            /* body length: 10 */
+      "00000016"            /* opaque */
+      "42656c6f77207a65726f" /* "Below zero" */ },
     { "status OK has an empty body", CNT_OP_NOOP, CNT_STATUS_OK, 1,
       "91"                  /* magic */
       "00"                  /* opcode: Noop */
@@ -689,6 +705,278 @@ static void test_extension_answers_malformed(void **state)
     free(body);
 }
 
+/* ---- Rate-limit answers ---- */
+
+/* The rate-limit answers, byte for byte: a TTL record, a check, a
+ * Multi_check of two items. */
+static void test_encode_rate_limit_answers(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    const cnt_ttl_answer view = { .quota = 5, .ttl_left = 3,
+                                  .unit = CNT_UNIT_S };
+    const cnt_check_result limited = {
+        .state = CNT_CHECK_LIMITED, .limit = 10, .remaining = 0,
+        .used = 10, .retry_after_ns = 100000000,
+        .reset_after_ns = 0x0102030405060708ull };
+    const cnt_check_result items[2] = {
+        { .state = CNT_CHECK_ALLOWED, .limit = 6, .remaining = 5,
+          .used = 1, .retry_after_ns = 0, .reset_after_ns = 1000 },
+        { .state = CNT_CHECK_NEVER, .limit = 0xffffffff,
+          .remaining = 0xfffffffe, .used = 1,
+          .retry_after_ns = CNT_RETRY_NEVER, .reset_after_ns = 0 },
+    };
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_ttl_view(out, CNT_OP_TTL_QUERY, 0x40, &view);
+    assert_int_equal(n, CNT_TTL_VIEW_RESPONSE_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "31"            /* opcode: Ttl_query */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000011"      /* body length: 17 */
+        "00000040"      /* opaque */
+        "0000000000000005" /* quota */
+        "0000000000000003" /* ttl left */
+        "03");          /* unit: s */
+    n = cnt_encode_ttl_view(out, CNT_OP_TTL_UPDATE, 0x41,
+                            &(cnt_ttl_answer){ UINT64_MAX, 1, CNT_UNIT_H });
+    assert_bytes_hex(out, n,
+        "91" "32" "00" "00" /* magic, Ttl_update, OK, reserved */
+        "00000011"      /* body length: 17 */
+        "00000041"      /* opaque */
+        "ffffffffffffffff" /* quota */
+        "0000000000000001" /* ttl left */
+        "05");          /* unit: h */
+
+    n = cnt_encode_check_answer(out, CNT_OP_WINDOW_CHECK, 0x42, &limited);
+    assert_int_equal(n, CNT_CHECK_RESPONSE_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "34"            /* opcode: Window_check */
+        "00"            /* status: OK, whatever the state */
+        "00"            /* reserved */
+        "00000020"      /* body length: 32 */
+        "00000042"      /* opaque */
+        "01"            /* state: limited */
+        "000000"        /* zero */
+        "0000000a"      /* limit */
+        "00000000"      /* remaining */
+        "0000000a"      /* used */
+        "0000000005f5e100" /* retry_after_ns: 100 ms */
+        "0102030405060708"); /* reset_after_ns */
+
+    n = cnt_encode_multi_answer(out, 0x43, CNT_MULTI_DENIED, items, 2);
+    assert_int_equal(n, CNT_MULTI_ANSWER_SIZE(2));
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "36"            /* opcode: Multi_check */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000042"      /* body length: 2 + 2 * 32 */
+        "00000043"      /* opaque */
+        "01"            /* overall: denied, nothing charged */
+        "02"            /* count */
+        "00" "000000"   /* item 0: allowed, zero */
+        "00000006"      /*   limit */
+        "00000005"      /*   remaining */
+        "00000001"      /*   used */
+        "0000000000000000" /*   retry_after_ns */
+        "00000000000003e8" /*   reset_after_ns */
+        "02" "000000"   /* item 1: never, zero */
+        "ffffffff"      /*   limit */
+        "fffffffe"      /*   remaining */
+        "00000001"      /*   used */
+        "ffffffffffffffff" /*   retry_after_ns: never */
+        "0000000000000000"); /*   reset_after_ns */
+}
+
+/* Compares two check answers field by field. */
+static void assert_check_equal(const cnt_check_result *a,
+                               const cnt_check_result *b)
+{
+    assert_int_equal(a->state, b->state);
+    assert_int_equal(a->limit, b->limit);
+    assert_int_equal(a->remaining, b->remaining);
+    assert_int_equal(a->used, b->used);
+    assert_true(a->retry_after_ns == b->retry_after_ns);
+    assert_true(a->reset_after_ns == b->reset_after_ns);
+}
+
+/* TTL views, check answers and Multi_check answers of every size parse
+ * back; each parser takes only its own opcodes. */
+static void test_roundtrip_rate_limit_answers(void **state)
+{
+    uint8_t buf[CNT_MULTI_ANSWER_SIZE(CNT_MULTI_MAX)];
+    cnt_check_result items[CNT_MULTI_MAX], got;
+    cnt_ttl_answer view;
+    cnt_multi_answer multi;
+    cnt_response res;
+    size_t n;
+
+    (void)state;
+    for (uint8_t unit = 0; unit <= CNT_UNIT_MAX; unit++) {
+        const cnt_ttl_answer in = { 0x8000000000000001ull, unit + 1ull,
+                                    unit };
+        uint8_t op = unit % 2 ? CNT_OP_TTL_UPDATE : CNT_OP_TTL_QUERY;
+
+        n = cnt_encode_ttl_view(buf, op, unit, &in);
+        res = decode_response(buf, n, op, 0, unit);
+        assert_true(cnt_parse_ttl_view(&res, &view));
+        assert_true(view.quota == in.quota && view.ttl_left == in.ttl_left);
+        assert_int_equal(view.unit, unit);
+        assert_false(cnt_parse_check_answer(&res, &got));
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+    }
+
+    for (uint8_t st = CNT_CHECK_ALLOWED; st <= CNT_CHECK_NEVER; st++) {
+        const cnt_check_result in = {
+            .state = st, .limit = 1u << st, .remaining = 0xffffffffu - st,
+            .used = 7, .retry_after_ns = UINT64_MAX - st,
+            .reset_after_ns = 1ull << (40 + st) };
+        uint8_t op = st % 2 ? CNT_OP_GCRA_CHECK : CNT_OP_WINDOW_CHECK;
+
+        n = cnt_encode_check_answer(buf, op, 10 + st, &in);
+        res = decode_response(buf, n, op, 0, 10 + st);
+        assert_true(cnt_parse_check_answer(&res, &got));
+        assert_check_equal(&got, &in);
+        assert_false(cnt_parse_ttl_view(&res, &view));
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+    }
+
+    for (uint8_t i = 0; i < CNT_MULTI_MAX; i++)
+        items[i] = (cnt_check_result){
+            .state = i % 3, .limit = i, .remaining = 100u - i,
+            .used = 1000u + i, .retry_after_ns = 5ull * i,
+            .reset_after_ns = UINT64_MAX - i };
+    for (uint8_t count = 1; count <= CNT_MULTI_MAX; count++) {
+        uint8_t overall = count % 2 ? CNT_MULTI_DENIED : CNT_MULTI_ALLOWED;
+
+        n = cnt_encode_multi_answer(buf, 20 + count, overall, items, count);
+        assert_int_equal(n, CNT_MULTI_ANSWER_SIZE(count));
+        res = decode_response(buf, n, CNT_OP_MULTI_CHECK, 0, 20 + count);
+        assert_true(cnt_parse_multi_answer(&res, &multi));
+        assert_int_equal(multi.overall, overall);
+        assert_int_equal(multi.count, count);
+        for (uint8_t i = 0; i < count; i++) {
+            assert_true(cnt_multi_answer_item(&multi, i, &got));
+            assert_check_equal(&got, &items[i]);
+        }
+        assert_false(cnt_multi_answer_item(&multi, count, &got));
+        assert_false(cnt_parse_check_answer(&res, &got));
+    }
+
+    /* Errors carry the status text, never a body to parse. */
+    n = cnt_encode_error(buf, CNT_OP_TTL_INSERT, CNT_STATUS_EXISTS, 50);
+    res = decode_response(buf, n, CNT_OP_TTL_INSERT, CNT_STATUS_EXISTS, 50);
+    assert_memory_equal(res.body, "Exists", res.body_len);
+    n = cnt_encode_error(buf, CNT_OP_TTL_UPDATE, CNT_STATUS_BELOW_ZERO, 51);
+    res = decode_response(buf, n, CNT_OP_TTL_UPDATE, CNT_STATUS_BELOW_ZERO,
+                          51);
+    assert_memory_equal(res.body, "Below zero", res.body_len);
+    assert_false(cnt_parse_ttl_view(&res, &view));
+    n = cnt_encode_error(buf, CNT_OP_MULTI_CHECK, CNT_STATUS_INVALID, 52);
+    res = decode_response(buf, n, CNT_OP_MULTI_CHECK, CNT_STATUS_INVALID,
+                          52);
+    assert_false(cnt_parse_multi_answer(&res, &multi));
+}
+
+/* Malformed or misdirected rate-limit answers are refused, without
+ * reading past their bodies (exact-size heap copies). */
+static void test_rate_limit_answers_malformed(void **state)
+{
+    const char *view_hex = "0000000000000005" "0000000000000003" "03";
+    const char *check_hex = "01" "000000" "0000000a" "00000000"
+                            "0000000a" "0000000005f5e100"
+                            "0000000000000001";
+    const uint8_t R = CNT_MAGIC_RESPONSE, E = CNT_MAGIC_NOTICE;
+    cnt_ttl_answer view;
+    cnt_check_result got;
+    cnt_multi_answer multi;
+    cnt_response res;
+    uint8_t *body;
+
+    (void)state;
+    res = hex_response(view_hex, R, CNT_OP_TTL_QUERY, 0, &body);
+    assert_true(cnt_parse_ttl_view(&res, &view));
+    res.body_len--;                     /* one byte short */
+    assert_false(cnt_parse_ttl_view(&res, &view));
+    res.body_len++;
+    res.magic = E;                      /* an event with that code */
+    assert_false(cnt_parse_ttl_view(&res, &view));
+    res.magic = R;
+    res.status = CNT_STATUS_NOT_FOUND;
+    assert_false(cnt_parse_ttl_view(&res, &view));
+    res.status = CNT_STATUS_OK;
+    res.opcode = CNT_OP_TTL_INSERT;     /* answered with an empty body */
+    assert_false(cnt_parse_ttl_view(&res, &view));
+    res.opcode = CNT_OP_TTL_UPDATE;
+    assert_true(cnt_parse_ttl_view(&res, &view));
+    body[CNT_TTLV_OFF_UNIT] = CNT_UNIT_MAX + 1;     /* unknown unit */
+    assert_false(cnt_parse_ttl_view(&res, &view));
+    free(body);
+
+    res = hex_response(check_hex, R, CNT_OP_GCRA_CHECK, 0, &body);
+    assert_true(cnt_parse_check_answer(&res, &got));
+    assert_int_equal(got.state, CNT_CHECK_LIMITED);
+    res.body_len--;
+    assert_false(cnt_parse_check_answer(&res, &got));
+    res.body_len++;
+    res.magic = E;
+    assert_false(cnt_parse_check_answer(&res, &got));
+    res.magic = R;
+    res.opcode = CNT_OP_MULTI_CHECK;
+    assert_false(cnt_parse_check_answer(&res, &got));
+    res.opcode = CNT_OP_WINDOW_CHECK;
+    body[CNT_CANS_OFF_STATE] = CNT_CHECK_NEVER + 1;  /* unknown state */
+    assert_false(cnt_parse_check_answer(&res, &got));
+    free(body);
+
+    /* Multi_check: the header alone, a count of 0, 17, or one past the
+     * items there are, an unknown overall or item state. */
+    res = hex_response("00" "01", R, CNT_OP_MULTI_CHECK, 0, &body);
+    assert_false(cnt_parse_multi_answer(&res, &multi));
+    free(body);
+    res = hex_response("00", R, CNT_OP_MULTI_CHECK, 0, &body);
+    assert_false(cnt_parse_multi_answer(&res, &multi));
+    free(body);
+    {
+        char hex[2 * (CNT_MANS_FIXED + 2 * CNT_CHECK_ANSWER_SIZE) + 1];
+
+        snprintf(hex, sizeof(hex), "0002%s%s", check_hex, check_hex);
+        res = hex_response(hex, R, CNT_OP_MULTI_CHECK, 0, &body);
+        assert_true(cnt_parse_multi_answer(&res, &multi));
+        assert_int_equal(multi.count, 2);
+        assert_true(cnt_multi_answer_item(&multi, 1, &got));
+        assert_int_equal(got.limit, 10);
+        res.body_len--;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        res.body_len++;
+        body[CNT_MANS_OFF_COUNT] = 3;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        body[CNT_MANS_OFF_COUNT] = 0;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        body[CNT_MANS_OFF_COUNT] = CNT_MULTI_MAX + 1;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        body[CNT_MANS_OFF_COUNT] = 1;   /* fewer than there are: fine */
+        assert_true(cnt_parse_multi_answer(&res, &multi));
+        body[CNT_MANS_OFF_COUNT] = 2;
+        body[CNT_MANS_OFF_OVERALL] = CNT_MULTI_DENIED + 1;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        body[CNT_MANS_OFF_OVERALL] = CNT_MULTI_DENIED;
+        body[CNT_MANS_FIXED + CNT_CHECK_ANSWER_SIZE] = 3;  /* item 1 */
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        body[CNT_MANS_FIXED + CNT_CHECK_ANSWER_SIZE] = CNT_CHECK_NEVER;
+        res.magic = E;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        res.magic = R;
+        res.status = CNT_STATUS_INVALID;
+        assert_false(cnt_parse_multi_answer(&res, &multi));
+        free(body);
+    }
+}
+
 /* Queues: records then the empty end, parsed back; malformed records are
  * refused. */
 static void test_roundtrip_queues(void **state)
@@ -927,6 +1215,9 @@ int main(void)
         cmocka_unit_test(test_roundtrip_extension_answers),
         cmocka_unit_test(test_extension_answers_malformed),
         cmocka_unit_test(test_roundtrip_queues),
+        cmocka_unit_test(test_encode_rate_limit_answers),
+        cmocka_unit_test(test_roundtrip_rate_limit_answers),
+        cmocka_unit_test(test_rate_limit_answers_malformed),
         cmocka_unit_test(test_roundtrip_events),
         cmocka_unit_test(test_response_magic),
         cmocka_unit_test(test_response_huge_body),

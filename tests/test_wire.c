@@ -1,7 +1,7 @@
 /* test_wire.c: unit tests of protocol/wire.c and the inline helpers of
- * wire.h: status texts, opcode and event names, the consistency of the
- * opcode table the request decoder is driven by, and the big-endian byte
- * helpers. */
+ * wire.h: status texts, opcode, event and time unit names, the
+ * consistency of the opcode table the request decoder is driven by, and
+ * the big-endian byte helpers. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -50,7 +50,13 @@ static void test_extension_texts_and_names(void **state)
                         "Lease expired");
     assert_int_equal(CNT_STATUS_EXCEEDS_MAXIMUM, 0x23);
     assert_int_equal(CNT_STATUS_LEASE_EXPIRED, 0x27);
-    assert_null(cnt_status_text((cnt_status)0x28));
+    assert_string_equal(cnt_status_text(CNT_STATUS_EXISTS), "Exists");
+    assert_string_equal(cnt_status_text(CNT_STATUS_BELOW_ZERO),
+                        "Below zero");
+    assert_int_equal(CNT_STATUS_EXISTS, 0x28);
+    assert_int_equal(CNT_STATUS_BELOW_ZERO, 0x29);
+    assert_null(cnt_status_text((cnt_status)0x2a));
+    assert_null(cnt_status_text((cnt_status)0x30));
     /* Every status text fits the room an error response is given. */
     for (unsigned st = 0; st < 256; st++) {
         const char *text = cnt_status_text((cnt_status)st);
@@ -68,6 +74,23 @@ static void test_extension_texts_and_names(void **state)
     assert_string_equal(cnt_opcode_name(CNT_OP_QUEUES), "queues");
     assert_int_equal(CNT_OP_WAIT_ACQUIRE, 0x20);
     assert_int_equal(CNT_OP_QUEUES, 0x23);
+    assert_null(cnt_opcode_name(0x2f));
+    assert_string_equal(cnt_opcode_name(CNT_OP_TTL_INSERT), "ttl_insert");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TTL_QUERY), "ttl_query");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TTL_UPDATE), "ttl_update");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TTL_PURGE), "ttl_purge");
+    assert_string_equal(cnt_opcode_name(CNT_OP_WINDOW_CHECK),
+                        "window_check");
+    assert_string_equal(cnt_opcode_name(CNT_OP_GCRA_CHECK), "gcra_check");
+    assert_string_equal(cnt_opcode_name(CNT_OP_MULTI_CHECK), "multi_check");
+    assert_null(cnt_opcode_name(0x37));
+    assert_int_equal(CNT_OP_TTL_INSERT, 0x30);
+    assert_int_equal(CNT_OP_TTL_QUERY, 0x31);
+    assert_int_equal(CNT_OP_TTL_UPDATE, 0x32);
+    assert_int_equal(CNT_OP_TTL_PURGE, 0x33);
+    assert_int_equal(CNT_OP_WINDOW_CHECK, 0x34);
+    assert_int_equal(CNT_OP_GCRA_CHECK, 0x35);
+    assert_int_equal(CNT_OP_MULTI_CHECK, 0x36);
 
     assert_string_equal(cnt_event_name(CNT_EVENT_GRANTED), "granted");
     assert_string_equal(cnt_event_name(CNT_EVENT_TIMED_OUT), "timed_out");
@@ -80,12 +103,56 @@ static void test_extension_texts_and_names(void **state)
     assert_int_equal(CNT_USE_GROUP_DEFAULT, 0xffffffffu);
 }
 
-/* Checks that a u32 or u16 field at off lies inside a row's fixed part. */
+/* Checks that a field of width bytes at off lies inside a row's fixed
+ * part. */
 static void check_field(uint8_t off, size_t width, const cnt_opcode_row *row)
 {
     if (off == CNT_FIELD_NONE)
         return;
     assert_true((size_t)off + width <= row->fixed);
+}
+
+/* Checks that a row reads none of the rate-limit fields. */
+static void assert_no_limit_fields(const cnt_opcode_row *row)
+{
+    assert_int_equal(row->off_quota, CNT_FIELD_NONE);
+    assert_int_equal(row->off_ttl, CNT_FIELD_NONE);
+    assert_int_equal(row->off_period, CNT_FIELD_NONE);
+    assert_int_equal(row->off_limit, CNT_FIELD_NONE);
+    assert_int_equal(row->off_count, CNT_FIELD_NONE);
+    assert_int_equal(row->off_cost, CNT_FIELD_NONE);
+    assert_int_equal(row->off_flags, CNT_FIELD_NONE);
+    assert_int_equal(row->off_slots, CNT_FIELD_NONE);
+    assert_int_equal(row->off_unit, CNT_FIELD_NONE);
+    assert_int_equal(row->off_attribute, CNT_FIELD_NONE);
+    assert_int_equal(row->off_change, CNT_FIELD_NONE);
+    assert_int_equal(row->off_items, CNT_FIELD_NONE);
+}
+
+/* Checks that a row's rate-limit checks only look at fields its body
+ * has (the TTL's also needs the unit's check to run before it). */
+static void check_limit_checks(const cnt_opcode_row *row)
+{
+    if (row->checks & CNT_CHECK_FLAGS_PEEK_ONLY)
+        assert_true(row->off_flags != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_UNIT_KNOWN)
+        assert_true(row->off_unit != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_TTL_FITS)
+        assert_true(row->off_ttl != CNT_FIELD_NONE &&
+                    (row->checks & CNT_CHECK_UNIT_KNOWN));
+    if (row->checks & CNT_CHECK_TTL_CHANGE)
+        assert_true(row->off_attribute != CNT_FIELD_NONE &&
+                    row->off_change != CNT_FIELD_NONE &&
+                    row->off_quota != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_COUNT_NONZERO)
+        assert_true(row->off_count != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_COST_NONZERO)
+        assert_true(row->off_cost != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_PERIOD_NONZERO)
+        assert_true(row->off_period != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_WINDOW_SHAPE)
+        assert_true(row->off_slots != CNT_FIELD_NONE &&
+                    row->off_period != CNT_FIELD_NONE);
 }
 
 /* Every row of the opcode table is one the decoder can trust: a name iff
@@ -96,7 +163,7 @@ static void check_field(uint8_t off, size_t width, const cnt_opcode_row *row)
  * needs to be). */
 static void test_opcode_table_rows(void **state)
 {
-    unsigned largest = 0;
+    unsigned largest = 0, n_checks = 0;
 
     (void)state;
     for (unsigned op = 0; op < 256; op++) {
@@ -118,6 +185,7 @@ static void test_opcode_table_rows(void **state)
             assert_int_equal(row->off_wait, CNT_FIELD_NONE);
             assert_int_equal(row->off_lease, CNT_FIELD_NONE);
             assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
+            assert_no_limit_fields(row);
             assert_int_equal(row->checks, 0);
             continue;
         }
@@ -128,12 +196,29 @@ static void test_opcode_table_rows(void **state)
         check_field(row->off_maximum, 4, row);
         check_field(row->off_wait, 4, row);
         check_field(row->off_lease, 4, row);
+        check_field(row->off_quota, 8, row);
+        check_field(row->off_ttl, 8, row);
+        check_field(row->off_period, 8, row);
+        check_field(row->off_limit, 4, row);
+        check_field(row->off_count, 4, row);
+        check_field(row->off_cost, 4, row);
+        check_field(row->off_flags, 1, row);
+        check_field(row->off_slots, 1, row);
+        check_field(row->off_unit, 1, row);
+        check_field(row->off_attribute, 1, row);
+        check_field(row->off_change, 1, row);
         check_field(row->off_namelen, 2, row);
+        check_field(row->off_items, 1, row);
         if (row->off_namelen != CNT_FIELD_NONE)
             assert_int_equal(row->off_namelen + 2, row->fixed);
-        assert_int_equal(row->checks & ~(CNT_CHECK_RESOURCES_NONZERO |
-                                         CNT_CHECK_MAXIMUM_COVERS |
-                                         CNT_CHECK_LEASE_NONZERO), 0);
+        /* The items, like a name, follow their count directly; a body has
+         * one or the other. */
+        if (row->off_items != CNT_FIELD_NONE) {
+            assert_int_equal(row->off_items + 1, row->fixed);
+            assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
+        }
+        assert_int_equal(row->checks & ~CNT_CHECK_ALL, 0);
+        check_limit_checks(row);
         if (row->checks & CNT_CHECK_RESOURCES_NONZERO)
             assert_true(row->off_resources != CNT_FIELD_NONE);
         if (row->checks & CNT_CHECK_MAXIMUM_COVERS)
@@ -142,6 +227,16 @@ static void test_opcode_table_rows(void **state)
         if (row->checks & CNT_CHECK_LEASE_NONZERO)
             assert_true(row->off_lease != CNT_FIELD_NONE);
     }
+    /* CNT_CHECK_ALL is exactly the checks there are, one bit each. */
+    assert_int_equal(CNT_CHECK_RESOURCES_NONZERO | CNT_CHECK_MAXIMUM_COVERS |
+                     CNT_CHECK_LEASE_NONZERO | CNT_CHECK_FLAGS_PEEK_ONLY |
+                     CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_FITS |
+                     CNT_CHECK_TTL_CHANGE | CNT_CHECK_COUNT_NONZERO |
+                     CNT_CHECK_COST_NONZERO | CNT_CHECK_PERIOD_NONZERO |
+                     CNT_CHECK_WINDOW_SHAPE, CNT_CHECK_ALL);
+    for (unsigned bits = CNT_CHECK_ALL; bits != 0; bits &= bits - 1)
+        n_checks++;
+    assert_int_equal(n_checks, 11);
     assert_int_equal(largest + CNT_NAME_MAX, CNT_BODY_MAX);
     assert_int_equal(CNT_REQUEST_MAX, CNT_HEADER_SIZE + CNT_BODY_MAX);
 }
@@ -159,7 +254,7 @@ static void test_opcode_table_reference_rows(void **state)
     for (unsigned op = 0; op < 256; op++)
         if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
             known++;
-    assert_int_equal(known, 6 + 4);
+    assert_int_equal(known, 6 + 4 + 7);
     assert_int_equal(cnt_opcode_table[CNT_OP_NOOP].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_STATS].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_DUMP].body, CNT_BODY_SKIP);
@@ -171,6 +266,7 @@ static void test_opcode_table_reference_rows(void **state)
     assert_int_equal(get->off_maximum, CNT_FIELD_NONE);
     assert_int_equal(get->off_wait, CNT_FIELD_NONE);
     assert_int_equal(get->off_lease, CNT_FIELD_NONE);
+    assert_no_limit_fields(get);
     assert_int_equal(get->checks, 0);
 
     assert_int_equal(acq->body, CNT_BODY_NEEDED);
@@ -180,6 +276,7 @@ static void test_opcode_table_reference_rows(void **state)
     assert_int_equal(acq->off_namelen, 8);
     assert_int_equal(acq->off_wait, CNT_FIELD_NONE);
     assert_int_equal(acq->off_lease, CNT_FIELD_NONE);
+    assert_no_limit_fields(acq);
     assert_int_equal(acq->checks,
                      CNT_CHECK_RESOURCES_NONZERO | CNT_CHECK_MAXIMUM_COVERS);
 
@@ -191,11 +288,12 @@ static void test_opcode_table_reference_rows(void **state)
     assert_int_equal(rel->off_namelen, 4);
     assert_int_equal(rel->off_wait, CNT_FIELD_NONE);
     assert_int_equal(rel->off_lease, CNT_FIELD_NONE);
+    assert_no_limit_fields(rel);
     assert_int_equal(rel->checks, 0);
 }
 
-/* The extension rows, as spec'd: Wait_acquire (18 fixed bytes), Renew (6),
- * Wait_release (2), Queues (body skipped). */
+/* The waiting extension rows, as spec'd: Wait_acquire (18 fixed bytes),
+ * Renew (6), Wait_release (2), Queues (body skipped). */
 static void test_opcode_table_extension_rows(void **state)
 {
     const cnt_opcode_row *wacq = &cnt_opcode_table[CNT_OP_WAIT_ACQUIRE];
@@ -233,6 +331,182 @@ static void test_opcode_table_extension_rows(void **state)
     assert_int_equal(wrel->off_wait, CNT_FIELD_NONE);
     assert_int_equal(wrel->off_lease, CNT_FIELD_NONE);
     assert_int_equal(wrel->checks, 0);
+    assert_no_limit_fields(wacq);
+    assert_no_limit_fields(renew);
+    assert_no_limit_fields(wrel);
+}
+
+/* Checks that a row reads none of the semaphore fields. */
+static void assert_no_counter_fields(const cnt_opcode_row *row)
+{
+    assert_int_equal(row->off_resources, CNT_FIELD_NONE);
+    assert_int_equal(row->off_maximum, CNT_FIELD_NONE);
+    assert_int_equal(row->off_wait, CNT_FIELD_NONE);
+    assert_int_equal(row->off_lease, CNT_FIELD_NONE);
+}
+
+/* The rate-limit rows, as spec'd: Ttl_insert (19 fixed bytes), Ttl_query
+ * and Ttl_purge (2), Ttl_update (13), Window_check (22), Gcra_check (26),
+ * Multi_check (2, then items). */
+static void test_opcode_table_rate_limit_rows(void **state)
+{
+    const cnt_opcode_row *ins = &cnt_opcode_table[CNT_OP_TTL_INSERT];
+    const cnt_opcode_row *upd = &cnt_opcode_table[CNT_OP_TTL_UPDATE];
+    const cnt_opcode_row *win = &cnt_opcode_table[CNT_OP_WINDOW_CHECK];
+    const cnt_opcode_row *gcra = &cnt_opcode_table[CNT_OP_GCRA_CHECK];
+    const cnt_opcode_row *multi = &cnt_opcode_table[CNT_OP_MULTI_CHECK];
+    const uint8_t name_only[] = { CNT_OP_TTL_QUERY, CNT_OP_TTL_PURGE };
+
+    (void)state;
+    assert_int_equal(ins->body, CNT_BODY_NEEDED);
+    assert_int_equal(ins->fixed, 19);
+    assert_no_counter_fields(ins);
+    assert_int_equal(ins->off_quota, 0);
+    assert_int_equal(ins->off_ttl, 8);
+    assert_int_equal(ins->off_unit, 16);
+    assert_int_equal(ins->off_namelen, 17);
+    assert_int_equal(ins->off_period, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_limit, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_count, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_cost, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_flags, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_slots, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_attribute, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_change, CNT_FIELD_NONE);
+    assert_int_equal(ins->off_items, CNT_FIELD_NONE);
+    assert_int_equal(ins->checks, CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_FITS);
+
+    for (size_t i = 0; i < sizeof(name_only); i++) {
+        const cnt_opcode_row *row = &cnt_opcode_table[name_only[i]];
+
+        assert_int_equal(row->body, CNT_BODY_NEEDED);
+        assert_int_equal(row->fixed, 2);
+        assert_int_equal(row->off_namelen, 0);
+        assert_no_counter_fields(row);
+        assert_no_limit_fields(row);
+        assert_int_equal(row->checks, 0);
+    }
+
+    assert_int_equal(upd->body, CNT_BODY_NEEDED);
+    assert_int_equal(upd->fixed, 13);
+    assert_no_counter_fields(upd);
+    assert_int_equal(upd->off_attribute, 0);
+    assert_int_equal(upd->off_change, 1);
+    assert_int_equal(upd->off_unit, 2);
+    assert_int_equal(upd->off_quota, 3);
+    assert_int_equal(upd->off_namelen, 11);
+    assert_int_equal(upd->off_ttl, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_period, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_limit, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_count, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_cost, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_flags, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_slots, CNT_FIELD_NONE);
+    assert_int_equal(upd->off_items, CNT_FIELD_NONE);
+    assert_int_equal(upd->checks,
+                     CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_CHANGE);
+
+    assert_int_equal(win->body, CNT_BODY_NEEDED);
+    assert_int_equal(win->fixed, 22);
+    assert_no_counter_fields(win);
+    assert_int_equal(win->off_flags, 0);
+    assert_int_equal(win->off_slots, 1);
+    assert_int_equal(win->off_limit, 4);
+    assert_int_equal(win->off_cost, 8);
+    assert_int_equal(win->off_period, 12);
+    assert_int_equal(win->off_namelen, 20);
+    assert_int_equal(win->off_quota, CNT_FIELD_NONE);
+    assert_int_equal(win->off_ttl, CNT_FIELD_NONE);
+    assert_int_equal(win->off_count, CNT_FIELD_NONE);
+    assert_int_equal(win->off_unit, CNT_FIELD_NONE);
+    assert_int_equal(win->off_attribute, CNT_FIELD_NONE);
+    assert_int_equal(win->off_change, CNT_FIELD_NONE);
+    assert_int_equal(win->off_items, CNT_FIELD_NONE);
+    assert_int_equal(win->checks, CNT_CHECK_FLAGS_PEEK_ONLY |
+                     CNT_CHECK_COST_NONZERO | CNT_CHECK_WINDOW_SHAPE);
+
+    assert_int_equal(gcra->body, CNT_BODY_NEEDED);
+    assert_int_equal(gcra->fixed, 26);
+    assert_no_counter_fields(gcra);
+    assert_int_equal(gcra->off_flags, 0);
+    assert_int_equal(gcra->off_limit, 4);
+    assert_int_equal(gcra->off_count, 8);
+    assert_int_equal(gcra->off_cost, 12);
+    assert_int_equal(gcra->off_period, 16);
+    assert_int_equal(gcra->off_namelen, 24);
+    assert_int_equal(gcra->off_slots, CNT_FIELD_NONE);
+    assert_int_equal(gcra->off_quota, CNT_FIELD_NONE);
+    assert_int_equal(gcra->off_ttl, CNT_FIELD_NONE);
+    assert_int_equal(gcra->off_unit, CNT_FIELD_NONE);
+    assert_int_equal(gcra->off_attribute, CNT_FIELD_NONE);
+    assert_int_equal(gcra->off_change, CNT_FIELD_NONE);
+    assert_int_equal(gcra->off_items, CNT_FIELD_NONE);
+    assert_int_equal(gcra->checks, CNT_CHECK_FLAGS_PEEK_ONLY |
+                     CNT_CHECK_COUNT_NONZERO | CNT_CHECK_COST_NONZERO |
+                     CNT_CHECK_PERIOD_NONZERO);
+    /* Gcra_check's fixed part is the largest: it sets CNT_BODY_MAX. */
+    assert_int_equal(CNT_BODY_MAX, 26 + 65535);
+
+    assert_int_equal(multi->body, CNT_BODY_NEEDED);
+    assert_int_equal(multi->fixed, 2);
+    assert_no_counter_fields(multi);
+    assert_int_equal(multi->off_flags, 0);
+    assert_int_equal(multi->off_items, 1);
+    assert_int_equal(multi->off_namelen, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_quota, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_ttl, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_period, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_limit, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_count, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_cost, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_slots, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_unit, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_attribute, CNT_FIELD_NONE);
+    assert_int_equal(multi->off_change, CNT_FIELD_NONE);
+    assert_int_equal(multi->checks, CNT_CHECK_FLAGS_PEEK_ONLY);
+}
+
+/* The rate-limit constants: sizes, states, time units. */
+static void test_rate_limit_constants(void **state)
+{
+    const char *names[] = { "ns", "us", "ms", "s", "min", "h" };
+
+    (void)state;
+    assert_int_equal(CNT_TTL_VIEW_SIZE, 17);
+    assert_int_equal(CNT_CHECK_ANSWER_SIZE, 32);
+    assert_int_equal(CNT_CANS_OFF_RESET + 8, CNT_CHECK_ANSWER_SIZE);
+    assert_int_equal(CNT_TTLV_OFF_UNIT + 1, CNT_TTL_VIEW_SIZE);
+    assert_int_equal(CNT_MULTI_MAX, 16);
+    assert_int_equal(CNT_CHECK_ALLOWED, 0);
+    assert_int_equal(CNT_CHECK_LIMITED, 1);
+    assert_int_equal(CNT_CHECK_NEVER, 2);
+    assert_int_equal(CNT_MULTI_ALLOWED, 0);
+    assert_int_equal(CNT_MULTI_DENIED, 1);
+    assert_int_equal(CNT_CHECK_FLAG_PEEK, 1);
+    assert_true(CNT_RETRY_NEVER == 0xffffffffffffffffull);
+    assert_int_equal(CNT_TTL_ATTR_QUOTA, 0);
+    assert_int_equal(CNT_TTL_ATTR_TTL, 1);
+    assert_int_equal(CNT_TTL_PATCH, 0);
+    assert_int_equal(CNT_TTL_INCREASE, 1);
+    assert_int_equal(CNT_TTL_DECREASE, 2);
+    /* The most items fit a body: 16 Gcra_check items with 1-byte names
+     * leave room for far longer names. */
+    assert_true(CNT_MULTI_FIXED + CNT_MULTI_MAX *
+                (CNT_MITEM_FIXED + CNT_GCRA_FIXED + 1) <= CNT_BODY_MAX);
+
+    assert_int_equal(CNT_UNIT_MAX, 5);
+    assert_true(cnt_unit_ns(CNT_UNIT_NS) == 1);
+    assert_true(cnt_unit_ns(CNT_UNIT_US) == 1000);
+    assert_true(cnt_unit_ns(CNT_UNIT_MS) == 1000000);
+    assert_true(cnt_unit_ns(CNT_UNIT_S) == 1000000000);
+    assert_true(cnt_unit_ns(CNT_UNIT_MIN) == 60000000000ull);
+    assert_true(cnt_unit_ns(CNT_UNIT_H) == 3600000000000ull);
+    for (unsigned u = 0; u <= CNT_UNIT_MAX; u++)
+        assert_string_equal(cnt_unit_name((uint8_t)u), names[u]);
+    for (unsigned u = CNT_UNIT_MAX + 1; u < 256; u++) {
+        assert_true(cnt_unit_ns((uint8_t)u) == 0);
+        assert_null(cnt_unit_name((uint8_t)u));
+    }
 }
 
 /* The byte helpers are big-endian and read back what they wrote. */
@@ -284,6 +558,8 @@ int main(void)
         cmocka_unit_test(test_opcode_table_rows),
         cmocka_unit_test(test_opcode_table_reference_rows),
         cmocka_unit_test(test_opcode_table_extension_rows),
+        cmocka_unit_test(test_opcode_table_rate_limit_rows),
+        cmocka_unit_test(test_rate_limit_constants),
         cmocka_unit_test(test_byte_helpers),
         cmocka_unit_test(test_byte_helpers_u64),
     };

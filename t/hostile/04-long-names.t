@@ -1,7 +1,7 @@
 # 04-long-names.t: names of 65535 bytes, the longest the protocol allows:
 # Acquire, Get, Release, Dump records of 10 + 65535 bytes, hundreds of them
 # pipelined from several connections; a body one byte longer than the
-# largest legal request (a Wait_acquire's, 18 + 65535) is refused with 0x04.
+# largest legal request (a Gcra_check's, 26 + 65535) is refused with 0x04.
 use strict;
 use warnings;
 use FindBin;
@@ -25,11 +25,11 @@ ok(@mine == 1 && $mine[0]{current} == 3, 'Dump carries the whole 65535-byte name
 $r = $c->call(req_release($long, 3, opaque => 4));
 ok($r && $r->{status} == ST_OK, 'Release with a 65535-byte name');
 
-# One byte over the largest legal body (18 + 65535): 0x04, nothing created.
-my $over = pack('NNn', 1, 1, 65535) . ('O' x 65535) . ('X' x 9);
+# One byte over the largest legal body (26 + 65535): 0x04, nothing created.
+my $over = pack('NNn', 1, 1, 65535) . ('O' x 65535) . ('X' x 17);
 $r = $c->call(req(OP_ACQUIRE, $over, opaque => 5));
 ok($r && $r->{status} == ST_INVALID && $r->{opaque} == 5,
-   'Acquire body of 10 + 65535 + 9 bytes: 0x04');
+   'Acquire body of 10 + 65535 + 17 bytes: 0x04');
 $r = $c->call(req_get('O' x 65535, opaque => 6));
 ok($r && $r->{status} == ST_NOT_FOUND, 'the oversized Acquire created nothing');
 $c->close;

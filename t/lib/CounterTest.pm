@@ -50,10 +50,12 @@ use constant {
     GROUP_DEFAULT => 0xffffffff,
 };
 
-# Every opcode the server answers; any other byte gets 0x81.
+# Every opcode the server answers; any other byte gets 0x81. 0x30-0x36 are
+# the rate limits (ttl_insert, ttl_query, ttl_update, ttl_purge,
+# window_check, gcra_check, multi_check).
 our @KNOWN_OPCODES = (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS,
                       OP_DUMP, OP_WAIT_ACQUIRE, OP_RENEW, OP_WAIT_RELEASE,
-                      OP_QUEUES);
+                      OP_QUEUES, 0x30 .. 0x36);
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
