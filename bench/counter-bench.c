@@ -54,7 +54,7 @@ static void usage(FILE *f)
           "      --hold             fill: keep the connection until SIGTERM\n"
           "      --hot              window, gcra: every check on one name\n"
           "      --limit N          window: limit per window; gcra: count\n"
-          "                         per period (1000000; accuracy: 1000)\n"
+          "                         per period (1000000000; accuracy: 1000)\n"
           "      --burst N          gcra: burst (1000; accuracy: 10)\n"
           "      --slots N          window: slots (10; accuracy: 64)\n"
           "      --period-ms N      window length, gcra period (1000)\n"
@@ -198,11 +198,13 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         fprintf(stderr, "counter-bench: --accuracy needs -W window or gcra\n");
         exit(2);
     }
-    /* Throughput: limits nearly every check passes, so each one charges;
-     * accuracy: 1000 per second (a burst of 10 beyond it for gcra, so a
-     * check arriving a little late loses nothing), the window in 64
-     * slots, so it forgets at most 1/64 of a window late. */
-    o->limit = limit >= 0 ? (uint32_t)limit : o->accuracy ? 1000 : 1000000;
+    /* Throughput: limits nearly every check passes, even millions per
+     * second on one name, so each one charges; accuracy: 1000 per second
+     * (a burst of 10 beyond it for gcra, so a check arriving a little late
+     * loses nothing), the window in 64 slots, so it forgets at most 1/64
+     * of a window late. */
+    o->limit = limit >= 0 ? (uint32_t)limit
+               : o->accuracy ? 1000 : 1000000000u;
     o->burst = burst >= 0 ? (uint32_t)burst : o->accuracy ? 10 : 1000;
     o->slots = (uint8_t)(slots >= 0 ? slots : o->accuracy ? 64 : 10);
     if (o->offered == 0)
@@ -573,12 +575,55 @@ static bool acc_read(acc_conn *c, acc_result *r)
     }
 }
 
+/* An exact limiter run beside the server on the client's send times: a
+ * sliding log for the window (allowed iff fewer than `limit` checks were
+ * allowed in the window before), GCRA without rounding. What it allows is
+ * the exact figure the server's count is compared with: stalls of the
+ * client (a late tick sends its checks together) fall on both alike. */
+typedef struct acc_ideal {
+    double tat;             /* GCRA: theoretical arrival time, ns */
+    uint64_t *log;          /* window: allowed send times, a ring */
+    size_t head, count;
+    uint64_t allowed;
+} acc_ideal;
+
+/* Windows up to this limit are simulated (a sliding log of that many
+ * times); above it only the schedule's bound is given. */
+#define ACC_LOG_MAX (1u << 22)
+
+/* Judges one check sent at t (ns since the first) with the exact limiter
+ * and charges it when allowed. */
+static void acc_ideal_check(const bench_opts *o, acc_ideal *id, uint64_t t)
+{
+    if (o->workload == BENCH_WL_GCRA) {
+        double interval = (double)o->period_ns / o->limit;
+        double tat = id->tat > (double)t ? id->tat : (double)t;
+        /* new_tat - now <= interval * (burst + 1), with a little slack
+         * for the rounding of doubles. */
+        if (tat + interval - (double)t <=
+            interval * ((double)o->burst + 1) + 1e-6) {
+            id->tat = tat + interval;
+            id->allowed++;
+        }
+        return;
+    }
+    while (id->count > 0 && id->log[id->head] + o->period_ns <= t) {
+        id->head = (id->head + 1) % o->limit;
+        id->count--;
+    }
+    if (id->count < o->limit) {
+        id->log[(id->head + id->count) % o->limit] = t;
+        id->count++;
+        id->allowed++;
+    }
+}
+
 /* The most a rate limiter can allow of `total` checks sent at `rate` per
- * second, exactly, over the span first..last (ns) of their sends: a
- * window lets `limit` through per window (each window of the schedule
- * from the first send, at most the checks sent in it); GCRA lets
- * burst + 1 through at once and then one per emission interval. */
-static uint64_t acc_exact(const bench_opts *o, uint64_t total, double rate,
+ * second, exactly on schedule, over the span first..last (ns) of their
+ * sends: a window lets `limit` through per window (each window of the
+ * schedule from the first send, at most the checks sent in it); GCRA
+ * lets burst + 1 through at once and then one per emission interval. */
+static uint64_t acc_bound(const bench_opts *o, uint64_t total, double rate,
                           uint64_t span_ns)
 {
     if (o->workload == BENCH_WL_GCRA) {
@@ -604,7 +649,7 @@ static uint64_t acc_exact(const bench_opts *o, uint64_t total, double rate,
 /* Accuracy: --offered checks per second (cost 1) on one fresh name,
  * dealt round-robin over the connections in ticks of ACC_TICK_NS, for
  * --duration seconds; then waits for every answer and compares the
- * allowed count with the exact limit over the same span. */
+ * allowed count with an exact limiter's on the same send times. */
 static int run_accuracy(const bench_opts *o)
 {
     char name[BENCH_NAME_LEN];
@@ -612,9 +657,14 @@ static int run_accuracy(const bench_opts *o)
     bench_name(name, "acc", (uint32_t)(getpid() ^ (load_now_ns() / 1000)));
     acc_conn *conns = calloc(o->conns, sizeof *conns);
     acc_result r = { 0 };
+    acc_ideal ideal = { .tat = 0 };
     uint64_t total = (uint64_t)(o->offered * o->duration);
+    bool simulate = o->workload == BENCH_WL_GCRA || o->limit <= ACC_LOG_MAX;
     int status = 1;
-    if (conns == NULL || total == 0)
+    if (simulate && o->workload == BENCH_WL_WINDOW)
+        ideal.log = malloc((size_t)o->limit * sizeof *ideal.log);
+    if (conns == NULL || total == 0 ||
+        (simulate && o->workload == BENCH_WL_WINDOW && ideal.log == NULL))
         goto out;
     for (unsigned i = 0; i < o->conns; i++) {
         acc_conn *c = &conns[i];
@@ -627,9 +677,11 @@ static int run_accuracy(const bench_opts *o)
             fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0)
             goto out;
     }
-    uint64_t t0 = load_now_ns(), tick = t0, last = t0;
+    uint64_t t0 = load_now_ns(), tick = t0, last = t0, gap = 0;
     while (r.sent < total && r.failures == 0) {
         uint64_t now = load_now_ns();
+        if (now - last > gap)
+            gap = now - last;
         double due_d = (double)(now - t0) * o->offered / 1e9 + 1;
         uint64_t due = due_d < (double)total ? (uint64_t)due_d : total;
         for (; r.sent < due; r.sent++) {
@@ -647,6 +699,8 @@ static int run_accuracy(const bench_opts *o)
                 : cnt_encode_gcra_check(out, c->sent++, 0, o->burst,
                                         o->limit, 1, o->period_ns, name,
                                         BENCH_NAME_LEN);
+            if (simulate)
+                acc_ideal_check(o, &ideal, now - t0);
             last = now;
         }
         for (unsigned i = 0; i < o->conns; i++) {
@@ -671,19 +725,21 @@ static int run_accuracy(const bench_opts *o)
         }
         sleep_seconds(0.001);
     }
-    uint64_t exact = acc_exact(o, r.sent, o->offered, last - t0);
+    uint64_t bound = acc_bound(o, r.sent, o->offered, last - t0);
+    uint64_t exact = simulate ? ideal.allowed : bound;
     double err = exact > 0 ? 100.0 * ((double)r.allowed - (double)exact) /
                              (double)exact : 0;
     printf("server=%s workload=%s mode=accuracy conns=%u keys=1 limit=%u "
            "burst=%u slots=%u period_ms=%.0f offered_s=%.0f seconds=%.3f "
            "sent=%" PRIu64 " answered=%" PRIu64 " allowed=%" PRIu64
            " limited=%" PRIu64 " never=%" PRIu64 " exact=%" PRIu64
-           " error_pct=%.3f errors=%" PRIu64 " last_error=0x%02x "
+           " simulated=%d bound=%" PRIu64 " error_pct=%.3f "
+           "max_tick_gap_ms=%.1f errors=%" PRIu64 " last_error=0x%02x "
            "failures=%u\n", o->label, workload_name(o->workload), o->conns,
            o->limit, o->burst, o->slots, (double)o->period_ns / 1e6,
            o->offered, (double)(last - t0) / 1e9, r.sent, r.answered,
-           r.allowed, r.limited, r.never, exact, err, r.errors,
-           r.last_error, r.failures);
+           r.allowed, r.limited, r.never, exact, simulate ? 1 : 0, bound,
+           err, (double)gap / 1e6, r.errors, r.last_error, r.failures);
     if (r.answered < r.sent)
         fprintf(stderr, "counter-bench: accuracy: %" PRIu64 " of %" PRIu64
                 " checks unanswered\n", r.sent - r.answered, r.sent);
@@ -695,6 +751,7 @@ out:
         free(conns[i].out);
     }
     free(conns);
+    free(ideal.log);
     return status;
 }
 

@@ -42,7 +42,10 @@ typedef enum rb_workload { RB_WINDOW, RB_GCRA, RB_PING } rb_workload;
  * clock, stored as a string with a millisecond-rounded-up expiry).
  * KEYS[1] = name; ARGV = burst, count, period in microseconds, cost.
  * Answers {state (0 allowed, 1 limited, 2 never), limit, remaining,
- * retry_after_us, reset_after_us}, like a 0x35 check. */
+ * retry_after_us, reset_after_us}, like a 0x35 check. Redis's TIME counts
+ * microseconds and Lua keeps doubles, so an emission interval far below
+ * a microsecond is lost in rounding: such a limit allows everything,
+ * which is what it means anyway; the work per check stays the same. */
 static const char rb_gcra_lua[] =
     "local burst = tonumber(ARGV[1])\n"
     "local count = tonumber(ARGV[2])\n"
@@ -65,7 +68,7 @@ static const char rb_gcra_lua[] =
     "          math.ceil(new_tat - now - tolerance), math.ceil(tat - now)}\n"
     "end\n"
     "redis.call('SET', KEYS[1], string.format('%.17g', new_tat), 'PX',\n"
-    "           math.ceil((new_tat - now) / 1000))\n"
+    "           math.max(1, math.ceil((new_tat - now) / 1000)))\n"
     "return {0, limit, math.floor((tolerance - (new_tat - now)) / interval),\n"
     "        0, math.ceil(new_tat - now)}\n";
 
@@ -672,7 +675,7 @@ static void usage(FILE *f)
           "  -W, --workload NAME    window|gcra|ping\n"
           "      --limit N          window: checks per window; gcra: count "
           "per period\n"
-          "                         (1000000)\n"
+          "                         (1000000000)\n"
           "      --burst N          gcra burst (1000)\n"
           "      --period-ms N      window length, gcra period (1000)\n"
           "  -T, --threads N        client threads (min(connections, CPUs))\n"
@@ -736,7 +739,7 @@ static void parse_options(int argc, char **argv, rb_opts *o)
     *o = (rb_opts){ .host = "127.0.0.1", .port = "6379", .label = "redis",
                     .workload = RB_WINDOW, .conns = 1, .depth = 1,
                     .keys = 1000, .duration = 3, .warmup = 1, .seed = 1,
-                    .limit = 1000000, .burst = 1000, .period_ms = 1000 };
+                    .limit = 1000000000, .burst = 1000, .period_ms = 1000 };
     int ch;
     while ((ch = getopt_long(argc, argv, "s:p:c:d:k:t:w:W:T:S:P:l:h", longs,
                              NULL)) != -1) {

@@ -494,10 +494,13 @@ sub limit_rows {
     }
     return (\%cells, \%acc, \%absent);
 }
+# Checks/s of a cell; undef when the run failed or had any unexpected
+# answer (an error is not a check: the rate would mean nothing).
 sub limit_ops {
     my ($cells, $k, $s) = @_;
     my $r = $cells->{$k}{$s};
-    return undef unless $r && !$r->{failed} && defined $r->{ops_s};
+    return undef unless $r && !$r->{failed} && defined $r->{ops_s} &&
+                        !$r->{errors} && !$r->{failures};
     return $r->{ops_s};
 }
 # The targets of one closed-loop cell: [name, ratio, bound] each.
@@ -520,9 +523,10 @@ sub limits_section {
       "among 1000 (16 bytes), closed loop as in the matrix: ours, the floor",
       "(answers every check \"allowed\" with a 32-byte body, keeps nothing)",
       "and Redis doing the same limits the way its users do, all up at once",
-      "and measured in turn, cell by cell. ours/floor: window with 10 slots",
-      "of a 1 s window, limit 1000000; GCRA count 1000000 per second, burst",
-      "1000 (so nearly every check is allowed and charges). Redis (its own",
+      "and measured in turn, cell by cell. The limits are the same for all:",
+      "a window of 1 s (10 slots on ours) with limit 10^9; GCRA count 10^9",
+      "per second, burst 1000; so nearly every check is allowed and charges,",
+      "even on one name. Redis (its own",
       "client, bench/redis-bench.c, same connections x depth, one check in",
       "flight per slot): window = `INCR name` + `PEXPIRE name 1000 NX`",
       "pipelined, the two commands one check (a fixed window: allowed while",
@@ -554,8 +558,8 @@ sub limits_section {
     p "";
     my @bad = grep { $_->{failed} || ($_->{errors} // 0) > 0 ||
                      ($_->{failures} // 0) > 0 } @limits;
-    p "Runs with unexpected answers, lost connections or failures (their",
-      "figures above are not comparable):\n" if @bad;
+    p "Runs with unexpected answers, lost connections or failures (shown",
+      "as n/a above):\n" if @bad;
     p "- $_->{server} $_->{workload}" . (($_->{mode} // '') eq 'accuracy' ? ' accuracy' :
       " c=$_->{conns} d=$_->{depth} k=$_->{keys}") . ': ' .
       ($_->{failed} ? 'run failed' : "errors=$_->{errors} failures=$_->{failures}" .
@@ -583,25 +587,31 @@ sub limits_section {
       "One fresh name, checks of cost 1 sent at 10 times the allowed rate",
       "(round-robin over 4 connections, in 1 ms ticks) for " .
       ($machine{accuracy_duration} // 'n/a') . " s, the server using its",
-      "own monotonic clock. Exact = the most the limit allows for that",
-      "schedule: the window lets `limit` checks through per window (each",
-      "window of the schedule from the first check, at most the checks sent",
-      "in it); GCRA lets burst + 1 through at once and then one per emission",
-      "interval (count per period) over the span from the first check sent",
-      "to the last. The window runs in 64 slots: it remembers a check for up",
-      "to one slot (1/64 of the window) longer than the window.\n",
-      "| limit | settings | offered/s | seconds | sent | allowed | exact | allowed - exact | target | holds |",
-      "|---|---|---:|---:|---:|---:|---:|---:|---|---|";
+      "own monotonic clock. Exact = what an exact limiter run by the client",
+      "on the same send times allows (the window: a sliding log, allowed iff",
+      "fewer than `limit` checks were allowed in the window before; GCRA",
+      "without rounding), so a late tick of the client counts for both.",
+      "Bound = the most the limit allows had every check left exactly on",
+      "schedule (the window: `limit` per window of the schedule; GCRA:",
+      "burst + 1 at once, then one per emission interval). The window runs",
+      "in 64 slots: it remembers a check for up to one slot (1/64 of the",
+      "window) longer than the window.\n",
+      "| limit | settings | offered/s | seconds | sent | allowed | exact | allowed - exact | bound | longest client tick gap | target | holds |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|";
     for my $kind (qw(window gcra)) {
         my $a = $acc->{$kind} or next;
-        if ($a->{failed}) { p "| $kind | run failed | | | | | | | within 1% | n/a |"; next }
+        if ($a->{failed} || $a->{errors} || $a->{failures}) {
+            p "| $kind | run failed or had unexpected answers | | | | | | | | | within 1% | n/a |";
+            next;
+        }
         my $set = $kind eq 'window'
                 ? "limit $a->{limit} per $a->{period_ms} ms, $a->{slots} slots"
                 : "count $a->{limit} per $a->{period_ms} ms, burst $a->{burst}";
-        my $ok = abs($a->{error_pct}) <= 1 && !$a->{errors} && !$a->{failures};
-        p sprintf '| %s | %s | %.0f | %.2f | %d | %d | %d | %+d (%+.2f%%) | within 1%% | %s |',
+        my $ok = abs($a->{error_pct}) <= 1;
+        p sprintf '| %s | %s | %.0f | %.2f | %d | %d | %d | %+d (%+.2f%%) | %s | %s ms | within 1%% | %s |',
           $kind, $set, $a->{offered_s}, $a->{seconds}, $a->{sent}, $a->{allowed},
           $a->{exact}, $a->{allowed} - $a->{exact}, $a->{error_pct},
+          $a->{bound} // 'n/a', $a->{max_tick_gap_ms} // 'n/a',
           $ok ? 'MET' : '**MISS**';
     }
     p "";
@@ -624,7 +634,7 @@ sub limits_targets {
                    ratio(limit_ops($cells, $k, 'ours'), limit_ops($cells, $k, 'redis')),
                    '1000 names', '>=', 5);
         my $a = $acc->{$kind};
-        my $ok = $a && !$a->{failed};
+        my $ok = $a && !$a->{failed} && !$a->{errors} && !$a->{failures};
         target_cmp("rate limits, $kind accuracy: |allowed - exact| / exact, % <= 1",
                    $ok ? abs($a->{error_pct}) : undef,
                    $ok ? "$a->{allowed} allowed, exact $a->{exact}" : 'accuracy',

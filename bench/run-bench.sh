@@ -420,9 +420,13 @@ run_limits() {
         for kind in window gcra; do
             log "ours $kind accuracy, $accdur s"
             "$bench" -p "$srv_port" -W "$kind" --accuracy -c 4 -t "$accdur" \
-                -l ours 2>"$tmp/cell.err" ||
-                { log "accuracy run failed: $(cat "$tmp/cell.err")"
-                  echo "server=ours workload=$kind mode=accuracy failed=1"; }
+                -l ours >"$tmp/acc.out" 2>"$tmp/cell.err" ||
+                log "accuracy run failed: $(cat "$tmp/cell.err")"
+            if grep -q '^server=' "$tmp/acc.out"; then
+                cat "$tmp/acc.out"
+            else
+                echo "server=ours workload=$kind mode=accuracy failed=1"
+            fi
         done
     fi
     for s in $up; do
