@@ -12,7 +12,10 @@
 # environment:
 #   BENCH_DURATION=3 BENCH_WARMUP=1   seconds measured / warmed up per cell
 #   BENCH_QUICK=1                     smoke mode: 0.3 s + 0.1 s per cell
-#   BENCH_SERVERS="ours reference floor"  which servers to measure
+#   BENCH_SERVERS="ours reference floor"  which servers to measure (the
+#                                     rate-limit rows also start Redis
+#                                     whenever redis-server is installed;
+#                                     without it they say so)
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
 #   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_LIMITS=1
 #   BENCH_PROFILE=1
