@@ -102,6 +102,9 @@ typedef struct cnt_map_cursor {
 typedef struct cnt_map_stripe {
     _Alignas(64) pthread_mutex_t mutex;
     cnt_map_cursor *paused;     /* Dumps paused in this stripe's buckets */
+    uint64_t swept_ns;          /* under the lock: the latest monotonic
+                                   time a sweep judged a node of this
+                                   stripe dead at and removed it */
 } cnt_map_stripe;
 
 /* A memory budget that several maps charge together, so that one limit
@@ -247,6 +250,16 @@ static inline pthread_mutex_t *cnt_map_lock(cnt_map *m, size_t b)
 
     pthread_mutex_lock(lock);
     return lock;
+}
+
+/* The latest monotonic time at which a sweep removed a node of bucket b's
+ * stripe as dead (0: never); stripe lock held. A request that read its
+ * time before taking the lock judges at no earlier time than this: the
+ * node it would have found was judged dead at that time, and judging its
+ * absence earlier could allow what the node would have refused. */
+static inline uint64_t cnt_map_do_swept_ns(const cnt_map *m, size_t b)
+{
+    return m->stripes[b % CNT_MAP_STRIPES].swept_ns;
 }
 
 /* Drops a stripe lock cnt_map_lock returned. */
