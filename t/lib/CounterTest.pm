@@ -52,10 +52,12 @@ use constant {
 
 # Every opcode the server answers; any other byte gets 0x81. 0x30-0x36 are
 # the rate limits (ttl_insert, ttl_query, ttl_update, ttl_purge,
-# window_check, gcra_check, multi_check).
+# window_check, gcra_check, multi_check); 0x40-0x49 tenant throttling
+# (auth, throttle, tenant_show, tenant_list, node_show, tenant_set,
+# tenant_remove, node_set, unthrottle, reload).
 our @KNOWN_OPCODES = (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS,
                       OP_DUMP, OP_WAIT_ACQUIRE, OP_RENEW, OP_WAIT_RELEASE,
-                      OP_QUEUES, 0x30 .. 0x36);
+                      OP_QUEUES, 0x30 .. 0x36, 0x40 .. 0x49);
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
