@@ -35,6 +35,12 @@ const char *cnt_status_text(cnt_status status)
         return "Exists";
     case CNT_STATUS_BELOW_ZERO:
         return "Below zero";
+    case CNT_STATUS_NOT_PERMITTED:
+        return "Not permitted";
+    case CNT_STATUS_AUTH_FAILED:
+        return "Auth failed";
+    case CNT_STATUS_OVER_CAPACITY:
+        return "Over capacity";
     case CNT_STATUS_UNKNOWN_COMMAND:
         return "Unknown command";
     case CNT_STATUS_OUT_OF_MEMORY:

@@ -221,6 +221,9 @@ typedef enum cnt_status {
     CNT_STATUS_LEASE_EXPIRED          = 0x27,
     CNT_STATUS_EXISTS                 = 0x28,
     CNT_STATUS_BELOW_ZERO             = 0x29,
+    CNT_STATUS_NOT_PERMITTED          = 0x2a,
+    CNT_STATUS_AUTH_FAILED            = 0x2b,
+    CNT_STATUS_OVER_CAPACITY          = 0x2c,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;

@@ -55,7 +55,16 @@ static void test_extension_texts_and_names(void **state)
                         "Below zero");
     assert_int_equal(CNT_STATUS_EXISTS, 0x28);
     assert_int_equal(CNT_STATUS_BELOW_ZERO, 0x29);
-    assert_null(cnt_status_text((cnt_status)0x2a));
+    assert_string_equal(cnt_status_text(CNT_STATUS_NOT_PERMITTED),
+                        "Not permitted");
+    assert_string_equal(cnt_status_text(CNT_STATUS_AUTH_FAILED),
+                        "Auth failed");
+    assert_string_equal(cnt_status_text(CNT_STATUS_OVER_CAPACITY),
+                        "Over capacity");
+    assert_int_equal(CNT_STATUS_NOT_PERMITTED, 0x2a);
+    assert_int_equal(CNT_STATUS_AUTH_FAILED, 0x2b);
+    assert_int_equal(CNT_STATUS_OVER_CAPACITY, 0x2c);
+    assert_null(cnt_status_text((cnt_status)0x2d));
     assert_null(cnt_status_text((cnt_status)0x30));
     /* Every status text fits the room an error response is given. */
     for (unsigned st = 0; st < 256; st++) {
