@@ -109,6 +109,12 @@ int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l)
     return err;
 }
 
+/* Adds the throttle's tenant map with its sweep test. */
+int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t)
+{
+    return cnt_gc_add(gc, cnt_throttle_map(t), cnt_throttle_may_go(t));
+}
+
 /* Sweeps one map in slices, each judged at the clock's time when it
  * starts; stops early if the thread is being stopped. */
 static size_t cnt_gc_sweep_map(cnt_gc *gc, const cnt_gc_target *tg)

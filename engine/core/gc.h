@@ -1,10 +1,11 @@
 /* gc.h: the garbage collector thread. Once per consumption window (and
  * about a second after start) it sweeps its maps (the semaphore counters,
- * the rate limits) a slice of buckets at a time, so requests never wait
- * behind a sweep of millions of records; the maps of records that die by
- * the clock (the rate limits) it also sweeps every second in between.
- * What may go is each map's kind's decision (cnt_map_may_go), not the
- * GC's. Only the whole sweeps count in gc_count and the elapsed times. */
+ * the rate limits, the throttle's tenants) a slice of buckets at a time,
+ * so requests never wait behind a sweep of millions of records; the maps
+ * of records that die by the clock (the rate limits, the tenants) it also
+ * sweeps every second in between. What may go is each map's kind's
+ * decision (cnt_map_may_go), not the GC's. Only the whole sweeps count in
+ * gc_count and the elapsed times. */
 #ifndef CNT_ENGINE_GC_H
 #define CNT_ENGINE_GC_H
 
@@ -14,6 +15,7 @@
 #include "engine/core/limits.h"
 #include "engine/core/map.h"
 #include "engine/core/table.h"
+#include "engine/core/throttle.h"
 
 typedef struct cnt_gc cnt_gc;
 
@@ -42,6 +44,12 @@ int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go);
  * expired); only while the thread is stopped. l must share the table's clock and outlive the collector.
  * Returns what cnt_gc_add returns. */
 int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l);
+
+/* Adds the throttle's tenant map to every later sweep, judged by the
+ * throttle's own test (unconfigured tenants with no usage in the current
+ * second go); only while the thread is stopped. t must share the table's
+ * clock and outlive the collector. Returns what cnt_gc_add returns. */
+int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t);
 
 /* Starts the thread; returns 0 or an errno value. */
 int cnt_gc_start(cnt_gc *gc);

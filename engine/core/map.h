@@ -1,6 +1,7 @@
 /* map.h: a generic striped hash map of named nodes, the storage under every
  * kind of record the engine keeps (the semaphore counters of table.c, the
- * rate limits of limits.c; several maps may share one memory budget). A
+ * rate limits of limits.c, the tenants of throttle.c; several maps may
+ * share one memory budget). A
  * fixed array of buckets chained through nodes that hold their name
  * inline; a keyed hash picks the bucket; striped mutexes guard the
  * chains (bucket b by stripe b % CNT_MAP_STRIPES). Around that: the batch
@@ -19,6 +20,14 @@
  * order, each stripe once, from one map only, and takes no other lock
  * while holding them; every other holder keeps at most one stripe lock of
  * that map, so no cycle of waits can form and it cannot deadlock.
+ *
+ * The tenant throttle (throttle.c) adds two locks of its own around its
+ * map, always in this order: its configuration lock (only calls that
+ * change the configuration take it, first), then one stripe lock of its
+ * map, then its node lock (the figures every charge shares). The node lock
+ * is taken after a stripe lock, never before one, and nothing is locked
+ * while it is held; so a charge (stripe, node) and a configuration change
+ * (configuration, stripe, node) wait for each other in one direction only.
  *
  * Nodes: each kind defines its own node type, which starts with the map's
  * header and ends with the name:
