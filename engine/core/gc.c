@@ -112,7 +112,11 @@ int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l)
 /* Adds the throttle's tenant map with its sweep test. */
 int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t)
 {
-    return cnt_gc_add(gc, cnt_throttle_map(t), cnt_throttle_may_go(t));
+    int err = cnt_gc_add(gc, cnt_throttle_map(t), cnt_throttle_may_go(t));
+
+    if (err == 0)
+        gc->targets[gc->ntargets - 1].every_second = true;
+    return err;
 }
 
 /* Sweeps one map in slices, each judged at the clock's time when it

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/response.h"
 #include "protocol/wire.h"
 #include "engine/core/clock.h"
 #include "engine/core/map.h"
@@ -98,12 +99,8 @@ cnt_status cnt_throttle_remove_tenant(cnt_throttle *t, const uint8_t *name,
  * throttled connection: min(H - used, reserve left + pool left);
  * 0xFFFFFFFF when the capacity is 0 and H unlimited), retry_after_ns (0
  * when allowed, else ns until the next second, >= 1). Figures above 32
- * bits show as 0xFFFFFFFF. */
-typedef struct cnt_throttle_answer {
-    uint8_t state, reason;
-    uint32_t used, remaining;
-    uint64_t retry_after_ns;
-} cnt_throttle_answer;
+ * bits show as 0xFFFFFFFF. The struct is the protocol's
+ * (protocol/response.h), so the server encodes it as it is. */
 
 /* Charges units (>= 1) to a tenant, all or nothing; unthrottled (the
  * connection's privilege) allows it whatever the limits, counted like any
@@ -118,12 +115,7 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
 /* One tenant as shown: reserved and hard_limit (its own, or the defaults
  * 0 and the default hard limit), used (units this second), flags
  * (CNT_TENANT_FLAG_CONFIGURED), throttled (throttled charges) and units
- * (allowed units) since its record exists. */
-typedef struct cnt_tenant_view {
-    uint32_t reserved, hard_limit, used;
-    uint8_t flags;
-    uint64_t throttled, units;
-} cnt_tenant_view;
+ * (allowed units) since its record exists; the protocol's struct. */
 
 /* Reads a tenant into *out; a tenant without a record shows the defaults
  * and zeros. OK or INVALID (empty name). */
@@ -154,11 +146,7 @@ void cnt_throttle_list_cancel(cnt_throttle *t, cnt_map_cursor *cur);
  * (capacity minus the reserves, 0 when they cover it), pool_used (this
  * second), reserved_sum (of the configured tenants), tenants (configured
  * ones), throttled (all throttled charges). Figures above 32 bits show
- * as 0xFFFFFFFF. */
-typedef struct cnt_node_view {
-    uint32_t capacity, used, pool, pool_used, reserved_sum, tenants;
-    uint64_t throttled;
-} cnt_node_view;
+ * as 0xFFFFFFFF; the protocol's struct. */
 
 /* Fills *out with the node's figures now. */
 void cnt_throttle_node(cnt_throttle *t, cnt_node_view *out);
