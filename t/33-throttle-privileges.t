@@ -149,6 +149,21 @@ my $SECRET = 'Tr0ub4dor & 3 horses';
                 "secret: $n->[0]: 0x2B");
         $k->close;
     }
+    # Three wrong secrets, the right one and privileged requests in one
+    # write: the connection answers the three failures and nothing after
+    # them (no fourth guess, nothing privileged), then closes.
+    my $p = $s->connect;
+    $p->send(join '', (map { req_auth("WRONG-$_", opaque => 20 + $_) } 1 .. 3),
+             req_auth($SECRET, opaque => 24),
+             req_node_set(0, opaque => 25), req_node_show(opaque => 26));
+    my @got;
+    while (my $r = $p->response(5)) { push @got, $r }
+    is_deeply([map { [$_->{opaque}, $_->{status}] } @got],
+              [map { [20 + $_, ST_AUTH_FAILED] } 1 .. 3],
+              'secret: pipelined guesses: three 0x2B answers, nothing after');
+    ok($p->closed_within(5), 'secret: pipelined guesses: then the close');
+    $p->close;
+
     my $z = $s->connect;
     refused($z, req_auth('', opaque => 7), ST_INVALID,
             'secret: auth with a secret of 0 bytes: 0x04');
@@ -160,20 +175,24 @@ my $SECRET = 'Tr0ub4dor & 3 horses';
     my $logged = wait_until(sub {
         $err = $s->stderr;
         return scalar(() = $err =~ /authentication failed on connection/g)
-               >= 3 + @near;
+               >= 6 + @near;
     }, 5);
     ok($logged, 'secret: every failure is logged') or diag("stderr: $err");
     my $line = 'counter: authentication failed on connection ';
     like($err, qr/\Q$line\E\d+ \(attempt 1 of 3\)/,
          'secret: the log names the connection and the attempt');
     like($err, qr/\(attempt 3 of 3\)/, 'secret: the third attempt logged');
-    unlike($err, qr/WRONG-ATTEMPT|\Q$SECRET\E|\Q$near[0][1]\E/,
+    unlike($err, qr/WRONG|\Q$SECRET\E|\Q$near[0][1]\E/,
            'secret: neither the attempts nor the secret are logged');
+    unlike($err, qr/\(attempt 4 of 3\)/,
+           'secret: no fourth attempt is ever judged');
     my %st = stats_of($s);
-    is($st{auth_failures}, 3 + @near, 'secret: Stats auth_failures');
-    is($st{auth_closes}, 1, 'secret: Stats auth_closes');
+    # Two connections closed after three failures each (one of them in
+    # one write), and the near misses.
+    is($st{auth_failures}, 6 + @near, 'secret: Stats auth_failures');
+    is($st{auth_closes}, 2, 'secret: Stats auth_closes');
     my %host = mc_stats($s->{mc_port});
-    is($host{counter_auth_failures}, 3 + @near,
+    is($host{counter_auth_failures}, 6 + @near,
        'secret: host stats counter_auth_failures');
 
     # The right secret: this connection only is privileged.

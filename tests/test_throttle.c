@@ -1298,6 +1298,78 @@ static void hot_two(fixture *f, hot_arg arg[2], unsigned calls)
     assert_int_equal(arg[0].errors + arg[1].errors, 0);
 }
 
+/* A clock that, at its next monotonic reading, lets the GC sweep the
+ * tenants at a later time first: a charge that read its time and then
+ * waited for the stripe lock while the GC freed the tenant's record. */
+typedef struct race_clock {
+    cnt_clock clock;
+    uint64_t ns;
+    cnt_throttle *t;
+    bool sweep;
+    uint64_t sweep_at;
+} race_clock;
+
+/* Its monotonic reading: the time, after the sweep when one is due. */
+static uint64_t race_mono(void *ctx)
+{
+    race_clock *c = ctx;
+
+    if (c->sweep) {
+        c->sweep = false;
+        cnt_map_may_go go = cnt_throttle_may_go(c->t);
+        cnt_clock_now now = { 0, c->sweep_at };
+        assert_int_equal(cnt_map_sweep(cnt_throttle_map(c->t), 0, 1u << 20,
+                                       &go, &now), 1);
+    }
+    return c->ns;
+}
+
+/* Its wall clock (the throttle does not read it). */
+static uint64_t race_wall(void *ctx)
+{
+    (void)ctx;
+    return 1700000000000ull;
+}
+
+/* The GC frees an unconfigured tenant's record (its usage was of a second
+ * the GC saw as over) between a charge's clock reading and its lock: the
+ * charge counts in the GC's second, not as a fresh start of the old one,
+ * so the tenant never gets its hard limit twice in one second. */
+static void test_gc_race_keeps_the_second(void **st)
+{
+    (void)st;
+    race_clock c = { .ns = 100 * SEC + SEC / 2 };
+    cnt_map_budget b;
+    cnt_throttle_answer a;
+    const uint8_t *x = (const uint8_t *)"x";
+
+    c.clock = (cnt_clock){ race_wall, race_mono, &c };
+    cnt_map_budget_init(&b, 0);
+    cnt_throttle_config cfg = { .buckets = 64, .budget = &b,
+                                .clock = &c.clock };
+    c.t = cnt_throttle_new(&cfg);
+    assert_non_null(c.t);
+    assert_int_equal(cnt_throttle_set_capacity(c.t, 1000), CNT_STATUS_OK);
+    assert_int_equal(cnt_throttle_set_default_hard(c.t, 10), CNT_STATUS_OK);
+    assert_int_equal(cnt_throttle_charge(c.t, x, 1, 10, false, &a),
+                     CNT_STATUS_OK);
+    assert_int_equal(a.state, CNT_THROTTLE_STATE_ALLOWED);
+    c.sweep = true;
+    c.sweep_at = 101 * SEC + 1;
+    assert_int_equal(cnt_throttle_charge(c.t, x, 1, 10, false, &a),
+                     CNT_STATUS_OK);
+    assert_int_equal(a.state, CNT_THROTTLE_STATE_ALLOWED);
+    assert_int_equal(a.used, 10);
+    /* Second 101 has its 10 now; another unit the same second is over. */
+    assert_int_equal(cnt_throttle_charge(c.t, x, 1, 1, false, &a),
+                     CNT_STATUS_OK);
+    assert_int_equal(a.state, CNT_THROTTLE_STATE_THROTTLED);
+    assert_int_equal(a.reason, CNT_THROTTLE_REASON_HARD_LIMIT);
+    /* Counted from the reading: to the end of second 101. */
+    assert_int_equal(a.retry_after_ns, 101 * SEC + SEC - c.ns);
+    cnt_throttle_free(c.t);
+}
+
 /* Two threads, time standing still. One hot tenant: exactly its hard
  * limit is allowed. Two tenants sharing the pool: together exactly the
  * capacity, each at least its reserve, the pool used exactly; the
@@ -1439,6 +1511,7 @@ int main(void)
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_memory_injected_failures),
         cmocka_unit_test(test_gc_idle_unconfigured),
+        cmocka_unit_test(test_gc_race_keeps_the_second),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_apply_while_reading),
     };

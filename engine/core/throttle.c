@@ -240,6 +240,13 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
     bool fresh = false;
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    /* The GC may have freed this tenant's record (its usage belonged to a
+     * second the GC saw as over) after we read the clock: the charge then
+     * belongs to no earlier second than the GC's, or it would start the
+     * old second's usage again from 0. */
+    uint64_t judge = cnt_map_do_swept_ns(&t->map, b);
+    if (judge < now)
+        judge = now;
     cnt_tenant_rec *r = do_find(t, b, name, len);
     if (r == NULL) {
         r = do_create(t, b, name, len);
@@ -247,7 +254,7 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
     }
     cnt_tenant_limits(t, r, &reserved, &hard);
     pthread_mutex_lock(&t->lock);
-    uint64_t s = cnt_node_roll(&t->node, cnt_second_of(now));
+    uint64_t s = cnt_node_roll(&t->node, cnt_second_of(judge));
     uint64_t used = cnt_tenant_used(r, s);
     uint8_t reason = cnt_judge(&t->node, reserved, hard, used, units,
                                unthrottled, &from_pool);

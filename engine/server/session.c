@@ -755,8 +755,11 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
             session_put_error(s, a->req.opcode, CNT_STATUS_UNKNOWN_COMMAND,
                               a->req.opaque);
         pos += (size_t)a->req.size;
-        if (s->dumping)
-            return pos;     /* its records come before the next answer */
+        /* A Dump's records come before the next answer; a session that is
+         * closing (too many failed authentications) answers nothing more,
+         * not even what it had decoded ahead. */
+        if (s->dumping || s->closing)
+            return pos;
     }
     if (!stopped || (n > 0 && (s->failed || cnt_outbuf_full(&s->out))))
         return pos;

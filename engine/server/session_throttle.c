@@ -14,21 +14,19 @@
 /* Failed authentications after which the connection is closed. */
 #define CNT_AUTH_TRIES 3u
 
-/* Whether attempt equals secret, in time that depends on neither where
- * they differ nor the secret's length beyond the attempt's: every byte of
- * the longer of the two is read, and the lengths are compared without a
- * branch. */
+/* Whether attempt equals secret (1 byte or more), in time that depends
+ * only on the attempt's length: each byte of the attempt is compared with
+ * the secret's byte at that place (the secret read round and round when
+ * it is shorter), whatever was found before, and the lengths are compared
+ * without a branch. Neither where they differ nor the secret's length
+ * shows in the time. */
 static bool secret_matches(const uint8_t *secret, size_t secret_len,
                            const uint8_t *attempt, size_t attempt_len)
 {
-    size_t n = secret_len > attempt_len ? secret_len : attempt_len;
     volatile uint8_t diff = (uint8_t)((secret_len ^ attempt_len) != 0);
 
-    for (size_t i = 0; i < n; i++) {
-        uint8_t a = i < secret_len ? secret[i] : 0;
-        uint8_t b = i < attempt_len ? attempt[i] : 0;
-        diff |= (uint8_t)(a ^ b);
-    }
+    for (size_t i = 0; i < attempt_len; i++)
+        diff |= (uint8_t)(attempt[i] ^ secret[i % secret_len]);
     return diff == 0;
 }
 
