@@ -132,4 +132,35 @@ bool ctl_duration_ns(uint64_t value, uint8_t unit, uint64_t *ns);
  * backslash) escaped as \xHH, so every name fits on one line. */
 void ctl_print_escaped(const uint8_t *p, size_t len);
 
+/* Parses a hard limit: "unlimited" (CNT_HARD_LIMIT_UNLIMITED) or a
+ * decimal from 0 to 4294967294, as the server's settings file takes it;
+ * false if it is neither. */
+bool ctl_parse_hard_limit(const char *s, uint32_t *out);
+
+/* The longest admin secret, as the server reads it. */
+#define CTL_SECRET_MAX 4096u
+/* Room ctl_read_secret needs: the secret, a "\r\n", and one byte more to
+ * tell a secret that is too long. */
+#define CTL_SECRET_BUF (CTL_SECRET_MAX + 3u)
+
+/* What ctl_read_secret found. */
+typedef enum ctl_secret {
+    CTL_SECRET_OK,
+    CTL_SECRET_OPEN,        /* cannot open the file (errno in *err) */
+    CTL_SECRET_READ,        /* cannot read it (errno in *err) */
+    CTL_SECRET_EMPTY,       /* nothing left after the line end goes */
+    CTL_SECRET_TOO_LONG     /* more than CTL_SECRET_MAX bytes */
+} ctl_secret;
+
+/* Reads the admin secret from path as the server reads its
+ * counter.admin_secret_file: the content minus one trailing "\n" or
+ * "\r\n", 1..CTL_SECRET_MAX bytes, into buf (CTL_SECRET_BUF bytes) and
+ * *len. On failure buf is wiped. */
+ctl_secret ctl_read_secret(const char *path, uint8_t *buf, size_t *len,
+                           int *err);
+
+/* Overwrites n bytes at p with zeros in a way the compiler keeps, for
+ * buffers that held the secret. */
+void ctl_wipe(void *p, size_t n);
+
 #endif

@@ -1,12 +1,15 @@
-/* counterctl_args.c: the pure parsers of counterctl's arguments that need
- * more than strtoull: durations with a unit (`250ms`, `5min`) and 64-bit
- * numbers. Kept apart from counterctl.c, which has main(), so that a unit
- * test can link them. */
+/* counterctl_args.c: the parsers of counterctl's arguments that need more
+ * than strtoull: durations with a unit (`250ms`, `5min`), 64-bit numbers,
+ * hard limits (`unlimited`), and the --secret-file reader, which must take
+ * the file exactly as the server takes its own. Kept apart from
+ * counterctl.c, which has main(), so that a unit test can link them. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "programs/counterctl.h"
 
@@ -66,4 +69,72 @@ bool ctl_duration_ns(uint64_t value, uint8_t unit, uint64_t *ns)
         return false;
     *ns = value * per;
     return true;
+}
+
+/* Parses a hard limit: "unlimited" or a decimal from 0 to 4294967294. */
+bool ctl_parse_hard_limit(const char *s, uint32_t *out)
+{
+    uint64_t v;
+
+    if (strcmp(s, "unlimited") == 0) {
+        *out = CNT_HARD_LIMIT_UNLIMITED;
+        return true;
+    }
+    /* 4294967295 is how the wire says unlimited: it is spelt out. */
+    if (!ctl_parse_u64(s, &v) || v >= CNT_HARD_LIMIT_UNLIMITED)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* Overwrites n bytes at p with zeros through a volatile pointer, which
+ * the compiler may not drop as a dead store. */
+void ctl_wipe(void *p, size_t n)
+{
+    volatile uint8_t *b = p;
+
+    while (n-- > 0)
+        *b++ = 0;
+}
+
+/* Reads the secret as the server does: read(2), no stdio buffer holding
+ * a copy; one final "\n" or "\r\n" dropped; 1..CTL_SECRET_MAX bytes. */
+ctl_secret ctl_read_secret(const char *path, uint8_t *buf, size_t *len,
+                           int *err)
+{
+    size_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+    *err = 0;
+    if (fd < 0) {
+        *err = errno;
+        return CTL_SECRET_OPEN;
+    }
+    while (n < CTL_SECRET_BUF) {
+        ssize_t r = read(fd, buf + n, CTL_SECRET_BUF - n);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            *err = errno;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (*err != 0) {
+        ctl_wipe(buf, CTL_SECRET_BUF);
+        return CTL_SECRET_READ;
+    }
+    if (n > 0 && buf[n - 1] == '\n') {
+        n--;
+        if (n > 0 && buf[n - 1] == '\r')
+            n--;
+    }
+    if (n == 0 || n > CTL_SECRET_MAX) {
+        ctl_wipe(buf, CTL_SECRET_BUF);
+        return n == 0 ? CTL_SECRET_EMPTY : CTL_SECRET_TOO_LONG;
+    }
+    *len = n;
+    return CTL_SECRET_OK;
 }

@@ -1,13 +1,19 @@
 /* test_counterctl_args.c: cmocka tests of counterctl's argument parsers
  * (counterctl_args.c): durations with units, kept as written, and the
  * refusals (a bare number, an unknown unit, too large) that counterctl
- * turns into usage errors naming the argument. */
+ * turns into usage errors naming the argument; hard limits; and the
+ * --secret-file reader, which must take a file as the server does. */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -123,12 +129,124 @@ static void test_parse_u64(void **state)
     assert_true(v == UINT64_MAX);
 }
 
+/* Hard limits: unlimited by name, numbers below the wire's unlimited. */
+static void test_parse_hard_limit(void **state)
+{
+    uint32_t v = 7;
+
+    (void)state;
+    assert_true(ctl_parse_hard_limit("unlimited", &v));
+    assert_true(v == CNT_HARD_LIMIT_UNLIMITED);
+    assert_true(ctl_parse_hard_limit("0", &v));
+    assert_true(v == 0);
+    assert_true(ctl_parse_hard_limit("4294967294", &v));
+    assert_true(v == 4294967294u);
+    v = 7;
+    assert_false(ctl_parse_hard_limit("4294967295", &v));
+    assert_false(ctl_parse_hard_limit("4294967296", &v));
+    assert_false(ctl_parse_hard_limit("Unlimited", &v));
+    assert_false(ctl_parse_hard_limit("unlimited ", &v));
+    assert_false(ctl_parse_hard_limit("-1", &v));
+    assert_false(ctl_parse_hard_limit("", &v));
+    assert_true(v == 7);
+}
+
+/* Writes len bytes to a new temporary file; returns its path (static). */
+static const char *secret_file(const void *bytes, size_t len)
+{
+    static char path[64];
+    const char *dir = getenv("TMPDIR");
+    int fd;
+
+    snprintf(path, sizeof path, "%s/ctlsecretXXXXXX",
+             dir != NULL && strlen(dir) < 40 ? dir : "/tmp");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, bytes, len) == (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+/* Reads back a secret file holding text; returns what ctl_read_secret
+ * says, the secret in got/got_len. */
+static ctl_secret read_back(const void *text, size_t n, uint8_t *got,
+                            size_t *got_len)
+{
+    const char *path = secret_file(text, n);
+    int err = 0;
+    ctl_secret r = ctl_read_secret(path, got, got_len, &err);
+
+    unlink(path);
+    return r;
+}
+
+/* The file's content minus one line end: the server's own reading. */
+static void test_read_secret(void **state)
+{
+    static uint8_t got[CTL_SECRET_BUF], big[CTL_SECRET_MAX + 2];
+    size_t len = 0;
+    int err = 0;
+
+    (void)state;
+    assert_int_equal(read_back("s3cret\n", 7, got, &len), CTL_SECRET_OK);
+    assert_true(len == 6 && memcmp(got, "s3cret", 6) == 0);
+    assert_int_equal(read_back("s3cret", 6, got, &len), CTL_SECRET_OK);
+    assert_true(len == 6 && memcmp(got, "s3cret", 6) == 0);
+    assert_int_equal(read_back("s3cret\r\n", 8, got, &len), CTL_SECRET_OK);
+    assert_true(len == 6 && memcmp(got, "s3cret", 6) == 0);
+    /* Only one line end goes; a lone "\r" and inner bytes stay. */
+    assert_int_equal(read_back("a b\n\n", 5, got, &len), CTL_SECRET_OK);
+    assert_true(len == 4 && memcmp(got, "a b\n", 4) == 0);
+    assert_int_equal(read_back("ab\r", 3, got, &len), CTL_SECRET_OK);
+    assert_true(len == 3 && memcmp(got, "ab\r", 3) == 0);
+    assert_int_equal(read_back("a\0b", 3, got, &len), CTL_SECRET_OK);
+    assert_true(len == 3 && memcmp(got, "a\0b", 3) == 0);
+    /* Empty, before or after the trim. */
+    assert_int_equal(read_back("", 0, got, &len), CTL_SECRET_EMPTY);
+    assert_int_equal(read_back("\n", 1, got, &len), CTL_SECRET_EMPTY);
+    assert_int_equal(read_back("\r\n", 2, got, &len), CTL_SECRET_EMPTY);
+    /* 4096 bytes, with or without a line end; one more is too long. */
+    memset(big, 'x', sizeof big);
+    assert_int_equal(read_back(big, CTL_SECRET_MAX, got, &len),
+                     CTL_SECRET_OK);
+    assert_true(len == CTL_SECRET_MAX);
+    big[CTL_SECRET_MAX] = '\n';
+    assert_int_equal(read_back(big, CTL_SECRET_MAX + 1, got, &len),
+                     CTL_SECRET_OK);
+    assert_true(len == CTL_SECRET_MAX);
+    big[CTL_SECRET_MAX] = 'x';
+    assert_int_equal(read_back(big, CTL_SECRET_MAX + 1, got, &len),
+                     CTL_SECRET_TOO_LONG);
+    big[CTL_SECRET_MAX] = '\r';
+    big[CTL_SECRET_MAX + 1] = '\n';
+    assert_int_equal(read_back(big, CTL_SECRET_MAX + 2, got, &len),
+                     CTL_SECRET_OK);
+    assert_true(len == CTL_SECRET_MAX);
+    /* A refusal leaves no byte of the secret behind. */
+    for (size_t i = 0; i < sizeof got; i++)
+        got[i] = 'y';
+    memset(big, 'x', sizeof big);
+    assert_int_equal(read_back(big, sizeof big, got, &len),
+                     CTL_SECRET_TOO_LONG);
+    for (size_t i = 0; i < sizeof got; i++)
+        assert_int_equal(got[i], 0);
+    /* Missing, or a directory: errno kept for the message. */
+    assert_int_equal(ctl_read_secret("/nonexistent/ctl/secret", got, &len,
+                                     &err), CTL_SECRET_OPEN);
+    assert_int_equal(err, ENOENT);
+    assert_int_equal(ctl_read_secret("/", got, &len, &err),
+                     CTL_SECRET_READ);
+    assert_int_equal(err, EISDIR);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_duration),
         cmocka_unit_test(test_duration_ns),
         cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test(test_parse_hard_limit),
+        cmocka_unit_test(test_read_secret),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -182,6 +182,85 @@ for my $bad ([[qw(ttl)], qr/ttl needs insert, query, update or purge/],
          "usage error: counterctl $shown -> one line naming what is wrong");
     is($out, '', "usage error: counterctl $shown -> nothing on stdout");
 }
+# The throttling verbs' argument errors: refused before connecting (exit
+# 2, one line, naming what is wrong); so is a privileged verb without
+# --secret-file, whose file is only read once the arguments are right.
+($rc, $out) = ctl('--help');
+like($out, qr/^  throttle TENANT UNITS \[--unthrottled\]$/m,
+     '--help shows throttle');
+like($out, qr/^  tenant set TENANT \[--reserved N\] \[--hard-limit N\|unlimited\]$/m,
+     '--help shows tenant set and its options');
+like($out, qr/^  node set --capacity N /m, '--help shows node set');
+like($out, qr/--secret-file PATH/, '--help shows --secret-file');
+for my $bad ([[qw(throttle)], qr/throttle needs TENANT UNITS/],
+             [[qw(throttle t)], qr/throttle needs TENANT UNITS/],
+             [[qw(throttle t --unthrottled)], qr/throttle needs TENANT UNITS/],
+             [[qw(throttle t 0)], qr/UNITS .*"0"/],
+             [[qw(throttle t x)], qr/UNITS .*"x"/],
+             [[qw(throttle t 4294967296)], qr/UNITS .*"4294967296"/],
+             [['throttle', '', 1], qr/tenant name must be 1 to 65535/],
+             [[qw(throttle t 1 --peek)], qr/unexpected argument "--peek"/],
+             [[qw(throttle t 1 2)], qr/unexpected argument "2"/],
+             [[qw(--secret-file /nonexistent throttle t 1 --unthrottled
+                  --unthrottled)], qr/--unthrottled given twice/],
+             [[qw(throttle t 1 --unthrottled)],
+              qr/throttle --unthrottled needs --secret-file PATH/],
+             [[qw(tenant)], qr/tenant needs show, set or remove/],
+             [[qw(tenant list)], qr/unknown subcommand "list"/],
+             [[qw(tenant show a b)], qr/tenant show takes at most TENANT/],
+             [['tenant', 'show', ''], qr/tenant name must be 1 to 65535/],
+             [[qw(tenant set)], qr/tenant set needs TENANT/],
+             [[qw(tenant set --reserved 1)], qr/tenant set needs TENANT/],
+             [[qw(tenant set t)], qr/--reserved N, --hard-limit/],
+             [[qw(tenant set t --reserved)], qr/--reserved needs a value/],
+             [[qw(tenant set t --reserved -1)], qr/--reserved .*"-1"/],
+             [[qw(tenant set t --hard-limit lots)],
+              qr/--hard-limit .*unlimited: "lots"/],
+             [[qw(tenant set t --hard-limit 4294967295)],
+              qr/--hard-limit .*"4294967295"/],
+             [[qw(tenant set t --reserved 1 --reserved 2)],
+              qr/--reserved given twice/],
+             [[qw(tenant set t --capacity 1)],
+              qr/unexpected argument "--capacity"/],
+             [[qw(tenant set t --reserved 1)],
+              qr/tenant set needs --secret-file PATH/],
+             [[qw(tenant remove)], qr/tenant remove needs TENANT/],
+             [[qw(tenant remove a b)], qr/unexpected argument "b"/],
+             [[qw(tenant remove t)], qr/tenant remove needs --secret-file/],
+             [[qw(node)], qr/node needs show, set or reload/],
+             [[qw(node list)], qr/unknown subcommand "list"/],
+             [[qw(node show x)], qr/unexpected argument "x"/],
+             [[qw(node reload x)], qr/unexpected argument "x"/],
+             [[qw(node set)], qr/node set needs --capacity N/],
+             [[qw(node set 5)], qr/unexpected argument "5"/],
+             [[qw(node set --capacity)], qr/--capacity needs a value/],
+             [[qw(node set --capacity x)], qr/--capacity .*"x"/],
+             [[qw(node set --capacity 1 2)], qr/unexpected argument "2"/],
+             [[qw(node set --capacity 1)], qr/node set needs --secret-file/],
+             [[qw(node reload)], qr/node reload needs --secret-file/],
+             [['--secret-file', '', qw(node reload)],
+              qr/--secret-file needs a path/],
+             [[qw(--secret-file)], qr/"--secret-file" needs a value/]) {
+    my ($args, $why) = @$bad;
+    ($rc, $out, $err) = ctl_finish(ctl_start('-p', 1, @$args));
+    my $shown = join ' ', @$args;
+    is($rc, 2, "usage error: counterctl $shown -> 2");
+    like($err, qr/\Acounterctl: [^\n]*$why[^\n]* \(try counterctl --help\)\n\z/,
+         "usage error: counterctl $shown -> one line naming what is wrong");
+    is($out, '', "usage error: counterctl $shown -> nothing on stdout");
+}
+# A --secret-file that will not do: 1 before connecting, naming the path.
+($rc, $out, $err) = ctl_finish(ctl_start('-p', 1, '--secret-file',
+                                         "$dir/no-secret", qw(node reload)));
+is($rc, 1, 'a missing --secret-file: exit 1');
+like($err, qr/\Acounterctl: --secret-file "\Q$dir\E\/no-secret": cannot open: [^\n]*\n\z/,
+     'a missing --secret-file: one line naming the path');
+# Verbs that need no privilege leave the file unread.
+($rc, $out, $err) = ctl_finish(ctl_start('-p', 1, '--secret-file',
+                                         "$dir/no-secret", qw(node show)));
+is($rc, 69, 'node show with an unusable --secret-file: the file unread '
+            . '(69: nothing listens on port 1)');
+
 ($rc, $out, $err) = ctl('get', "two\nlines");
 is($err, qq{counterctl: two\\x0alines: Not found (status 0x01)\n},
    'a newline in a counter name is escaped: still one line');

@@ -1,12 +1,13 @@
 #!/usr/bin/perl
 # 16-readme.t: the README's "Try it" commands run as written: each line of
-# the indented block after "Try it", and of the one after the rate-limit
-# paragraph ("The server also keeps rate limits"), is run (its
-# _build/run/counterctl replaced by this build's counterctl, pointed at a
-# test server) and must exit 0 and print what its comment says ("prints
-# 1", "prints a, b, ...": each a line's key, or the whole line when it
-# holds a space). The test server gets the groups scripts/setup-and-run.sh
-# defines.
+# the indented block after "Try it", of the one after the rate-limit
+# paragraph ("The server also keeps rate limits") and of the one after
+# the throttling paragraph ("The server also throttles tenants") is run
+# (its _build/run/counterctl replaced by this build's counterctl, pointed
+# at a test server) and must exit 0 and print what its comment says
+# ("prints 1", "prints a, b, ...": each a line's key, or the whole line
+# when it holds a space). The test server gets the groups
+# scripts/setup-and-run.sh defines.
 use strict;
 use warnings;
 
@@ -49,8 +50,11 @@ ok(@lines >= 3, 'README has a "Try it" block of commands') or diag("got: @lines"
 my @limits = readme_block(qr/^The server also keeps rate limits/);
 ok(@limits >= 3, 'README has a block of rate-limit commands')
     or diag("got: @limits");
-# The reference server has no rate limits.
-push @lines, @limits unless $ENV{CNT_TEST_REFERENCE};
+my @throttle = readme_block(qr/^The server also throttles tenants/);
+ok(@throttle >= 3, 'README has a block of throttling commands')
+    or diag("got: @throttle");
+# The reference server has no rate limits and no throttling.
+push @lines, @limits, @throttle unless $ENV{CNT_TEST_REFERENCE};
 
 # The counter.group.NAME=VALUE settings of scripts/setup-and-run.sh.
 sub script_groups {

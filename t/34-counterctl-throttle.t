@@ -4,7 +4,8 @@
 # `node show`, and with the global --secret-file PATH `tenant set`,
 # `tenant remove`, `node set --capacity N` and `node reload`; their
 # `key value` output and the exit codes scripts rely on: 0 allowed or ok,
-# 75 throttled, 1 for an error status (saying which). Every charge whose
+# 75 throttled, 1 for an error status (saying which) or a secret file
+# that will not do (naming it, never its content). Every charge whose
 # outcome is asserted gives the same answer in any second (the first
 # charge of a tenant in a test, or one above its hard limit), so no
 # answer depends on how long a counterctl process takes to start.
@@ -89,6 +90,18 @@ ok(($f{reserved} // '') eq '10' && hard_ok($f{hard_limit}, UNLIMITED) &&
    ($f{units} // '') eq '0',
    'tenant show filed: reserved, hard_limit, used, throttled, units')
     or diag("stdout: $out\nstderr: $err");
+is($f{configured}, 'yes', 'tenant show filed: configured yes');
+is(join(',', map { /^(\S+) / ? $1 : $_ } split /\n/, $out),
+   'reserved,hard_limit,used,configured,throttled,units',
+   'tenant show: exactly its six keys, in order');
+ctl_is([qw(tenant show never-seen)], 0,
+       { reserved => 0, hard_limit => 'unlimited', used => 0,
+         configured => 'no', throttled => 0, units => 0 },
+       'tenant show of a tenant never seen: the defaults, configured no');
+($rc, $out, $err) = ctl(qw(node show));
+is(join(',', map { /^(\S+) \d+$/ ? $1 : $_ } split /\n/, $out),
+   'capacity,used,pool,pool_used,reserved_sum,tenants,throttled',
+   'node show: exactly its seven keys with numbers, in order');
 
 # ---- privileged verbs need --secret-file ----
 ($rc, $out, $err) = ctl(qw(tenant set t1 --reserved 3 --hard-limit 5));
@@ -101,6 +114,24 @@ my $v = parse_tenant_view($c->call(req_tenant_show('t1')));
 ok($v && $v->{flags} == 0, 'neither refused tenant set configured t1');
 unlike($out . $err, qr/\Q$SECRET\E|not the secret/,
        'counterctl prints no secret');
+
+# A --secret-file that will not do: 1 before connecting, naming the path.
+($rc, $out, $err) = ctl('--secret-file', "$dir/missing",
+                        qw(tenant remove t1));
+is($rc, 1, 'a missing --secret-file: 1');
+like($err, qr/\Q$dir\E\/missing/, 'and the message names the path');
+write_file("$dir/empty", "\n");
+($rc, $out, $err) = ctl('--secret-file', "$dir/empty", qw(node reload));
+is($rc, 1, 'an empty --secret-file: 1');
+like($err, qr/is empty/, 'and says it is empty');
+write_file("$dir/long", ('kQ' x 2049) . "\n");
+($rc, $out, $err) = ctl('--secret-file', "$dir/long", qw(node reload));
+is($rc, 1, 'a --secret-file above 4096 bytes: 1');
+unlike($err, qr/kQkQ/, 'and the message does not show it');
+# The server's own trimming: one "\r\n" goes.
+write_file("$dir/crlf", "$SECRET\r\n");
+ctl_is(['--secret-file', "$dir/crlf", qw(node set --capacity 1000)], 0,
+       {}, 'a secret file ending in CRLF authenticates');
 
 ctl_is([qw(tenant set t1 --reserved 3 --hard-limit 5)], 0, {},
        'tenant set t1 --reserved 3 --hard-limit 5: 0', secret => 1);
