@@ -20,6 +20,9 @@ typedef enum bench_workload {
     BENCH_WL_CONTENDED,     /* Acquire refused (0x21) about half the time */
     BENCH_WL_WINDOW,        /* Window_check (0x34) on random names */
     BENCH_WL_GCRA,          /* Gcra_check (0x35) on random names */
+    BENCH_WL_THROTTLE,      /* Throttle (0x41) of 1 unit, random tenants */
+    BENCH_WL_FAIRNESS,      /* tenant A (a reserve) against B flooding,
+                               allowed units per second */
     BENCH_WL_FILL,          /* acquire N distinct names on one connection */
     BENCH_WL_PING,          /* wait until the server answers a Noop */
     BENCH_WL_STATS          /* print the server's Stats as key=value */
@@ -40,7 +43,8 @@ typedef struct bench_opts {
     bool kv;                /* one key=value line instead of the report */
     bool progress;          /* per-second progress on stderr */
     bool hold;              /* fill: keep the connection until a signal */
-    bool hot;               /* window, gcra: every check on one name */
+    bool hot;               /* window, gcra, throttle: every check on one
+                               name */
     bool accuracy;          /* window, gcra: paced checks on one fresh name
                                instead of the closed loop */
     uint32_t limit;         /* window: limit per window; gcra: count per
@@ -49,6 +53,14 @@ typedef struct bench_opts {
     uint8_t slots;          /* window */
     uint64_t period_ns;     /* window length; gcra period */
     double offered;         /* accuracy: checks per second sent */
+    uint32_t capacity;      /* fairness: the node's capacity, units/s (as
+                               the server was configured: echoed) */
+    uint32_t reserve;       /* fairness: tenant A's reserve (echoed) */
+    unsigned b_conns;       /* fairness: tenant B's connections */
+    unsigned a_depth;       /* fairness: depth of tenant A's connections */
+    uint64_t sec0;          /* per-second counts: first second (of the
+                               monotonic clock) counted, and how many */
+    unsigned nsec;
     const char *label;      /* server name echoed in the output */
     char *names;            /* keys x BENCH_NAME_LEN bytes, built once so
                                the closed loop formats nothing */

@@ -1,8 +1,10 @@
 /* counter-bench.c: load generator for any counter-protocol server (yrmcds's
- * binary counter protocol, and our rate-limit checks): option parsing, the
- * run's timeline (connect, warm up, measure, stop) and the report, human or
- * key=value; and the accuracy run of a rate limit (checks paced at a fixed
- * rate on one name with the server's real clock, allowed against exact). */
+ * binary counter protocol, our rate-limit checks and tenant throttling):
+ * option parsing, the run's timeline (connect, warm up, measure, stop) and
+ * the report, human or key=value; the accuracy run of a rate limit (checks
+ * paced at a fixed rate on one name with the server's real clock, allowed
+ * against exact); and the fairness run of the throttle (one tenant with a
+ * reserve against one flooding, allowed units per second). */
 #include "config.h"
 
 #include <errno.h>
@@ -43,8 +45,8 @@ static void usage(FILE *f)
           "  -k, --keys N           distinct counter names (1000; fill: count)\n"
           "  -t, --duration SEC     measured seconds (3)\n"
           "  -w, --warmup SEC       seconds of load before measuring (1)\n"
-          "  -W, --workload NAME    pair|get|one|contended|window|gcra|fill|\n"
-          "                         ping|stats\n"
+          "  -W, --workload NAME    pair|get|one|contended|window|gcra|\n"
+          "                         throttle|fairness|fill|ping|stats\n"
           "  -T, --threads N        client threads (min(connections, CPUs))\n"
           "  -S, --seed N           random seed (1)\n"
           "  -P, --pid PID          server pid: report its CPU time and RSS\n"
@@ -52,12 +54,21 @@ static void usage(FILE *f)
           "      --kv               one key=value line on stdout\n"
           "      --progress         per-second progress on stderr (always from 10 s)\n"
           "      --hold             fill: keep the connection until SIGTERM\n"
-          "      --hot              window, gcra: every check on one name\n"
+          "      --hot              window, gcra, throttle: every check on\n"
+          "                         one name\n"
           "      --limit N          window: limit per window; gcra: count\n"
           "                         per period (1000000000; accuracy: 1000)\n"
           "      --burst N          gcra: burst (1000; accuracy: 10)\n"
           "      --slots N          window: slots (10; accuracy: 64)\n"
           "      --period-ms N      window length, gcra period (1000)\n"
+          "      --capacity N       fairness: the node's capacity (units/s)\n"
+          "                         as the server was set (echoed; 20000)\n"
+          "      --reserve N        fairness: tenant fairA's reserve, as set\n"
+          "                         (echoed; 6000)\n"
+          "      --b-conns N        fairness: connections of tenant fairB,\n"
+          "                         each at --depth (32)\n"
+          "      --a-depth N        fairness: depth of tenant fairA's\n"
+          "                         --connections (1)\n"
           "      --accuracy         window, gcra: send --offered checks/s\n"
           "                         on one fresh name for --duration seconds\n"
           "                         and compare the allowed ones with the\n"
@@ -72,8 +83,12 @@ static void usage(FILE *f)
           "retry a Noop for up to --duration seconds; stats = print the server's\n"
           "Stats as one key=value line; window / gcra = one Window_check /\n"
           "Gcra_check of cost 1 per request (limits high enough that\n"
-          "nearly all are allowed, unless --limit says otherwise). Exit 0\n"
-          "when every answer was as expected, 1 on errors, 2 on bad usage.\n",
+          "nearly all are allowed, unless --limit says otherwise);\n"
+          "throttle = one Throttle of 1 unit per request on --keys tenants;\n"
+          "fairness = tenant fairA against tenant fairB flooding, per\n"
+          "second of the monotonic clock: charges sent, units allowed.\n"
+          "Exit 0 when every answer was as expected, 1 on errors, 2 on bad\n"
+          "usage.\n",
           f);
 }
 
@@ -107,7 +122,8 @@ static double opt_seconds(const char *name, const char *s)
 /* Workload names, in bench_workload order. */
 static const char *const workload_names[] = { "pair", "get", "one",
                                               "contended", "window", "gcra",
-                                              "fill", "ping", "stats" };
+                                              "throttle", "fairness", "fill",
+                                              "ping", "stats" };
 
 /* Parses a workload name; exits with a message on an unknown one. */
 static bench_workload opt_workload(const char *s)
@@ -129,7 +145,8 @@ static const char *workload_name(bench_workload w)
 static void parse_options(int argc, char **argv, bench_opts *o)
 {
     enum { OPT_KV = 256, OPT_PROGRESS, OPT_HOLD, OPT_HOT, OPT_LIMIT,
-           OPT_BURST, OPT_SLOTS, OPT_PERIOD, OPT_ACCURACY, OPT_OFFERED };
+           OPT_BURST, OPT_SLOTS, OPT_PERIOD, OPT_ACCURACY, OPT_OFFERED,
+           OPT_CAPACITY, OPT_RESERVE, OPT_BCONNS, OPT_ADEPTH };
     static const struct option longs[] = {
         { "host", 1, NULL, 's' }, { "port", 1, NULL, 'p' },
         { "connections", 1, NULL, 'c' }, { "depth", 1, NULL, 'd' },
@@ -142,13 +159,18 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         { "limit", 1, NULL, OPT_LIMIT }, { "burst", 1, NULL, OPT_BURST },
         { "slots", 1, NULL, OPT_SLOTS }, { "period-ms", 1, NULL, OPT_PERIOD },
         { "accuracy", 0, NULL, OPT_ACCURACY },
-        { "offered", 1, NULL, OPT_OFFERED }, { "help", 0, NULL, 'h' },
+        { "offered", 1, NULL, OPT_OFFERED },
+        { "capacity", 1, NULL, OPT_CAPACITY },
+        { "reserve", 1, NULL, OPT_RESERVE },
+        { "b-conns", 1, NULL, OPT_BCONNS },
+        { "a-depth", 1, NULL, OPT_ADEPTH }, { "help", 0, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     *o = (bench_opts){ .host = "127.0.0.1", .port = "11215", .conns = 1,
                        .depth = 1, .keys = 1000, .duration = 3, .warmup = 1,
                        .workload = BENCH_WL_PAIR, .seed = 1, .label = "server",
-                       .period_ns = 1000000000ull };
+                       .period_ns = 1000000000ull, .capacity = 20000,
+                       .reserve = 6000, .b_conns = 32, .a_depth = 1 };
     long limit = -1, burst = -1, slots = -1;
     int ch;
     while ((ch = getopt_long(argc, argv, "s:p:c:d:k:t:w:W:T:S:P:l:h", longs,
@@ -185,6 +207,18 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         case OPT_OFFERED:
             o->offered = opt_uint("--offered", optarg, 1, 10000000);
             break;
+        case OPT_CAPACITY:
+            o->capacity = opt_uint("--capacity", optarg, 0, 0xffffffffu);
+            break;
+        case OPT_RESERVE:
+            o->reserve = opt_uint("--reserve", optarg, 0, 0xffffffffu);
+            break;
+        case OPT_BCONNS:
+            o->b_conns = opt_uint("--b-conns", optarg, 1, 10000);
+            break;
+        case OPT_ADEPTH:
+            o->a_depth = opt_uint("--a-depth", optarg, 1, 4096);
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
@@ -211,7 +245,7 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         o->offered = 10.0 * o->limit * 1e9 / (double)o->period_ns;
     if (o->workload == BENCH_WL_ONE || o->hot || o->accuracy)
         o->keys = 1;
-    if (o->duration >= 10)
+    if (o->duration >= 10 && o->workload != BENCH_WL_FAIRNESS)
         o->progress = true;     /* long runs say they are alive */
     if (o->threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -430,7 +464,8 @@ static void print_result(const bench_opts *o, const bench_result *r)
                pmax, r->conn_min, r->conn_max, fair, r->errors,
                r->last_error, r->refused, r->failures, r->cpu,
                r->cpu >= 0 ? r->cpu / r->seconds : -1, r->rss_kb);
-        if (o->workload == BENCH_WL_WINDOW || o->workload == BENCH_WL_GCRA)
+        if (o->workload == BENCH_WL_WINDOW || o->workload == BENCH_WL_GCRA ||
+            o->workload == BENCH_WL_THROTTLE)
             printf(" hot=%d allowed=%" PRIu64 " limited=%" PRIu64,
                    o->hot ? 1 : 0, r->allowed, r->limited);
         printf("\n");
@@ -444,9 +479,10 @@ static void print_result(const bench_opts *o, const bench_result *r)
            p50, p99, p999, pmax);
     printf("  fairness    slowest conn %.0f/s, fastest %.0f/s, ratio %.3f\n",
            r->conn_min, r->conn_max, fair);
-    if (o->workload == BENCH_WL_WINDOW || o->workload == BENCH_WL_GCRA)
+    if (o->workload == BENCH_WL_WINDOW || o->workload == BENCH_WL_GCRA ||
+        o->workload == BENCH_WL_THROTTLE)
         printf("  checks      %" PRIu64 " allowed, %" PRIu64
-               " limited or never\n", r->allowed, r->limited);
+               " limited, never or throttled\n", r->allowed, r->limited);
     printf("  errors      %" PRIu64 " unexpected statuses", r->errors);
     if (r->errors > 0)
         printf(" (last 0x%02x)", r->last_error);
@@ -755,6 +791,194 @@ out:
     return status;
 }
 
+/* One side of the fairness run: a tenant's connections and the client
+ * threads that drive them. */
+typedef struct fair_side {
+    bench_opts o;
+    char name[BENCH_NAME_LEN];
+    load_thread *th;
+    load_conn **conns;
+    uint64_t *sent, *allowed;   /* per second, summed over the threads */
+    uint32_t *used;             /* per second, the largest over them */
+    bench_result r;
+    unsigned started;
+} fair_side;
+
+/* Sets up one side: tenant prefix, connections at depth, client threads;
+ * false on a failure (said on stderr). */
+static bool fair_setup(fair_side *f, const bench_opts *o, const char *tenant,
+                       unsigned conns, unsigned depth, unsigned threads)
+{
+    f->o = *o;
+    f->o.conns = conns;
+    f->o.depth = depth;
+    f->o.threads = threads < conns ? threads : conns;
+    f->o.keys = 1;
+    bench_name(f->name, tenant, 0);
+    f->o.names = f->name;
+    f->th = calloc(f->o.threads, sizeof *f->th);
+    f->conns = calloc(conns, sizeof *f->conns);
+    f->sent = calloc(o->nsec, sizeof *f->sent);
+    f->allowed = calloc(o->nsec, sizeof *f->allowed);
+    f->used = calloc(o->nsec, sizeof *f->used);
+    if (f->th == NULL || f->conns == NULL || f->sent == NULL ||
+        f->allowed == NULL || f->used == NULL)
+        return false;
+    for (unsigned i = 0; i < f->o.threads; i++) {
+        f->th[i].sec_sent = calloc(o->nsec, sizeof *f->th[i].sec_sent);
+        f->th[i].sec_allowed = calloc(o->nsec, sizeof *f->th[i].sec_allowed);
+        f->th[i].sec_used = calloc(o->nsec, sizeof *f->th[i].sec_used);
+        if (f->th[i].sec_sent == NULL || f->th[i].sec_allowed == NULL ||
+            f->th[i].sec_used == NULL)
+            return false;
+    }
+    return load_setup(&f->o, f->th, f->conns);
+}
+
+/* Starts a side's client threads; false when one did not start. */
+static bool fair_start(fair_side *f)
+{
+    for (; f->started < f->o.threads; f->started++)
+        if (pthread_create(&f->th[f->started].tid, NULL, load_thread_main,
+                           &f->th[f->started]) != 0)
+            return false;
+    return true;
+}
+
+/* Joins a side's threads and sums its counts, per second and in all. */
+static void fair_collect(fair_side *f, double seconds)
+{
+    for (unsigned i = 0; i < f->started; i++)
+        pthread_join(f->th[i].tid, NULL);
+    if (f->started < f->o.threads)
+        return;
+    f->r.seconds = seconds;
+    load_collect(&f->o, f->th, f->conns, &f->r);
+    for (unsigned i = 0; i < f->o.threads; i++)
+        for (unsigned s = 0; s < f->o.nsec; s++) {
+            f->sent[s] += f->th[i].sec_sent[s];
+            f->allowed[s] += f->th[i].sec_allowed[s];
+            if (f->th[i].sec_used[s] > f->used[s])
+                f->used[s] = f->th[i].sec_used[s];
+        }
+}
+
+/* Frees what fair_setup made. */
+static void fair_free(fair_side *f)
+{
+    for (unsigned i = 0; f->conns != NULL && i < f->o.conns; i++)
+        load_conn_free(f->conns[i]);
+    for (unsigned i = 0; f->th != NULL && i < f->o.threads; i++) {
+        if (f->th[i].epfd > 0)
+            close(f->th[i].epfd);
+        free(f->th[i].conns);
+        free(f->th[i].sec_sent);
+        free(f->th[i].sec_allowed);
+        free(f->th[i].sec_used);
+    }
+    free(f->th);
+    free(f->conns);
+    free(f->sent);
+    free(f->allowed);
+    free(f->used);
+}
+
+/* Fairness: tenant fairA (--connections at --a-depth, a closed loop: it
+ * demands whatever its round trips allow, which must be at least its
+ * reserve) against tenant fairB (--b-conns at --depth, flooding), each
+ * charge 1 unit, for --duration whole seconds after the warm-up. The
+ * server's reserve and capacity come from its settings file; --reserve
+ * and --capacity only echo them. Seconds are whole seconds of
+ * CLOCK_MONOTONIC, the clock whose whole seconds the server's are (same
+ * host), the first one starting after the warm-up; each answer belongs to
+ * the second in which its request was sent. Per second and tenant: the
+ * charges sent (the demand), the allowed answers among them, and the
+ * tenant's allowed units in the server's second, which is the largest
+ * `used` answered to the charges sent in it: the server's last allowed
+ * charge of the second answers the second's total, and a charge sent in
+ * the second that reaches the server in the next one answers the next
+ * second's usage so far, which is at most the charges in flight across
+ * the boundary (connections x depth), far below a total. The allowed
+ * count by send time can be off by those in-flight charges; `used` is
+ * the server's own figure. */
+static int run_fairness(const bench_opts *o)
+{
+    bench_opts base = *o;
+    uint64_t now = load_now_ns();
+    base.nsec = (unsigned)(o->duration + 0.999);
+    if (base.nsec == 0)
+        base.nsec = 1;
+    base.sec0 = (now + (uint64_t)(o->warmup * 1e9)) / 1000000000u + 1;
+    base.workload = BENCH_WL_FAIRNESS;
+    fair_side a = { .started = 0 }, b = { .started = 0 };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int status = 1;
+    if (!fair_setup(&a, &base, "fairA", o->conns, o->a_depth, 1) ||
+        !fair_setup(&b, &base, "fairB", o->b_conns, o->depth,
+                    cpus > 0 ? (unsigned)cpus : 1)) {
+        fprintf(stderr, "counter-bench: fairness: set-up failed\n");
+        goto out;
+    }
+    load_set_phase(LOAD_WARMUP);
+    bool ok = fair_start(&a) && fair_start(&b);
+    uint64_t t0 = base.sec0 * 1000000000u;
+    uint64_t t1 = t0 + (uint64_t)base.nsec * 1000000000u;
+    if (ok) {
+        sleep_until(t0);
+        load_set_phase(LOAD_MEASURE);
+        for (unsigned s = 1; o->progress && s <= base.nsec; s++) {
+            sleep_until(t0 + (uint64_t)s * 1000000000u);
+            fprintf(stderr, "counter-bench: fairness %u of %u s\n", s,
+                    base.nsec);
+        }
+        /* The answers to the last second's charges come shortly after. */
+        sleep_until(t1 + 50000000u);
+    }
+    load_set_phase(LOAD_STOP);
+    double secs = (double)base.nsec;
+    fair_collect(&a, secs);
+    fair_collect(&b, secs);
+    if (!ok) {
+        fprintf(stderr, "counter-bench: fairness: threads did not start\n");
+        goto out;
+    }
+    uint64_t a_min = UINT64_MAX, a_sent_min = UINT64_MAX;
+    uint64_t b_sent_min = UINT64_MAX, total_max = 0;
+    for (unsigned s = 0; s < base.nsec; s++) {
+        uint64_t total = (uint64_t)a.used[s] + b.used[s];
+        printf("server=%s workload=fairness mode=second second=%u "
+               "a_sent=%" PRIu64 " a_allowed=%" PRIu32 " b_sent=%" PRIu64
+               " b_allowed=%" PRIu32 " total=%" PRIu64 " a_allowed_by_send=%"
+               PRIu64 " b_allowed_by_send=%" PRIu64 "\n", o->label, s + 1,
+               a.sent[s], a.used[s], b.sent[s], b.used[s], total,
+               a.allowed[s], b.allowed[s]);
+        if (a.used[s] < a_min)
+            a_min = a.used[s];
+        if (a.sent[s] < a_sent_min)
+            a_sent_min = a.sent[s];
+        if (b.sent[s] < b_sent_min)
+            b_sent_min = b.sent[s];
+        if (total > total_max)
+            total_max = total;
+    }
+    uint64_t errors = a.r.errors + b.r.errors;
+    unsigned failures = a.r.failures + b.r.failures;
+    printf("server=%s workload=fairness mode=summary capacity=%u reserve=%u "
+           "seconds=%u a_conns=%u a_depth=%u b_conns=%u b_depth=%u "
+           "a_allowed_min=%" PRIu64 " a_sent_min=%" PRIu64
+           " b_sent_min=%" PRIu64 " total_max=%" PRIu64 " errors=%" PRIu64
+           " last_error=0x%02x failures=%u\n", o->label, o->capacity,
+           o->reserve, base.nsec, a.o.conns, a.o.depth, b.o.conns, b.o.depth,
+           a_min,
+           a_sent_min, b_sent_min, total_max, errors,
+           b.r.last_error != 0 ? b.r.last_error : a.r.last_error, failures);
+    status = errors == 0 && failures == 0 ? 0 : 1;
+out:
+    fair_free(&a);
+    fair_free(&b);
+    return status;
+}
+
 /* Parses the options and runs the chosen workload. */
 int main(int argc, char **argv)
 {
@@ -771,6 +995,8 @@ int main(int argc, char **argv)
         if (o.accuracy)
             return run_accuracy(&o);
         break;
+    case BENCH_WL_FAIRNESS:
+        return run_fairness(&o);
     case BENCH_WL_STATS: {
         int fd = bench_connect(o.host, o.port, false);
         bool ok = fd >= 0 && bench_print_stats(fd, o.label);

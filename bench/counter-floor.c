@@ -2,9 +2,9 @@
  * server that frames requests with the project's decoder and answers OK
  * with the same response sizes a real server sends (Get and Acquire: a u32
  * body; Window_check and Gcra_check: a 32-byte check answer saying
- * allowed; Release, Noop: empty), so a report can show what this machine
- * can do at all. Not a counter server: it keeps no counters and no
- * limits. */
+ * allowed; Throttle: a 24-byte throttle answer saying allowed; Release,
+ * Noop: empty), so a report can show what this machine can do at all.
+ * Not a counter server: it keeps no counters, no limits and no tenants. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -73,6 +73,14 @@ static size_t floor_answer(uint8_t *out, const cnt_request *req)
                                  .used = 1,
                                  .reset_after_ns = req->period_ns };
         return cnt_encode_check_answer(out, req->opcode, req->opaque, &res);
+    }
+    case CNT_OP_THROTTLE: {
+        /* Allowed, no limit: what a node without capacity answers. */
+        cnt_throttle_answer ans = { .state = CNT_TSTATE_ALLOWED,
+                                    .reason = CNT_TREASON_NONE,
+                                    .used = req->units,
+                                    .remaining = 0xffffffffu };
+        return cnt_encode_throttle_answer(out, req->opaque, &ans);
     }
     default:        /* Release, Noop; Stats and Dump answer "nothing" */
         return cnt_encode_empty(out, req->opcode, req->opaque);

@@ -23,7 +23,8 @@
 #include "protocol/request.h"
 #include "protocol/response.h"
 
-/* Longest request of the closed loop: a Gcra_check. */
+/* Longest request of the closed loop: a Gcra_check (a Throttle is
+ * shorter). */
 #define LOAD_REQ_MAX (CNT_HEADER_SIZE + CNT_GCRA_FIXED + BENCH_NAME_LEN)
 #define LOAD_IN_CAP (1u << 16)
 /* Maximum passed with pair Acquires: never the reason for a refusal. */
@@ -83,6 +84,9 @@ static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
         } else if (o->workload == BENCH_WL_GCRA) {
             n = cnt_encode_gcra_check(out, opaque, 0, o->burst, o->limit, 1,
                                       o->period_ns, name, BENCH_NAME_LEN);
+        } else if (o->workload == BENCH_WL_THROTTLE ||
+                   o->workload == BENCH_WL_FAIRNESS) {
+            n = cnt_encode_throttle(out, opaque, 1, name, BENCH_NAME_LEN);
         } else {
             uint32_t max = LOAD_MAX_ANY;
             /* Contended: the holder keeps at least 1 of every counter, so
@@ -97,6 +101,28 @@ static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
     c->fifo_slot[tail] = s;
     c->fifo_time[tail] = now;
     c->fifo_count++;
+}
+
+/* Counts a Throttle answer in the second (of the client's monotonic
+ * clock, the clock the server's seconds come from too) in which its
+ * request was sent, whatever the phase (the fairness run reports whole
+ * seconds), and keeps the largest `used` (the tenant's units in the
+ * server's second, after the call) answered for that second. */
+static void load_count_second(load_thread *t, const bench_opts *o,
+                              const cnt_response *res, uint64_t sent_at)
+{
+    uint64_t sec = sent_at / 1000000000u;
+    if (sec < o->sec0 || sec - o->sec0 >= o->nsec)
+        return;
+    uint64_t i = sec - o->sec0;
+    t->sec_sent[i]++;
+    cnt_throttle_answer ans;
+    if (res->status != CNT_STATUS_OK || !cnt_parse_throttle_answer(res, &ans))
+        return;
+    if (ans.state == CNT_TSTATE_ALLOWED)
+        t->sec_allowed[i]++;
+    if (ans.used > t->sec_used[i])
+        t->sec_used[i] = ans.used;
 }
 
 /* Classifies one answer and queues the next request of its slot. */
@@ -119,6 +145,10 @@ static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
     if (res->opcode == CNT_OP_ACQUIRE && res->status == CNT_STATUS_OK &&
         o->workload != BENCH_WL_GET)
         c->slots[s].release_next = true;
+    bool throttle = o->workload == BENCH_WL_THROTTLE ||
+                    o->workload == BENCH_WL_FAIRNESS;
+    if (throttle && o->nsec > 0)
+        load_count_second(t, o, res, sent_at);
     if (measuring) {
         c->ops++;
         cnt_hist_record(&t->hist, now - sent_at);
@@ -135,6 +165,16 @@ static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
                 t->errors++;
                 t->last_error = res->status;
             } else if (check.state == CNT_CHECK_ALLOWED) {
+                t->allowed++;
+            } else {
+                t->limited++;
+            }
+        } else if (throttle) {
+            cnt_throttle_answer ans;
+            if (!cnt_parse_throttle_answer(res, &ans)) {
+                t->errors++;
+                t->last_error = res->status;
+            } else if (ans.state == CNT_TSTATE_ALLOWED) {
                 t->allowed++;
             } else {
                 t->limited++;

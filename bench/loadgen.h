@@ -45,7 +45,12 @@ typedef struct load_thread {
     uint64_t errors;        /* unexpected non-OK statuses */
     uint64_t refused;       /* 0x21 in the contended workload */
     uint64_t allowed;       /* window, gcra: checks answered allowed */
-    uint64_t limited;       /* ... and limited or never */
+    uint64_t limited;       /* ... and limited or never (throttle:
+                               throttled) */
+    uint64_t *sec_sent;     /* opts->nsec > 0: requests answered, per
+                               second of their send time from sec0 */
+    uint64_t *sec_allowed;  /* ... and of them, throttle answers allowed */
+    uint32_t *sec_used;     /* ... and the largest `used` they answered */
     unsigned last_error;
     unsigned failures;      /* connections lost */
     _Atomic uint64_t ops_live;  /* for progress reports */

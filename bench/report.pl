@@ -34,6 +34,7 @@ my @gc = read_kv("$tmp/gc.kv");
 my @profile = read_kv("$tmp/profile.kv");
 my @wait = read_kv("$tmp/wait.kv");
 my @limits = read_kv("$tmp/limits.kv");
+my @throttle = read_kv("$tmp/throttle.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -229,6 +230,7 @@ p "";
 
 wait_section();
 limits_section();
+throttle_section();
 
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
 my @targets;
@@ -277,6 +279,7 @@ target('one counter: ours >= 2x reference ops/s',
 
 wait_targets();
 limits_targets();
+throttle_targets();
 
 p "## Targets\n",
   "Each is written as a ratio (or a figure) that must reach the bound (>=)",
@@ -320,7 +323,13 @@ p "",
   "rate-limit cell: `counter-bench -p PORT -W window|gcra -c 64 -d 32",
   "[--hot] --kv`, or on Redis `redis-bench -p PORT -W window|gcra -c 64",
   "-d 32 --kv`; an accuracy run: `counter-bench -p PORT -W gcra --accuracy",
-  "-c 4 -t 10`. `BENCH_LIMITS=0` skips the rate-limit rows.";
+  "-c 4 -t 10`. `BENCH_LIMITS=0` skips the rate-limit rows. One throttle",
+  "cell: `counter-bench -p PORT -W throttle -c 64 -d 32 [--hot] --kv`; the",
+  "fairness run: `counter-bench -p PORT -W fairness -c 1 --a-depth 4",
+  "--b-conns 32 -t 10 --capacity C --reserve R` against a server whose",
+  "settings file (`counter.throttle.config`) says `node.capacity = C` and",
+  "`tenant.fairA-0000000000 = reserved:R`. `BENCH_THROTTLE=0` skips the",
+  "throttle rows.";
 
 # The waiting rows, keyed "workload:server" or "semaphore:MODE:server".
 sub wait_rows {
@@ -668,6 +677,159 @@ sub limits_targets {
     }
 }
 
+# The throttle rows: closed-loop cells keyed "conns:depth:keys" per
+# server, the fairness run's seconds in order and its summary.
+sub throttle_rows {
+    my (%cells, @secs, $sum);
+    for my $r (@throttle) {
+        my $m = $r->{mode} // '';
+        if ($r->{workload} eq 'fairness') {
+            if ($m eq 'second') { push @secs, $r } else { $sum = $r }
+            next;
+        }
+        $cells{join ':', @$r{qw(conns depth keys)}}{$r->{server}} = $r;
+    }
+    @secs = sort { $a->{second} <=> $b->{second} } @secs;
+    return (\%cells, \@secs, $sum);
+}
+# Charges/s of a throttle cell; undef when the run failed, had an
+# unexpected answer or a throttled one (nothing is to be throttled there).
+sub throttle_ops {
+    my ($cells, $k, $s) = @_;
+    my $r = $cells->{$k}{$s};
+    return undef unless $r && !$r->{failed} && defined $r->{ops_s} &&
+                        !$r->{errors} && !$r->{failures} && !$r->{limited};
+    return $r->{ops_s};
+}
+# The fairness run's checks of one second: A >= its reserve (when A
+# demanded it), total <= capacity.
+sub fair_checks {
+    my ($sum, $r) = @_;
+    return ($r->{a_allowed} >= $sum->{reserve} ? 1 : 0,
+            $r->{total} <= $sum->{capacity} ? 1 : 0,
+            $r->{a_sent} >= $sum->{reserve} ? 1 : 0,
+            $r->{b_sent} > $sum->{capacity} ? 1 : 0);
+}
+sub fair_ok { my ($s) = @_; $s && !$s->{failed} && !$s->{errors} && !$s->{failures} }
+
+# The section "Tenant throttling": charges per second against the floor,
+# one hot tenant, and the fairness run, tabulated and plotted.
+sub throttle_section {
+    return unless @throttle;
+    my ($cells, $secs, $sum) = throttle_rows();
+    p "## Tenant throttling\n",
+      "Throttle (0x41) charges of 1 unit to tenants chosen at random among",
+      "1000 (16-byte names), closed loop as in the matrix: ours, started",
+      "with a settings file (`counter.throttle.config`) whose node capacity",
+      "is 4000000000 units/s with no reserves, so every charge is accounted",
+      "(tenant record, node lock, shared pool) and allowed; and the floor,",
+      "which answers every charge \"allowed\" with the same 24-byte body and",
+      "keeps nothing. Both up at once and measured in turn, cell by cell.",
+      "The last row puts every charge on one tenant (ours only).\n",
+      "| conns x depth | tenants | ours | floor | ours/floor | p99 us ours / floor | target | holds |",
+      "|---|---:|---:|---:|---:|---|---|---|";
+    for my $sh ([1, 1, 1000], [16, 1, 1000], [64, 32, 1000], [64, 32, 1]) {
+        my ($c, $d, $n) = @$sh;
+        my $k = "$c:$d:$n";
+        my ($o, $f) = map { throttle_ops($cells, $k, $_) } qw(ours floor);
+        my $lat = join ' / ', map {
+            my $r = $cells->{$k}{$_};
+            $r && defined $r->{p99_us} ? sprintf('%.0f', $r->{p99_us}) : 'n/a'
+        } qw(ours floor);
+        my ($want, $holds) = ('', '');
+        if ($k eq '64:32:1000') {
+            my $v = ratio($o, $f);
+            ($want, $holds) = ('ours/floor >= 0.6', !defined $v ? 'n/a' : $v >= 0.6 ? 'MET' : '**MISS**');
+        }
+        p "| $c x $d | $n | " . fmt_ops($o) . ' | ' . fmt_ops($f) . ' | ' .
+          fmt_ratio(ratio($o, $f)) . " | $lat | $want | $holds |";
+    }
+    p "";
+    my @bad = grep { $_->{workload} eq 'throttle' &&
+                     ($_->{failed} || $_->{errors} || $_->{failures} || $_->{limited}) } @throttle;
+    p "Runs with unexpected answers, throttled charges, lost connections or",
+      "failures (shown as n/a above):\n" if @bad;
+    p "- $_->{server} c=$_->{conns} d=$_->{depth} k=$_->{keys}: " .
+      ($_->{failed} ? 'run failed' : "errors=$_->{errors} throttled=$_->{limited} failures=$_->{failures}" .
+       (defined $_->{last_error} ? " (last status $_->{last_error})" : '')) for @bad;
+    p "" if @bad;
+
+    p "### Fairness: a reserve against a flood\n";
+    unless ($sum && !$sum->{failed} && @$secs) {
+        p "Not measured: the fairness run failed or did not run.\n";
+        return;
+    }
+    p "The problem the throttle solves: one tenant floods the node and",
+      "would take all of its capacity. Our server with a node capacity of",
+      "$sum->{capacity} units/s; tenant A (`fairA-0000000000`) reserves",
+      "$sum->{reserve} units/s (30%) and charges from $sum->{a_conns}",
+      "connection" . ($sum->{a_conns} == 1 ? '' : 's') .
+      " at depth $sum->{a_depth} (a closed loop: it demands what",
+      "its round trips allow, above its reserve); tenant B",
+      "(`fairB-0000000000`, no reserve) floods from $sum->{b_conns}",
+      "connections at depth $sum->{b_depth}. Every charge is 1 unit;",
+      "$sum->{seconds} whole seconds are measured after the warm-up",
+      "(`counter-bench -W fairness`). Seconds are whole seconds of the",
+      "monotonic clock the server's seconds are whole seconds of (same",
+      "host, CLOCK_MONOTONIC); a charge belongs to the second in which it",
+      "was sent. Sent = charges sent in the second (the tenant's demand).",
+      "Allowed = the tenant's units in the server's second: the largest",
+      "`used` the server answered to the charges sent in that second (its",
+      "last allowed charge of the second answers the second's total; a",
+      "charge sent at the very end that reaches the server in the next",
+      "second answers only that second's first few units). Total = A + B",
+      "allowed. A >= reserve is what A bought; it counts where A demanded",
+      "its reserve (A sent >= reserve), and B must demand more than the",
+      "capacity for the run to mean anything.\n",
+      "| second | A sent | A allowed | B sent | B allowed | total | A >= reserve | total <= capacity |",
+      "|---:|---:|---:|---:|---:|---:|---|---|";
+    for my $r (@$secs) {
+        my ($ar, $tc, $ad, $bd) = fair_checks($sum, $r);
+        p sprintf '| %d | %d | %d | %d | %d | %d | %s | %s |', $r->{second},
+          $r->{a_sent}, $r->{a_allowed}, $r->{b_sent}, $r->{b_allowed},
+          $r->{total}, !$ad ? 'A sent less than its reserve' : $ar ? 'MET' : '**MISS**',
+          $tc ? 'MET' : '**MISS**';
+    }
+    p "";
+    p sprintf 'Errors %d, lost connections %d.', $sum->{errors} // 0, $sum->{failures} // 0
+        if !fair_ok($sum);
+    p "![allowed units per second, fairness run](performance-throttle.png)\n";
+}
+
+# The throttle targets.
+sub throttle_targets {
+    return unless @throttle;
+    my ($cells, $secs, $sum) = throttle_rows();
+    target_cmp('throttle, 64 conns x depth 32: ours / floor charges/s >= 0.6',
+               ratio(throttle_ops($cells, '64:32:1000', 'ours'),
+                     throttle_ops($cells, '64:32:1000', 'floor')),
+               '1000 tenants', '>=', 0.6);
+    my $ok = fair_ok($sum) && @$secs;
+    my ($amin, $tmax, $short, $bmin);
+    for my $r ($ok ? @$secs : ()) {
+        my ($ar, $tc, $ad, $bd) = fair_checks($sum, $r);
+        $amin = $r->{a_allowed} if !defined $amin || $r->{a_allowed} < $amin;
+        $tmax = $r->{total} if !defined $tmax || $r->{total} > $tmax;
+        $bmin = $r->{b_sent} if !defined $bmin || $r->{b_sent} < $bmin;
+        $short++ unless $ad;
+    }
+    my $n = $ok ? scalar @$secs : 0;
+    if ($short) {
+        push @targets, ['throttle fairness: A allowed / A reserve, every second >= 1',
+                        "A sent less than its reserve in $short of $n seconds: not measured", undef];
+    } else {
+        target_cmp('throttle fairness: A allowed / A reserve, every second >= 1',
+                   $ok ? $amin / $sum->{reserve} : undef,
+                   $ok ? "worst of $n s: $amin of $sum->{reserve}" : 'fairness run', '>=', 1);
+    }
+    target_cmp('throttle fairness: node total / capacity, every second <= 1',
+               $ok ? $tmax / $sum->{capacity} : undef,
+               $ok ? "worst of $n s: $tmax of $sum->{capacity}" : 'fairness run', '<=', 1);
+    target_cmp('throttle fairness: B sent / capacity, every second (B alone would exceed it) >= 1',
+               $ok ? $bmin / $sum->{capacity} : undef,
+               $ok ? "least of $n s: $bmin sent" : 'fairness run', '>=', 1);
+}
+
 # The "Method" section: system calls, instructions and allocations per
 # request, and the sampling profile, as bench/profile.sh measured them.
 sub method_section {
@@ -788,5 +950,38 @@ set grid ytics
 plot $plot
 unset logscale y
 GP
+}
+# The fairness run: allowed units per second of A, B and the node, with
+# the capacity and A's reserve as lines.
+{
+    my ($cells, $secs, $sum) = throttle_rows();
+    if ($sum && !$sum->{failed} && @$secs) {
+        open my $dat, '>', "$tmp/fair.dat" or die;
+        print {$dat} "second\ta_allowed\tb_allowed\ttotal\ta_sent\n";
+        print {$dat} join("\t", @$_{qw(second a_allowed b_allowed total a_sent)}), "\n"
+            for @$secs;
+        close $dat;
+        my $top = $sum->{capacity} * 1.3;
+        print {$gp} <<"GP";
+set terminal pngcairo size 1000,500 noenhanced font ",10"
+set output "$out/performance-throttle.png"
+set title "Fairness: tenant A (reserve $sum->{reserve}, $sum->{a_conns} conn x depth $sum->{a_depth}) against tenant B (no reserve, $sum->{b_conns} conns flooding), capacity $sum->{capacity} units/s"
+unset logscale y
+set style data linespoints
+set xlabel "second of the run"
+set ylabel "allowed units per second"
+set xrange [0.5:$#$secs + 1.5]
+set xtics 1 rotate by 0 scale 1
+set bmargin 6
+set yrange [0:$top]
+set key below horizontal
+set grid ytics
+plot "$tmp/fair.dat" using 1:4 title "node total" lw 2, \\
+     "$tmp/fair.dat" using 1:3 title "B allowed" lw 2, \\
+     "$tmp/fair.dat" using 1:2 title "A allowed" lw 2, \\
+     $sum->{capacity} title "capacity" with lines dt 2 lc rgb "black", \\
+     $sum->{reserve} title "A's reserve" with lines dt 3 lc rgb "red"
+GP
+    }
 }
 close $gp;

@@ -4,9 +4,11 @@
 # matrix, one server at a time, then the waiting rows (wait-bench: hand-off,
 # a contended semaphore against the reference polling, a million pending
 # leases), then the rate-limit rows (window and GCRA checks on ours, the
-# floor and Redis; one hot name; accuracy with the real clock), then
+# floor and Redis; one hot name; accuracy with the real clock), then the
+# tenant-throttling rows (Throttle charges on ours and the floor; one hot
+# tenant; a tenant with a reserve against one flooding, per second), then
 # writes doc/performance.md (tables, ratios, memory, GC, waiting, rate
-# limits, machine, targets) and its PNG plots.
+# limits, throttling, machine, targets) and its PNG plots.
 #
 # usage: bench/run-bench.sh [BUILDDIR]      (default: the current directory)
 # environment:
@@ -18,7 +20,7 @@
 #                                     without it they say so)
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
 #   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_LIMITS=1
-#   BENCH_PROFILE=1
+#   BENCH_THROTTLE=1 BENCH_PROFILE=1
 #                                     sections to run (0 = skip); PROFILE
 #                                     is bench/profile.sh (strace,
 #                                     callgrind, perf: the Method section)
@@ -29,6 +31,10 @@
 #                                     (BENCH_QUICK: 100 x 100)
 #   BENCH_ACCURACY_DURATION=10        seconds of each rate-limit accuracy run
 #                                     (BENCH_QUICK: 1)
+#   BENCH_FAIR_DURATION=10            seconds of the throttle's fairness
+#                                     run (BENCH_QUICK: 2)
+#   BENCH_FAIR_CAPACITY=20000         the node's capacity in that run,
+#                                     units/s; tenant A reserves 30%
 #   BENCH_OUT=DIR                     where performance.md and PNGs go
 #                                     (default: SRCDIR/doc)
 #   BENCH_SAVE=DIR                    also keep the raw key=value results
@@ -62,9 +68,12 @@ wsem=${BENCH_WAIT_DURATION:-5}
 lconns=${BENCH_LEASE_CONNS:-1000}
 lkeys=${BENCH_LEASE_KEYS:-1000}
 accdur=${BENCH_ACCURACY_DURATION:-10}
+fairdur=${BENCH_FAIR_DURATION:-10}
+faircap=${BENCH_FAIR_CAPACITY:-20000}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     wsem=$dur; lconns=${BENCH_LEASE_CONNS:-100}; lkeys=${BENCH_LEASE_KEYS:-100}
     accdur=${BENCH_ACCURACY_DURATION:-1}
+    fairdur=${BENCH_FAIR_DURATION:-2}
 fi
 
 . "$src/bench/lib.sh"
@@ -362,9 +371,10 @@ run_wait() {
 }
 
 # limit_run FILE SERVER KIND CONNS DEPTH KEYS: one closed-loop run of
-# rate-limit checks (cost 1 on KEYS names; keys 1 = every check on one
-# name) against srv_port / srv_pid: counter-bench for ours and the floor,
-# redis-bench for Redis. Appends its key=value line to FILE.
+# rate-limit checks or Throttle charges (KIND throttle; cost 1 on KEYS
+# names; keys 1 = every check on one name) against srv_port / srv_pid:
+# counter-bench for ours and the floor, redis-bench for Redis. Appends its
+# key=value line to FILE.
 limit_run() {
     local f=$1 s=$2 kind=$3 c=$4 d=$5 k=$6 tool=$bench hot=""
     [ "$s" = redis ] && tool=$rbench
@@ -456,6 +466,88 @@ limits_micro() {
     done
 }
 
+# The throttle cells: "CONNS DEPTH KEYS SERVERS" (keys 1: one hot tenant).
+throttle_cells() {
+    echo "1 1 1000 ours floor"
+    echo "16 1 1000 ours floor"
+    echo "64 32 1000 ours floor"
+    echo "64 32 1 ours"
+}
+
+# The tenant-throttling rows. Throughput: ours, started with a settings
+# file whose node capacity (4000000000 units/s, no reserves) throttles
+# nothing, so every charge is accounted and allowed, and the floor (every
+# charge "allowed", nothing kept), up together and measured in turn, cell
+# by cell, like the matrix. Then the fairness run on a fresh server of
+# ours whose node has $faircap units/s and tenant A (fairA-0000000000)
+# reserves 30% of it: A on one connection at depth 4 (a closed loop that
+# demands more than its reserve; at depth 1 this shared VM's round trips
+# do not always reach it) against tenant B (fairB-0000000000, no reserve)
+# flooding from 32 connections, for $fairdur whole seconds; per second,
+# A's and B's charges sent and units allowed (see counter-bench.c,
+# run_fairness, for how the seconds are aligned with the server's).
+run_throttle() {
+    local -A pid port
+    local s c d k list i up="" l="$tmp/throttle" reserve
+    mkdir -p "$l"
+    printf '%s\n' "# the throughput rows: nothing is throttled" \
+        "node.capacity = 4000000000" >"$l/open.conf"
+    for s in ours floor; do
+        [[ " $servers " == *" $s "* ]] || continue
+        log "starting $s for the throttle"
+        if [ "$s" = ours ]; then
+            start_ours 86400 ";counter.throttle.config=$l/open.conf"
+        else
+            start_server "$s"
+        fi
+        if [ $? = 0 ]; then
+            pid[$s]=$srv_pid; port[$s]=$srv_port; up="$up $s"
+        else
+            log "$s could not be started: skipped"
+            stop_server
+        fi
+    done
+    while read -r c d k list; do
+        for s in $list; do : >"$l/$s"; done
+        for i in $(seq "$repeat"); do
+            for s in $list; do
+                [[ " $up " == *" $s "* ]] || continue
+                srv_pid=${pid[$s]}; srv_port=${port[$s]}
+                limit_run "$l/$s" "$s" throttle "$c" "$d" "$k"
+            done
+        done
+        for s in $list; do
+            [[ " $up " == *" $s "* ]] || continue
+            median "$l/$s" "$s" throttle "$c" "$d" "$k"
+        done
+    done < <(throttle_cells)
+    for s in $up; do
+        srv_pid=${pid[$s]}
+        stop_server
+    done
+    [[ " $servers " == *" ours "* ]] || return 0
+    reserve=$((faircap * 3 / 10))
+    printf '%s\n' "# the fairness run" "node.capacity = $faircap" \
+        "tenant.fairA-0000000000 = reserved:$reserve" >"$l/fair.conf"
+    log "starting ours for the throttle's fairness run"
+    if ! start_ours 86400 ";counter.throttle.config=$l/fair.conf"; then
+        stop_server
+        echo "server=ours workload=fairness mode=summary failed=1"
+        return 1
+    fi
+    log "ours fairness, $fairdur s: capacity $faircap, A reserves $reserve"
+    "$bench" -p "$srv_port" -W fairness -c 1 --a-depth 4 --b-conns 32 -d 1 \
+        -t "$fairdur" -w "$warm" --capacity "$faircap" --reserve "$reserve" \
+        -l ours >"$l/fair.out" 2>"$tmp/cell.err" ||
+        log "fairness run failed: $(cat "$tmp/cell.err")"
+    if grep -q 'mode=summary' "$l/fair.out"; then
+        cat "$l/fair.out"
+    else
+        echo "server=ours workload=fairness mode=summary failed=1"
+    fi
+    stop_server
+}
+
 # RSS empty (default buckets) and with $fill live 16-byte-name counters.
 run_memory() {
     local name=$1 rss0
@@ -480,7 +572,7 @@ run_gc() {
 }
 
 : >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
-: >"$tmp/wait.kv"; : >"$tmp/limits.kv"
+: >"$tmp/wait.kv"; : >"$tmp/limits.kv"; : >"$tmp/throttle.kv"
 if [ "${BENCH_MATRIX:-1}" = 1 ]; then
     run_matrix_interleaved >>"$tmp/matrix.kv"
 fi
@@ -504,6 +596,10 @@ if [ "${BENCH_LIMITS:-1}" = 1 ]; then
     run_limits >>"$tmp/limits.kv"
 fi
 
+if [ "${BENCH_THROTTLE:-1}" = 1 ]; then
+    run_throttle >>"$tmp/throttle.kv"
+fi
+
 if [ "${BENCH_PROFILE:-1}" = 1 ]; then
     log "profiling (bench/profile.sh)"
     "$src/bench/profile.sh" "$build" >"$tmp/profile.kv" || log "profile.sh failed"
@@ -524,13 +620,14 @@ mkdir -p "$out"
     echo "repeat=$repeat"
     echo "wait_duration=$wsem"
     echo "accuracy_duration=$accdur"
+    echo "fairness_duration=$fairdur"
 } >"$tmp/machine.kv"
 if [ -n "${BENCH_SAVE:-}" ]; then
     mkdir -p "$BENCH_SAVE" && cp "$tmp"/*.kv "$BENCH_SAVE"/
 fi
 perl "$src/bench/report.pl" "$tmp" "$out" "$src/bench/analysis.md" || die "report failed"
 if [ ! -s "$tmp/plot.gp" ]; then
-    log "no matrix measured: no plots"
+    log "no matrix and no fairness run measured: no plots"
 elif command -v gnuplot >/dev/null; then
     gnuplot "$tmp/plot.gp" || log "gnuplot failed"
 else

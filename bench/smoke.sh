@@ -7,7 +7,10 @@
 # server (mchost + counter.so, two workers) and runs a tiny version of each
 # waiting row of wait-bench (hand-off, the semaphore queued and polled,
 # pending leases) and of the rate-limit rows (skipped when the server does
-# not know the checks: 0x81), checking their key=value lines.
+# not know the checks: 0x81), checking their key=value lines; then the
+# tenant-throttling rows: Throttle charges on the floor and on a second
+# server of ours started with a throttle settings file, and a short
+# fairness run on each (skipped on ours when it answers 0x81).
 set -u
 bin=${BENCH_BUILDDIR:-.}
 . "$(dirname "$0")/lib.sh"
@@ -15,10 +18,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnt-smoke.XXXXXX") || exit 99
 floor_pid=
 ours_pid=
 redis_pid=
+thr_pid=
 cleanup() {
     [ -n "$floor_pid" ] && kill "$floor_pid" 2>/dev/null && wait "$floor_pid" 2>/dev/null
     [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
     [ -n "$ours_pid" ] && kill "$ours_pid" 2>/dev/null && wait "$ours_pid" 2>/dev/null
+    [ -n "$thr_pid" ] && kill "$thr_pid" 2>/dev/null && wait "$thr_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -85,6 +90,24 @@ for w in window gcra; do
         -l floor >"$tmp/$w-acc.out" || fail "$w accuracy run on the floor failed"
     check_accuracy "$tmp/$w-acc.out"
 done
+
+# check_fair FILE: a fairness run printed its seconds and a clean summary.
+check_fair() {
+    grep -q ' mode=second second=1 ' "$1" ||
+        fail "no fairness seconds: $(cat "$1")"
+    grep -q ' mode=summary .* errors=0 .*failures=0' "$1" ||
+        fail "fairness run not clean: $(cat "$1")"
+    echo "ok: $(grep mode=summary "$1")"
+}
+
+"$bin/counter-bench" -p "$port" -c 4 -d 8 -t 0.3 -w 0.1 -W throttle \
+    -l floor --kv >"$tmp/throttle.out" ||
+    fail "throttle run on the floor failed"
+check_checks "$tmp/throttle.out"
+"$bin/counter-bench" -p "$port" -W fairness -c 1 --a-depth 4 --b-conns 4 \
+    -t 1 -w 0.1 -l floor >"$tmp/fair.out" ||
+    fail "fairness run on the floor failed"
+check_fair "$tmp/fair.out"
 kill "$floor_pid" 2>/dev/null && wait "$floor_pid" 2>/dev/null
 floor_pid=
 
@@ -174,11 +197,13 @@ check_wait "$tmp/leases.out" leases=400 events=400 missing=0 expirations=400 \
 # The rate-limit rows on ours, unless it does not know the checks yet.
 "$bin/counter-bench" -p "$cport" -c 2 -d 4 -t 0.2 -w 0 -W window -l ours \
     --kv >"$tmp/ours-probe.out" 2>&1
+limits=1
 if grep -q ' last_error=0x81' "$tmp/ours-probe.out"; then
     echo "skip: ours answers 0x81 to Window_check: no rate-limit rows"
-    exit 0
+    limits=0
 fi
 for w in window gcra; do
+    [ "$limits" = 1 ] || break
     "$bin/counter-bench" -p "$cport" -c 4 -d 8 -t 0.3 -w 0.1 -W "$w" \
         -P "$ours_pid" -l ours --kv >"$tmp/ours-$w.out" ||
         fail "$w run on ours failed: $(cat "$tmp/ours-$w.out")"
@@ -194,4 +219,57 @@ for w in window gcra; do
     grep -q ' limited=[1-9]' "$tmp/ours-$w-acc.out" ||
         fail "$w accuracy run never limited: $(cat "$tmp/ours-$w-acc.out")"
 done
+kill "$ours_pid" 2>/dev/null && wait "$ours_pid" 2>/dev/null
+ours_pid=
+
+# The throttle rows on a server of ours whose node has 2000 units/s and
+# tenant A of the fairness run a reserve of 600.
+printf '%s\n' "node.capacity = 2000" \
+    "tenant.fairA-0000000000 = reserved:600" >"$tmp/throttle.conf"
+rm -f "$tmp/mcport"
+"$bin/mchost" -p 0 -l 127.0.0.1 -F "$tmp/mcport" -X \
+    "$bin/.libs/counter.so,$conf;counter.throttle.config=$tmp/throttle.conf" \
+    >"$tmp/thr.out" 2>&1 &
+thr_pid=$!
+for _ in $(seq 100); do
+    [ -s "$tmp/mcport" ] && break
+    kill -0 "$thr_pid" 2>/dev/null || break
+    sleep 0.05
+done
+[ -s "$tmp/mcport" ] ||
+    fail "mchost with a throttle file did not start: $(cat "$tmp/thr.out")"
+cport=$(mc_stat "$(cat "$tmp/mcport")" counter_port)
+[ -n "$cport" ] || fail "mchost stats have no counter_port"
+"$bin/counter-bench" -p "$cport" -W ping -t 5 || fail "ours does not answer Noop"
+"$bin/counter-bench" -p "$cport" -c 2 -d 4 -t 0.2 -w 0 -W throttle -l ours \
+    --kv >"$tmp/thr-probe.out" 2>&1
+if grep -q ' last_error=0x81' "$tmp/thr-probe.out"; then
+    echo "skip: ours answers 0x81 to Throttle: no throttle rows"
+    exit 0
+fi
+"$bin/counter-bench" -p "$cport" -c 4 -d 8 -t 0.3 -w 0.1 -W throttle \
+    -P "$thr_pid" -l ours --kv >"$tmp/ours-throttle.out" ||
+    fail "throttle run on ours failed: $(cat "$tmp/ours-throttle.out")"
+# 2000 units/s: most charges are throttled, any of them may be (the
+# probe may have spent this second's pool), so only the answers count.
+check_run "$tmp/ours-throttle.out"
+grep -q ' limited=[1-9]' "$tmp/ours-throttle.out" ||
+    fail "2000 units/s never throttled: $(cat "$tmp/ours-throttle.out")"
+"$bin/counter-bench" -p "$cport" -c 4 -d 8 -t 0.2 -w 0 -W throttle --hot \
+    -l ours --kv >"$tmp/ours-throttle-hot.out" ||
+    fail "hot throttle run on ours failed: $(cat "$tmp/ours-throttle-hot.out")"
+check_run "$tmp/ours-throttle-hot.out"
+"$bin/counter-bench" -p "$cport" -W fairness -c 1 --a-depth 4 --b-conns 4 \
+    -t 1 -w 0.1 --capacity 2000 --reserve 600 -l ours >"$tmp/ours-fair.out" ||
+    fail "fairness run on ours failed: $(cat "$tmp/ours-fair.out")"
+check_fair "$tmp/ours-fair.out"
+# The server's own figures: B floods, so the node is full; A sent more
+# than its reserve, so it got it.
+line=$(grep ' mode=second second=1 ' "$tmp/ours-fair.out")
+a=$(echo "$line" | sed -n 's/.* a_allowed=\([0-9]*\).*/\1/p')
+as=$(echo "$line" | sed -n 's/.* a_sent=\([0-9]*\).*/\1/p')
+t=$(echo "$line" | sed -n 's/.* total=\([0-9]*\).*/\1/p')
+[ "$t" -le 2000 ] || fail "node total above capacity: $line"
+[ "$as" -lt 600 ] || [ "$a" -ge 600 ] ||
+    fail "A got less than its reserve: $line"
 exit 0
