@@ -70,26 +70,24 @@ for my $case (@cases) {
 }
 close $busy;
 
-# Files for the admin secret and throttle settings keys.
-sub write_file {
+# Files for the admin secret and throttle settings keys, in $dir.
+sub test_file {
     my ($name, $text) = @_;
-    open my $out, '>', "$dir/$name" or die "$dir/$name: $!";
-    print {$out} $text;
-    close $out;
+    write_file("$dir/$name", $text);
     return "$dir/$name";
 }
-my $long = write_file('long.secret', 'Q7' x 2048 . "Q\n");   # 4097 bytes
-my $empty = write_file('empty.secret', "\n");
-my $locked = write_file('locked.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
+my $long = test_file('long.secret', 'Q7' x 2048 . "Q\n");   # 4097 bytes
+my $empty = test_file('empty.secret', "\n");
+my $locked = test_file('locked.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
 chmod 0000, $locked or die "chmod: $!";
-my $good = write_file('good.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
-my $dup = write_file('dup.throttle',
+my $good = test_file('good.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
+my $dup = test_file('dup.throttle',
                      "# node\nnode.capacity = 10\nnode.capacity = 20\n");
-my $over = write_file('over.throttle', "node.capacity = 10\n"
+my $over = test_file('over.throttle', "node.capacity = 10\n"
                       . "tenant.a = reserved:6\ntenant.b = reserved:5\n");
-my $badval = write_file('badval.throttle',
+my $badval = test_file('badval.throttle',
                         "\ntenant.a = reserved:5,hard_limit:lots\n");
-my $throttle = write_file('good.throttle', "node.capacity = 100\n"
+my $throttle = test_file('good.throttle', "node.capacity = 100\n"
                           . "tenant.a = reserved:10,hard_limit:50\n");
 my $base = 'counter.enable=true;counter.port=0';
 
