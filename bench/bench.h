@@ -66,6 +66,15 @@ typedef struct bench_opts {
                                the closed loop formats nothing */
 } bench_opts;
 
+/* Parses option name's value s as an unsigned number in [lo, hi]; on
+ * anything else prints "PROG: NAME: bad value" and exits 2 (bad usage). */
+unsigned bench_opt_uint(const char *prog, const char *name, const char *s,
+                        unsigned lo, unsigned hi);
+
+/* Parses option name's value s as seconds (0 to a day, fractions
+ * allowed); on anything else prints "PROG: NAME: bad value" and exits 2. */
+double bench_opt_seconds(const char *prog, const char *name, const char *s);
+
 /* Writes the BENCH_NAME_LEN-byte name of key number k with a prefix of at
  * most 5 characters ("bench", "fill"). */
 void bench_name(char *out, const char *prefix, uint32_t k);

@@ -92,33 +92,6 @@ static void usage(FILE *f)
           f);
 }
 
-/* Parses an unsigned option value in [lo, hi]; exits with a message. */
-static unsigned opt_uint(const char *name, const char *s, unsigned lo,
-                         unsigned hi)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "counter-bench: %s: bad value '%s' (%u..%u)\n", name,
-                s, lo, hi);
-        exit(2);
-    }
-    return (unsigned)v;
-}
-
-/* Parses a duration in seconds (>= 0); exits with a message. */
-static double opt_seconds(const char *name, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= 0) || v > 86400) {
-        fprintf(stderr, "counter-bench: %s: bad value '%s' (seconds)\n", name, s);
-        exit(2);
-    }
-    return v;
-}
-
 /* Workload names, in bench_workload order. */
 static const char *const workload_names[] = { "pair", "get", "one",
                                               "contended", "window", "gcra",
@@ -178,46 +151,46 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         switch (ch) {
         case 's': o->host = optarg; break;
         case 'p': o->port = optarg; break;
-        case 'c': o->conns = opt_uint("--connections", optarg, 1, 10000); break;
-        case 'd': o->depth = opt_uint("--depth", optarg, 1, 4096); break;
-        case 'k': o->keys = opt_uint("--keys", optarg, 1, 100000000); break;
-        case 't': o->duration = opt_seconds("--duration", optarg); break;
-        case 'w': o->warmup = opt_seconds("--warmup", optarg); break;
+        case 'c': o->conns = bench_opt_uint("counter-bench", "--connections", optarg, 1, 10000); break;
+        case 'd': o->depth = bench_opt_uint("counter-bench", "--depth", optarg, 1, 4096); break;
+        case 'k': o->keys = bench_opt_uint("counter-bench", "--keys", optarg, 1, 100000000); break;
+        case 't': o->duration = bench_opt_seconds("counter-bench", "--duration", optarg); break;
+        case 'w': o->warmup = bench_opt_seconds("counter-bench", "--warmup", optarg); break;
         case 'W': o->workload = opt_workload(optarg); break;
-        case 'T': o->threads = opt_uint("--threads", optarg, 1, 256); break;
-        case 'S': o->seed = opt_uint("--seed", optarg, 0, 0xffffffffu); break;
-        case 'P': o->pid = (pid_t)opt_uint("--pid", optarg, 1, 0x7fffffff); break;
+        case 'T': o->threads = bench_opt_uint("counter-bench", "--threads", optarg, 1, 256); break;
+        case 'S': o->seed = bench_opt_uint("counter-bench", "--seed", optarg, 0, 0xffffffffu); break;
+        case 'P': o->pid = (pid_t)bench_opt_uint("counter-bench", "--pid", optarg, 1, 0x7fffffff); break;
         case 'l': o->label = optarg; break;
         case OPT_KV: o->kv = true; break;
         case OPT_PROGRESS: o->progress = true; break;
         case OPT_HOLD: o->hold = true; break;
         case OPT_HOT: o->hot = true; break;
         case OPT_LIMIT:
-            limit = opt_uint("--limit", optarg, 1, 0xffffffffu);
+            limit = bench_opt_uint("counter-bench", "--limit", optarg, 1, 0xffffffffu);
             break;
         case OPT_BURST:
-            burst = opt_uint("--burst", optarg, 0, 0xfffffffeu);
+            burst = bench_opt_uint("counter-bench", "--burst", optarg, 0, 0xfffffffeu);
             break;
-        case OPT_SLOTS: slots = opt_uint("--slots", optarg, 1, 64); break;
+        case OPT_SLOTS: slots = bench_opt_uint("counter-bench", "--slots", optarg, 1, 64); break;
         case OPT_PERIOD:
-            o->period_ns = opt_uint("--period-ms", optarg, 1, 86400000) *
+            o->period_ns = bench_opt_uint("counter-bench", "--period-ms", optarg, 1, 86400000) *
                            1000000ull;
             break;
         case OPT_ACCURACY: o->accuracy = true; break;
         case OPT_OFFERED:
-            o->offered = opt_uint("--offered", optarg, 1, 10000000);
+            o->offered = bench_opt_uint("counter-bench", "--offered", optarg, 1, 10000000);
             break;
         case OPT_CAPACITY:
-            o->capacity = opt_uint("--capacity", optarg, 0, 0xffffffffu);
+            o->capacity = bench_opt_uint("counter-bench", "--capacity", optarg, 0, 0xffffffffu);
             break;
         case OPT_RESERVE:
-            o->reserve = opt_uint("--reserve", optarg, 0, 0xffffffffu);
+            o->reserve = bench_opt_uint("counter-bench", "--reserve", optarg, 0, 0xffffffffu);
             break;
         case OPT_BCONNS:
-            o->b_conns = opt_uint("--b-conns", optarg, 1, 10000);
+            o->b_conns = bench_opt_uint("counter-bench", "--b-conns", optarg, 1, 10000);
             break;
         case OPT_ADEPTH:
-            o->a_depth = opt_uint("--a-depth", optarg, 1, 4096);
+            o->a_depth = bench_opt_uint("counter-bench", "--a-depth", optarg, 1, 4096);
             break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);

@@ -692,34 +692,6 @@ static void usage(FILE *f)
           "usage.\n", f);
 }
 
-/* Parses an unsigned option value in [lo, hi]; exits with a message. */
-static unsigned opt_uint(const char *name, const char *s, unsigned lo,
-                         unsigned hi)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "redis-bench: %s: bad value '%s' (%u..%u)\n", name, s,
-                lo, hi);
-        exit(2);
-    }
-    return (unsigned)v;
-}
-
-/* Parses a duration in seconds (>= 0); exits with a message. */
-static double opt_seconds(const char *name, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= 0) || v > 86400) {
-        fprintf(stderr, "redis-bench: %s: bad value '%s' (seconds)\n", name,
-                s);
-        exit(2);
-    }
-    return v;
-}
-
 /* Fills o from the command line; exits on bad usage. */
 static void parse_options(int argc, char **argv, rb_opts *o)
 {
@@ -747,12 +719,12 @@ static void parse_options(int argc, char **argv, rb_opts *o)
         case 's': o->host = optarg; break;
         case 'p': o->port = optarg; break;
         case 'c':
-            o->conns = opt_uint("--connections", optarg, 1, 10000);
+            o->conns = bench_opt_uint("redis-bench", "--connections", optarg, 1, 10000);
             break;
-        case 'd': o->depth = opt_uint("--depth", optarg, 1, 4096); break;
-        case 'k': o->keys = opt_uint("--keys", optarg, 1, 10000000); break;
-        case 't': o->duration = opt_seconds("--duration", optarg); break;
-        case 'w': o->warmup = opt_seconds("--warmup", optarg); break;
+        case 'd': o->depth = bench_opt_uint("redis-bench", "--depth", optarg, 1, 4096); break;
+        case 'k': o->keys = bench_opt_uint("redis-bench", "--keys", optarg, 1, 10000000); break;
+        case 't': o->duration = bench_opt_seconds("redis-bench", "--duration", optarg); break;
+        case 'w': o->warmup = bench_opt_seconds("redis-bench", "--warmup", optarg); break;
         case 'W':
             if (strcmp(optarg, "window") == 0)
                 o->workload = RB_WINDOW;
@@ -766,22 +738,22 @@ static void parse_options(int argc, char **argv, rb_opts *o)
                 exit(2);
             }
             break;
-        case 'T': o->threads = opt_uint("--threads", optarg, 1, 256); break;
-        case 'S': o->seed = opt_uint("--seed", optarg, 0, 0xffffffffu); break;
+        case 'T': o->threads = bench_opt_uint("redis-bench", "--threads", optarg, 1, 256); break;
+        case 'S': o->seed = bench_opt_uint("redis-bench", "--seed", optarg, 0, 0xffffffffu); break;
         case 'P':
-            o->pid = (pid_t)opt_uint("--pid", optarg, 1, 0x7fffffff);
+            o->pid = (pid_t)bench_opt_uint("redis-bench", "--pid", optarg, 1, 0x7fffffff);
             break;
         case 'l': o->label = optarg; break;
         case OPT_KV: o->kv = true; break;
         case OPT_HOT: o->hot = true; break;
         case OPT_LIMIT:
-            o->limit = opt_uint("--limit", optarg, 1, 0xffffffffu);
+            o->limit = bench_opt_uint("redis-bench", "--limit", optarg, 1, 0xffffffffu);
             break;
         case OPT_BURST:
-            o->burst = opt_uint("--burst", optarg, 0, 0xfffffffeu);
+            o->burst = bench_opt_uint("redis-bench", "--burst", optarg, 0, 0xfffffffeu);
             break;
         case OPT_PERIOD:
-            o->period_ms = opt_uint("--period-ms", optarg, 1, 86400000);
+            o->period_ms = bench_opt_uint("redis-bench", "--period-ms", optarg, 1, 86400000);
             break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);

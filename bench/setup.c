@@ -1,7 +1,7 @@
-/* setup.c: blocking client helpers of counter-bench used outside the
- * measured interval: connecting, pre-acquiring counters for the Get and
- * contended workloads, filling a server for the memory measurement, and
- * the Noop ping the run script uses to wait for a server to come up. */
+/* setup.c: helpers the benchmark programs share outside the measured
+ * interval: option values, connecting, pre-acquiring counters for the Get
+ * and contended workloads, filling a server for the memory measurement,
+ * and the Noop ping the run script uses to wait for a server to come up. */
 #include "config.h"
 
 #include <errno.h>
@@ -22,6 +22,34 @@
  * server busy, small enough that its answers fit the socket buffers. */
 #define SETUP_BATCH 512
 
+/* Parses an option's unsigned value; see bench.h. */
+unsigned bench_opt_uint(const char *prog, const char *name, const char *s,
+                        unsigned lo, unsigned hi)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "%s: %s: bad value '%s' (%u..%u)\n", prog, name, s,
+                lo, hi);
+        exit(2);
+    }
+    return (unsigned)v;
+}
+
+/* Parses an option's seconds; see bench.h. */
+double bench_opt_seconds(const char *prog, const char *name, const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || !(v >= 0) || v > 86400) {
+        fprintf(stderr, "%s: %s: bad value '%s' (seconds)\n", prog, name, s);
+        exit(2);
+    }
+    return v;
+}
+
+/* Writes key k's name; see bench.h. */
 void bench_name(char *out, const char *prefix, uint32_t k)
 {
     char tmp[32];

@@ -147,34 +147,6 @@ static void usage(FILE *f)
           "was as\nexpected, 1 otherwise, 2 on bad usage.\n", f);
 }
 
-/* Parses an unsigned option value in [lo, hi]; exits with a message. */
-static unsigned opt_uint(const char *name, const char *s, unsigned lo,
-                         unsigned hi)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "wait-bench: %s: bad value '%s' (%u..%u)\n", name, s,
-                lo, hi);
-        exit(2);
-    }
-    return (unsigned)v;
-}
-
-/* Parses a duration in seconds (>= 0); exits with a message. */
-static double opt_seconds(const char *name, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= 0) || v > 86400) {
-        fprintf(stderr, "wait-bench: %s: bad value '%s' (seconds)\n", name,
-                s);
-        exit(2);
-    }
-    return v;
-}
-
 /* Fills o from the command line; exits on bad usage. */
 static void parse_options(int argc, char **argv, wb_opts *o)
 {
@@ -212,21 +184,21 @@ static void parse_options(int argc, char **argv, wb_opts *o)
                 exit(2);
             }
             break;
-        case 'c': o->clients = opt_uint("--clients", optarg, 1, 100000);
+        case 'c': o->clients = bench_opt_uint("wait-bench", "--clients", optarg, 1, 100000);
             break;
-        case 'k': o->keys = opt_uint("--keys", optarg, 1, 1000000); break;
-        case 'm': o->maximum = opt_uint("--maximum", optarg, 1, 1000000);
+        case 'k': o->keys = bench_opt_uint("wait-bench", "--keys", optarg, 1, 1000000); break;
+        case 'm': o->maximum = bench_opt_uint("wait-bench", "--maximum", optarg, 1, 1000000);
             break;
-        case OPT_HOLD: o->hold_us = opt_uint("--hold-us", optarg, 0, 1000000);
+        case OPT_HOLD: o->hold_us = bench_opt_uint("wait-bench", "--hold-us", optarg, 0, 1000000);
             break;
         case OPT_THINK:
-            o->think_us = opt_uint("--think-us", optarg, 0, 10000000);
+            o->think_us = bench_opt_uint("wait-bench", "--think-us", optarg, 0, 10000000);
             break;
         case OPT_POLL: o->poll = true; break;
-        case 't': o->duration = opt_seconds("--duration", optarg); break;
-        case 'w': o->warmup = opt_seconds("--warmup", optarg); break;
-        case OPT_SETTLE: o->settle = opt_seconds("--settle", optarg); break;
-        case 'P': o->pid = (pid_t)opt_uint("--pid", optarg, 1, 0x7fffffff);
+        case 't': o->duration = bench_opt_seconds("wait-bench", "--duration", optarg); break;
+        case 'w': o->warmup = bench_opt_seconds("wait-bench", "--warmup", optarg); break;
+        case OPT_SETTLE: o->settle = bench_opt_seconds("wait-bench", "--settle", optarg); break;
+        case 'P': o->pid = (pid_t)bench_opt_uint("wait-bench", "--pid", optarg, 1, 0x7fffffff);
             break;
         case 'l': o->label = optarg; break;
         case 'h': usage(stdout); exit(0);
