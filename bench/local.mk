@@ -1,8 +1,9 @@
 # bench/local.mk: build rules for bench/ (included by the top Makefile.am):
 # the load generator counter-bench, the floor server counter-floor, the run
 # script that writes doc/performance.md, the benchmark of waiting acquisition
-# wait-bench, and a short smoke run for make check.
-noinst_PROGRAMS += counter-bench counter-floor wait-bench
+# wait-bench, the rate limits' engine-level microbenchmark limits-micro (built,
+# not run by make check), and a short smoke run for make check.
+noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -14,6 +15,9 @@ counter_floor_LDADD = libcntproto.la $(PTHREAD_LIBS)
 wait_bench_SOURCES = bench/wait-bench.c bench/setup.c bench/hist.c \
 	bench/procstat.c
 wait_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
+limits_micro_SOURCES = bench/limits-micro.c
+limits_micro_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 	bench/net.h

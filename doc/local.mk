@@ -7,3 +7,5 @@ dist_doc_DATA += doc/protocol.md
 dist_doc_DATA += doc/host-interface.md
 # The layers, ownership and locking rules, a request's walk, adding an opcode.
 dist_doc_DATA += doc/design.md
+# The rate limits: the three kinds, their exact guarantees, when to use which.
+dist_doc_DATA += doc/rate-limits.md

@@ -48,6 +48,7 @@ CORE_TESTS = \
 	tests/test_groups \
 	tests/test_ticket \
 	tests/test_waits \
+	tests/test_limits \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
@@ -72,6 +73,11 @@ tests_test_map_SOURCES = tests/test_map.c tests/engine_fake.c
 tests_test_map_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_map_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_map_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_limits_SOURCES = tests/test_limits.c tests/engine_fake.c
+tests_test_limits_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_limits_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_limits_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_table_SOURCES = tests/test_table.c tests/engine_fake.c
 tests_test_table_CFLAGS = $(UNIT_TEST_CFLAGS)

@@ -575,6 +575,47 @@ static void test_map_cursors_share_stripe(void **state)
 }
 
 /* Runs the map tests. */
+/* Two maps on one budget (one with adaptive stripe locks): a node of
+ * either counts for both, the limit refuses the next node of either,
+ * unlinking and destroying give the bytes back, and each map's own
+ * used_memory still shows only its nodes. */
+static void test_map_shared_budget(void **state)
+{
+    (void)state;
+    size_t one = REC_NAME_OFFSET + 2;
+    cnt_map_budget budget;
+    cnt_map a, b;
+
+    cnt_map_budget_init(&budget, 3 * one);
+    cnt_map_config cfg = { .buckets = 16, .name_offset = REC_NAME_OFFSET,
+                           .budget = &budget };
+    assert_int_equal(cnt_map_init(&a, &cfg), 0);
+    cfg.adaptive = true;
+    assert_int_equal(cnt_map_init(&b, &cfg), 0);
+    assert_int_equal(cnt_map_memory_limit(&a), 3 * one);
+    assert_non_null(insert(&a, "a1", 0));
+    assert_non_null(insert(&b, "b1", 0));
+    assert_non_null(insert(&b, "b2", 0));
+    assert_int_equal(cnt_map_budget_used(&budget), 3 * one);
+    assert_null(insert(&a, "a2", 0));
+    assert_false(cnt_map_charge(&b, 1));
+    cnt_map_stats sa, sb;
+    cnt_map_get_stats(&a, &sa);
+    cnt_map_get_stats(&b, &sb);
+    assert_int_equal(sa.objects, 1);
+    assert_int_equal(sb.objects, 2);
+    assert_int_equal(sb.used_memory - sa.used_memory, one);
+    /* Destroying b gives its two nodes back to the shared budget. */
+    cnt_map_destroy(&b);
+    assert_int_equal(cnt_map_budget_used(&budget), one);
+    assert_non_null(insert(&a, "a2", 0));
+    assert_true(cnt_map_charge(&a, one));
+    assert_false(cnt_map_charge(&a, 1));
+    cnt_map_uncharge(&a, one);
+    cnt_map_destroy(&a);
+    assert_int_equal(cnt_map_budget_used(&budget), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -586,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_map_sweep_kind_test),
         cmocka_unit_test(test_map_cursor_pause_fixup),
         cmocka_unit_test(test_map_cursors_share_stripe),
+        cmocka_unit_test(test_map_shared_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,6 +93,12 @@ int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
     return 0;
 }
 
+/* Adds the rate limits' map with their sweep test. */
+int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l)
+{
+    return cnt_gc_add(gc, cnt_limits_map(l), cnt_limits_may_go(l));
+}
+
 /* Sweeps one map in slices, each judged at the clock's time when it
  * starts; stops early if the thread is being stopped. */
 static size_t cnt_gc_sweep_map(cnt_gc *gc, const cnt_gc_target *tg)

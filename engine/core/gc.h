@@ -1,13 +1,15 @@
 /* gc.h: the garbage collector thread. Once per consumption window (and
- * about a second after start) it sweeps its maps a slice of buckets at a
- * time, so requests never wait behind a sweep of millions of records. What
- * may go is each map's kind's decision (cnt_map_may_go), not the GC's. */
+ * about a second after start) it sweeps its maps (the semaphore counters,
+ * the rate limits) a slice of buckets at a time, so requests never wait
+ * behind a sweep of millions of records. What may go is each map's kind's
+ * decision (cnt_map_may_go), not the GC's. */
 #ifndef CNT_ENGINE_GC_H
 #define CNT_ENGINE_GC_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/core/limits.h"
 #include "engine/core/map.h"
 #include "engine/core/table.h"
 
@@ -32,6 +34,12 @@ cnt_gc *cnt_gc_new(cnt_table *t);
  * thread is stopped. Returns 0, EBUSY (running) or ENOSPC (already
  * CNT_GC_MAX_MAPS maps). map must outlive the collector. */
 int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go);
+
+/* Adds the rate limits' map to every later sweep, judged by the limits'
+ * own test (dead records go, counted expired); only while the thread is
+ * stopped. l must share the table's clock and outlive the collector.
+ * Returns what cnt_gc_add returns. */
+int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l);
 
 /* Starts the thread; returns 0 or an errno value. */
 int cnt_gc_start(cnt_gc *gc);

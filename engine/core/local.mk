@@ -1,6 +1,6 @@
 # engine/core/local.mk: the counter core, libcntcore.la (included by the top
-# Makefile.am): the map and its rules (semaphores, waiting tickets),
-# holdings, GC, stats, clock, hash, the timing wheel and the set of
+# Makefile.am): the map and its rules (semaphores, waiting tickets, rate
+# limits), holdings, GC, stats, clock, hash, the timing wheel and the set of
 # server-defined groups.
 # No sockets, no libevent, no host types; its unit tests are in tests/.
 
@@ -11,6 +11,7 @@ libcntcore_la_SOURCES = \
 	engine/core/holdings.c \
 	engine/core/map.c \
 	engine/core/table.c \
+	engine/core/limits.c \
 	engine/core/gc.c \
 	engine/core/stats.c \
 	engine/core/wheel.c \
@@ -24,6 +25,7 @@ noinst_HEADERS += \
 	engine/core/map.h \
 	engine/core/table.h \
 	engine/core/table_int.h \
+	engine/core/limits.h \
 	engine/core/ticket.h \
 	engine/core/gc.h \
 	engine/core/stats.h \

@@ -57,9 +57,41 @@ static bool cnt_map_config_ok(const cnt_map_config *cfg)
            cfg->name_offset % _Alignof(uint16_t) == 0;
 }
 
+/* Sets up a budget; see map.h. */
+void cnt_map_budget_init(cnt_map_budget *b, uint64_t limit)
+{
+    atomic_init(&b->used, 0);
+    b->limit = limit;
+}
+
+/* Bytes charged to b now. */
+uint64_t cnt_map_budget_used(const cnt_map_budget *b)
+{
+    return cnt_map_load(&b->used);
+}
+
+/* The attributes of the stripe locks: default, or adaptive (glibc's
+ * PTHREAD_MUTEX_ADAPTIVE_NP spins briefly before it sleeps in the kernel:
+ * a lock held for a few dozen nanoseconds by another core is usually free
+ * again before a sleep and wake-up would even start). */
+static int cnt_map_mutexattr(pthread_mutexattr_t *attr, bool adaptive)
+{
+    int err = pthread_mutexattr_init(attr);
+
+    if (err != 0 || !adaptive)
+        return err;
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    err = pthread_mutexattr_settype(attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    if (err != 0)
+        pthread_mutexattr_destroy(attr);
+#endif
+    return err;
+}
+
 /* Builds an empty map; see map.h. */
 int cnt_map_init(cnt_map *m, const cnt_map_config *cfg)
 {
+    pthread_mutexattr_t attr;
     size_t i;
     int err;
 
@@ -67,7 +99,8 @@ int cnt_map_init(cnt_map *m, const cnt_map_config *cfg)
     if (!cnt_map_config_ok(cfg))
         return EINVAL;
     m->nbuckets = cfg->buckets;
-    m->memory_limit = cfg->memory_limit;
+    cnt_map_budget_init(&m->own, cfg->memory_limit);
+    m->budget = cfg->budget != NULL ? cfg->budget : &m->own;
     m->name_offset = cfg->name_offset;
     if (cnt_hash_key_random(&m->key) != 0)
         return errno ? errno : EIO;
@@ -79,12 +112,16 @@ int cnt_map_init(cnt_map *m, const cnt_map_config *cfg)
         err = ENOMEM;
         goto fail;
     }
+    err = cnt_map_mutexattr(&attr, cfg->adaptive);
+    if (err != 0)
+        goto fail;
     for (i = 0; i < CNT_MAP_STRIPES; i++) {
         m->stripes[i].paused = NULL;
-        err = pthread_mutex_init(&m->stripes[i].mutex, NULL);
+        err = pthread_mutex_init(&m->stripes[i].mutex, &attr);
         if (err != 0)
             break;
     }
+    pthread_mutexattr_destroy(&attr);
     if (i < CNT_MAP_STRIPES) {
         while (i-- > 0)
             pthread_mutex_destroy(&m->stripes[i].mutex);
@@ -120,6 +157,9 @@ void cnt_map_destroy(cnt_map *m)
     }
     for (size_t i = 0; i < CNT_MAP_STRIPES; i++)
         pthread_mutex_destroy(&m->stripes[i].mutex);
+    /* A shared budget may outlive this map: give back what it holds. */
+    cnt_map_subtract(&m->budget->used, cnt_map_load(&m->node_memory));
+    atomic_store_explicit(&m->node_memory, 0, memory_order_relaxed);
     free(m->stripes);
     free(m->buckets);
     m->stripes = NULL;
@@ -147,12 +187,14 @@ static bool cnt_map_head_empty(cnt_map *m, size_t b)
  * bytes and be refused too, but the limit itself is never exceeded. */
 bool cnt_map_charge(cnt_map *m, size_t size)
 {
-    uint64_t now = cnt_map_add(&m->node_memory, size);
+    cnt_map_budget *b = m->budget;
+    uint64_t now = cnt_map_add(&b->used, size);
 
-    if (m->memory_limit != 0 && now > m->memory_limit) {
-        cnt_map_subtract(&m->node_memory, size);
+    if (b->limit != 0 && now > b->limit) {
+        cnt_map_subtract(&b->used, size);
         return false;
     }
+    cnt_map_add(&m->node_memory, size);
     return true;
 }
 
@@ -160,6 +202,7 @@ bool cnt_map_charge(cnt_map *m, size_t size)
 void cnt_map_uncharge(cnt_map *m, size_t size)
 {
     cnt_map_subtract(&m->node_memory, size);
+    cnt_map_subtract(&m->budget->used, size);
 }
 
 /* Inserts a node for name at the head of bucket b; see map.h. */
@@ -174,7 +217,7 @@ cnt_map_node *cnt_map_do_insert(cnt_map *m, size_t b, const uint8_t *name,
         return NULL;
     p = malloc(size);
     if (p == NULL) {
-        cnt_map_subtract(&m->node_memory, size);
+        cnt_map_uncharge(m, size);
         return NULL;
     }
     n = (cnt_map_node *)p;
@@ -213,8 +256,7 @@ static cnt_map_node *do_unlink_at(cnt_map *m, size_t b,
     if (cnt_map_head_empty(m, b))
         cnt_map_subtract(&m->used_buckets, 1);
     cnt_map_subtract(&m->objects, 1);
-    cnt_map_subtract(&m->node_memory,
-                     cnt_map_node_size(m, cnt_map_node_len(m, n)));
+    cnt_map_uncharge(m, cnt_map_node_size(m, cnt_map_node_len(m, n)));
     return n;
 }
 
@@ -400,7 +442,7 @@ size_t cnt_map_buckets(const cnt_map *m)
 /* The configured memory_limit. */
 uint64_t cnt_map_memory_limit(const cnt_map *m)
 {
-    return m->memory_limit;
+    return m->budget->limit;
 }
 
 /* Current counts; conflicts = live nodes minus non-empty buckets. */

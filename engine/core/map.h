@@ -1,7 +1,8 @@
 /* map.h: a generic striped hash map of named nodes, the storage under every
- * kind of record the engine keeps (today the semaphore counters of
- * table.c). A fixed array of buckets chained through nodes that hold their
- * name inline; a keyed hash picks the bucket; striped mutexes guard the
+ * kind of record the engine keeps (the semaphore counters of table.c, the
+ * rate limits of limits.c; several maps may share one memory budget). A
+ * fixed array of buckets chained through nodes that hold their name
+ * inline; a keyed hash picks the bucket; striped mutexes guard the
  * chains (bucket b by stripe b % CNT_MAP_STRIPES). Around that: the batch
  * look-ahead (bucket of a name, prefetch), a Dump cursor that can pause
  * inside a chain, an incremental sweep that asks the node's kind whether
@@ -12,7 +13,12 @@
  * cnt_map_do_unlink, and the static do_* helpers of those files) expect the
  * caller to hold the stripe lock of the bucket they touch; every other
  * function takes and drops the locks it needs itself. No function holds
- * two stripe locks.
+ * two stripe locks, with one exception: the rate limits' multi-check
+ * (limits.c) holds the stripe locks of all its items at once, so that
+ * they are judged and charged together. It takes them in ascending stripe
+ * order, each stripe once, from one map only, and takes no other lock
+ * while holding them; every other holder keeps at most one stripe lock of
+ * that map, so no cycle of waits can form and it cannot deadlock.
  *
  * Nodes: each kind defines its own node type, which starts with the map's
  * header and ends with the name:
@@ -98,14 +104,30 @@ typedef struct cnt_map_stripe {
     cnt_map_cursor *paused;     /* Dumps paused in this stripe's buckets */
 } cnt_map_stripe;
 
+/* A memory budget that several maps charge together, so that one limit
+ * (counter.memory_limit) covers the semaphore counters, their tickets and
+ * the rate-limit records: whichever kind fills it, the next allocation of
+ * any kind is refused. Owned by whoever builds the maps, and must outlive
+ * them. */
+typedef struct cnt_map_budget {
+    atomic_uint_fast64_t used;  /* bytes charged by every map on it */
+    uint64_t limit;             /* 0 = unlimited */
+} cnt_map_budget;
+
 /* How to build a map. */
 typedef struct cnt_map_config {
     size_t buckets;             /* 1 to UINT32_MAX (buckets come from 32
                                    bits of the hash) */
     uint64_t memory_limit;      /* bytes of nodes (not the bucket array and
-                                   locks); 0 = unlimited */
+                                   locks); 0 = unlimited; ignored when
+                                   budget is set */
     size_t name_offset;         /* offsetof(kind's node, name); even, and
                                    room for the header and name_len */
+    cnt_map_budget *budget;     /* a shared budget to charge; NULL = the
+                                   map's own, with memory_limit */
+    bool adaptive;              /* stripe locks spin a little before they
+                                   sleep (for kinds whose hot records are
+                                   locked by every worker at once) */
 } cnt_map_config;
 
 /* A map. The fields are the map's own; they are in the header only so that
@@ -118,7 +140,8 @@ typedef struct cnt_map {
     cnt_map_stripe *stripes;
     cnt_hash_key key;
     size_t name_offset;
-    uint64_t memory_limit;
+    cnt_map_budget *budget;     /* &own or a shared one */
+    cnt_map_budget own;
     uint64_t base_memory;       /* bucket array and stripes */
     atomic_uint_fast64_t objects;
     atomic_uint_fast64_t total_objects;
@@ -147,6 +170,12 @@ typedef struct cnt_map_may_go {
 /* Called for each node during a Dump, under its stripe lock: copy, do not
  * call back into the map. Return false to stop after this node. */
 typedef bool (*cnt_map_visit_fn)(void *ctx, const cnt_map_node *node);
+
+/* Sets up a budget of limit bytes (0 = unlimited), nothing charged. */
+void cnt_map_budget_init(cnt_map_budget *b, uint64_t limit);
+
+/* Bytes charged to b now, by every map on it. */
+uint64_t cnt_map_budget_used(const cnt_map_budget *b);
 
 /* Builds an empty map in m; returns 0, EINVAL for a config out of range,
  * ENOMEM, or the error of the random source or of a mutex. */
@@ -272,8 +301,9 @@ cnt_map_node *cnt_map_do_unlink(cnt_map *m, size_t b, cnt_map_node *n);
 
 /* Counts size bytes a kind keeps beside its nodes (records that hang off
  * them: waiters, queues) in the map's memory, against the same
- * memory_limit; false, counting nothing, when that would pass the limit.
- * Any thread, no lock needed. */
+ * memory_limit (the map's budget, maybe shared with other maps); false,
+ * counting nothing, when that would pass the limit. Any thread, no lock
+ * needed. */
 bool cnt_map_charge(cnt_map *m, size_t size);
 
 /* Gives back size bytes that cnt_map_charge counted. */
@@ -303,7 +333,7 @@ size_t cnt_map_sweep(cnt_map *m, size_t first, size_t n,
 /* Number of buckets. */
 size_t cnt_map_buckets(const cnt_map *m);
 
-/* The memory_limit the map was built with (0 = unlimited). */
+/* The limit of the map's budget (0 = unlimited). */
 uint64_t cnt_map_memory_limit(const cnt_map *m);
 
 /* Bytes a node named with len bytes costs in used_memory and against

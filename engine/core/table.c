@@ -26,6 +26,7 @@ cnt_table *cnt_table_new(const cnt_table_config *cfg)
     cnt_map_config mc = {
         .buckets = cfg->buckets ? cfg->buckets : CNT_DEFAULT_BUCKETS,
         .memory_limit = cfg->memory_limit,
+        .budget = cfg->budget,
         .name_offset = offsetof(struct cnt_counter, name),
     };
     t = calloc(1, sizeof *t);

@@ -33,7 +33,11 @@ typedef struct cnt_table_config {
                                    of the hash) */
     uint32_t interval;          /* consumption window, seconds; default 86400 */
     uint64_t memory_limit;      /* bytes of counter nodes (not the fixed
-                                   bucket array and locks); 0 = unlimited */
+                                   bucket array and locks); 0 = unlimited;
+                                   ignored when budget is set */
+    cnt_map_budget *budget;     /* a budget shared with the other maps
+                                   (the rate limits); NULL = the table's
+                                   own, with memory_limit */
     const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
 } cnt_table_config;
 
@@ -150,7 +154,7 @@ uint32_t cnt_table_interval(const cnt_table *t);
 /* The table's clock. */
 const cnt_clock *cnt_table_clock(const cnt_table *t);
 
-/* The memory_limit the table was built with (0 = unlimited). */
+/* The limit of the table's memory budget (0 = unlimited). */
 uint64_t cnt_table_memory_limit(const cnt_table *t);
 
 /* Bytes one counter named with len bytes costs in used_memory and against

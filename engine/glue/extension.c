@@ -21,7 +21,10 @@ static struct {
     bool loaded;
     cnt_config config;
     cnt_logger logger;
+    cnt_map_budget budget;          /* counter.memory_limit, shared by
+                                       the table and the limits */
     cnt_table *table;
+    cnt_limits *limits;
     cnt_stats *stats;
     cnt_gc *gc;
     bool gc_started;
@@ -87,6 +90,8 @@ static void glue_teardown(void)
     if (glue.table != NULL)
         cnt_table_free(glue.table);
     glue.table = NULL;
+    cnt_limits_free(glue.limits);
+    glue.limits = NULL;
     /* Last: the server read the groups until it was freed. */
     cnt_config_free(&glue.config);
 }
@@ -137,16 +142,24 @@ static void glue_on_event(const void *cookie, ENGINE_EVENT_TYPE type,
 static bool glue_build(void)
 {
     const cnt_config *c = &glue.config;
-    glue.table = cnt_table_new(&c->table);
+    /* One memory limit for counters, tickets and rate-limit records. */
+    cnt_table_config tc = c->table;
+    cnt_map_budget_init(&glue.budget, c->table.memory_limit);
+    tc.budget = &glue.budget;
+    glue.table = cnt_table_new(&tc);
     if (glue.table == NULL) {
         cnt_log(&glue.logger, CNT_LOG_WARNING,
                 "counter: cannot allocate a table of %zu buckets "
                 "(counter.buckets)", c->table.buckets);
         return false;
     }
+    cnt_limits_config lc = { .budget = &glue.budget,
+                             .clock = cnt_table_clock(glue.table) };
+    glue.limits = cnt_limits_new(&lc);
     glue.stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(c->server.threads));
     glue.gc = cnt_gc_new(glue.table);
-    if (glue.stats == NULL || glue.gc == NULL) {
+    if (glue.limits == NULL || glue.stats == NULL || glue.gc == NULL ||
+        cnt_gc_add_limits(glue.gc, glue.limits) != 0) {
         cnt_log(&glue.logger, CNT_LOG_WARNING, "counter: out of memory");
         return false;
     }

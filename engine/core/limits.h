@@ -1,0 +1,185 @@
+/* limits.h: the rate limits: three kinds of record kept in one striped map
+ * (map.h) of their own, beside the semaphore counters' map. A TTL counter
+ * is a quota that expires; a window limit counts cost in a sliding window
+ * of slots; a GCRA limit (the generic cell rate algorithm, as redis-cell)
+ * keeps one theoretical arrival time. The kind is part of the key, so one
+ * name used as a semaphore and as each of the three kinds is four separate
+ * objects. Time is the clock's monotonic nanoseconds; every sum and
+ * product is exact (128-bit where it could pass 64 bits) and every hint
+ * of "retry after" is rounded up. Records past their expiry are dead for
+ * every request at once (lazy expiry) and freed by the GC's sweep.
+ * The locking rule is map.h's; the multi-check is the one caller that
+ * holds several stripe locks (in ascending order). */
+#ifndef CNT_ENGINE_LIMITS_H
+#define CNT_ENGINE_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol/wire.h"
+#include "engine/core/clock.h"
+#include "engine/core/map.h"
+
+#if !defined(__SIZEOF_INT128__)
+#error "the rate limits need unsigned __int128 (x86_64, aarch64 have it)"
+#endif
+
+/* The state byte of a check answer (protocol/wire.h names them too). */
+#ifndef CNT_CHECK_ALLOWED
+#define CNT_CHECK_ALLOWED 0
+#endif
+#ifndef CNT_CHECK_LIMITED
+#define CNT_CHECK_LIMITED 1
+#endif
+#ifndef CNT_CHECK_NEVER
+#define CNT_CHECK_NEVER 2
+#endif
+
+/* The opcodes of the two checks, as cnt_check_args.opcode. */
+#ifndef CNT_LIMITS_OP_WINDOW
+#define CNT_LIMITS_OP_WINDOW 0x34
+#endif
+#ifndef CNT_LIMITS_OP_GCRA
+#define CNT_LIMITS_OP_GCRA 0x35
+#endif
+
+/* The kinds, the first part of a record's key and the index of its
+ * stats. */
+#define CNT_LIMITS_TTL 0u
+#define CNT_LIMITS_WINDOW 1u
+#define CNT_LIMITS_GCRA 2u
+#define CNT_LIMITS_KINDS 3u
+
+/* TTL units (0 ns ... 5 h), the TTL update's attributes and changes. */
+#define CNT_TTL_UNIT_MAX 5u
+#define CNT_TTL_ATTR_QUOTA 0u
+#define CNT_TTL_ATTR_TTL 1u
+#define CNT_TTL_PATCH 0u
+#define CNT_TTL_INCREASE 1u
+#define CNT_TTL_DECREASE 2u
+
+/* Window defaults and bounds. */
+#define CNT_WINDOW_DEFAULT_SLOTS 10u
+#define CNT_WINDOW_MAX_SLOTS 64u
+#define CNT_WINDOW_DEFAULT_NS 1000000000u
+#define CNT_WINDOW_MIN_SLOT_NS 1000u
+
+/* Most items of one multi-check. */
+#define CNT_LIMITS_MULTI_MAX 16u
+
+/* Default number of buckets of the limits map. */
+#define CNT_LIMITS_DEFAULT_BUCKETS 65536u
+
+typedef struct cnt_limits cnt_limits;
+
+/* How to build the limits. Zero fields take the defaults. */
+typedef struct cnt_limits_config {
+    size_t buckets;             /* default 65536 */
+    cnt_map_budget *budget;     /* shared memory limit, may be NULL =
+                                   unlimited; must outlive the limits */
+    const cnt_clock *clock;     /* default cnt_clock_system */
+} cnt_limits_config;
+
+/* Builds empty limits; NULL when memory is short or cfg is out of
+ * range. */
+cnt_limits *cnt_limits_new(const cnt_limits_config *cfg);
+
+/* Frees every record and l; no other thread may use it. */
+void cnt_limits_free(cnt_limits *l);
+
+/* A TTL counter as query and update answer it. */
+typedef struct cnt_ttl_view {
+    uint64_t quota;
+    uint64_t ttl_left;          /* in unit, rounded up: >= 1 when live */
+    uint8_t unit;               /* the unit it was inserted with */
+} cnt_ttl_view;
+
+/* Creates a TTL counter (quota, expiring ttl units from now). OK, EXISTS
+ * (a live one has the name; an expired one is replaced), INVALID (unit >
+ * 5, ttl 0 or beyond 64 bits of ns, empty name), OUT_OF_MEMORY. */
+cnt_status cnt_ttl_insert(cnt_limits *l, const uint8_t *name, uint16_t len,
+                          uint64_t quota, uint64_t ttl, uint8_t unit);
+
+/* Reads a live TTL counter into *out: OK or NOT_FOUND. */
+cnt_status cnt_ttl_query(cnt_limits *l, const uint8_t *name, uint16_t len,
+                         cnt_ttl_view *out);
+
+/* Changes the quota or the time left of a live TTL counter (attribute,
+ * change and unit as the CNT_TTL_ constants) and reads it into *out: OK,
+ * NOT_FOUND, BELOW_ZERO (nothing changed) or INVALID. */
+cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
+                          uint8_t attribute, uint8_t change, uint8_t unit,
+                          uint64_t value, cnt_ttl_view *out);
+
+/* Removes a live TTL counter: OK or NOT_FOUND. */
+cnt_status cnt_ttl_purge(cnt_limits *l, const uint8_t *name, uint16_t len);
+
+/* One window or GCRA check. */
+typedef struct cnt_check_args {
+    uint8_t opcode;             /* 0x34 window or 0x35 gcra */
+    bool peek;                  /* judge only, charge nothing */
+    uint8_t slots;              /* window: 0 = 10, else 1..64 */
+    uint32_t limit_or_burst;    /* window: limit; gcra: burst */
+    uint32_t count;             /* gcra: events per period (>= 1) */
+    uint32_t cost;              /* >= 1 */
+    uint64_t period_ns;         /* window_ns for 0x34 (0 = 1 s), period
+                                   for 0x35 (>= 1) */
+    const uint8_t *name;
+    uint16_t name_len;          /* >= 1 */
+} cnt_check_args;
+
+/* What a check answers (see doc/rate-limits.md for each field). */
+typedef struct cnt_check_answer {
+    uint8_t state;              /* CNT_CHECK_ALLOWED, _LIMITED, _NEVER */
+    uint32_t limit, remaining, used;
+    uint64_t retry_after_ns;    /* 0 allowed, UINT64_MAX never */
+    uint64_t reset_after_ns;
+} cnt_check_answer;
+
+/* One check: OK with *out filled, INVALID (arguments out of range) or
+ * OUT_OF_MEMORY (an allowed charge needed a record; nothing changed). */
+cnt_status cnt_limits_check(cnt_limits *l, const cnt_check_args *a,
+                            cnt_check_answer *out);
+
+/* All-or-nothing check of n items (1..16, no two of one kind and name;
+ * their own peek is ignored, peek applies to all): each judged against
+ * the state before any charge; if every one is allowed and !peek, all are
+ * charged at once. *overall is 0 (all allowed) or 1 (one or more denied,
+ * nothing charged). OK, INVALID or OUT_OF_MEMORY (nothing charged). */
+cnt_status cnt_limits_multi(cnt_limits *l, const cnt_check_args *items,
+                            size_t n, bool peek, cnt_check_answer *out,
+                            uint8_t *overall);
+
+/* Figures per kind (CNT_LIMITS_TTL, _WINDOW, _GCRA), read without locks. */
+typedef struct cnt_limits_stats {
+    struct {
+        uint64_t objects;       /* records now */
+        uint64_t checks;        /* requests (ttl: every operation) */
+        uint64_t allowed;       /* allowed checks, successful ttl ops */
+        uint64_t limited;       /* limited and never; ttl: EXISTS,
+                                   BELOW_ZERO, NOT_FOUND */
+        uint64_t expired;       /* records freed past their expiry */
+    } kind[3];
+    uint64_t used_memory;       /* the map's bucket array, locks, records */
+} cnt_limits_stats;
+
+/* Fills *out with the current figures. */
+void cnt_limits_stats_get(const cnt_limits *l, cnt_limits_stats *out);
+
+/* Frees the dead records of the next max_buckets buckets (going round the
+ * map) at the clock's time now; returns how many. */
+size_t cnt_limits_sweep(cnt_limits *l, size_t max_buckets);
+
+/* The map that holds the records, for the GC thread to sweep. */
+cnt_map *cnt_limits_map(cnt_limits *l);
+
+/* The limits' sweep test: a TTL record past its expiry, a window record
+ * whose counts have all fallen out, a GCRA record whose TAT has passed.
+ * It frees what the record owns beside its node and counts it expired. */
+cnt_map_may_go cnt_limits_may_go(cnt_limits *l);
+
+/* The clock the limits read. */
+const cnt_clock *cnt_limits_clock(const cnt_limits *l);
+
+#endif

@@ -1,0 +1,1047 @@
+/* test_limits.c: the rate limits of engine/core/limits.c on the fake
+ * clock: each algorithm's exact guarantee (the window's "no interval of
+ * its length holds more than the limit", checked by brute force under
+ * random arrivals; GCRA as redis-cell, exact at a million per second),
+ * retry hints that are exactly the first allowed instant, every TTL
+ * operation and edge, peeks and denied multi-checks that charge nothing,
+ * the shared memory budget (0x82 changing nothing, injected allocation
+ * failures), the sweep and the GC hook, the figures per kind, and two
+ * threads on one hot name allowed exactly the limit (run under TSan by
+ * scripts/robustness.sh). */
+#include "config.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/core/gc.h"
+#include "engine/core/limits.h"
+#include "engine/core/table.h"
+#include "tests/engine_fake.h"
+
+#define T0_MS 1700000000000ull
+
+typedef unsigned __int128 cnt_u128_t;
+#define SEC 1000000000ull
+#define MS 1000000ull
+
+/* A limits object on the fake clock and a budget of its own. */
+typedef struct fixture {
+    cnt_fake_clock clock;
+    cnt_map_budget budget;
+    cnt_limits *l;
+} fixture;
+
+/* Builds a fixture with a budget of limit bytes (0 = unlimited). */
+static fixture *fixture_new(uint64_t limit)
+{
+    fixture *f = calloc(1, sizeof *f);
+
+    assert_non_null(f);
+    cnt_fake_clock_init(&f->clock, T0_MS);
+    cnt_map_budget_init(&f->budget, limit);
+    cnt_limits_config cfg = { .buckets = 1024, .budget = &f->budget,
+                              .clock = &f->clock.clock };
+    f->l = cnt_limits_new(&cfg);
+    assert_non_null(f->l);
+    return f;
+}
+
+/* Frees a fixture; the budget must be back to 0. */
+static void fixture_free(fixture *f)
+{
+    cnt_limits_free(f->l);
+    assert_int_equal(cnt_map_budget_used(&f->budget), 0);
+    free(f);
+}
+
+/* Lets ns pass. */
+static void pass(fixture *f, uint64_t ns)
+{
+    cnt_fake_clock_advance_ns(&f->clock, ns);
+}
+
+/* The fake monotonic time now. */
+static uint64_t now_ns(fixture *f)
+{
+    return cnt_clock_mono_ns(&f->clock.clock);
+}
+
+/* Window check arguments. */
+static cnt_check_args win(const char *name, uint32_t limit, uint32_t cost,
+                          uint64_t window, uint8_t slots, bool peek)
+{
+    cnt_check_args a = {
+        .opcode = CNT_LIMITS_OP_WINDOW, .peek = peek, .slots = slots,
+        .limit_or_burst = limit, .cost = cost, .period_ns = window,
+        .name = (const uint8_t *)name, .name_len = (uint16_t)strlen(name),
+    };
+    return a;
+}
+
+/* GCRA check arguments. */
+static cnt_check_args gcra(const char *name, uint32_t burst, uint32_t count,
+                           uint64_t period, uint32_t cost, bool peek)
+{
+    cnt_check_args a = {
+        .opcode = CNT_LIMITS_OP_GCRA, .peek = peek,
+        .limit_or_burst = burst, .count = count, .cost = cost,
+        .period_ns = period,
+        .name = (const uint8_t *)name, .name_len = (uint16_t)strlen(name),
+    };
+    return a;
+}
+
+/* One check that must answer OK; returns its answer. */
+static cnt_check_answer check(fixture *f, cnt_check_args a)
+{
+    cnt_check_answer ans;
+
+    memset(&ans, 0xee, sizeof ans);
+    assert_int_equal(cnt_limits_check(f->l, &a, &ans), CNT_STATUS_OK);
+    return ans;
+}
+
+/* The state of one check. */
+static uint8_t state(fixture *f, cnt_check_args a)
+{
+    return check(f, a).state;
+}
+
+/* ---- Window ---- */
+
+/* Random arrivals at arbitrary offsets: no closed interval of length W
+ * (its start checked at every allowed arrival, where the maximum is
+ * reached) holds more than the limit of allowed cost; and each "limited"
+ * answer's retry hint is exact: one ns earlier limited, at it allowed. */
+static void test_window_guarantee_random(void **st)
+{
+    (void)st;
+    enum { N = 4000 };
+    static uint64_t at[N];
+    static uint32_t cost[N];
+    size_t nal = 0;
+    const uint64_t W = 1 * SEC;
+    const uint32_t limit = 40;
+    fixture *f = fixture_new(0);
+    unsigned seed = 12345;
+
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        /* Bursts and gaps: most steps tiny, some about a slot or more. */
+        uint64_t step = (seed >> 8) % 7 == 0 ? (seed >> 4) % (300 * MS)
+                                             : (seed >> 6) % (3 * MS);
+        pass(f, step);
+        uint32_t c = 1 + (seed >> 12) % 4;
+        cnt_check_answer a = check(f, win("w", limit, c, W, 10, false));
+        if (a.state == CNT_CHECK_ALLOWED) {
+            at[nal] = now_ns(f);
+            cost[nal++] = c;
+            assert_int_equal(a.retry_after_ns, 0);
+            assert_true(a.used <= limit);
+            assert_int_equal(a.remaining, limit - a.used);
+        } else {
+            assert_int_equal(a.state, CNT_CHECK_LIMITED);
+            if (i % 16 == 0) {
+                /* The hint is the first instant the same call passes. */
+                pass(f, a.retry_after_ns - 1);
+                assert_int_equal(state(f, win("w", limit, c, W, 10, true)),
+                                 CNT_CHECK_LIMITED);
+                pass(f, 1);
+                assert_int_equal(state(f, win("w", limit, c, W, 10, true)),
+                                 CNT_CHECK_ALLOWED);
+            }
+        }
+    }
+    assert_true(nal > 100);
+    uint64_t worst = 0;
+    for (size_t i = 0; i < nal; i++) {
+        uint64_t sum = 0;
+        for (size_t j = i; j < nal && at[j] <= at[i] + W; j++)
+            sum += cost[j];
+        assert_true(sum <= limit);
+        if (sum > worst)
+            worst = sum;
+    }
+    /* Not vacuous: some interval is full. */
+    assert_true(worst > limit - 4);
+    fixture_free(f);
+}
+
+/* Slot arithmetic: counts age out a slot at a time; used, remaining,
+ * reset and retry come out exactly. */
+static void test_window_slots_exact(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t W = 1 * SEC, S = 100 * MS;
+    /* Start at a slot boundary plus 30 ms. */
+    pass(f, S - now_ns(f) % S + 30 * MS);
+    cnt_check_answer a = check(f, win("x", 3, 2, W, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.limit, 3);
+    assert_int_equal(a.used, 2);
+    assert_int_equal(a.remaining, 1);
+    /* The count falls out once slot k + 11 begins. */
+    assert_int_equal(a.reset_after_ns, 11 * S - 30 * MS);
+    pass(f, 5 * S);
+    a = check(f, win("x", 3, 1, W, 10, false));
+    assert_int_equal(a.used, 3);
+    a = check(f, win("x", 3, 1, W, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.used, 3);
+    assert_int_equal(a.remaining, 0);
+    /* The 2 of slot k leave at the start of slot k + 11, 6 slots on. */
+    assert_int_equal(a.retry_after_ns, 6 * S - 30 * MS);
+    assert_int_equal(a.reset_after_ns, 11 * S - 30 * MS);
+    pass(f, a.retry_after_ns);
+    a = check(f, win("x", 3, 1, W, 10, true));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 2);
+    fixture_free(f);
+}
+
+/* cost > limit is never (nothing charged, even without peek); peek
+ * charges nothing; a changed limit applies on the next call. */
+static void test_window_never_peek_limit(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s;
+
+    cnt_check_answer a = check(f, win("n", 3, 4, 0, 0, false));
+    assert_int_equal(a.state, CNT_CHECK_NEVER);
+    assert_int_equal(a.retry_after_ns, UINT64_MAX);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].objects, 0);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(state(f, win("n", 1, 1, 0, 0, true)),
+                         CNT_CHECK_ALLOWED);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].objects, 0);
+    assert_int_equal(state(f, win("n", 1, 1, 0, 0, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, win("n", 1, 1, 0, 0, false)),
+                     CNT_CHECK_LIMITED);
+    /* The limit is the call's: raise it and the next call passes. */
+    a = check(f, win("n", 2, 1, 0, 0, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 2);
+    /* Lower it below what is used: limited, remaining 0. */
+    a = check(f, win("n", 1, 1, 0, 0, false));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.remaining, 0);
+    fixture_free(f);
+}
+
+/* Another shape keeps everything remembered (never allows more than
+ * either shape), in the new shape's current slot. */
+static void test_window_reshape(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(state(f, win("r", 10, 1, SEC, 10, false)),
+                         CNT_CHECK_ALLOWED);
+        pass(f, 150 * MS);
+    }
+    /* 750 ms on: all five still remembered by the 1 s shape. */
+    cnt_check_answer a = check(f, win("r", 10, 1, 2 * SEC, 4, true));
+    assert_int_equal(a.used, 6);
+    a = check(f, win("r", 10, 1, 2 * SEC, 4, false));
+    assert_int_equal(a.used, 6);
+    /* Now all six sit in one 500 ms slot; they stay 2.5 s at most. */
+    assert_int_equal(state(f, win("r", 6, 1, 2 * SEC, 4, true)),
+                     CNT_CHECK_LIMITED);
+    pass(f, 2500 * MS);
+    a = check(f, win("r", 6, 1, 2 * SEC, 4, true));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 1);
+    fixture_free(f);
+}
+
+/* Arguments out of range are refused by the core itself. */
+static void test_window_invalid(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_answer ans;
+    cnt_check_args bad[] = {
+        win("i", 5, 0, 0, 0, false),            /* cost 0 */
+        win("i", 5, 1, 0, 65, false),           /* slots > 64 */
+        win("i", 5, 1, 1000001, 10, false),     /* not a multiple */
+        win("i", 5, 1, 9990, 10, false),        /* slot < 1 us */
+        win("", 5, 1, 0, 0, false),             /* empty name */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(cnt_limits_check(f->l, &bad[i], &ans),
+                         CNT_STATUS_INVALID);
+    cnt_check_args a = win("i", 5, 1, 0, 0, false);
+    a.opcode = 0x36;
+    assert_int_equal(cnt_limits_check(f->l, &a, &ans), CNT_STATUS_INVALID);
+    /* The smallest slot, 1 us, and 64 slots are fine. */
+    assert_int_equal(state(f, win("i", 5, 1, 64000, 64, false)),
+                     CNT_CHECK_ALLOWED);
+    fixture_free(f);
+}
+
+/* ---- GCRA ---- */
+
+/* redis-cell's example: CL.THROTTLE user123 15 30 60 1 answers limit 16,
+ * remaining 15, retry -1 (here 0), reset 2 s. */
+static void test_gcra_redis_cell(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_answer a = check(f, gcra("u", 15, 30, 60 * SEC, 1, false));
+
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.limit, 16);
+    assert_int_equal(a.remaining, 15);
+    assert_int_equal(a.used, 1);
+    assert_int_equal(a.retry_after_ns, 0);
+    assert_int_equal(a.reset_after_ns, 2 * SEC);
+    /* The burst: 15 more at once, then limited with retry 2 s. */
+    for (int i = 0; i < 15; i++)
+        assert_int_equal(state(f, gcra("u", 15, 30, 60 * SEC, 1, false)),
+                         CNT_CHECK_ALLOWED);
+    a = check(f, gcra("u", 15, 30, 60 * SEC, 1, false));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.remaining, 0);
+    assert_int_equal(a.used, 16);
+    assert_int_equal(a.retry_after_ns, 2 * SEC);
+    assert_int_equal(a.reset_after_ns, 32 * SEC);
+    pass(f, 2 * SEC - 1);
+    assert_int_equal(state(f, gcra("u", 15, 30, 60 * SEC, 1, true)),
+                     CNT_CHECK_LIMITED);
+    pass(f, 1);
+    a = check(f, gcra("u", 15, 30, 60 * SEC, 1, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.remaining, 0);
+    fixture_free(f);
+}
+
+/* 1,000,000 per second is legal and exact; a rate of 3 per microsecond
+ * (T = 333.33 ns) never drifts: the k-th spaced call is allowed exactly
+ * at ceil(k * 1000 / 3) ns, each retry hint rounded up. */
+static void test_gcra_fine_rates(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    assert_int_equal(state(f, gcra("m", 0, 1000000, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 999);
+    cnt_check_answer a = check(f, gcra("m", 0, 1000000, SEC, 1, false));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.retry_after_ns, 1);
+    pass(f, 1);
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(state(f, gcra("m", 0, 1000000, SEC, 1, false)),
+                         CNT_CHECK_ALLOWED);
+        pass(f, 1000);
+    }
+    /* Ten million per second, and more, work too. */
+    assert_int_equal(state(f, gcra("m2", 0, 4000000000u, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+
+    /* Burst 1 keeps TAT ahead of the (rounded up) retries, so what is
+     * measured is the arithmetic, not GCRA's max(TAT, now). */
+    uint64_t t0 = now_ns(f);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(state(f, gcra("third", 1, 3, 1000, 1, false)),
+                         CNT_CHECK_ALLOWED);
+    for (uint64_t k = 1; k <= 3000; k++) {
+        a = check(f, gcra("third", 1, 3, 1000, 1, false));
+        assert_int_equal(a.state, CNT_CHECK_LIMITED);
+        uint64_t due = t0 + (k * 1000 + 2) / 3;
+        assert_int_equal(now_ns(f) + a.retry_after_ns, due);
+        pass(f, a.retry_after_ns - 1);
+        assert_int_equal(state(f, gcra("third", 1, 3, 1000, 1, true)),
+                         CNT_CHECK_LIMITED);
+        pass(f, 1);
+        assert_int_equal(state(f, gcra("third", 1, 3, 1000, 1, false)),
+                         CNT_CHECK_ALLOWED);
+    }
+    fixture_free(f);
+}
+
+/* Random arrivals of random cost: between any two allowed calls i <= j,
+ * the allowed cost is at most L + (t_j - t_i) / T (the burst plus the
+ * rate), checked exactly as cost * period <= L * period + dt * count; and
+ * each "limited" hint is the first instant the same call passes. */
+static void test_gcra_guarantee_random(void **st)
+{
+    (void)st;
+    enum { N = 3000 };
+    static uint64_t at[N];
+    static uint32_t cost[N];
+    size_t nal = 0;
+    const uint32_t burst = 5, count = 7;
+    const uint64_t period = 10 * MS;
+    fixture *f = fixture_new(0);
+    unsigned seed = 777;
+
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        pass(f, (seed >> 8) % 5 == 0 ? (seed >> 3) % (20 * MS)
+                                     : (seed >> 5) % 500000);
+        uint32_t c = 1 + (seed >> 13) % 3;
+        cnt_check_answer a = check(f, gcra("r", burst, count, period, c,
+                                           false));
+        if (a.state == CNT_CHECK_ALLOWED) {
+            at[nal] = now_ns(f);
+            cost[nal++] = c;
+        } else if (i % 8 == 0) {
+            assert_int_equal(a.state, CNT_CHECK_LIMITED);
+            pass(f, a.retry_after_ns - 1);
+            assert_int_equal(state(f, gcra("r", burst, count, period, c,
+                                           true)), CNT_CHECK_LIMITED);
+            pass(f, 1);
+            assert_int_equal(state(f, gcra("r", burst, count, period, c,
+                                           true)), CNT_CHECK_ALLOWED);
+        }
+    }
+    assert_true(nal > 100);
+    for (size_t i = 0; i < nal; i++) {
+        cnt_u128_t sum = 0;
+        for (size_t j = i; j < nal; j++) {
+            sum += cost[j];
+            assert_true(sum * period <=
+                        (cnt_u128_t)(burst + 1) * period +
+                            (cnt_u128_t)(at[j] - at[i]) * count);
+        }
+    }
+    fixture_free(f);
+}
+
+/* cost > burst + 1 is never and charges nothing; peek charges nothing; a
+ * changed burst applies on the next call; arguments out of range are
+ * refused. */
+static void test_gcra_never_peek_change(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_answer a = check(f, gcra("g", 2, 1, SEC, 4, false));
+    cnt_limits_stats s;
+
+    assert_int_equal(a.state, CNT_CHECK_NEVER);
+    assert_int_equal(a.retry_after_ns, UINT64_MAX);
+    assert_int_equal(a.limit, 3);
+    assert_int_equal(a.remaining, 3);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].objects, 0);
+    /* cost = burst + 1 is fine. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(state(f, gcra("g", 2, 1, SEC, 3, true)),
+                         CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, gcra("g", 2, 1, SEC, 3, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, gcra("g", 2, 1, SEC, 1, false)),
+                     CNT_CHECK_LIMITED);
+    /* A bigger burst on the next call lets one more through. */
+    a = check(f, gcra("g", 3, 1, SEC, 1, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.remaining, 0);
+    /* A changed count: TAT stays (now + 4 s), the interval is now 0.5 s. */
+    a = check(f, gcra("g", 3, 2, SEC, 1, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.retry_after_ns, 2500 * MS);
+
+    cnt_check_answer ans;
+    cnt_check_args bad[] = {
+        gcra("g", 1, 0, SEC, 1, false),
+        gcra("g", 1, 1, 0, 1, false),
+        gcra("g", 1, 1, SEC, 0, false),
+        gcra("g", UINT32_MAX, 1, UINT64_MAX, 1, false),
+        gcra("", 1, 1, SEC, 1, false),
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(cnt_limits_check(f->l, &bad[i], &ans),
+                         CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
+/* ---- TTL ---- */
+
+/* Insert, query (time left rounded up in the record's unit), exists,
+ * expiry at the exact instant, an expired record replaced. */
+static void test_ttl_insert_query(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_view v;
+    cnt_limits_stats s;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 5, 3, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("t"), &v), CNT_STATUS_OK);
+    assert_int_equal(v.quota, 5);
+    assert_int_equal(v.ttl_left, 3);
+    assert_int_equal(v.unit, 3);
+    pass(f, 1);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("t"), &v), CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 3);
+    pass(f, 2 * SEC);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("t"), &v), CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 1);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 1, 0),
+                     CNT_STATUS_EXISTS);
+    pass(f, SEC - 2);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("t"), &v), CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 1);
+    assert_int_equal(v.quota, 5);
+    pass(f, 1);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("t"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 0);
+    /* Insert over an expired record replaces it. */
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("u"), 1, 1, 1),
+                     CNT_STATUS_OK);
+    pass(f, 1000);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("u"), 9, 2, 2),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("u"), &v), CNT_STATUS_OK);
+    assert_int_equal(v.quota, 9);
+    assert_int_equal(v.ttl_left, 2);
+    assert_int_equal(v.unit, 2);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, 2);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 1);
+    fixture_free(f);
+}
+
+/* Every unit; ttl 0, unit 6 and ns overflow refused. */
+static void test_ttl_units(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    static const uint64_t ns[] = { 1, 1000, MS, SEC, 60 * SEC,
+                                   3600 * SEC };
+    cnt_ttl_view v;
+
+    for (uint8_t u = 0; u <= 5; u++) {
+        char name[8] = { 'u', (char)('0' + u), 0 };
+        assert_int_equal(cnt_ttl_insert(f->l, (const uint8_t *)name, 2, 0,
+                                        7, u), CNT_STATUS_OK);
+        pass(f, 6 * ns[u]);
+        assert_int_equal(cnt_ttl_query(f->l, (const uint8_t *)name, 2, &v),
+                         CNT_STATUS_OK);
+        assert_int_equal(v.ttl_left, 1);
+        assert_int_equal(v.unit, u);
+        pass(f, ns[u]);
+        assert_int_equal(cnt_ttl_query(f->l, (const uint8_t *)name, 2, &v),
+                         CNT_STATUS_NOT_FOUND);
+    }
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("x"), 1, 0, 3),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("x"), 1, 1, 6),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("x"), 1,
+                                    UINT64_MAX / 3600000000000ull + 1, 5),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("x"), 1, UINT64_MAX, 0),
+                     CNT_STATUS_OK);
+    fixture_free(f);
+}
+
+/* Quota changes: set, add (overflow refused), subtract (below zero
+ * refused, nothing changed). */
+static void test_ttl_update_quota(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_view v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("q"), 5, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 1, 0, 3, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.quota, 8);
+    assert_int_equal(v.ttl_left, 10);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 2, 0, 8, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.quota, 0);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 2, 0, 1, &v),
+                     CNT_STATUS_BELOW_ZERO);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 0, 0, 42, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.quota, 42);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 2, 0, 43, &v),
+                     CNT_STATUS_BELOW_ZERO);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 1, 0,
+                                    UINT64_MAX - 41, &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("q"), &v), CNT_STATUS_OK);
+    assert_int_equal(v.quota, 42);
+    /* Malformed attribute, change, unit. */
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 2, 0, 0, 1, &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 3, 0, 1, &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("q"), 0, 0, 6, 1, &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("none"), 0, 0, 0, 1, &v),
+                     CNT_STATUS_NOT_FOUND);
+    fixture_free(f);
+}
+
+/* Time changes: set, extend, shorten (to 0 or below refused), each
+ * rescheduling the expiry; the display unit stays. */
+static void test_ttl_update_time(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_view v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("e"), 1, 2, 3),
+                     CNT_STATUS_OK);
+    /* Extend by 1500 ms: 3.5 s left, shown as 4 s. */
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 1, 2, 1500, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 4);
+    assert_int_equal(v.unit, 3);
+    pass(f, 3 * SEC);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("e"), &v), CNT_STATUS_OK);
+    /* 500 ms left: shortening by 500 ms (or more) is refused. */
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 2, 2, 500, &v),
+                     CNT_STATUS_BELOW_ZERO);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 2, 2, 499, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 1);
+    pass(f, MS - 1);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("e"), &v), CNT_STATUS_OK);
+    /* Set: 2 minutes from now, shown in seconds. */
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 0, 4, 2, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 120);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 0, 4, 0, &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 1, 5,
+                                    UINT64_MAX / 1000, &v),
+                     CNT_STATUS_INVALID);
+    pass(f, 120 * SEC - 1);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("e"), &v), CNT_STATUS_OK);
+    pass(f, 1);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("e"), 1, 1, 3, 5, &v),
+                     CNT_STATUS_NOT_FOUND);
+    fixture_free(f);
+}
+
+/* Purge; purging an absent or expired record says not found. */
+static void test_ttl_purge(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_view v;
+    cnt_limits_stats s;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")), CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("p"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    pass(f, SEC);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")),
+                     CNT_STATUS_NOT_FOUND);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 0);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, 1);
+    /* checks: 2 inserts, query, 2 purges... all 6 operations. */
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 6);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].allowed, 3);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].limited, 3);
+    fixture_free(f);
+}
+
+/* One name, four objects: the kinds (and the semaphores, in another map)
+ * are separate namespaces. */
+static void test_namespaces(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s;
+    cnt_ttl_view v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("same"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(state(f, win("same", 1, 1, 0, 0, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, gcra("same", 0, 1, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, win("same", 1, 1, 0, 0, false)),
+                     CNT_CHECK_LIMITED);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("same"), &v),
+                     CNT_STATUS_OK);
+    cnt_limits_stats_get(f->l, &s);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++)
+        assert_int_equal(s.kind[k].objects, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].checks, 2);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].allowed, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].limited, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].checks, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].allowed, 1);
+    fixture_free(f);
+}
+
+/* ---- Multi-check ---- */
+
+/* All allowed: all charged. One denied: nothing charged, each item as a
+ * peek of it alone would say. Peek: nothing charged. Items of one name
+ * and different kinds share a stripe (locked once). */
+static void test_multi_all_or_nothing(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_answer out[CNT_LIMITS_MULTI_MAX];
+    uint8_t overall = 9;
+    cnt_check_args items[3] = {
+        win("k", 2, 1, 0, 0, false),
+        gcra("k", 0, 1, SEC, 1, false),
+        win("other", 5, 2, 0, 0, false),
+    };
+
+    assert_int_equal(cnt_limits_multi(f->l, items, 3, true, out, &overall),
+                     CNT_STATUS_OK);
+    assert_int_equal(overall, 0);
+    assert_int_equal(out[2].used, 2);
+    assert_int_equal(state(f, gcra("k", 0, 1, SEC, 1, true)),
+                     CNT_CHECK_ALLOWED);     /* the peek charged nothing */
+    assert_int_equal(cnt_limits_multi(f->l, items, 3, false, out, &overall),
+                     CNT_STATUS_OK);
+    assert_int_equal(overall, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(out[i].state, CNT_CHECK_ALLOWED);
+    /* Now the GCRA item is limited: nothing at all is charged. */
+    assert_int_equal(cnt_limits_multi(f->l, items, 3, false, out, &overall),
+                     CNT_STATUS_OK);
+    assert_int_equal(overall, 1);
+    assert_int_equal(out[0].state, CNT_CHECK_ALLOWED);
+    assert_int_equal(out[0].used, 2);       /* as a peek would say */
+    assert_int_equal(out[1].state, CNT_CHECK_LIMITED);
+    assert_int_equal(out[1].retry_after_ns, SEC);
+    assert_int_equal(out[2].state, CNT_CHECK_ALLOWED);
+    cnt_check_answer a = check(f, win("k", 2, 1, 0, 0, true));
+    assert_int_equal(a.used, 2);            /* still 1 used before */
+    a = check(f, win("other", 5, 2, 0, 0, true));
+    assert_int_equal(a.used, 4);
+    /* A never item denies the whole request too. */
+    items[1] = gcra("k", 0, 1, SEC, 2, false);
+    assert_int_equal(cnt_limits_multi(f->l, items, 3, false, out, &overall),
+                     CNT_STATUS_OK);
+    assert_int_equal(overall, 1);
+    assert_int_equal(out[1].state, CNT_CHECK_NEVER);
+    fixture_free(f);
+}
+
+/* Malformed multi-checks: count out of range, a bad item, two items of
+ * one kind and name. The same name under two kinds is fine. */
+static void test_multi_invalid(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_answer out[CNT_LIMITS_MULTI_MAX + 1];
+    cnt_check_args items[CNT_LIMITS_MULTI_MAX + 1];
+    uint8_t overall;
+    char names[CNT_LIMITS_MULTI_MAX + 1][8];
+
+    for (int i = 0; i <= (int)CNT_LIMITS_MULTI_MAX; i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i);
+        items[i] = win(names[i], 1, 1, 0, 0, false);
+    }
+    assert_int_equal(cnt_limits_multi(f->l, items, 0, false, out, &overall),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_limits_multi(f->l, items, CNT_LIMITS_MULTI_MAX + 1,
+                                      false, out, &overall),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_limits_multi(f->l, items, CNT_LIMITS_MULTI_MAX,
+                                      false, out, &overall), CNT_STATUS_OK);
+    assert_int_equal(overall, 0);
+    items[1] = win("n0", 3, 1, 0, 0, false);
+    assert_int_equal(cnt_limits_multi(f->l, items, 2, false, out, &overall),
+                     CNT_STATUS_INVALID);
+    items[1] = gcra("n0", 3, 1, SEC, 1, false);
+    assert_int_equal(cnt_limits_multi(f->l, items, 2, true, out, &overall),
+                     CNT_STATUS_OK);
+    items[1] = gcra("n1", 3, 0, SEC, 1, false);
+    assert_int_equal(cnt_limits_multi(f->l, items, 2, false, out, &overall),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
+/* ---- Memory ---- */
+
+/* Beyond the budget: 0x82, nothing changed (no record, same bytes); the
+ * budget is shared with the semaphore table, so either side can fill it
+ * and freeing on one side makes room for the other. */
+static void test_memory_limit_shared(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_answer ans;
+    cnt_ttl_view v;
+
+    /* Measure one GCRA record, then allow exactly two of them. */
+    uint64_t before = cnt_map_budget_used(&f->budget);
+    assert_int_equal(state(f, gcra("aa", 0, 1, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    uint64_t one = cnt_map_budget_used(&f->budget) - before;
+    assert_true(one > 0);
+    fixture_free(f);
+
+    f = fixture_new(2 * one);
+    cnt_table_config tc = { .buckets = 64, .budget = &f->budget,
+                            .clock = &f->clock.clock };
+    cnt_table *t = cnt_table_new(&tc);
+    assert_non_null(t);
+    assert_int_equal(cnt_table_memory_limit(t), 2 * one);
+    assert_int_equal(state(f, gcra("aa", 0, 1, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, gcra("bb", 0, 1, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    uint64_t full = cnt_map_budget_used(&f->budget);
+    cnt_check_args a = gcra("cc", 0, 1, SEC, 1, false);
+    assert_int_equal(cnt_limits_check(f->l, &a, &ans),
+                     CNT_STATUS_OUT_OF_MEMORY);
+    a = win("cc", 1, 1, 0, 0, false);
+    assert_int_equal(cnt_limits_check(f->l, &a, &ans),
+                     CNT_STATUS_OUT_OF_MEMORY);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("cc"), 1, 1, 3),
+                     CNT_STATUS_OUT_OF_MEMORY);
+    /* A peek, a limited or a charge on an existing record needs nothing. */
+    a = gcra("cc", 0, 1, SEC, 1, true);
+    assert_int_equal(cnt_limits_check(f->l, &a, &ans), CNT_STATUS_OK);
+    pass(f, SEC);
+    assert_int_equal(state(f, gcra("aa", 0, 1, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(cnt_map_budget_used(&f->budget), full);
+    /* The table is out of room too. */
+    cnt_holdings h;
+    cnt_holdings_init(&h);
+    assert_int_equal(cnt_table_acquire(t, &h, CNT_NAME("sem"), 1, 1),
+                     CNT_STATUS_OUT_OF_MEMORY);
+    /* Both records' TATs have passed: the sweep frees them, and the
+     * table gets the room. */
+    pass(f, 2 * SEC);
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 2);
+    assert_int_equal(cnt_table_acquire(t, &h, CNT_NAME("sem"), 1, 1),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("cc"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    cnt_table_release_all(t, &h);
+    cnt_holdings_destroy(&h);
+    cnt_table_free(t);
+    fixture_free(f);
+}
+
+/* Every allocation a charge makes fails in turn: the answer is OK or
+ * 0x82, and after 0x82 nothing changed and nothing leaked. */
+static void test_memory_injected_failures(void **st)
+{
+    (void)st;
+    for (unsigned long n = 1; n < 40; n++) {
+        fixture *f = fixture_new(0);
+        cnt_check_answer out[4];
+        uint8_t overall;
+        /* Two existing records (one to reshape), two new ones. */
+        assert_int_equal(state(f, win("old", 9, 1, SEC, 10, false)),
+                         CNT_CHECK_ALLOWED);
+        assert_int_equal(state(f, gcra("g", 9, 1, SEC, 1, false)),
+                         CNT_CHECK_ALLOWED);
+        cnt_check_args items[4] = {
+            win("old", 9, 1, 2 * SEC, 5, false),
+            gcra("g", 9, 1, SEC, 1, false),
+            win("new", 9, 1, SEC, 10, false),
+            gcra("new", 9, 1, SEC, 1, false),
+        };
+        uint64_t used = cnt_map_budget_used(&f->budget);
+        long live = cnt_fake_alloc_live();
+
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_status s = cnt_limits_multi(f->l, items, 4, false, out,
+                                        &overall);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (s == CNT_STATUS_OUT_OF_MEMORY) {
+            assert_true(injected);
+            assert_int_equal(cnt_map_budget_used(&f->budget), used);
+            assert_int_equal(cnt_fake_alloc_live(), live);
+            cnt_limits_stats st2;
+            cnt_limits_stats_get(f->l, &st2);
+            assert_int_equal(st2.kind[CNT_LIMITS_WINDOW].objects, 1);
+            assert_int_equal(st2.kind[CNT_LIMITS_GCRA].objects, 1);
+            cnt_check_answer a = check(f, win("old", 9, 1, SEC, 10, true));
+            assert_int_equal(a.used, 2);
+            a = check(f, gcra("g", 9, 1, SEC, 1, true));
+            assert_int_equal(a.remaining, 8);
+        } else {
+            assert_int_equal(s, CNT_STATUS_OK);
+            assert_int_equal(overall, 0);
+            fixture_free(f);
+            assert_true(n > 2);     /* at least two allocations were made */
+            break;
+        }
+        fixture_free(f);
+    }
+}
+
+/* ---- Collection and figures ---- */
+
+/* Dead records are freed by the sweep (and by the GC's sweep, hooked with
+ * cnt_gc_add_limits) and counted expired; live ones stay. */
+static void test_sweep_and_gc(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t1"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t2"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(state(f, win("w", 5, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(state(f, gcra("g", 5, 1, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 0);
+    pass(f, SEC);
+    /* t1 expired, g's TAT passed; w's count is still remembered. */
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 2);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].objects, 0);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].expired, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].objects, 1);
+    pass(f, 100 * MS);
+    /* Through the GC, sweeping the table's map and the limits'. */
+    cnt_table_config tc = { .buckets = 64, .clock = &f->clock.clock };
+    cnt_table *t = cnt_table_new(&tc);
+    cnt_gc *gc = cnt_gc_new(t);
+    assert_non_null(gc);
+    assert_int_equal(cnt_gc_add_limits(gc, f->l), 0);
+    assert_int_equal(cnt_gc_run_once(gc), 1);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].objects, 0);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].expired, 1);
+    pass(f, 9 * SEC);
+    assert_int_equal(cnt_gc_run_once(gc), 1);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 0);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, 2);
+    /* Nothing left but the map itself. */
+    assert_int_equal(cnt_map_budget_used(&f->budget), 0);
+    cnt_gc_free(gc);
+    cnt_table_free(t);
+    fixture_free(f);
+}
+
+/* ---- Two threads, one hot name ---- */
+
+/* What the threads share, and each thread's own part. */
+typedef struct hot_run {
+    fixture *f;
+    cnt_check_args a;
+    unsigned calls;
+} hot_run;
+
+typedef struct hot_arg {
+    hot_run *r;
+    unsigned allowed;
+    unsigned errors;            /* answers other than OK (cmocka's asserts
+                                   are for the main thread) */
+} hot_arg;
+
+/* A thread's loop; it counts its own allowed answers. */
+static void *hot_main(void *arg)
+{
+    hot_arg *h = arg;
+    cnt_check_answer ans;
+
+    for (unsigned i = 0; i < h->r->calls; i++) {
+        if (cnt_limits_check(h->r->f->l, &h->r->a, &ans) != CNT_STATUS_OK)
+            h->errors++;
+        else if (ans.state == CNT_CHECK_ALLOWED)
+            h->allowed++;
+    }
+    return NULL;
+}
+
+/* Runs two threads of calls checks each on a; returns the total
+ * allowed. */
+static unsigned hot_two(fixture *f, cnt_check_args a, unsigned calls)
+{
+    hot_run r = { .f = f, .a = a, .calls = calls };
+    hot_arg arg[2] = { { .r = &r }, { .r = &r } };
+    pthread_t th[2];
+
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hot_main, &arg[i]),
+                         0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(arg[0].errors + arg[1].errors, 0);
+    return arg[0].allowed + arg[1].allowed;
+}
+
+/* Two threads on one name, time standing still: exactly the limit is
+ * allowed, for GCRA (burst + 1) and for the window (limit), and a
+ * multi-check on two hot names stays all-or-nothing. */
+static void test_hot_name_two_threads(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    assert_int_equal(hot_two(f, gcra("hot", 4999, 1, SEC, 1, false), 20000),
+                     5000);
+    assert_int_equal(hot_two(f, win("hot", 7000, 1, 0, 0, false), 20000),
+                     7000);
+    /* Time moves between two runs: the next GCRA call is allowed 1 s
+     * later, and only one. */
+    pass(f, SEC);
+    assert_int_equal(hot_two(f, gcra("hot", 4999, 1, SEC, 1, false), 1000),
+                     1);
+    fixture_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_guarantee_random),
+        cmocka_unit_test(test_window_slots_exact),
+        cmocka_unit_test(test_window_never_peek_limit),
+        cmocka_unit_test(test_window_reshape),
+        cmocka_unit_test(test_window_invalid),
+        cmocka_unit_test(test_gcra_redis_cell),
+        cmocka_unit_test(test_gcra_fine_rates),
+        cmocka_unit_test(test_gcra_guarantee_random),
+        cmocka_unit_test(test_gcra_never_peek_change),
+        cmocka_unit_test(test_ttl_insert_query),
+        cmocka_unit_test(test_ttl_units),
+        cmocka_unit_test(test_ttl_update_quota),
+        cmocka_unit_test(test_ttl_update_time),
+        cmocka_unit_test(test_ttl_purge),
+        cmocka_unit_test(test_namespaces),
+        cmocka_unit_test(test_multi_all_or_nothing),
+        cmocka_unit_test(test_multi_invalid),
+        cmocka_unit_test(test_memory_limit_shared),
+        cmocka_unit_test(test_memory_injected_failures),
+        cmocka_unit_test(test_sweep_and_gc),
+        cmocka_unit_test(test_hot_name_two_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
