@@ -62,8 +62,12 @@
 /* Window defaults and bounds. */
 #define CNT_WINDOW_DEFAULT_SLOTS 10u
 #define CNT_WINDOW_MAX_SLOTS 64u
+#ifndef CNT_WINDOW_DEFAULT_NS
 #define CNT_WINDOW_DEFAULT_NS 1000000000u
+#endif
+#ifndef CNT_WINDOW_MIN_SLOT_NS
 #define CNT_WINDOW_MIN_SLOT_NS 1000u
+#endif
 
 /* Most items of one multi-check. */
 #define CNT_LIMITS_MULTI_MAX 16u
