@@ -18,6 +18,8 @@ typedef enum bench_workload {
     BENCH_WL_GET,           /* Get on names a holder connection keeps */
     BENCH_WL_ONE,           /* pairs, every connection on one counter */
     BENCH_WL_CONTENDED,     /* Acquire refused (0x21) about half the time */
+    BENCH_WL_WINDOW,        /* Window_check (0x34) on random names */
+    BENCH_WL_GCRA,          /* Gcra_check (0x35) on random names */
     BENCH_WL_FILL,          /* acquire N distinct names on one connection */
     BENCH_WL_PING,          /* wait until the server answers a Noop */
     BENCH_WL_STATS          /* print the server's Stats as key=value */
@@ -38,6 +40,15 @@ typedef struct bench_opts {
     bool kv;                /* one key=value line instead of the report */
     bool progress;          /* per-second progress on stderr */
     bool hold;              /* fill: keep the connection until a signal */
+    bool hot;               /* window, gcra: every check on one name */
+    bool accuracy;          /* window, gcra: paced checks on one fresh name
+                               instead of the closed loop */
+    uint32_t limit;         /* window: limit per window; gcra: count per
+                               period */
+    uint32_t burst;         /* gcra */
+    uint8_t slots;          /* window */
+    uint64_t period_ns;     /* window length; gcra period */
+    double offered;         /* accuracy: checks per second sent */
     const char *label;      /* server name echoed in the output */
     char *names;            /* keys x BENCH_NAME_LEN bytes, built once so
                                the closed loop formats nothing */

@@ -1,9 +1,12 @@
 /* counter-bench.c: load generator for any counter-protocol server (yrmcds's
- * binary counter protocol): option parsing, the run's timeline (connect,
- * warm up, measure, stop) and the report, human or key=value. */
+ * binary counter protocol, and our rate-limit checks): option parsing, the
+ * run's timeline (connect, warm up, measure, stop) and the report, human or
+ * key=value; and the accuracy run of a rate limit (checks paced at a fixed
+ * rate on one name with the server's real clock, allowed against exact). */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -11,12 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "bench/loadgen.h"
+#include "bench/net.h"
 #include "bench/procstat.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
+
+/* The accuracy run sends its checks in ticks of this length: fine enough
+ * for a limit of a few thousand per second, coarse enough to sleep. */
+#define ACC_TICK_NS 1000000ull
+/* After the last check is sent, answers are awaited this long at most. */
+#define ACC_DRAIN_NS 3000000000ull
+#define ACC_IN_CAP (1u << 16)
 
 /* Prints the option summary. */
 static void usage(FILE *f)
@@ -29,7 +43,8 @@ static void usage(FILE *f)
           "  -k, --keys N           distinct counter names (1000; fill: count)\n"
           "  -t, --duration SEC     measured seconds (3)\n"
           "  -w, --warmup SEC       seconds of load before measuring (1)\n"
-          "  -W, --workload NAME    pair|get|one|contended|fill|ping|stats\n"
+          "  -W, --workload NAME    pair|get|one|contended|window|gcra|fill|\n"
+          "                         ping|stats\n"
           "  -T, --threads N        client threads (min(connections, CPUs))\n"
           "  -S, --seed N           random seed (1)\n"
           "  -P, --pid PID          server pid: report its CPU time and RSS\n"
@@ -37,14 +52,29 @@ static void usage(FILE *f)
           "      --kv               one key=value line on stdout\n"
           "      --progress         per-second progress on stderr (always from 10 s)\n"
           "      --hold             fill: keep the connection until SIGTERM\n"
+          "      --hot              window, gcra: every check on one name\n"
+          "      --limit N          window: limit per window; gcra: count\n"
+          "                         per period (1000000000; accuracy: 1000)\n"
+          "      --burst N          gcra: burst (1000; accuracy: 10)\n"
+          "      --slots N          window: slots (10; accuracy: 64)\n"
+          "      --period-ms N      window length, gcra period (1000)\n"
+          "      --accuracy         window, gcra: send --offered checks/s\n"
+          "                         on one fresh name for --duration seconds\n"
+          "                         and compare the allowed ones with the\n"
+          "                         exact limit\n"
+          "      --offered N        accuracy: checks per second (10 x limit\n"
+          "                         per period)\n"
           "  -h, --help\n"
           "Workloads: pair = Acquire+Release of 1 on random names; get = Get\n"
           "on names a holder connection keeps; one = pairs on a single name;\n"
           "contended = Acquires refused (0x21) half the time; fill = acquire\n"
           "--keys distinct 16-byte names on one connection, report RSS; ping =\n"
           "retry a Noop for up to --duration seconds; stats = print the server's\n"
-          "Stats as one key=value line. Exit 0 when every\n"
-          "answer was as expected, 1 on errors, 2 on bad usage.\n", f);
+          "Stats as one key=value line; window / gcra = one Window_check /\n"
+          "Gcra_check of cost 1 per request (limits high enough that\n"
+          "nearly all are allowed, unless --limit says otherwise). Exit 0\n"
+          "when every answer was as expected, 1 on errors, 2 on bad usage.\n",
+          f);
 }
 
 /* Parses an unsigned option value in [lo, hi]; exits with a message. */
@@ -76,8 +106,8 @@ static double opt_seconds(const char *name, const char *s)
 
 /* Workload names, in bench_workload order. */
 static const char *const workload_names[] = { "pair", "get", "one",
-                                              "contended", "fill", "ping",
-                                              "stats" };
+                                              "contended", "window", "gcra",
+                                              "fill", "ping", "stats" };
 
 /* Parses a workload name; exits with a message on an unknown one. */
 static bench_workload opt_workload(const char *s)
@@ -98,7 +128,8 @@ static const char *workload_name(bench_workload w)
 /* Fills o from the command line; exits on bad usage. */
 static void parse_options(int argc, char **argv, bench_opts *o)
 {
-    enum { OPT_KV = 256, OPT_PROGRESS, OPT_HOLD };
+    enum { OPT_KV = 256, OPT_PROGRESS, OPT_HOLD, OPT_HOT, OPT_LIMIT,
+           OPT_BURST, OPT_SLOTS, OPT_PERIOD, OPT_ACCURACY, OPT_OFFERED };
     static const struct option longs[] = {
         { "host", 1, NULL, 's' }, { "port", 1, NULL, 'p' },
         { "connections", 1, NULL, 'c' }, { "depth", 1, NULL, 'd' },
@@ -107,12 +138,18 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         { "threads", 1, NULL, 'T' }, { "seed", 1, NULL, 'S' },
         { "pid", 1, NULL, 'P' }, { "label", 1, NULL, 'l' },
         { "kv", 0, NULL, OPT_KV }, { "progress", 0, NULL, OPT_PROGRESS },
-        { "hold", 0, NULL, OPT_HOLD }, { "help", 0, NULL, 'h' },
+        { "hold", 0, NULL, OPT_HOLD }, { "hot", 0, NULL, OPT_HOT },
+        { "limit", 1, NULL, OPT_LIMIT }, { "burst", 1, NULL, OPT_BURST },
+        { "slots", 1, NULL, OPT_SLOTS }, { "period-ms", 1, NULL, OPT_PERIOD },
+        { "accuracy", 0, NULL, OPT_ACCURACY },
+        { "offered", 1, NULL, OPT_OFFERED }, { "help", 0, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     *o = (bench_opts){ .host = "127.0.0.1", .port = "11215", .conns = 1,
                        .depth = 1, .keys = 1000, .duration = 3, .warmup = 1,
-                       .workload = BENCH_WL_PAIR, .seed = 1, .label = "server" };
+                       .workload = BENCH_WL_PAIR, .seed = 1, .label = "server",
+                       .period_ns = 1000000000ull };
+    long limit = -1, burst = -1, slots = -1;
     int ch;
     while ((ch = getopt_long(argc, argv, "s:p:c:d:k:t:w:W:T:S:P:l:h", longs,
                              NULL)) != -1) {
@@ -132,6 +169,22 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         case OPT_KV: o->kv = true; break;
         case OPT_PROGRESS: o->progress = true; break;
         case OPT_HOLD: o->hold = true; break;
+        case OPT_HOT: o->hot = true; break;
+        case OPT_LIMIT:
+            limit = opt_uint("--limit", optarg, 1, 0xffffffffu);
+            break;
+        case OPT_BURST:
+            burst = opt_uint("--burst", optarg, 0, 0xfffffffeu);
+            break;
+        case OPT_SLOTS: slots = opt_uint("--slots", optarg, 1, 64); break;
+        case OPT_PERIOD:
+            o->period_ns = opt_uint("--period-ms", optarg, 1, 86400000) *
+                           1000000ull;
+            break;
+        case OPT_ACCURACY: o->accuracy = true; break;
+        case OPT_OFFERED:
+            o->offered = opt_uint("--offered", optarg, 1, 10000000);
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
@@ -140,7 +193,23 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         fprintf(stderr, "counter-bench: unexpected argument '%s'\n", argv[optind]);
         exit(2);
     }
-    if (o->workload == BENCH_WL_ONE)
+    if (o->accuracy && o->workload != BENCH_WL_WINDOW &&
+        o->workload != BENCH_WL_GCRA) {
+        fprintf(stderr, "counter-bench: --accuracy needs -W window or gcra\n");
+        exit(2);
+    }
+    /* Throughput: limits nearly every check passes, even millions per
+     * second on one name, so each one charges; accuracy: 1000 per second
+     * (a burst of 10 beyond it for gcra, so a check arriving a little late
+     * loses nothing), the window in 64 slots, so it forgets at most 1/64
+     * of a window late. */
+    o->limit = limit >= 0 ? (uint32_t)limit
+               : o->accuracy ? 1000 : 1000000000u;
+    o->burst = burst >= 0 ? (uint32_t)burst : o->accuracy ? 10 : 1000;
+    o->slots = (uint8_t)(slots >= 0 ? slots : o->accuracy ? 64 : 10);
+    if (o->offered == 0)
+        o->offered = 10.0 * o->limit * 1e9 / (double)o->period_ns;
+    if (o->workload == BENCH_WL_ONE || o->hot || o->accuracy)
         o->keys = 1;
     if (o->duration >= 10)
         o->progress = true;     /* long runs say they are alive */
@@ -238,7 +307,7 @@ static int setup_holder(const bench_opts *o)
 typedef struct bench_result {
     double seconds;
     cnt_hist hist;
-    uint64_t ops, errors, refused;
+    uint64_t ops, errors, refused, allowed, limited;
     unsigned last_error, failures;
     double conn_min, conn_max;  /* ops/s of the slowest and fastest conn */
     double cpu;                 /* server CPU seconds; < 0 when unknown */
@@ -322,6 +391,8 @@ static void load_collect(const bench_opts *o, load_thread *th,
         cnt_hist_merge(&r->hist, &th[i].hist);
         r->errors += th[i].errors;
         r->refused += th[i].refused;
+        r->allowed += th[i].allowed;
+        r->limited += th[i].limited;
         r->failures += th[i].failures;
         if (th[i].last_error != 0)
             r->last_error = th[i].last_error;
@@ -352,13 +423,17 @@ static void print_result(const bench_opts *o, const bench_result *r)
                "seconds=%.3f ops=%" PRIu64 " ops_s=%.0f p50_us=%.1f "
                "p99_us=%.1f p999_us=%.1f max_us=%.1f conn_min_ops_s=%.0f "
                "conn_max_ops_s=%.0f fairness=%.3f errors=%" PRIu64
-               " refused=%" PRIu64 " failures=%u cpu_s=%.2f cpu_util=%.2f "
-               "rss_kb=%" PRIu64 "\n",
+               " last_error=0x%02x refused=%" PRIu64 " failures=%u "
+               "cpu_s=%.2f cpu_util=%.2f rss_kb=%" PRIu64,
                o->label, workload_name(o->workload), o->conns, o->depth,
                o->keys, o->threads, r->seconds, r->ops, ops_s, p50, p99, p999,
-               pmax, r->conn_min, r->conn_max, fair, r->errors, r->refused,
-               r->failures, r->cpu, r->cpu >= 0 ? r->cpu / r->seconds : -1,
-               r->rss_kb);
+               pmax, r->conn_min, r->conn_max, fair, r->errors,
+               r->last_error, r->refused, r->failures, r->cpu,
+               r->cpu >= 0 ? r->cpu / r->seconds : -1, r->rss_kb);
+        if (o->workload == BENCH_WL_WINDOW || o->workload == BENCH_WL_GCRA)
+            printf(" hot=%d allowed=%" PRIu64 " limited=%" PRIu64,
+                   o->hot ? 1 : 0, r->allowed, r->limited);
+        printf("\n");
         return;
     }
     printf("%s: workload %s, %u connections x depth %u, %u keys, %u client "
@@ -369,6 +444,9 @@ static void print_result(const bench_opts *o, const bench_result *r)
            p50, p99, p999, pmax);
     printf("  fairness    slowest conn %.0f/s, fastest %.0f/s, ratio %.3f\n",
            r->conn_min, r->conn_max, fair);
+    if (o->workload == BENCH_WL_WINDOW || o->workload == BENCH_WL_GCRA)
+        printf("  checks      %" PRIu64 " allowed, %" PRIu64
+               " limited or never\n", r->allowed, r->limited);
     printf("  errors      %" PRIu64 " unexpected statuses", r->errors);
     if (r->errors > 0)
         printf(" (last 0x%02x)", r->last_error);
@@ -428,6 +506,255 @@ out:
     return status;
 }
 
+/* One connection of the accuracy run: its pending output and the
+ * answers not yet complete. */
+typedef struct acc_conn {
+    int fd;
+    uint8_t *out;
+    size_t out_off, out_len, out_cap;
+    uint8_t in[ACC_IN_CAP];
+    size_t in_len;
+    uint32_t sent, received;
+} acc_conn;
+
+/* What the accuracy run counted. */
+typedef struct acc_result {
+    uint64_t sent, answered, allowed, limited, never, errors;
+    unsigned last_error, failures;
+} acc_result;
+
+/* Sleeps until the monotonic clock reads at (ns). */
+static void sleep_until(uint64_t at)
+{
+    struct timespec ts = { (time_t)(at / 1000000000u),
+                           (long)(at % 1000000000u) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+           EINTR)
+        ;
+}
+
+/* Reads what c's socket has and counts every complete answer; false when
+ * the connection broke. */
+static bool acc_read(acc_conn *c, acc_result *r)
+{
+    for (;;) {
+        ssize_t n = recv(c->fd, c->in + c->in_len, ACC_IN_CAP - c->in_len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        if (n <= 0)
+            return false;
+        c->in_len += (size_t)n;
+        size_t off = 0;
+        cnt_response res;
+        cnt_check_result check;
+        while (cnt_response_decode(c->in + off, c->in_len - off, &res) ==
+               CNT_DECODE_OK) {
+            off += res.size;
+            if (res.magic != CNT_MAGIC_RESPONSE ||
+                res.opaque != c->received++)
+                return false;
+            r->answered++;
+            if (res.status != CNT_STATUS_OK ||
+                !cnt_parse_check_answer(&res, &check)) {
+                r->errors++;
+                r->last_error = res.status;
+            } else if (check.state == CNT_CHECK_ALLOWED) {
+                r->allowed++;
+            } else if (check.state == CNT_CHECK_LIMITED) {
+                r->limited++;
+            } else {
+                r->never++;
+            }
+        }
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+        if (c->in_len == ACC_IN_CAP)
+            return false;
+    }
+}
+
+/* An exact limiter run beside the server on the client's send times: a
+ * sliding log for the window (allowed iff fewer than `limit` checks were
+ * allowed in the window before), GCRA without rounding. What it allows is
+ * the exact figure the server's count is compared with: stalls of the
+ * client (a late tick sends its checks together) fall on both alike. */
+typedef struct acc_ideal {
+    double tat;             /* GCRA: theoretical arrival time, ns */
+    uint64_t *log;          /* window: allowed send times, a ring */
+    size_t head, count;
+    uint64_t allowed;
+} acc_ideal;
+
+/* Windows up to this limit are simulated (a sliding log of that many
+ * times); above it only the schedule's bound is given. */
+#define ACC_LOG_MAX (1u << 22)
+
+/* Judges one check sent at t (ns since the first) with the exact limiter
+ * and charges it when allowed. */
+static void acc_ideal_check(const bench_opts *o, acc_ideal *id, uint64_t t)
+{
+    if (o->workload == BENCH_WL_GCRA) {
+        double interval = (double)o->period_ns / o->limit;
+        double tat = id->tat > (double)t ? id->tat : (double)t;
+        /* new_tat - now <= interval * (burst + 1), with a little slack
+         * for the rounding of doubles. */
+        if (tat + interval - (double)t <=
+            interval * ((double)o->burst + 1) + 1e-6) {
+            id->tat = tat + interval;
+            id->allowed++;
+        }
+        return;
+    }
+    while (id->count > 0 && id->log[id->head] + o->period_ns <= t) {
+        id->head = (id->head + 1) % o->limit;
+        id->count--;
+    }
+    if (id->count < o->limit) {
+        id->log[(id->head + id->count) % o->limit] = t;
+        id->count++;
+        id->allowed++;
+    }
+}
+
+/* The most a rate limiter can allow of `total` checks sent at `rate` per
+ * second, exactly on schedule, over the span first..last (ns) of their
+ * sends: a window lets `limit` through per window (each window of the
+ * schedule from the first send, at most the checks sent in it); GCRA
+ * lets burst + 1 through at once and then one per emission interval. */
+static uint64_t acc_bound(const bench_opts *o, uint64_t total, double rate,
+                          uint64_t span_ns)
+{
+    if (o->workload == BENCH_WL_GCRA) {
+        uint64_t n = (uint64_t)((double)span_ns * o->limit /
+                                (double)o->period_ns) + o->burst + 1;
+        return n < total ? n : total;
+    }
+    /* Check j is due at j / rate: window k holds the checks from
+     * ceil(k * per_window) up to ceil((k + 1) * per_window). */
+    double per_window = rate * (double)o->period_ns / 1e9;
+    uint64_t exact = 0, from = 0;
+    for (uint64_t k = 1; from < total; k++) {
+        double x = (double)k * per_window;
+        uint64_t to = (uint64_t)x + ((double)(uint64_t)x < x ? 1 : 0);
+        if (to > total)
+            to = total;
+        exact += to - from < o->limit ? to - from : o->limit;
+        from = to;
+    }
+    return exact;
+}
+
+/* Accuracy: --offered checks per second (cost 1) on one fresh name,
+ * dealt round-robin over the connections in ticks of ACC_TICK_NS, for
+ * --duration seconds; then waits for every answer and compares the
+ * allowed count with an exact limiter's on the same send times. */
+static int run_accuracy(const bench_opts *o)
+{
+    char name[BENCH_NAME_LEN];
+    /* A name no earlier run used: its limit starts untouched. */
+    bench_name(name, "acc", (uint32_t)(getpid() ^ (load_now_ns() / 1000)));
+    acc_conn *conns = calloc(o->conns, sizeof *conns);
+    acc_result r = { 0 };
+    acc_ideal ideal = { .tat = 0 };
+    uint64_t total = (uint64_t)(o->offered * o->duration);
+    bool simulate = o->workload == BENCH_WL_GCRA || o->limit <= ACC_LOG_MAX;
+    int status = 1;
+    if (simulate && o->workload == BENCH_WL_WINDOW)
+        ideal.log = malloc((size_t)o->limit * sizeof *ideal.log);
+    if (conns == NULL || total == 0 ||
+        (simulate && o->workload == BENCH_WL_WINDOW && ideal.log == NULL))
+        goto out;
+    for (unsigned i = 0; i < o->conns; i++) {
+        acc_conn *c = &conns[i];
+        c->fd = bench_connect(o->host, o->port, false);
+        c->out_cap = ((size_t)(o->offered / o->conns) + 64) *
+                     (CNT_HEADER_SIZE + CNT_GCRA_FIXED + BENCH_NAME_LEN);
+        c->out = malloc(c->out_cap);
+        int fl = c->fd >= 0 ? fcntl(c->fd, F_GETFL) : -1;
+        if (c->out == NULL || fl < 0 ||
+            fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+            goto out;
+    }
+    uint64_t t0 = load_now_ns(), tick = t0, last = t0, gap = 0;
+    while (r.sent < total && r.failures == 0) {
+        uint64_t now = load_now_ns();
+        if (now - last > gap)
+            gap = now - last;
+        double due_d = (double)(now - t0) * o->offered / 1e9 + 1;
+        uint64_t due = due_d < (double)total ? (uint64_t)due_d : total;
+        for (; r.sent < due; r.sent++) {
+            acc_conn *c = &conns[r.sent % o->conns];
+            if (c->out_cap - c->out_len <
+                CNT_HEADER_SIZE + CNT_GCRA_FIXED + BENCH_NAME_LEN) {
+                r.failures++;       /* the server stopped reading */
+                break;
+            }
+            uint8_t *out = c->out + c->out_len;
+            c->out_len += o->workload == BENCH_WL_WINDOW
+                ? cnt_encode_window_check(out, c->sent++, 0, o->slots,
+                                          o->limit, 1, o->period_ns, name,
+                                          BENCH_NAME_LEN)
+                : cnt_encode_gcra_check(out, c->sent++, 0, o->burst,
+                                        o->limit, 1, o->period_ns, name,
+                                        BENCH_NAME_LEN);
+            if (simulate)
+                acc_ideal_check(o, &ideal, now - t0);
+            last = now;
+        }
+        for (unsigned i = 0; i < o->conns; i++) {
+            acc_conn *c = &conns[i];
+            if (!cnt_bench_flush(c->fd, c->out, &c->out_off, &c->out_len) ||
+                !acc_read(c, &r))
+                r.failures++;
+        }
+        tick += ACC_TICK_NS;
+        if (tick < now)
+            tick = now;
+        sleep_until(tick);
+    }
+    /* Every answer, or give up after ACC_DRAIN_NS. */
+    uint64_t give_up = load_now_ns() + ACC_DRAIN_NS;
+    while (r.answered < r.sent && r.failures == 0 && load_now_ns() < give_up) {
+        for (unsigned i = 0; i < o->conns; i++) {
+            acc_conn *c = &conns[i];
+            if (!cnt_bench_flush(c->fd, c->out, &c->out_off, &c->out_len) ||
+                !acc_read(c, &r))
+                r.failures++;
+        }
+        sleep_seconds(0.001);
+    }
+    uint64_t bound = acc_bound(o, r.sent, o->offered, last - t0);
+    uint64_t exact = simulate ? ideal.allowed : bound;
+    double err = exact > 0 ? 100.0 * ((double)r.allowed - (double)exact) /
+                             (double)exact : 0;
+    printf("server=%s workload=%s mode=accuracy conns=%u keys=1 limit=%u "
+           "burst=%u slots=%u period_ms=%.0f offered_s=%.0f seconds=%.3f "
+           "sent=%" PRIu64 " answered=%" PRIu64 " allowed=%" PRIu64
+           " limited=%" PRIu64 " never=%" PRIu64 " exact=%" PRIu64
+           " simulated=%d bound=%" PRIu64 " error_pct=%.3f "
+           "max_tick_gap_ms=%.1f errors=%" PRIu64 " last_error=0x%02x "
+           "failures=%u\n", o->label, workload_name(o->workload), o->conns,
+           o->limit, o->burst, o->slots, (double)o->period_ns / 1e6,
+           o->offered, (double)(last - t0) / 1e9, r.sent, r.answered,
+           r.allowed, r.limited, r.never, exact, simulate ? 1 : 0, bound,
+           err, (double)gap / 1e6, r.errors, r.last_error, r.failures);
+    if (r.answered < r.sent)
+        fprintf(stderr, "counter-bench: accuracy: %" PRIu64 " of %" PRIu64
+                " checks unanswered\n", r.sent - r.answered, r.sent);
+    status = r.errors == 0 && r.failures == 0 && r.answered == r.sent ? 0 : 1;
+out:
+    for (unsigned i = 0; conns != NULL && i < o->conns; i++) {
+        if (conns[i].fd > 0)
+            close(conns[i].fd);
+        free(conns[i].out);
+    }
+    free(conns);
+    free(ideal.log);
+    return status;
+}
+
 /* Parses the options and runs the chosen workload. */
 int main(int argc, char **argv)
 {
@@ -439,6 +766,11 @@ int main(int argc, char **argv)
         return run_ping(&o);
     case BENCH_WL_FILL:
         return run_fill(&o);
+    case BENCH_WL_WINDOW:
+    case BENCH_WL_GCRA:
+        if (o.accuracy)
+            return run_accuracy(&o);
+        break;
     case BENCH_WL_STATS: {
         int fd = bench_connect(o.host, o.port, false);
         bool ok = fd >= 0 && bench_print_stats(fd, o.label);
@@ -447,11 +779,12 @@ int main(int argc, char **argv)
         return ok ? 0 : 1;
     }
     default:
-        o.names = malloc((size_t)o.keys * BENCH_NAME_LEN);
-        for (uint32_t k = 0; o.names != NULL && k < o.keys; k++)
-            bench_name(o.names + (size_t)k * BENCH_NAME_LEN, "bench", k);
-        int status = run_load(&o);
-        free(o.names);
-        return status;
+        break;
     }
+    o.names = malloc((size_t)o.keys * BENCH_NAME_LEN);
+    for (uint32_t k = 0; o.names != NULL && k < o.keys; k++)
+        bench_name(o.names + (size_t)k * BENCH_NAME_LEN, "bench", k);
+    int status = run_load(&o);
+    free(o.names);
+    return status;
 }

@@ -1,8 +1,10 @@
 /* counter-floor.c: the benchmark's "floor": a stateless counter-protocol
  * server that frames requests with the project's decoder and answers OK
  * with the same response sizes a real server sends (Get and Acquire: a u32
- * body; Release, Noop: empty), so a report can show what this machine can
- * do at all. Not a counter server: it keeps no counters. */
+ * body; Window_check and Gcra_check: a 32-byte check answer saying
+ * allowed; Release, Noop: empty), so a report can show what this machine
+ * can do at all. Not a counter server: it keeps no counters and no
+ * limits. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -61,6 +63,17 @@ static size_t floor_answer(uint8_t *out, const cnt_request *req)
         return cnt_encode_u32(out, req->opcode, req->opaque, 1);
     case CNT_OP_ACQUIRE:
         return cnt_encode_u32(out, req->opcode, req->opaque, req->resources);
+    case CNT_OP_WINDOW_CHECK:
+    case CNT_OP_GCRA_CHECK: {
+        /* Allowed, with the figures a real answer would carry. */
+        cnt_check_result res = { .state = CNT_CHECK_ALLOWED,
+                                 .limit = req->limit,
+                                 .remaining = req->limit > 0 ? req->limit - 1
+                                                             : 0,
+                                 .used = 1,
+                                 .reset_after_ns = req->period_ns };
+        return cnt_encode_check_answer(out, req->opcode, req->opaque, &res);
+    }
     default:        /* Release, Noop; Stats and Dump answer "nothing" */
         return cnt_encode_empty(out, req->opcode, req->opaque);
     }

@@ -23,7 +23,8 @@
 #include "protocol/request.h"
 #include "protocol/response.h"
 
-#define LOAD_REQ_MAX (CNT_HEADER_SIZE + 10 + BENCH_NAME_LEN)
+/* Longest request of the closed loop: a Gcra_check. */
+#define LOAD_REQ_MAX (CNT_HEADER_SIZE + CNT_GCRA_FIXED + BENCH_NAME_LEN)
 #define LOAD_IN_CAP (1u << 16)
 /* Maximum passed with pair Acquires: never the reason for a refusal. */
 #define LOAD_MAX_ANY 0xffffffffu
@@ -75,6 +76,13 @@ static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
         name = o->names + (size_t)slot->key * BENCH_NAME_LEN;
         if (o->workload == BENCH_WL_GET) {
             n = cnt_encode_get(out, opaque, name, BENCH_NAME_LEN);
+        } else if (o->workload == BENCH_WL_WINDOW) {
+            n = cnt_encode_window_check(out, opaque, 0, o->slots, o->limit,
+                                        1, o->period_ns, name,
+                                        BENCH_NAME_LEN);
+        } else if (o->workload == BENCH_WL_GCRA) {
+            n = cnt_encode_gcra_check(out, opaque, 0, o->burst, o->limit, 1,
+                                      o->period_ns, name, BENCH_NAME_LEN);
         } else {
             uint32_t max = LOAD_MAX_ANY;
             /* Contended: the holder keeps at least 1 of every counter, so
@@ -114,12 +122,23 @@ static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
     if (measuring) {
         c->ops++;
         cnt_hist_record(&t->hist, now - sent_at);
+        cnt_check_result check;
         if (res->status == CNT_STATUS_RESOURCE_NOT_AVAILABLE &&
             o->workload == BENCH_WL_CONTENDED)
             t->refused++;
         else if (res->status != CNT_STATUS_OK) {
             t->errors++;
             t->last_error = res->status;
+        } else if (o->workload == BENCH_WL_WINDOW ||
+                   o->workload == BENCH_WL_GCRA) {
+            if (!cnt_parse_check_answer(res, &check)) {
+                t->errors++;
+                t->last_error = res->status;
+            } else if (check.state == CNT_CHECK_ALLOWED) {
+                t->allowed++;
+            } else {
+                t->limited++;
+            }
         }
     }
     load_conn_queue(c, o, s, now);

@@ -44,6 +44,8 @@ typedef struct load_thread {
     cnt_hist hist;          /* latency of measured answers, ns */
     uint64_t errors;        /* unexpected non-OK statuses */
     uint64_t refused;       /* 0x21 in the contended workload */
+    uint64_t allowed;       /* window, gcra: checks answered allowed */
+    uint64_t limited;       /* ... and limited or never */
     unsigned last_error;
     unsigned failures;      /* connections lost */
     _Atomic uint64_t ops_live;  /* for progress reports */

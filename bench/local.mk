@@ -2,8 +2,10 @@
 # the load generator counter-bench, the floor server counter-floor, the run
 # script that writes doc/performance.md, the benchmark of waiting acquisition
 # wait-bench, the rate limits' engine-level microbenchmark limits-micro (built,
-# not run by make check), and a short smoke run for make check.
-noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro
+# not run by make check), the Redis side of the rate-limit rows redis-bench,
+# and a short smoke run for make check.
+noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
+	redis-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -19,11 +21,16 @@ wait_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 limits_micro_SOURCES = bench/limits-micro.c
 limits_micro_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
+redis_bench_SOURCES = bench/redis-bench.c bench/setup.c bench/hist.c \
+	bench/procstat.c bench/net.c
+redis_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
 noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 	bench/net.h
 
 # The smoke run is started from the top build directory, where it finds
-# counter-bench, counter-floor, wait-bench, mchost and .libs/counter.so.
+# counter-bench, counter-floor, wait-bench, redis-bench, mchost and
+# .libs/counter.so (and redis-server, when installed).
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \

@@ -33,6 +33,7 @@ my @memory = read_kv("$tmp/memory.kv");
 my @gc = read_kv("$tmp/gc.kv");
 my @profile = read_kv("$tmp/profile.kv");
 my @wait = read_kv("$tmp/wait.kv");
+my @limits = read_kv("$tmp/limits.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -90,6 +91,8 @@ p "# Performance\n",
   "| reference | $machine{reference}, 8 workers, counter.buckets = 1000000 |",
   "| ours | mchost + counter.so, counter.buckets = 1000000 (commit $machine{commit}) |",
   "| floor | counter-floor, 2 threads: frames and answers OK, keeps nothing |",
+  (@limits ? ("| redis (rate limits) | Debian redis-server " .
+              ($machine{redis} || 'n/a') . ", --save '' --appendonly no |") : ()),
   "| per cell | $machine{warmup} s warm-up, $machine{duration} s measured, " .
   ($machine{repeat} > 1 ? "median of $machine{repeat} runs" : 'one run') . ' |',
   "| waiting rows | ours with counter.threads = 2; hand-off $machine{duration} s, " .
@@ -225,6 +228,7 @@ for my $iv (86400, 2) {
 p "";
 
 wait_section();
+limits_section();
 
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
 my @targets;
@@ -272,6 +276,7 @@ target('one counter: ours >= 2x reference ops/s',
 }
 
 wait_targets();
+limits_targets();
 
 p "## Targets\n",
   "Each is written as a ratio (or a figure) that must reach the bound (>=)",
@@ -303,7 +308,7 @@ p "",
   "## Reproducing\n",
   "```",
   "mkdir -p _build/bench && cd _build/bench && ../../configure && make",
-  "../../bench/run-bench.sh .          # full run (about 8 minutes)",
+  "../../bench/run-bench.sh .          # full run (about 10 minutes)",
   "BENCH_REPEAT=3 BENCH_DURATION=2 ../../bench/run-bench.sh .   # this file",
   "BENCH_QUICK=1 ../../bench/run-bench.sh .   # 0.3 s cells, smoke only",
   "```",
@@ -311,7 +316,11 @@ p "",
   "`BENCH_DURATION` / `BENCH_WARMUP` set the seconds per cell. One cell by",
   "hand: `counter-bench -p PORT -c 64 -d 32 -k 1000 -W pair -P PID --kv`;",
   "one waiting row: `wait-bench -p PORT -W handoff|semaphore|leases` (add",
-  "`--poll` for the polling semaphore, `-P PID` for the leases' RSS).";
+  "`--poll` for the polling semaphore, `-P PID` for the leases' RSS); one",
+  "rate-limit cell: `counter-bench -p PORT -W window|gcra -c 64 -d 32",
+  "[--hot] --kv`, or on Redis `redis-bench -p PORT -W window|gcra -c 64",
+  "-d 32 --kv`; an accuracy run: `counter-bench -p PORT -W gcra --accuracy",
+  "-c 4 -t 10`. `BENCH_LIMITS=0` skips the rate-limit rows.";
 
 # The waiting rows, keyed "workload:server" or "semaphore:MODE:server".
 sub wait_rows {
@@ -472,6 +481,165 @@ sub wait_targets {
     target_cmp('pending leases: probe Noop p99 during the expiries / idle p99 <= 2',
                $ok ? ratio($l->{busy_p99_us}, $l->{idle_p99_us}) : undef,
                $ok ? sprintf('%.0f / %.0f us', @$l{qw(busy_p99_us idle_p99_us)}) : $n, '<=', 2);
+}
+
+# The rate-limit rows: closed-loop cells keyed "kind:conns:depth:keys"
+# per server, and the accuracy runs keyed by kind.
+sub limit_rows {
+    my (%cells, %acc, %absent);
+    for my $r (@limits) {
+        if ($r->{absent}) { $absent{$r->{server}} = 1; next }
+        if (($r->{mode} // '') eq 'accuracy') { $acc{$r->{workload}} = $r; next }
+        $cells{join ':', @$r{qw(workload conns depth keys)}}{$r->{server}} = $r;
+    }
+    return (\%cells, \%acc, \%absent);
+}
+# Checks/s of a cell; undef when the run failed or had any unexpected
+# answer (an error is not a check: the rate would mean nothing).
+sub limit_ops {
+    my ($cells, $k, $s) = @_;
+    my $r = $cells->{$k}{$s};
+    return undef unless $r && !$r->{failed} && defined $r->{ops_s} &&
+                        !$r->{errors} && !$r->{failures};
+    return $r->{ops_s};
+}
+# The targets of one closed-loop cell: [name, ratio, bound] each.
+sub limit_cell_targets {
+    my ($cells, $kind, $c, $d) = @_;
+    my $k = "$kind:$c:$d:1000";
+    my ($o, $f, $r) = map { limit_ops($cells, $k, $_) } qw(ours floor redis);
+    my @t = (["ours/floor", ratio($o, $f), $d == 1 ? 0.85 : 0.6]);
+    push @t, ["ours/redis", ratio($o, $r), 5] if $d > 1;
+    return @t;
+}
+
+# The section "Rate limits": checks per second against the floor and
+# Redis, one hot name, accuracy with the real clock.
+sub limits_section {
+    return unless @limits;
+    my ($cells, $acc, $absent) = limit_rows();
+    p "## Rate limits\n",
+      "Window_check (0x34) and Gcra_check (0x35) of cost 1 on random names",
+      "among 1000 (16 bytes), closed loop as in the matrix: ours, the floor",
+      "(answers every check \"allowed\" with a 32-byte body, keeps nothing)",
+      "and Redis doing the same limits the way its users do, all up at once",
+      "and measured in turn, cell by cell. The limits are the same for all:",
+      "a window of 1 s (10 slots on ours) with limit 10^9; GCRA count 10^9",
+      "per second, burst 1000; so nearly every check is allowed and charges,",
+      "even on one name. Redis (its own",
+      "client, bench/redis-bench.c, same connections x depth, one check in",
+      "flight per slot): window = `INCR name` + `PEXPIRE name 1000 NX`",
+      "pipelined, the two commands one check (a fixed window: allowed while",
+      "the count is at most the limit); GCRA = one `EVALSHA` of a GCRA script",
+      "(redis-cell's semantics: burst, count per period, cost; TAT kept as a",
+      "string with an expiry) loaded with SCRIPT LOAD first. Checks/s counts",
+      "checks, not commands. At depth 1 every server waits on the loopback",
+      "round trip and the client, so the Redis ratio is only targeted where",
+      "the server's own work shows: 64 connections x depth 32.\n";
+    p "Redis was not measured: redis-server not installed or not started.\n"
+        if $absent->{redis};
+    p "| limit | conns x depth | ours | floor | redis | ours/floor | ours/redis | target | holds |",
+      "|---|---|---:|---:|---:|---:|---:|---|---|";
+    for my $kind (qw(window gcra)) {
+        for my $sh ([1, 1], [16, 1], [64, 32]) {
+            my ($c, $d) = @$sh;
+            my $k = "$kind:$c:$d:1000";
+            my ($o, $f, $r) = map { limit_ops($cells, $k, $_) } qw(ours floor redis);
+            my @t = limit_cell_targets($cells, $kind, $c, $d);
+            my $want = join ', ', map { "$_->[0] >= $_->[2]" } @t;
+            my $holds = join ', ', map {
+                !defined $_->[1] ? 'n/a' : $_->[1] >= $_->[2] ? 'MET' : '**MISS**'
+            } @t;
+            p "| $kind | $c x $d | " . join(' | ', map { fmt_ops($_) } $o, $f, $r) .
+              ' | ' . fmt_ratio(ratio($o, $f)) . ' | ' . fmt_ratio(ratio($o, $r)) .
+              " | $want | $holds |";
+        }
+    }
+    p "";
+    my @bad = grep { $_->{failed} || ($_->{errors} // 0) > 0 ||
+                     ($_->{failures} // 0) > 0 } @limits;
+    p "Runs with unexpected answers, lost connections or failures (shown",
+      "as n/a above):\n" if @bad;
+    p "- $_->{server} $_->{workload}" . (($_->{mode} // '') eq 'accuracy' ? ' accuracy' :
+      " c=$_->{conns} d=$_->{depth} k=$_->{keys}") . ': ' .
+      ($_->{failed} ? 'run failed' : "errors=$_->{errors} failures=$_->{failures}" .
+       (defined $_->{last_error} ? " (last status $_->{last_error})" : '')) for @bad;
+    p "" if @bad;
+
+    p "### One hot limit\n",
+      "The 64 x 32 cell with every check on one name (one record, one stripe",
+      "lock) against the same cell on 1000 names, on our server.\n",
+      "| limit | one name | 1000 names | one / 1000 | p99 us one / 1000 |",
+      "|---|---:|---:|---:|---|";
+    for my $kind (qw(window gcra)) {
+        my $h = $cells->{"$kind:64:32:1"}{ours};
+        my $w = $cells->{"$kind:64:32:1000"}{ours};
+        my ($ho, $wo) = (limit_ops($cells, "$kind:64:32:1", 'ours'),
+                         limit_ops($cells, "$kind:64:32:1000", 'ours'));
+        my $lat = defined $ho && defined $wo
+                ? sprintf('%.0f / %.0f', $h->{p99_us}, $w->{p99_us}) : 'n/a';
+        p "| $kind | " . fmt_ops($ho) . ' | ' . fmt_ops($wo) . ' | ' .
+          fmt_ratio(ratio($ho, $wo)) . " | $lat |";
+    }
+    p "";
+
+    p "### Accuracy with the real clock\n",
+      "One fresh name, checks of cost 1 sent at 10 times the allowed rate",
+      "(round-robin over 4 connections, in 1 ms ticks) for " .
+      ($machine{accuracy_duration} // 'n/a') . " s, the server using its",
+      "own monotonic clock. Exact = what an exact limiter run by the client",
+      "on the same send times allows (the window: a sliding log, allowed iff",
+      "fewer than `limit` checks were allowed in the window before; GCRA",
+      "without rounding), so a late tick of the client counts for both.",
+      "Bound = the most the limit allows had every check left exactly on",
+      "schedule (the window: `limit` per window of the schedule; GCRA:",
+      "burst + 1 at once, then one per emission interval). The window runs",
+      "in 64 slots: it remembers a check for up to one slot (1/64 of the",
+      "window) longer than the window.\n",
+      "| limit | settings | offered/s | seconds | sent | allowed | exact | allowed - exact | bound | longest client tick gap | target | holds |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|";
+    for my $kind (qw(window gcra)) {
+        my $a = $acc->{$kind} or next;
+        if ($a->{failed} || $a->{errors} || $a->{failures}) {
+            p "| $kind | run failed or had unexpected answers | | | | | | | | | within 1% | n/a |";
+            next;
+        }
+        my $set = $kind eq 'window'
+                ? "limit $a->{limit} per $a->{period_ms} ms, $a->{slots} slots"
+                : "count $a->{limit} per $a->{period_ms} ms, burst $a->{burst}";
+        my $ok = abs($a->{error_pct}) <= 1;
+        p sprintf '| %s | %s | %.0f | %.2f | %d | %d | %d | %+d (%+.2f%%) | %s | %s ms | within 1%% | %s |',
+          $kind, $set, $a->{offered_s}, $a->{seconds}, $a->{sent}, $a->{allowed},
+          $a->{exact}, $a->{allowed} - $a->{exact}, $a->{error_pct},
+          $a->{bound} // 'n/a', $a->{max_tick_gap_ms} // 'n/a',
+          $ok ? 'MET' : '**MISS**';
+    }
+    p "";
+}
+
+# The rate-limit targets.
+sub limits_targets {
+    return unless @limits;
+    my ($cells, $acc) = limit_rows();
+    for my $kind (qw(window gcra)) {
+        my @d1 = map { "$kind:$_:1:1000" } 1, 16;
+        target("rate limits, $kind, depth 1 (1 and 16 conns): ours / floor checks/s >= 0.85",
+               worst_ratio(sub { ratio(limit_ops($cells, $_[0], 'ours'),
+                                       limit_ops($cells, $_[0], 'floor')) }, @d1), 0.85);
+        my $k = "$kind:64:32:1000";
+        target_cmp("rate limits, $kind, 64 conns x depth 32: ours / floor checks/s >= 0.6",
+                   ratio(limit_ops($cells, $k, 'ours'), limit_ops($cells, $k, 'floor')),
+                   '1000 names', '>=', 0.6);
+        target_cmp("rate limits, $kind, 64 conns x depth 32: ours / Redis checks/s >= 5",
+                   ratio(limit_ops($cells, $k, 'ours'), limit_ops($cells, $k, 'redis')),
+                   '1000 names', '>=', 5);
+        my $a = $acc->{$kind};
+        my $ok = $a && !$a->{failed} && !$a->{errors} && !$a->{failures};
+        target_cmp("rate limits, $kind accuracy: |allowed - exact| / exact, % <= 1",
+                   $ok ? abs($a->{error_pct}) : undef,
+                   $ok ? "$a->{allowed} allowed, exact $a->{exact}" : 'accuracy',
+                   '<=', 1);
+    }
 }
 
 # The "Method" section: system calls, instructions and allocations per

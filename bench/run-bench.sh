@@ -3,16 +3,22 @@
 # (Debian's yrmcds) and the floor (counter-floor) on loopback with the same
 # matrix, one server at a time, then the waiting rows (wait-bench: hand-off,
 # a contended semaphore against the reference polling, a million pending
-# leases), then writes doc/performance.md (tables, ratios, memory, GC,
-# waiting, machine, targets) and its PNG plots.
+# leases), then the rate-limit rows (window and GCRA checks on ours, the
+# floor and Redis; one hot name; accuracy with the real clock), then
+# writes doc/performance.md (tables, ratios, memory, GC, waiting, rate
+# limits, machine, targets) and its PNG plots.
 #
 # usage: bench/run-bench.sh [BUILDDIR]      (default: the current directory)
 # environment:
 #   BENCH_DURATION=3 BENCH_WARMUP=1   seconds measured / warmed up per cell
 #   BENCH_QUICK=1                     smoke mode: 0.3 s + 0.1 s per cell
-#   BENCH_SERVERS="ours reference floor"  which servers to measure
+#   BENCH_SERVERS="ours reference floor"  which servers to measure (the
+#                                     rate-limit rows also start Redis
+#                                     whenever redis-server is installed;
+#                                     without it they say so)
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
-#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_PROFILE=1
+#   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_LIMITS=1
+#   BENCH_PROFILE=1
 #                                     sections to run (0 = skip); PROFILE
 #                                     is bench/profile.sh (strace,
 #                                     callgrind, perf: the Method section)
@@ -21,13 +27,15 @@
 #   BENCH_LEASE_CONNS=1000 BENCH_LEASE_KEYS=1000
 #                                     pending leases: connections x names
 #                                     (BENCH_QUICK: 100 x 100)
+#   BENCH_ACCURACY_DURATION=10        seconds of each rate-limit accuracy run
+#                                     (BENCH_QUICK: 1)
 #   BENCH_OUT=DIR                     where performance.md and PNGs go
 #                                     (default: SRCDIR/doc)
 #   BENCH_SAVE=DIR                    also keep the raw key=value results
 #                                     there (report.pl DIR OUT redoes the
 #                                     report from them)
 # bench/analysis.md (hand-written) is included in the report verbatim.
-#   YRMCDSD=/usr/sbin/yrmcdsd
+#   YRMCDSD=/usr/sbin/yrmcdsd REDIS_SERVER=/usr/bin/redis-server
 # Every server runs on 127.0.0.1 only and is stopped by pid on exit.
 set -u
 
@@ -36,9 +44,11 @@ build=$(cd "${1:-.}" && pwd)
 bench="$build/counter-bench"
 floor="$build/counter-floor"
 wbench="$build/wait-bench"
+rbench="$build/redis-bench"
 mchost="$build/mchost"
 so="$build/.libs/counter.so"
 yrmcdsd=${YRMCDSD:-/usr/sbin/yrmcdsd}
+redis_server=${REDIS_SERVER:-/usr/bin/redis-server}
 out=${BENCH_OUT:-$src/doc}
 dur=${BENCH_DURATION:-3}
 warm=${BENCH_WARMUP:-1}
@@ -50,8 +60,10 @@ buckets=1000000
 wsem=${BENCH_WAIT_DURATION:-5}
 lconns=${BENCH_LEASE_CONNS:-1000}
 lkeys=${BENCH_LEASE_KEYS:-1000}
+accdur=${BENCH_ACCURACY_DURATION:-10}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     wsem=$dur; lconns=${BENCH_LEASE_CONNS:-100}; lkeys=${BENCH_LEASE_KEYS:-100}
+    accdur=${BENCH_ACCURACY_DURATION:-1}
 fi
 
 . "$src/bench/lib.sh"
@@ -61,8 +73,8 @@ srv_pid="" srv_port=""
 log() { echo "run-bench: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-for f in "$bench" "$floor" "$wbench"; do
-    [ -x "$f" ] || die "$f is not built (make counter-bench counter-floor wait-bench)"
+for f in "$bench" "$floor" "$wbench" "$rbench"; do
+    [ -x "$f" ] || die "$f is not built (make counter-bench counter-floor wait-bench redis-bench)"
 done
 
 # The lease row holds $lconns connections open on each side: raise the soft
@@ -152,12 +164,33 @@ CONF
     return 1
 }
 
+# Starts Debian's redis-server on 127.0.0.1 without persistence (no
+# snapshots, no append-only file, its directory in $tmp); retries with
+# other random ports when one is taken.
+start_redis() {
+    local d="$tmp/redis" try p
+    [ -x "$redis_server" ] || { log "$redis_server not installed"; return 1; }
+    for try in 1 2 3 4 5; do
+        rm -rf "$d"; mkdir -p "$d"
+        p=$(random_port)
+        "$redis_server" --bind 127.0.0.1 --port "$p" --save '' \
+            --appendonly no --dir "$d" --logfile "$d/redis.log" \
+            --daemonize no >"$d/stdout" 2>&1 &
+        srv_pid=$!; pids="$pids $srv_pid"; srv_port=$p
+        "$rbench" -p "$p" -W ping -t 5 2>/dev/null && return 0
+        kill "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null
+    done
+    log "redis-server did not start: $(cat "$d/redis.log" "$d/stdout" 2>/dev/null)"
+    return 1
+}
+
 # start_server NAME [INTERVAL]: sets srv_pid and srv_port.
 start_server() {
     case $1 in
     ours) start_ours "${2:-86400}" ;;
     reference) start_reference "${2:-86400}" ;;
     floor) start_floor ;;
+    redis) start_redis ;;
     esac
 }
 
@@ -327,6 +360,84 @@ run_wait() {
     median_by "$w/leases" leases "server=ours workload=leases failed=1"
 }
 
+# limit_run FILE SERVER KIND CONNS DEPTH KEYS: one closed-loop run of
+# rate-limit checks (cost 1 on KEYS names; keys 1 = every check on one
+# name) against srv_port / srv_pid: counter-bench for ours and the floor,
+# redis-bench for Redis. Appends its key=value line to FILE.
+limit_run() {
+    local f=$1 s=$2 kind=$3 c=$4 d=$5 k=$6 tool=$bench hot=""
+    [ "$s" = redis ] && tool=$rbench
+    [ "$k" = 1 ] && hot=--hot
+    log "$s $kind c=$c d=$d k=$k"
+    "$tool" -p "$srv_port" -W "$kind" -c "$c" -d "$d" -k "$k" $hot \
+        -t "$dur" -w "$warm" -P "$srv_pid" -l "$s" --kv >>"$f" \
+        2>"$tmp/cell.err" || log "run failed: $(cat "$tmp/cell.err")"
+}
+
+# The rate-limit cells: "KIND CONNS DEPTH KEYS SERVERS".
+limit_cells() {
+    local kind
+    for kind in window gcra; do
+        echo "$kind 1 1 1000 ours floor redis"
+        echo "$kind 16 1 1000 ours floor redis"
+        echo "$kind 64 32 1000 ours floor redis"
+        echo "$kind 64 32 1 ours"
+    done
+}
+
+# The rate-limit rows: ours, the floor and Redis up together and measured
+# in turn, cell by cell, like the matrix; then the accuracy runs on ours
+# (one fresh name, 10 times the allowed rate from 4 connections, the
+# server's real clock), each kind once.
+run_limits() {
+    local -A pid port
+    local s kind c d k list i up="" l="$tmp/limits"
+    mkdir -p "$l"
+    for s in ours floor redis; do
+        [ "$s" = redis ] || [[ " $servers " == *" $s "* ]] || continue
+        log "starting $s for the rate limits"
+        if start_server "$s"; then
+            pid[$s]=$srv_pid; port[$s]=$srv_port; up="$up $s"
+        else
+            log "$s could not be started: skipped"
+            stop_server
+            echo "server=$s workload=limits absent=1"
+        fi
+    done
+    while read -r kind c d k list; do
+        for s in $list; do : >"$l/$s"; done
+        for i in $(seq "$repeat"); do
+            for s in $list; do
+                [[ " $up " == *" $s "* ]] || continue
+                srv_pid=${pid[$s]}; srv_port=${port[$s]}
+                limit_run "$l/$s" "$s" "$kind" "$c" "$d" "$k"
+            done
+        done
+        for s in $list; do
+            [[ " $up " == *" $s "* ]] || continue
+            median "$l/$s" "$s" "$kind" "$c" "$d" "$k"
+        done
+    done < <(limit_cells)
+    if [[ " $up " == *" ours "* ]]; then
+        srv_pid=${pid[ours]}; srv_port=${port[ours]}
+        for kind in window gcra; do
+            log "ours $kind accuracy, $accdur s"
+            "$bench" -p "$srv_port" -W "$kind" --accuracy -c 4 -t "$accdur" \
+                -l ours >"$tmp/acc.out" 2>"$tmp/cell.err" ||
+                log "accuracy run failed: $(cat "$tmp/cell.err")"
+            if grep -q '^server=' "$tmp/acc.out"; then
+                cat "$tmp/acc.out"
+            else
+                echo "server=ours workload=$kind mode=accuracy failed=1"
+            fi
+        done
+    fi
+    for s in $up; do
+        srv_pid=${pid[$s]}
+        stop_server
+    done
+}
+
 # RSS empty (default buckets) and with $fill live 16-byte-name counters.
 run_memory() {
     local name=$1 rss0
@@ -351,7 +462,7 @@ run_gc() {
 }
 
 : >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
-: >"$tmp/wait.kv"
+: >"$tmp/wait.kv"; : >"$tmp/limits.kv"
 if [ "${BENCH_MATRIX:-1}" = 1 ]; then
     run_matrix_interleaved >>"$tmp/matrix.kv"
 fi
@@ -371,6 +482,10 @@ if [ "${BENCH_WAIT:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
     run_wait >>"$tmp/wait.kv"
 fi
 
+if [ "${BENCH_LIMITS:-1}" = 1 ]; then
+    run_limits >>"$tmp/limits.kv"
+fi
+
 if [ "${BENCH_PROFILE:-1}" = 1 ]; then
     log "profiling (bench/profile.sh)"
     "$src/bench/profile.sh" "$build" >"$tmp/profile.kv" || log "profile.sh failed"
@@ -383,12 +498,14 @@ mkdir -p "$out"
     echo "cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
     echo "kernel=$(uname -sr)"
     echo "reference=yrmcds $(dpkg-query -W -f='${Version}' yrmcds 2>/dev/null)"
+    echo "redis=$("$redis_server" --version 2>/dev/null | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
     commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null)
     git -C "$src" diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted changes"
     echo "commit=$commit"
     echo "duration=$dur"; echo "warmup=$warm"; echo "fill=$fill"
     echo "repeat=$repeat"
     echo "wait_duration=$wsem"
+    echo "accuracy_duration=$accdur"
 } >"$tmp/machine.kv"
 if [ -n "${BENCH_SAVE:-}" ]; then
     mkdir -p "$BENCH_SAVE" && cp "$tmp"/*.kv "$BENCH_SAVE"/

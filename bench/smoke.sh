@@ -1,18 +1,23 @@
 #!/bin/bash
 # smoke.sh: a few-second smoke run of the benchmark tools for make check:
 # starts counter-floor on a free loopback port, drives it with counter-bench
-# (pairs and gets, pipelined), checks the report is sane, stops the floor;
-# then starts our server (mchost + counter.so, two workers) and runs a tiny
-# version of each waiting row of wait-bench (hand-off, the semaphore queued
-# and polled, pending leases), checking their key=value lines.
+# (pairs and gets, pipelined; window and GCRA checks, closed loop and
+# paced), checks the report is sane, stops the floor; drives redis-server
+# with redis-bench the same way when it is installed; then starts our
+# server (mchost + counter.so, two workers) and runs a tiny version of each
+# waiting row of wait-bench (hand-off, the semaphore queued and polled,
+# pending leases) and of the rate-limit rows (skipped when the server does
+# not know the checks: 0x81), checking their key=value lines.
 set -u
 bin=${BENCH_BUILDDIR:-.}
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cnt-smoke.XXXXXX") || exit 99
 floor_pid=
 ours_pid=
+redis_pid=
 cleanup() {
     [ -n "$floor_pid" ] && kill "$floor_pid" 2>/dev/null && wait "$floor_pid" 2>/dev/null
+    [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
     [ -n "$ours_pid" ] && kill "$ours_pid" 2>/dev/null && wait "$ours_pid" 2>/dev/null
     rm -rf "$tmp"
 }
@@ -54,8 +59,66 @@ check_run "$tmp/pair.out"
 "$bin/counter-bench" -p "$port" -c 2 -d 1 -k 100 -t 0.3 -w 0.1 -W get \
     -l floor --kv >"$tmp/get.out" || fail "get run failed"
 check_run "$tmp/get.out"
+
+# check_checks FILE: a closed-loop run of checks counted allowed ones.
+check_checks() {
+    check_run "$1"
+    a=$(field allowed "$1")
+    [ -n "$a" ] && [ "$a" -gt 0 ] || fail "no check allowed: $(cat "$1")"
+}
+
+# check_accuracy FILE: a paced run had every check answered, no errors.
+check_accuracy() {
+    local sent answered
+    sent=$(field sent "$1"); answered=$(field answered "$1")
+    [ -n "$sent" ] && [ "$sent" -gt 0 ] || fail "nothing sent: $(cat "$1")"
+    [ "$answered" = "$sent" ] || fail "checks unanswered: $(cat "$1")"
+    grep -q " errors=0 " "$1" || fail "unexpected statuses: $(cat "$1")"
+    echo "ok: $(cat "$1")"
+}
+
+for w in window gcra; do
+    "$bin/counter-bench" -p "$port" -c 4 -d 8 -t 0.3 -w 0.1 -W "$w" \
+        -l floor --kv >"$tmp/$w.out" || fail "$w run on the floor failed"
+    check_checks "$tmp/$w.out"
+    "$bin/counter-bench" -p "$port" -c 2 -t 0.3 -W "$w" --accuracy \
+        -l floor >"$tmp/$w-acc.out" || fail "$w accuracy run on the floor failed"
+    check_accuracy "$tmp/$w-acc.out"
+done
 kill "$floor_pid" 2>/dev/null && wait "$floor_pid" 2>/dev/null
 floor_pid=
+
+# Redis (the rate-limit rows' comparison), when installed: on a random
+# port, no persistence, stopped by pid.
+redis_server=${REDIS_SERVER:-/usr/bin/redis-server}
+if [ -x "$redis_server" ]; then
+    for _ in 1 2 3 4 5; do
+        rport=$((20000 + RANDOM % 40000))
+        "$redis_server" --bind 127.0.0.1 --port "$rport" --save '' \
+            --appendonly no --dir "$tmp" --daemonize no \
+            >"$tmp/redis.out" 2>&1 &
+        redis_pid=$!
+        "$bin/redis-bench" -p "$rport" -W ping -t 3 2>/dev/null && break
+        kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null
+        redis_pid=
+    done
+    [ -n "$redis_pid" ] || fail "redis-server did not start: $(cat "$tmp/redis.out")"
+    for w in window gcra; do
+        "$bin/redis-bench" -p "$rport" -c 4 -d 8 -t 0.3 -w 0.1 -W "$w" \
+            -P "$redis_pid" --kv >"$tmp/redis-$w.out" ||
+            fail "redis-bench $w run failed"
+        check_checks "$tmp/redis-$w.out"
+    done
+    # A limit that is reached: the script and the counting say so.
+    "$bin/redis-bench" -p "$rport" -t 0.3 -w 0 -W gcra --hot --limit 10 \
+        --burst 2 --kv >"$tmp/redis-lim.out" || fail "redis-bench gcra limited run failed"
+    grep -q ' limited=[1-9]' "$tmp/redis-lim.out" ||
+        fail "redis gcra never limited: $(cat "$tmp/redis-lim.out")"
+    kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
+    redis_pid=
+else
+    echo "skip: $redis_server not installed: no redis-bench run"
+fi
 
 # The waiting rows need our server: mchost with counter.so, on port 0; the
 # counter port comes from the host's stats.
@@ -107,4 +170,28 @@ check_wait "$tmp/poll.out" mode=poll failures=0 grants_s requests_per_grant
     -P "$ours_pid" -l ours >"$tmp/leases.out" || fail "leases run failed"
 check_wait "$tmp/leases.out" leases=400 events=400 missing=0 expirations=400 \
     errors=0 rss_after_kb bytes_per_lease_used idle_probes
+
+# The rate-limit rows on ours, unless it does not know the checks yet.
+"$bin/counter-bench" -p "$cport" -c 2 -d 4 -t 0.2 -w 0 -W window -l ours \
+    --kv >"$tmp/ours-probe.out" 2>&1
+if grep -q ' last_error=0x81' "$tmp/ours-probe.out"; then
+    echo "skip: ours answers 0x81 to Window_check: no rate-limit rows"
+    exit 0
+fi
+for w in window gcra; do
+    "$bin/counter-bench" -p "$cport" -c 4 -d 8 -t 0.3 -w 0.1 -W "$w" \
+        -P "$ours_pid" -l ours --kv >"$tmp/ours-$w.out" ||
+        fail "$w run on ours failed: $(cat "$tmp/ours-$w.out")"
+    check_checks "$tmp/ours-$w.out"
+    "$bin/counter-bench" -p "$cport" -c 4 -d 8 -t 0.2 -w 0 -W "$w" --hot \
+        -l ours --kv >"$tmp/ours-$w-hot.out" ||
+        fail "$w hot run on ours failed: $(cat "$tmp/ours-$w-hot.out")"
+    check_checks "$tmp/ours-$w-hot.out"
+    "$bin/counter-bench" -p "$cport" -c 2 -t 0.5 -W "$w" --accuracy \
+        -l ours >"$tmp/ours-$w-acc.out" ||
+        fail "$w accuracy run on ours failed: $(cat "$tmp/ours-$w-acc.out")"
+    check_accuracy "$tmp/ours-$w-acc.out"
+    grep -q ' limited=[1-9]' "$tmp/ours-$w-acc.out" ||
+        fail "$w accuracy run never limited: $(cat "$tmp/ours-$w-acc.out")"
+done
 exit 0

@@ -2,7 +2,8 @@
  * real read / decode / answer / skip / back-pressure path, driven over a
  * socketpair and a private event base, with waiting acquisition wired as a
  * worker wires it (groups, a cap of waits, a timer wheel, grants taken
- * through a mailbox) on a clock the harness moves. */
+ * through a mailbox) and the rate limits beside it, on a clock the
+ * harness moves. */
 #include "config.h"
 
 #include <errno.h>
@@ -96,6 +97,17 @@ static bool status_allowed(uint8_t opcode, uint8_t status)
                               status == 0x27;
     case CNT_OP_WAIT_RELEASE: return status == 0x00 || status == 0x22 ||
                                      status == 0x27;
+    case CNT_OP_TTL_INSERT: return status == 0x00 || status == 0x28 ||
+                                   status == 0x82;
+    case CNT_OP_TTL_QUERY:
+    case CNT_OP_TTL_PURGE: return status == 0x00 || status == 0x01;
+    /* 0x04: an increase past 64 bits, or a time left past 64 bits of ns
+     * (the decoder cannot know the record's time left). */
+    case CNT_OP_TTL_UPDATE: return status == 0x00 || status == 0x01 ||
+                                   status == 0x04 || status == 0x29;
+    case CNT_OP_WINDOW_CHECK:
+    case CNT_OP_GCRA_CHECK:
+    case CNT_OP_MULTI_CHECK: return status == 0x00 || status == 0x82;
     default: return status == 0x00;
     }
 }
@@ -107,8 +119,31 @@ static void check_extension_answer(run *r, const cnt_response *res)
     uint64_t id;
     uint32_t returned;
     cnt_wait_answer a;
+    cnt_ttl_answer v;
+    cnt_check_result c;
+    cnt_multi_answer m;
 
     switch (res->opcode) {
+    case CNT_OP_TTL_INSERT:
+    case CNT_OP_TTL_PURGE:
+        FUZZ_CHECK(res->body_len == 0);
+        break;
+    case CNT_OP_TTL_QUERY:
+    case CNT_OP_TTL_UPDATE:
+        FUZZ_CHECK(cnt_parse_ttl_view(res, &v) && v.ttl_left >= 1 &&
+                   v.unit <= CNT_UNIT_MAX);
+        break;
+    case CNT_OP_WINDOW_CHECK:
+    case CNT_OP_GCRA_CHECK:
+        FUZZ_CHECK(cnt_parse_check_answer(res, &c) &&
+                   c.state <= CNT_CHECK_NEVER);
+        break;
+    case CNT_OP_MULTI_CHECK:
+        FUZZ_CHECK(cnt_parse_multi_answer(res, &m) && m.count >= 1);
+        for (uint8_t i = 0; i < m.count; i++)
+            FUZZ_CHECK(cnt_multi_answer_item(&m, i, &c) &&
+                       c.state <= CNT_CHECK_NEVER);
+        break;
     case CNT_OP_WAIT_ACQUIRE:
         FUZZ_CHECK(cnt_parse_wait_answer(res, &a));
         FUZZ_CHECK(a.state == CNT_WAIT_GRANTED
@@ -300,10 +335,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cnt_table_config tcfg = { .buckets = 64, .interval = 10,
                               .clock = &clock };
     cnt_table *table = cnt_table_new(&tcfg);
+    cnt_limits *limits = cnt_limits_new(&(cnt_limits_config){
+        .buckets = 64, .clock = &clock });
     cnt_stats *stats = cnt_stats_new(1);
     struct event_base *base = event_base_new();
     int sv[2];
-    FUZZ_CHECK(table != NULL && stats != NULL && base != NULL);
+    FUZZ_CHECK(table != NULL && limits != NULL && stats != NULL &&
+               base != NULL);
     cnt_table_set_grant_sink(table, &(cnt_grant_sink){ post_grant, &r });
     /* Groups "g" (short default wait and lease) and "h" (a maximum only:
      * its default lease is none, which a Renew cannot use). */
@@ -324,7 +362,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
     }
     cnt_conn_env env = { .base = base,
-                         .session = { .table = table, .stats = stats,
+                         .session = { .table = table, .limits = limits,
+                                      .stats = stats,
                                       .slot = cnt_stats_slot_get(stats, 0),
                                       .groups = groups, .max_waits = 3,
                                       .wheel = &wheel,
@@ -381,6 +420,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cnt_wheel_destroy(&wheel);
     cnt_groups_free(groups);
     cnt_stats_free(stats);
+    cnt_limits_free(limits);
     cnt_table_free(table);
     free(r.want);
     free(r.waits);

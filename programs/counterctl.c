@@ -1,8 +1,9 @@
 /* counterctl.c: command-line client of the counter protocol: one command
- * per invocation (get, acquire, release, stats, dump, noop), and `run`,
- * which holds resources while a command runs. With --wait, --lease or a
- * group's maximum, acquire and run wait in the server's queue
- * (wait_acquire) and run renews the lease. Exit codes: counterctl.h. */
+ * per invocation (get, acquire, release, stats, dump, noop; the rate
+ * limits ttl, window and gcra), and `run`, which holds resources while a
+ * command runs. With --wait, --lease or a group's maximum, acquire and
+ * run wait in the server's queue (wait_acquire) and run renews the lease.
+ * Exit codes: counterctl.h. */
 #include "config.h"
 
 #include <errno.h>
@@ -47,22 +48,37 @@ static const char usage_text[] =
     "  dump                          print every counter, `name current max`\n"
     "  run NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS]\n"
     "      -- COMMAND [ARG...]       hold the resources while COMMAND runs\n"
+    "  ttl insert NAME QUOTA TTL     create a TTL counter (TTL: 250ms, 2h)\n"
+    "  ttl query NAME                print its quota, ttl and unit\n"
+    "  ttl update NAME quota|ttl patch|increase|decrease VALUE\n"
+    "                                change it (VALUE of a ttl with a unit)\n"
+    "  ttl purge NAME                remove it\n"
+    "  window NAME LIMIT [--window DURATION] [--slots N] [--cost N] [--peek]\n"
+    "                                at most LIMIT per sliding window\n"
+    "                                (default 1s in 10 slots)\n"
+    "  gcra NAME BURST COUNT PERIOD [--cost N] [--peek]\n"
+    "                                COUNT per PERIOD, BURST more at once\n"
     "acquire and run with --wait, --lease or MAXIMUM - wait in the server's\n"
     "queue up to --wait seconds (default 0); acquire then prints the\n"
     "consumption. --lease: the server releases unless renewed within\n"
     "SECONDS; run renews every third of it. MAXIMUM -: the maximum of the\n"
     "server's group NAME, and its wait and lease unless given.\n"
+    "durations: a whole number and a unit: ns, us, ms, s, min or h. window\n"
+    "and gcra print `state allowed|limited|never`, limit, remaining, used,\n"
+    "retry_after_ns and reset_after_ns, one `key value` per line; --peek\n"
+    "charges nothing. ttl query and update print quota, ttl and unit.\n"
     "options:\n"
     "  -s, --host HOST     server (default 127.0.0.1)\n"
     "  -p, --port PORT     counter port (default 11215)\n"
     "  -t, --timeout SECS  wait at most this long for each answer (default 10)\n"
     "  -h, --help          show this help\n"
     "      --version       show the version\n"
-    "exit status: 0 ok, 1 error status from the server, 2 usage, 69 cannot\n"
-    "connect, 74 connection lost or timed out, 75 acquire, run: not\n"
-    "available before the wait ran out, run: the holding (connection or\n"
-    "lease) was lost, 76 malformed answer; run exits with COMMAND's status\n"
-    "(128+N on signal N).\n";
+    "exit status: 0 ok (window, gcra: allowed), 1 error status from the\n"
+    "server (Not found, Exists, ...), window, gcra: never allowed, 2 usage,\n"
+    "69 cannot connect, 74 connection lost or timed out, 75 acquire, run:\n"
+    "not available before the wait ran out, run: the holding (connection\n"
+    "or lease) was lost, window, gcra: limited, 76 malformed answer; run\n"
+    "exits with COMMAND's status (128+N on signal N).\n";
 
 /* Prints a usage error and returns the usage exit code. */
 static int usage_error(const char *fmt, ...)
@@ -478,6 +494,327 @@ static int cmd_wait_acquire(ctl_conn *c, const hold_args *a)
     if (rc == 0)
         printf("%" PRIu32 "\n", g.consumption);
     return rc;
+}
+
+/* ---- rate limits: ttl, window, gcra ---- */
+
+/* The units a duration may be written in, for messages. */
+#define CTL_UNITS_TEXT "ns, us, ms, s, min or h"
+
+/* Arguments of `ttl ...`, `window` and `gcra`: one request's fields. */
+typedef struct limit_args {
+    uint8_t opcode;
+    const char *name;
+    uint64_t value;         /* ttl insert: quota; ttl update: value */
+    uint64_t ttl;           /* ttl insert, in unit */
+    uint8_t unit;           /* ttl insert; ttl update of the ttl */
+    uint8_t attribute;      /* ttl update: a cnt_ttl_attribute */
+    uint8_t change;         /* ttl update: a cnt_ttl_change */
+    uint8_t flags;          /* window, gcra: CNT_CHECK_FLAG_PEEK or 0 */
+    uint8_t slots;          /* window: 0 = the server's default */
+    uint32_t limit;         /* window: limit; gcra: burst */
+    uint32_t count;         /* gcra */
+    uint32_t cost;
+    uint64_t period_ns;     /* window: 0 = the server's default; gcra */
+} limit_args;
+
+/* Parses what (an argument's name, for messages) as a duration: value
+ * and unit as written, and its length in nanoseconds, which must fit in 64
+ * bits and, unless zero_ok, be above 0. A usage error naming it else. */
+static int parse_duration_arg(const char *what, const char *s, bool zero_ok,
+                              uint64_t *value, uint8_t *unit, uint64_t *ns)
+{
+    switch (ctl_parse_duration(s, value, unit)) {
+    case CTL_DURATION_OK:
+        break;
+    case CTL_DURATION_NO_UNIT:
+        return usage_error("%s needs a unit (" CTL_UNITS_TEXT "), as in "
+                           "%ss: \"%s\"", what, s, s);
+    case CTL_DURATION_RANGE:
+        return usage_error("%s is too long: \"%s\"", what, s);
+    default:
+        return usage_error("%s needs a whole number and a unit ("
+                           CTL_UNITS_TEXT "), as in 250ms: \"%s\"", what, s);
+    }
+    if (!ctl_duration_ns(*value, *unit, ns))
+        return usage_error("%s is too long (at most 18446744073709551615ns, "
+                           "about 584 years): \"%s\"", what, s);
+    if (*ns == 0 && !zero_ok)
+        return usage_error("%s must be longer than 0: \"%s\"", what, s);
+    return 0;
+}
+
+/* Parses a u32 argument of at least min; a usage error naming it else. */
+static int parse_u32_arg(const char *what, const char *s, uint32_t min,
+                         uint32_t *out)
+{
+    if (!parse_u32(s, out) || *out < min)
+        return usage_error("%s must be a number from %" PRIu32 " to "
+                           "4294967295: \"%s\"", what, min, s);
+    return 0;
+}
+
+/* Parses ttl's subcommand (insert, query, update, purge) and its
+ * arguments. */
+static int parse_ttl_args(int argc, char **argv, limit_args *a)
+{
+    static const char *const changes[] = { "patch", "increase",
+                                           "decrease" };
+    const char *verb = argc > 0 ? argv[0] : "";
+    uint64_t ns;
+    int want;
+
+    if (strcmp(verb, "insert") == 0) {
+        a->opcode = CNT_OP_TTL_INSERT;
+        want = 3;
+    } else if (strcmp(verb, "query") == 0 || strcmp(verb, "purge") == 0) {
+        a->opcode = verb[0] == 'q' ? CNT_OP_TTL_QUERY : CNT_OP_TTL_PURGE;
+        want = 1;
+    } else if (strcmp(verb, "update") == 0) {
+        a->opcode = CNT_OP_TTL_UPDATE;
+        want = 4;
+    } else if (argc == 0) {
+        return usage_error("%s", "ttl needs insert, query, update or purge");
+    } else {
+        return usage_error("ttl: unknown subcommand \"%s\" (insert, query, "
+                           "update or purge)", verb);
+    }
+    if (argc - 1 != want)
+        return usage_error("ttl %s needs %s", verb,
+                           want == 3 ? "NAME QUOTA TTL"
+                           : want == 4 ? "NAME quota|ttl "
+                                         "patch|increase|decrease VALUE"
+                           : "NAME");
+    a->name = argv[1];
+    if (!name_ok(a->name))
+        return usage_error("name must be 1 to 65535 bytes: \"%s\"", a->name);
+    if (a->opcode == CNT_OP_TTL_INSERT) {
+        if (!ctl_parse_u64(argv[2], &a->value))
+            return usage_error("QUOTA must be a number from 0 to "
+                               "18446744073709551615: \"%s\"", argv[2]);
+        return parse_duration_arg("TTL", argv[3], false, &a->ttl, &a->unit,
+                                  &ns);
+    }
+    if (a->opcode != CNT_OP_TTL_UPDATE)
+        return 0;
+    if (strcmp(argv[2], "quota") == 0)
+        a->attribute = CNT_TTL_ATTR_QUOTA;
+    else if (strcmp(argv[2], "ttl") == 0)
+        a->attribute = CNT_TTL_ATTR_TTL;
+    else
+        return usage_error("ttl update: expected quota or ttl, not \"%s\"",
+                           argv[2]);
+    for (a->change = 0; a->change < 3; a->change++)
+        if (strcmp(argv[3], changes[a->change]) == 0)
+            break;
+    if (a->change == 3)
+        return usage_error("ttl update: expected patch, increase or "
+                           "decrease, not \"%s\"", argv[3]);
+    if (a->attribute == CNT_TTL_ATTR_QUOTA) {
+        /* The unit byte only matters for a ttl; any valid one will do. */
+        a->unit = CNT_UNIT_NS;
+        if (!ctl_parse_u64(argv[4], &a->value))
+            return usage_error("VALUE must be a number from 0 to "
+                               "18446744073709551615: \"%s\"", argv[4]);
+        return 0;
+    }
+    /* Increasing or decreasing by 0 changes nothing, but is no error;
+     * a time left of 0 is. */
+    return parse_duration_arg("VALUE", argv[4],
+                              a->change != CNT_TTL_PATCH, &a->value,
+                              &a->unit, &ns);
+}
+
+/* Parses the options of window (with_window) and gcra after the
+ * positional arguments, from argv[i] on; each may be given once. */
+static int parse_check_options(const char *cmd, int argc, char **argv,
+                               int i, bool with_window, limit_args *a)
+{
+    bool window_set = false, slots_set = false, cost_set = false;
+    uint32_t slots = 0;
+    uint64_t value;
+    uint8_t unit;
+    int rc;
+
+    a->cost = 1;
+    for (; i < argc; i++) {
+        const char *opt = argv[i];
+        bool *set;
+
+        if (strcmp(opt, "--peek") == 0) {
+            if (a->flags & CNT_CHECK_FLAG_PEEK)
+                return usage_error("%s given twice", opt);
+            a->flags |= CNT_CHECK_FLAG_PEEK;
+            continue;
+        }
+        if (strcmp(opt, "--cost") == 0)
+            set = &cost_set;
+        else if (with_window && strcmp(opt, "--window") == 0)
+            set = &window_set;
+        else if (with_window && strcmp(opt, "--slots") == 0)
+            set = &slots_set;
+        else
+            return usage_error("%s: unexpected argument \"%s\"", cmd, opt);
+        if (*set)
+            return usage_error("%s given twice", opt);
+        if (i + 1 >= argc)
+            return usage_error("%s needs a value", opt);
+        *set = true;
+        i++;
+        if (set == &cost_set)
+            rc = parse_u32_arg("--cost", argv[i], 1, &a->cost);
+        else if (set == &window_set)
+            rc = parse_duration_arg("--window", argv[i], false, &value,
+                                    &unit, &a->period_ns);
+        else if (!parse_u32(argv[i], &slots) || slots < 1 ||
+                 slots > CNT_WINDOW_MAX_SLOTS)
+            rc = usage_error("--slots must be a number from 1 to %u: "
+                             "\"%s\"", CNT_WINDOW_MAX_SLOTS, argv[i]);
+        else
+            rc = 0;
+        if (rc != 0)
+            return rc;
+    }
+    if (with_window) {
+        /* The server's defaults stand in for what is not given, so the
+         * shape is checked as the server will see it. */
+        uint64_t window = window_set ? a->period_ns : CNT_WINDOW_DEFAULT_NS;
+        uint32_t n = slots_set ? slots : CNT_WINDOW_DEFAULT_SLOTS;
+
+        a->slots = (uint8_t)slots;
+        if (window % n != 0)
+            return usage_error("--window %" PRIu64 "ns does not divide into "
+                               "%" PRIu32 " slots (--slots) of whole "
+                               "nanoseconds", window, n);
+        if (window / n < CNT_WINDOW_MIN_SLOT_NS)
+            return usage_error("--window %" PRIu64 "ns in %" PRIu32 " slots "
+                               "(--slots) makes slots shorter than 1us",
+                               window, n);
+    }
+    return 0;
+}
+
+/* Parses window NAME LIMIT [options] or gcra NAME BURST COUNT PERIOD
+ * [options]. */
+static int parse_check_args(const char *cmd, int argc, char **argv,
+                            limit_args *a)
+{
+    bool window = strcmp(cmd, "window") == 0;
+    int npos = window ? 2 : 4, rc;
+    uint64_t value;
+    uint8_t unit;
+
+    a->opcode = window ? CNT_OP_WINDOW_CHECK : CNT_OP_GCRA_CHECK;
+    if (argc < npos || strncmp(argv[npos - 1], "--", 2) == 0)
+        return usage_error("%s needs %s", cmd,
+                           window ? "NAME LIMIT" : "NAME BURST COUNT PERIOD");
+    a->name = argv[0];
+    if (!name_ok(a->name))
+        return usage_error("name must be 1 to 65535 bytes: \"%s\"", a->name);
+    rc = parse_u32_arg(window ? "LIMIT" : "BURST", argv[1], 0, &a->limit);
+    if (rc == 0 && !window)
+        rc = parse_u32_arg("COUNT", argv[2], 1, &a->count);
+    if (rc == 0 && !window)
+        rc = parse_duration_arg("PERIOD", argv[3], false, &value, &unit,
+                                &a->period_ns);
+    if (rc != 0)
+        return rc;
+    return parse_check_options(cmd, argc, argv, npos, window, a);
+}
+
+/* Parses the arguments of ttl, window or gcra. */
+static int parse_limit_args(const char *cmd, int argc, char **argv,
+                            limit_args *a)
+{
+    memset(a, 0, sizeof *a);
+    if (strcmp(cmd, "ttl") == 0)
+        return parse_ttl_args(argc, argv, a);
+    return parse_check_args(cmd, argc, argv, a);
+}
+
+/* Encodes the request a describes; returns its size. */
+static size_t encode_limit(uint8_t *req, uint32_t opaque,
+                           const limit_args *a)
+{
+    uint16_t len = (uint16_t)strlen(a->name);
+
+    switch (a->opcode) {
+    case CNT_OP_TTL_INSERT:
+        return cnt_encode_ttl_insert(req, opaque, a->value, a->ttl, a->unit,
+                                     a->name, len);
+    case CNT_OP_TTL_QUERY:
+        return cnt_encode_ttl_query(req, opaque, a->name, len);
+    case CNT_OP_TTL_UPDATE:
+        return cnt_encode_ttl_update(req, opaque, a->attribute, a->change,
+                                     a->unit, a->value, a->name, len);
+    case CNT_OP_TTL_PURGE:
+        return cnt_encode_ttl_purge(req, opaque, a->name, len);
+    case CNT_OP_WINDOW_CHECK:
+        return cnt_encode_window_check(req, opaque, a->flags, a->slots,
+                                       a->limit, a->cost, a->period_ns,
+                                       a->name, len);
+    default:
+        return cnt_encode_gcra_check(req, opaque, a->flags, a->limit,
+                                     a->count, a->cost, a->period_ns,
+                                     a->name, len);
+    }
+}
+
+/* Prints a check answer as `key value` lines; returns 0 allowed, 75
+ * limited, 1 never (saying so on stderr). */
+static int print_check(const limit_args *a, const cnt_check_result *r)
+{
+    static const char *const states[] = { "allowed", "limited", "never" };
+
+    printf("state %s\nlimit %" PRIu32 "\nremaining %" PRIu32 "\nused %"
+           PRIu32 "\nretry_after_ns %" PRIu64 "\nreset_after_ns %" PRIu64
+           "\n", states[r->state], r->limit, r->remaining, r->used,
+           r->retry_after_ns, r->reset_after_ns);
+    if (r->state == CNT_CHECK_ALLOWED)
+        return CTL_EXIT_OK;
+    if (r->state == CNT_CHECK_LIMITED)
+        return CTL_EXIT_TEMPFAIL;
+    ctl_error("%s: can never be allowed: the cost %" PRIu32 " is above "
+              "the limit %" PRIu32, a->name, a->cost, r->limit);
+    return CTL_EXIT_STATUS;
+}
+
+/* ttl insert|query|update|purge, window, gcra: one request, its answer's
+ * fields as `key value` lines (none for insert and purge). */
+static int cmd_limit(ctl_conn *c, const limit_args *a)
+{
+    static uint8_t req[CTL_REQUEST_MAX];
+    uint32_t opaque = ctl_conn_opaque(c);
+    size_t len = encode_limit(req, opaque, a);
+    cnt_response res;
+    cnt_ttl_answer view;
+    cnt_check_result check;
+    ctl_io io = exchange(c, req, len, opaque, &res);
+
+    if (io != CTL_IO_OK)
+        return io_failure(c, io);
+    if (res.status != CNT_STATUS_OK)
+        return status_failure(&res, a->name);
+    switch (a->opcode) {
+    case CNT_OP_TTL_INSERT:
+    case CNT_OP_TTL_PURGE:
+        return CTL_EXIT_OK;
+    case CNT_OP_TTL_QUERY:
+    case CNT_OP_TTL_UPDATE:
+        if (!cnt_parse_ttl_view(&res, &view)) {
+            ctl_error("malformed ttl answer");
+            return CTL_EXIT_PROTOCOL;
+        }
+        printf("quota %" PRIu64 "\nttl %" PRIu64 "\nunit %s\n", view.quota,
+               view.ttl_left, cnt_unit_name(view.unit));
+        return CTL_EXIT_OK;
+    default:
+        if (!cnt_parse_check_answer(&res, &check)) {
+            ctl_error("malformed check answer");
+            return CTL_EXIT_PROTOCOL;
+        }
+        return print_check(a, &check);
+    }
 }
 
 /* ---- run ---- */
@@ -1110,6 +1447,7 @@ int main(int argc, char **argv)
 {
     ctl_options o = { "127.0.0.1", "11215", 10000 };
     hold_args h;
+    limit_args l;
     ctl_conn *c;
     const char *cmd;
     int rc = parse_options(argc, argv, &o);
@@ -1128,6 +1466,9 @@ int main(int argc, char **argv)
         rc = parse_hold_args(cmd, argc, argv, &h);
     else if (strcmp(cmd, "stats") == 0 || strcmp(cmd, "dump") == 0)
         rc = argc == 0 ? 0 : usage_error("%s takes no arguments", cmd);
+    else if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "window") == 0 ||
+             strcmp(cmd, "gcra") == 0)
+        rc = parse_limit_args(cmd, argc, argv, &l);
     else
         rc = usage_error("unknown command \"%s\"", cmd);
     if (rc != 0)
@@ -1143,6 +1484,9 @@ int main(int argc, char **argv)
         rc = cmd_run(c, &h);
     else if (strcmp(cmd, "acquire") == 0 && h.waiting)
         rc = cmd_wait_acquire(c, &h);
+    else if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "window") == 0 ||
+             strcmp(cmd, "gcra") == 0)
+        rc = cmd_limit(c, &l);
     else
         rc = cmd_simple(c, cmd, argv);
     rc = flush_stdout(rc);

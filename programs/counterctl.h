@@ -1,5 +1,6 @@
 /* counterctl.h: shared declarations of the counterctl command-line client:
- * its exit codes and the blocking, bounded connection it talks through. */
+ * its exit codes, the blocking, bounded connection it talks through, and
+ * the argument parsers its unit test reaches. */
 #ifndef CNT_PROGRAMS_COUNTERCTL_H
 #define CNT_PROGRAMS_COUNTERCTL_H
 
@@ -104,6 +105,28 @@ void ctl_verror(const char *tail, const char *fmt, va_list ap)
 /* Turns on TCP keepalive with short intervals, so that a server that
  * vanishes without closing is noticed within about a minute. */
 void ctl_conn_keepalive(ctl_conn *c);
+
+/* ---- argument parsers (counterctl_args.c) ---- */
+
+/* What ctl_parse_duration found. */
+typedef enum ctl_duration {
+    CTL_DURATION_OK,
+    CTL_DURATION_NO_UNIT,   /* a bare number: which unit is not guessed */
+    CTL_DURATION_BAD,       /* not digits and a known unit */
+    CTL_DURATION_RANGE      /* more than 18446744073709551615 of the unit */
+} ctl_duration;
+
+/* Parses a decimal u64 (digits only); false if it is not one. */
+bool ctl_parse_u64(const char *s, uint64_t *out);
+
+/* Parses a duration, a whole number and a unit (ns, us, ms, s, min, h):
+ * "250ms" gives value 250, unit CNT_UNIT_MS. */
+ctl_duration ctl_parse_duration(const char *s, uint64_t *value,
+                                uint8_t *unit);
+
+/* Converts value of unit to nanoseconds; false if that passes UINT64_MAX
+ * or the unit is unknown. */
+bool ctl_duration_ns(uint64_t value, uint8_t unit, uint64_t *ns);
 
 /* Writes bytes to stdout with anything but printable ASCII (and space and
  * backslash) escaped as \xHH, so every name fits on one line. */

@@ -60,7 +60,18 @@ endif
 # ---- counterctl (owner: e2e engineer; keep this block when editing above) ----
 # counterctl: command-line client of the counter protocol (doc/counterctl.1).
 bin_PROGRAMS += counterctl
-counterctl_SOURCES = programs/counterctl.c programs/counterctl_net.c
+counterctl_SOURCES = programs/counterctl.c programs/counterctl_net.c \
+	programs/counterctl_args.c
 counterctl_LDADD = libcntproto.la
 noinst_HEADERS += programs/counterctl.h
+
+if HAVE_CMOCKA
+# Its argument parsers (durations with units), without a server.
+check_PROGRAMS += programs/test_counterctl_args
+TESTS += programs/test_counterctl_args
+programs_test_counterctl_args_SOURCES = programs/test_counterctl_args.c \
+	programs/counterctl_args.c
+programs_test_counterctl_args_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+programs_test_counterctl_args_LDADD = libcntproto.la $(CMOCKA_LIBS)
+endif
 # ---- end counterctl ----

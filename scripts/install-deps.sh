@@ -5,7 +5,7 @@ set -e
 pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
       libevent-dev libcmocka-dev perl memcached"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
-[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf"
+[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -16,5 +16,7 @@ echo "installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 $SUDO apt-get update -qq
-# yrmcds's package starts a service on install; we never use that one.
+# yrmcds's and redis-server's packages start a service on install; we
+# never use those (the benchmark starts its own redis-server on a free
+# port).
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null

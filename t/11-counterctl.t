@@ -114,6 +114,74 @@ is($err, qq{counterctl: unknown command "bogus" (try counterctl --help)\n},
 ($rc, $out, $err) = ctl('-x', 'noop');
 is($err, qq{counterctl: unknown option "-x" (try counterctl --help)\n},
    'unknown option: says which, with our prefix');
+
+# The rate-limit verbs' argument errors: refused before connecting (exit
+# 2, one line), each naming the argument at fault. A duration needs a
+# unit; window and gcra options come after the positional arguments.
+($rc, $out) = ctl('--help');
+like($out, qr/^  ttl insert NAME QUOTA TTL /m, '--help shows ttl insert');
+like($out, qr/^  ttl update NAME quota\|ttl patch\|increase\|decrease VALUE$/m,
+     '--help shows ttl update');
+like($out, qr/^  window NAME LIMIT \[--window DURATION\] \[--slots N\] \[--cost N\] \[--peek\]$/m,
+     '--help shows window and its options');
+like($out, qr/^  gcra NAME BURST COUNT PERIOD \[--cost N\] \[--peek\]$/m,
+     '--help shows gcra and its options');
+for my $bad ([[qw(ttl)], qr/ttl needs insert, query, update or purge/],
+             [[qw(ttl bogus n)], qr/unknown subcommand "bogus"/],
+             [[qw(ttl insert n 1)], qr/ttl insert needs NAME QUOTA TTL/],
+             [[qw(ttl insert n 1 3)], qr/TTL needs a unit .*"3"/],
+             [[qw(ttl insert n 1 3parsecs)], qr/TTL .*"3parsecs"/],
+             [[qw(ttl insert n 1 1.5s)], qr/TTL .*"1\.5s"/],
+             [[qw(ttl insert n 1 3S)], qr/TTL .*"3S"/],
+             [[qw(ttl insert n 1 0s)], qr/TTL must be longer than 0: "0s"/],
+             [[qw(ttl insert n 1 5124096h)], qr/TTL is too long.*"5124096h"/],
+             [[qw(ttl insert n 1 18446744073709551616ns)],
+              qr/TTL is too long.*"18446744073709551616ns"/],
+             [[qw(ttl insert n -1 1s)], qr/QUOTA .*"-1"/],
+             [[qw(ttl insert n 18446744073709551616 1s)],
+              qr/QUOTA .*"18446744073709551616"/],
+             [['ttl', 'insert', '', 1, '1s'], qr/name must be 1 to 65535/],
+             [[qw(ttl query)], qr/ttl query needs NAME/],
+             [[qw(ttl purge a b)], qr/ttl purge needs NAME/],
+             [[qw(ttl update n quota patch)], qr/ttl update needs NAME/],
+             [[qw(ttl update n size patch 1)], qr/quota or ttl, not "size"/],
+             [[qw(ttl update n quota set 1)],
+              qr/patch, increase or decrease, not "set"/],
+             [[qw(ttl update n quota patch 1s)], qr/VALUE .*"1s"/],
+             [[qw(ttl update n ttl increase 3)], qr/VALUE needs a unit .*"3"/],
+             [[qw(ttl update n ttl patch 0ms)], qr/longer than 0: "0ms"/],
+             [[qw(window w)], qr/window needs NAME LIMIT/],
+             [[qw(window w --peek)], qr/window needs NAME LIMIT/],
+             [[qw(window w x)], qr/LIMIT .*"x"/],
+             [[qw(window w 1 --window 1)], qr/--window needs a unit .*"1"/],
+             [[qw(window w 1 --window 0s)], qr/--window must be longer than 0/],
+             [[qw(window w 1 --window)], qr/--window needs a value/],
+             [[qw(window w 1 --slots 65)], qr/--slots .*"65"/],
+             [[qw(window w 1 --slots 0)], qr/--slots .*"0"/],
+             [[qw(window w 1 --slots 7)], qr/1000000000ns does not divide into 7 slots/],
+             [[qw(window w 1 --window 10us --slots 40)],
+              qr/--window 10000ns in 40 slots .*shorter than 1us/],
+             [[qw(window w 1 --cost 0)], qr/--cost .*"0"/],
+             [[qw(window w 1 --peek --peek)], qr/--peek given twice/],
+             [[qw(window w 1 --cost 1 --cost 2)], qr/--cost given twice/],
+             [[qw(window w 1 extra)], qr/unexpected argument "extra"/],
+             [[qw(gcra g 0 1)], qr/gcra needs NAME BURST COUNT PERIOD/],
+             [[qw(gcra g 0 1 3600)], qr/PERIOD needs a unit .*"3600"/],
+             [[qw(gcra g 0 0 1h)], qr/COUNT .*"0"/],
+             [[qw(gcra g x 1 1h)], qr/BURST .*"x"/],
+             [[qw(gcra g 0 1 0ns)], qr/PERIOD must be longer than 0/],
+             [[qw(gcra g 0 1 1h --slots 2)], qr/unexpected argument "--slots"/],
+             [[qw(gcra g 0 1 1h --window 1s)],
+              qr/unexpected argument "--window"/]) {
+    my ($args, $why) = @$bad;
+    # Port 1: a usage error must be found before any connection.
+    ($rc, $out, $err) = ctl_finish(ctl_start('-p', 1, @$args));
+    my $shown = join ' ', @$args;
+    is($rc, 2, "usage error: counterctl $shown -> 2");
+    like($err, qr/\Acounterctl: [^\n]*$why[^\n]* \(try counterctl --help\)\n\z/,
+         "usage error: counterctl $shown -> one line naming what is wrong");
+    is($out, '', "usage error: counterctl $shown -> nothing on stdout");
+}
 ($rc, $out, $err) = ctl('get', "two\nlines");
 is($err, qq{counterctl: two\\x0alines: Not found (status 0x01)\n},
    'a newline in a counter name is escaped: still one line');

@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 29
+#define NITEMS 52
 
 typedef struct report {
     unsigned n;
@@ -49,9 +49,15 @@ static const char *const expected_order[NITEMS] = {
     "total_connections", "command:noop", "command:get", "command:acquire",
     "command:release", "command:stats", "command:dump",
     "command:wait_acquire", "command:renew", "command:wait_release",
-    "command:queues", "rejected_connections", "buckets", "interval",
+    "command:queues", "command:ttl_insert", "command:ttl_query",
+    "command:ttl_update", "command:ttl_purge", "command:window_check",
+    "command:gcra_check", "command:multi_check", "rejected_connections", "buckets", "interval",
     "memory_limit", "waiting", "leases", "queue_grants", "wait_timeouts",
-    "lease_expirations", "wait_cancels",
+    "lease_expirations", "wait_cancels", "ttl_objects", "ttl_checks",
+    "ttl_allowed", "ttl_limited", "ttl_expired", "window_objects",
+    "window_checks", "window_allowed", "window_limited", "window_expired",
+    "gcra_objects", "gcra_checks", "gcra_allowed", "gcra_limited",
+    "gcra_expired", "limits_used_memory",
 };
 
 static void test_stats_empty(void **state)
@@ -59,7 +65,7 @@ static void test_stats_empty(void **state)
     report r = { 0 };
 
     (void)state;
-    cnt_stats_report(NULL, NULL, NULL, collect, &r);
+    cnt_stats_report(NULL, NULL, NULL, NULL, collect, &r);
     assert_int_equal(r.n, NITEMS);
     for (unsigned i = 0; i < NITEMS; i++) {
         assert_string_equal(r.name[i], expected_order[i]);
@@ -103,7 +109,7 @@ static void test_stats_values(void **state)
     cnt_stats_add(&cnt_stats_slot_get(s, 2)->rejected_connections, 1);
     assert_null(cnt_stats_slot_get(s, 3));
 
-    cnt_stats_report(s, t, gc, collect, &r);
+    cnt_stats_report(s, t, NULL, gc, collect, &r);
     assert_int_equal(r.n, NITEMS);
     for (unsigned i = 0; i < NITEMS; i++)
         assert_string_equal(r.name[i], expected_order[i]);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/request.h"
+#include "protocol/response.h"
 #include "protocol/wire.h"
 #include "engine/core/clock.h"
 #include "engine/core/map.h"
@@ -25,24 +27,15 @@
 #error "the rate limits need unsigned __int128 (x86_64, aarch64 have it)"
 #endif
 
-/* The state byte of a check answer (protocol/wire.h names them too). */
-#ifndef CNT_CHECK_ALLOWED
-#define CNT_CHECK_ALLOWED 0
-#endif
-#ifndef CNT_CHECK_LIMITED
-#define CNT_CHECK_LIMITED 1
-#endif
-#ifndef CNT_CHECK_NEVER
-#define CNT_CHECK_NEVER 2
-#endif
+/* The constants of the wire (check states, TTL units, attributes and
+ * changes, window defaults and bounds, CNT_MULTI_MAX) are protocol/wire.h's,
+ * and the structs a check takes and answers are the protocol's own
+ * (protocol/request.h, protocol/response.h): the server hands a decoded
+ * request to the core and the core's answer to the encoder as they are. */
 
 /* The opcodes of the two checks, as cnt_check_args.opcode. */
-#ifndef CNT_LIMITS_OP_WINDOW
-#define CNT_LIMITS_OP_WINDOW 0x34
-#endif
-#ifndef CNT_LIMITS_OP_GCRA
-#define CNT_LIMITS_OP_GCRA 0x35
-#endif
+#define CNT_LIMITS_OP_WINDOW CNT_OP_WINDOW_CHECK
+#define CNT_LIMITS_OP_GCRA CNT_OP_GCRA_CHECK
 
 /* The kinds, the first part of a record's key and the index of its
  * stats. */
@@ -51,26 +44,9 @@
 #define CNT_LIMITS_GCRA 2u
 #define CNT_LIMITS_KINDS 3u
 
-/* TTL units (0 ns ... 5 h), the TTL update's attributes and changes. */
-#define CNT_TTL_UNIT_MAX 5u
-#define CNT_TTL_ATTR_QUOTA 0u
-#define CNT_TTL_ATTR_TTL 1u
-#define CNT_TTL_PATCH 0u
-#define CNT_TTL_INCREASE 1u
-#define CNT_TTL_DECREASE 2u
-
-/* Window defaults and bounds. */
-#define CNT_WINDOW_DEFAULT_SLOTS 10u
-#define CNT_WINDOW_MAX_SLOTS 64u
-#ifndef CNT_WINDOW_DEFAULT_NS
-#define CNT_WINDOW_DEFAULT_NS 1000000000u
-#endif
-#ifndef CNT_WINDOW_MIN_SLOT_NS
-#define CNT_WINDOW_MIN_SLOT_NS 1000u
-#endif
-
-/* Most items of one multi-check. */
-#define CNT_LIMITS_MULTI_MAX 16u
+/* Most TTL unit byte (0 ns ... 5 h) and most items of one multi-check. */
+#define CNT_TTL_UNIT_MAX CNT_UNIT_MAX
+#define CNT_LIMITS_MULTI_MAX CNT_MULTI_MAX
 
 /* Default number of buckets of the limits map. */
 #define CNT_LIMITS_DEFAULT_BUCKETS 65536u
@@ -92,12 +68,9 @@ cnt_limits *cnt_limits_new(const cnt_limits_config *cfg);
 /* Frees every record and l; no other thread may use it. */
 void cnt_limits_free(cnt_limits *l);
 
-/* A TTL counter as query and update answer it. */
-typedef struct cnt_ttl_view {
-    uint64_t quota;
-    uint64_t ttl_left;          /* in unit, rounded up: >= 1 when live */
-    uint8_t unit;               /* the unit it was inserted with */
-} cnt_ttl_view;
+/* A TTL counter as query and update answer it (quota, ttl_left: in unit,
+ * rounded up, >= 1 when live; unit: the one it was inserted with). */
+typedef cnt_ttl_answer cnt_ttl_view;
 
 /* Creates a TTL counter (quota, expiring ttl units from now). OK, EXISTS
  * (a live one has the name; an expired one is replaced), INVALID (unit >
@@ -119,27 +92,16 @@ cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
 /* Removes a live TTL counter: OK or NOT_FOUND. */
 cnt_status cnt_ttl_purge(cnt_limits *l, const uint8_t *name, uint16_t len);
 
-/* One window or GCRA check. */
-typedef struct cnt_check_args {
-    uint8_t opcode;             /* 0x34 window or 0x35 gcra */
-    bool peek;                  /* judge only, charge nothing */
-    uint8_t slots;              /* window: 0 = 10, else 1..64 */
-    uint32_t limit_or_burst;    /* window: limit; gcra: burst */
-    uint32_t count;             /* gcra: events per period (>= 1) */
-    uint32_t cost;              /* >= 1 */
-    uint64_t period_ns;         /* window_ns for 0x34 (0 = 1 s), period
-                                   for 0x35 (>= 1) */
-    const uint8_t *name;
-    uint16_t name_len;          /* >= 1 */
-} cnt_check_args;
+/* One window or GCRA check: opcode (0x34 window, 0x35 gcra), peek,
+ * slots (window: 0 = 10, else 1..64), limit_or_burst, count (gcra: events
+ * per period, >= 1), cost (>= 1), period_ns (window: window_ns, 0 = 1 s;
+ * gcra: the period, >= 1), name and name_len (>= 1). */
+typedef cnt_check_request cnt_check_args;
 
-/* What a check answers (see doc/rate-limits.md for each field). */
-typedef struct cnt_check_answer {
-    uint8_t state;              /* CNT_CHECK_ALLOWED, _LIMITED, _NEVER */
-    uint32_t limit, remaining, used;
-    uint64_t retry_after_ns;    /* 0 allowed, UINT64_MAX never */
-    uint64_t reset_after_ns;
-} cnt_check_answer;
+/* What a check answers (see doc/rate-limits.md for each field): state,
+ * limit, remaining, used, retry_after_ns (0 allowed, UINT64_MAX never),
+ * reset_after_ns. */
+typedef cnt_check_result cnt_check_answer;
 
 /* One check: OK with *out filled, INVALID (arguments out of range) or
  * OUT_OF_MEMORY (an allowed charge needed a record; nothing changed). */

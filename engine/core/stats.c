@@ -100,9 +100,39 @@ static void cnt_stats_emit(cnt_stats_item_fn fn, void *ctx, const char *name,
     fn(ctx, name, text);
 }
 
+/* The rate limits' items: for each kind, its records and what its checks
+ * said, then the memory of their map. */
+static void cnt_stats_report_limits(const cnt_limits *l, cnt_stats_item_fn fn,
+                                    void *ctx)
+{
+    static const char *const kinds[CNT_LIMITS_KINDS] = {
+        [CNT_LIMITS_TTL] = "ttl", [CNT_LIMITS_WINDOW] = "window",
+        [CNT_LIMITS_GCRA] = "gcra",
+    };
+    cnt_limits_stats ls;
+    char name[32];
+
+    memset(&ls, 0, sizeof(ls));
+    if (l != NULL)
+        cnt_limits_stats_get(l, &ls);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+        const struct { const char *what; uint64_t v; } items[] = {
+            {"objects", ls.kind[k].objects}, {"checks", ls.kind[k].checks},
+            {"allowed", ls.kind[k].allowed}, {"limited", ls.kind[k].limited},
+            {"expired", ls.kind[k].expired},
+        };
+        for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
+            snprintf(name, sizeof(name), "%s_%s", kinds[k], items[i].what);
+            cnt_stats_emit(fn, ctx, name, items[i].v);
+        }
+    }
+    cnt_stats_emit(fn, ctx, "limits_used_memory", ls.used_memory);
+}
+
 /* Emits every item: the reference's, in its order, then the extras. */
 void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
-                      const cnt_gc *gc, cnt_stats_item_fn fn, void *ctx)
+                      const cnt_limits *l, const cnt_gc *gc,
+                      cnt_stats_item_fn fn, void *ctx)
 {
     static const char *const command_names[CNT_CMD_COUNT] = {
 #define CNT_STATS_COMMAND_NAME(counter, opcode, name) \
@@ -145,4 +175,5 @@ void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
     cnt_stats_emit(fn, ctx, "wait_timeouts", ws.timeouts);
     cnt_stats_emit(fn, ctx, "lease_expirations", ws.expirations);
     cnt_stats_emit(fn, ctx, "wait_cancels", ws.cancels);
+    cnt_stats_report_limits(l, fn, ctx);
 }

@@ -24,7 +24,14 @@
     X(WAIT_ACQUIRE, CNT_OP_WAIT_ACQUIRE, "command:wait_acquire") \
     X(RENEW,   CNT_OP_RENEW,   "command:renew")     \
     X(WAIT_RELEASE, CNT_OP_WAIT_RELEASE, "command:wait_release") \
-    X(QUEUES,  CNT_OP_QUEUES,  "command:queues")
+    X(QUEUES,  CNT_OP_QUEUES,  "command:queues")    \
+    X(TTL_INSERT, CNT_OP_TTL_INSERT, "command:ttl_insert") \
+    X(TTL_QUERY, CNT_OP_TTL_QUERY, "command:ttl_query") \
+    X(TTL_UPDATE, CNT_OP_TTL_UPDATE, "command:ttl_update") \
+    X(TTL_PURGE, CNT_OP_TTL_PURGE, "command:ttl_purge") \
+    X(WINDOW_CHECK, CNT_OP_WINDOW_CHECK, "command:window_check") \
+    X(GCRA_CHECK, CNT_OP_GCRA_CHECK, "command:gcra_check") \
+    X(MULTI_CHECK, CNT_OP_MULTI_CHECK, "command:multi_check")
 
 /* Per-opcode command counters, in the table's order. */
 enum cnt_stats_command {
@@ -91,9 +98,11 @@ static inline void cnt_stats_count_command(cnt_stats_slot *slot,
 typedef void (*cnt_stats_item_fn)(void *ctx, const char *name,
                                   const char *value);
 
-/* Emits every item in the reference's order, then our extras. t, gc or s
- * may be NULL (their items then read 0). */
+/* Emits every item in the reference's order, then our extras (the waiting
+ * side's, then each rate-limit kind's). t, l, gc or s may be NULL (their
+ * items then read 0). */
 void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
-                      const cnt_gc *gc, cnt_stats_item_fn fn, void *ctx);
+                      const cnt_limits *l, const cnt_gc *gc,
+                      cnt_stats_item_fn fn, void *ctx);
 
 #endif

@@ -133,8 +133,8 @@ static void glue_on_event(const void *cookie, ENGINE_EVENT_TYPE type,
                 (unsigned)cnt_server_port(glue.server));
         return;
     }
-    cnt_host_stats_install(api, glue.stats, glue.table, glue.gc, glue.server,
-                           &glue.logger);
+    cnt_host_stats_install(api, glue.stats, glue.table, glue.limits, glue.gc,
+                           glue.server, &glue.logger);
 }
 
 /* Builds table, stats, GC and server (which binds now); false after
@@ -163,8 +163,10 @@ static bool glue_build(void)
         cnt_log(&glue.logger, CNT_LOG_WARNING, "counter: out of memory");
         return false;
     }
-    glue.server = cnt_server_new(&c->server, glue.table, glue.stats,
-                                 glue.gc, &glue.logger);
+    cnt_server_config sc = c->server;
+    sc.limits = glue.limits;
+    glue.server = cnt_server_new(&sc, glue.table, glue.stats, glue.gc,
+                                 &glue.logger);
     return glue.server != NULL;     /* it logged why */
 }
 

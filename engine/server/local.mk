@@ -9,6 +9,7 @@ libcntserver_la_SOURCES = \
 	engine/server/log.c \
 	engine/server/outbuf.c \
 	engine/server/session.c \
+	engine/server/session_limits.c \
 	engine/server/mail.c \
 	engine/server/server.c \
 	engine/server/listener.c \
@@ -19,6 +20,7 @@ noinst_HEADERS += \
 	engine/server/log.h \
 	engine/server/outbuf.h \
 	engine/server/session.h \
+	engine/server/session_int.h \
 	engine/server/mail.h \
 	engine/server/server.h \
 	engine/server/server_int.h \

@@ -13,6 +13,7 @@
 
 #include "engine/core/gc.h"
 #include "engine/core/groups.h"
+#include "engine/core/limits.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
 #include "engine/server/log.h"
@@ -43,6 +44,9 @@ typedef struct cnt_server_config {
     /* [counter.group.NAME] the groups wait_acquire looks names up in; NULL
      * = none. Owned by whoever built this config, never changed after the
      * server is built, and must outlive the server. */
+    /* The rate limits the sessions answer 0x30-0x36 from; NULL: those
+     * opcodes are unknown (0x81). */
+    cnt_limits *limits;
     const cnt_groups *groups;
     /* [counter.max_waits] 1024: outstanding wait_acquire requests (queued,
      * granted, or expired and not yet acknowledged) per connection. */
@@ -68,6 +72,7 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->keepalive_interval = 10;
     c->keepalive_count = 3;
     c->groups = NULL;
+    c->limits = NULL;
     c->max_waits = CNT_SERVER_MAX_WAITS_DEFAULT;
 }
 

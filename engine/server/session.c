@@ -4,7 +4,7 @@
  * answers, Dump records and Stats into the output buffer in order. */
 #include "config.h"
 
-#include "engine/server/session.h"
+#include "engine/server/session_int.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -25,13 +25,32 @@
 typedef struct session_handler {
     void (*handle)(cnt_session *s, const cnt_request *req,
                    const cnt_table_place *place);
+    /* The other opcodes' handlers (the rate limits), which need no place
+     * in the semaphore table. */
+    void (*handle_other)(cnt_session *s, const cnt_request *req);
 } session_handler;
 
-/* Whether a valid request names a counter: the decoder leaves the name
- * empty for opcodes whose row has none, and refuses an empty one. */
-static inline bool session_names_counter(const cnt_request *req)
+/* Whether a valid request names a semaphore counter (whose place is worth
+ * computing and prefetching ahead): its handler is one of the table's,
+ * and the decoder leaves the name empty for opcodes whose row has none. */
+static inline bool session_names_counter(const session_handler *h,
+                                         const cnt_request *req)
 {
-    return req->name_len != 0;
+    return h->handle != NULL && req->name_len != 0;
+}
+
+/* Calls h's handler for req; false when the opcode has none. */
+static inline bool session_call(cnt_session *s, const session_handler *h,
+                                const cnt_request *req,
+                                const cnt_table_place *place)
+{
+    if (h->handle != NULL)
+        h->handle(s, req, place);
+    else if (h->handle_other != NULL && s->env->limits != NULL)
+        h->handle_other(s, req);
+    else
+        return false;
+    return true;
 }
 
 static void session_release_held(cnt_session *s);
@@ -64,6 +83,28 @@ static void session_put_empty(cnt_session *s, uint8_t opcode,
         return;
     }
     cnt_outbuf_commit(&s->out, cnt_encode_empty(p, opcode, opaque));
+}
+
+/* Room for n bytes of answer; see session_int.h. */
+uint8_t *cnt_session_reserve(cnt_session *s, size_t n)
+{
+    uint8_t *p = cnt_outbuf_reserve(&s->out, n);
+    if (p == NULL)
+        session_out_of_memory(s);
+    return p;
+}
+
+/* Appends an error answer; see session_int.h. */
+void cnt_session_put_error(cnt_session *s, uint8_t opcode, cnt_status status,
+                           uint32_t opaque)
+{
+    session_put_error(s, opcode, status, opaque);
+}
+
+/* Appends an empty status-0 answer; see session_int.h. */
+void cnt_session_put_empty(cnt_session *s, uint8_t opcode, uint32_t opaque)
+{
+    session_put_empty(s, opcode, opaque);
 }
 
 /* Appends a status-0 answer whose body is one u32. */
@@ -154,7 +195,8 @@ static void session_stats(cnt_session *s, const cnt_request *req,
      * and drop sent bytes, but keeps this offset. */
     size_t at = cnt_outbuf_pending(&s->out);
     cnt_outbuf_commit(&s->out, CNT_HEADER_SIZE);
-    cnt_stats_report(s->env->stats, s->env->table, s->env->gc,
+    cnt_stats_report(s->env->stats, s->env->table, s->env->limits,
+                     s->env->gc,
                      session_stats_item, s);
     if (s->failed)
         return;
@@ -518,6 +560,13 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_RENEW] = {session_renew},
     [CNT_OP_WAIT_RELEASE] = {session_wait_release},
     [CNT_OP_QUEUES] = {session_queues},
+    [CNT_OP_TTL_INSERT] = {.handle_other = cnt_session_ttl_insert},
+    [CNT_OP_TTL_QUERY] = {.handle_other = cnt_session_ttl_query},
+    [CNT_OP_TTL_UPDATE] = {.handle_other = cnt_session_ttl_update},
+    [CNT_OP_TTL_PURGE] = {.handle_other = cnt_session_ttl_purge},
+    [CNT_OP_WINDOW_CHECK] = {.handle_other = cnt_session_check},
+    [CNT_OP_GCRA_CHECK] = {.handle_other = cnt_session_check},
+    [CNT_OP_MULTI_CHECK] = {.handle_other = cnt_session_multi_check},
 };
 
 /* Dump callback: appends one record; asks to stop once the output is
@@ -611,17 +660,16 @@ void cnt_session_handle(cnt_session *s, cnt_decode_result r,
     if (req->magic == CNT_MAGIC_REQUEST)
         cnt_stats_count_command(s->env->slot, req->opcode);
     const session_handler *h = &session_handlers[req->opcode];
-    if (r != CNT_DECODE_OK || h->handle == NULL) {
-        session_put_error(s, req->opcode,
-                          r == CNT_DECODE_ERROR
-                              ? req->status : CNT_STATUS_UNKNOWN_COMMAND,
-                          req->opaque);
+    if (r != CNT_DECODE_OK) {
+        session_put_error(s, req->opcode, req->status, req->opaque);
         return;
     }
     cnt_table_place place = {0};
-    if (session_names_counter(req))
+    if (session_names_counter(h, req))
         cnt_table_place_of(s->env->table, req->name, req->name_len, &place);
-    h->handle(s, req, &place);
+    if (!session_call(s, h, req, &place))
+        session_put_error(s, req->opcode, CNT_STATUS_UNKNOWN_COMMAND,
+                          req->opaque);
 }
 
 /* A request decoded ahead: its fields, its row, and where its counter
@@ -652,7 +700,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         if (r != CNT_DECODE_OK || a->req.size > len - off)
             break;
         a->h = &session_handlers[a->req.opcode];
-        if (session_names_counter(&a->req)) {
+        if (session_names_counter(a->h, &a->req)) {
             cnt_table_place_of(t, a->req.name, a->req.name_len, &a->place);
             cnt_table_prefetch(t, &a->place, false);
         }
@@ -663,7 +711,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
     bool stopped = n < CNT_SESSION_AHEAD && off < len;
     if (n > 1)
         for (size_t k = 0; k < n; k++)
-            if (session_names_counter(&ahead[k].req))
+            if (session_names_counter(ahead[k].h, &ahead[k].req))
                 cnt_table_prefetch(t, &ahead[k].place, true);
 
     size_t pos = 0;
@@ -672,9 +720,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         if (k > 0 && (s->failed || cnt_outbuf_full(&s->out)))
             return pos;
         cnt_stats_count_command(s->env->slot, a->req.opcode);
-        if (a->h->handle != NULL)
-            a->h->handle(s, &a->req, &a->place);
-        else
+        if (!session_call(s, a->h, &a->req, &a->place))
             session_put_error(s, a->req.opcode, CNT_STATUS_UNKNOWN_COMMAND,
                               a->req.opaque);
         pos += (size_t)a->req.size;

@@ -13,6 +13,7 @@
 #include "engine/core/gc.h"
 #include "engine/core/groups.h"
 #include "engine/core/holdings.h"
+#include "engine/core/limits.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
 #include "engine/core/ticket.h"
@@ -26,6 +27,8 @@ typedef struct cnt_session cnt_session;
  * sessions and outliving them. */
 typedef struct cnt_session_env {
     cnt_table *table;
+    cnt_limits *limits;             /* the rate limits; NULL: their
+                                       opcodes answer 0x81 */
     const cnt_stats *stats;         /* for the Stats opcode; may be NULL */
     const cnt_gc *gc;               /* for the Stats opcode; may be NULL */
     cnt_stats_slot *slot;           /* where requests are counted */

@@ -134,6 +134,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     }
     w->mail_ready = true;
     w->env.session.table = s->table;
+    w->env.session.limits = s->config.limits;
     w->env.session.stats = s->stats;
     w->env.session.gc = s->gc;
     w->env.session.slot = cnt_stats_slot_get(s->stats, i);

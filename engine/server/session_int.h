@@ -1,0 +1,30 @@
+/* session_int.h: what session.c shares with the files that answer further
+ * opcodes for it (session_limits.c: the rate limits). A handler gets the
+ * decoded request and appends exactly one answer to the session's output
+ * (or marks the session failed when memory for it ran out). */
+#ifndef CNT_ENGINE_SESSION_INT_H
+#define CNT_ENGINE_SESSION_INT_H
+
+#include "engine/server/session.h"
+
+/* Room for n bytes of answer at the end of s's output; NULL (and the
+ * session marked failed) when memory ran out. Commit what was written
+ * with cnt_outbuf_commit(&s->out, ...). */
+uint8_t *cnt_session_reserve(cnt_session *s, size_t n);
+
+/* Appends an error answer with the status's text. */
+void cnt_session_put_error(cnt_session *s, uint8_t opcode, cnt_status status,
+                           uint32_t opaque);
+
+/* Appends a status-0 answer with an empty body. */
+void cnt_session_put_empty(cnt_session *s, uint8_t opcode, uint32_t opaque);
+
+/* The rate-limit opcodes (0x30-0x36), answered from s->env->limits. */
+void cnt_session_ttl_insert(cnt_session *s, const cnt_request *req);
+void cnt_session_ttl_query(cnt_session *s, const cnt_request *req);
+void cnt_session_ttl_update(cnt_session *s, const cnt_request *req);
+void cnt_session_ttl_purge(cnt_session *s, const cnt_request *req);
+void cnt_session_check(cnt_session *s, const cnt_request *req);
+void cnt_session_multi_check(cnt_session *s, const cnt_request *req);
+
+#endif
