@@ -223,6 +223,7 @@ typedef struct sim {
     lshadow lim[CNT_LIMITS_KINDS][NLIM];
     lfigures lfig[CNT_LIMITS_KINDS];
     size_t lsweep_next;         /* where cnt_limits_sweep goes on */
+    uint64_t first_limit;       /* the memory limit the input set */
     uint64_t limits_baseline;   /* used_memory of the empty limits */
 } sim;
 
@@ -1726,17 +1727,32 @@ static void lim_sweep_step(sim *m, uint8_t x)
     m->lsweep_next = (first + n) % nb;
 }
 
-/* A rate-limit step: o's low 4 bits the operation (mod 10), bits 4-5 the
- * name, bit 6 its first allocation fails; x, y, z its arguments, then a
- * multi-check's items. Returns the bytes used after o, 0 when too few. */
+/* With the memory limit set, it becomes what both maps use now plus x * 4
+ * bytes (x = 0: its first value again), so that the rate limits meet it
+ * without the table having to fill it first. */
+static void lim_budget_step(sim *m, uint8_t x)
+{
+    if (!m->memory_limited)
+        return;
+    m->budget.limit = x ? cnt_map_budget_used(&m->budget) + (uint64_t)x * 4
+                        : m->first_limit;
+}
+
+/* A rate-limit step: o's low 4 bits the operation (11-15 are 1-5), bits
+ * 4-5 the name, bit 6 its first allocation fails; x, y, z its arguments,
+ * then a multi-check's items. Returns the bytes used after o, 0 when too
+ * few. */
 static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
 {
     if (avail < 4)
         return 0;
     uint8_t o = p[0], x = p[1], y = p[2], z = p[3];
-    unsigned op = (o & 15) % 10, n = (o >> 4) & 3;
+    unsigned op = o & 15, n = (o >> 4) & 3;
     bool fail = (o & 0x40) != 0;
     uint64_t v = x | (uint64_t)y << 8;
+
+    if (op > 10)
+        op -= 10;
 
     switch (op) {
     case 0: lim_ttl_insert(m, n, fail, x, y, z); break;
@@ -1758,7 +1774,8 @@ static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
                                                     ? 1000 : 100000000));
         break;
     case 8: lim_sweep_step(m, x); break;
-    default: step_gc(m); break;
+    case 9: step_gc(m); break;
+    default: lim_budget_step(m, x); break;
     }
     return 4;
 }
@@ -2164,8 +2181,8 @@ static void sim_init(sim *m, uint8_t flags)
     m->memory_limited = flags & 1;
     /* One memory limit for the counters, their tickets and the rate
      * limits, as the engine has it. */
-    cnt_map_budget_init(&m->budget,
-                        m->memory_limited ? 4096 + (flags >> 2) * 64 : 0);
+    m->first_limit = m->memory_limited ? 4096 + (flags >> 2) * 64 : 0;
+    cnt_map_budget_init(&m->budget, m->first_limit);
     cnt_table_config cfg = {
         .buckets = (flags & 2) ? 1 : 64,   /* one bucket: every name collides */
         .interval = INTERVAL,
@@ -2275,10 +2292,10 @@ static void sim_finish(sim *m)
  * wait_acquire that allocates fails; 62-63 Dump and Stats.
  * A rate-limit step is four bytes o x y z, straight to the limits core on
  * the names a-d (each a TTL counter, a window and a GCRA limit): o % 16
- * (mod 10) the operation, (o >> 4) & 3 the name, o's bit 6 makes the
- * operation's first allocation fail. Operations: 0 TTL insert (quota x &
- * 0x3f, or 2^64 - 1 - that with x's bit 6; ttl y, or 2^44 - 1 + y with
- * x's bit 7; unit z % 8, 6-7 invalid); 1 TTL query; 2 TTL update
+ * the operation (11-15 are 1-5), (o >> 4) & 3 the name, o's bit 6 makes
+ * the operation's first allocation fail. Operations: 0 TTL insert (quota
+ * x & 0x3f, or 2^64 - 1 - that with x's bit 6; ttl y, or 2^44 - 1 + y
+ * with x's bit 7; unit z % 8, 6-7 invalid); 1 TTL query; 2 TTL update
  * (attribute x & 3, change (x >> 2) & 3, unit (x >> 4) & 7, value y * 256
  * + z, or 2^64 - 1 - z with x's bit 7); 3 TTL purge; 4 window check and 5
  * GCRA check (shape or rate x & 7 from win_shapes and gcra_rates, peek
@@ -2287,7 +2304,9 @@ static void sim_finish(sim *m)
  * multi-check (x & 0x1f items, 18-31 folded to 2-15, peek with x's bit 7;
  * y and z unused; then three bytes per item, see lim_multi_step); 7 the
  * clock moves by y * 256 + x ns, us, ms (both clocks) or 0.1 s, as z & 3
- * says; 8 the limits' own sweep goes on over x buckets; 9 GC. */
+ * says; 8 the limits' own sweep goes on over x buckets; 9 GC; 10 with
+ * the memory limit set, it becomes the memory in use + x * 4 bytes (x =
+ * 0: its first value). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sim m;
