@@ -490,6 +490,7 @@ sub limit_rows {
     for my $r (@limits) {
         if ($r->{absent}) { $absent{$r->{server}} = 1; next }
         if (($r->{mode} // '') eq 'accuracy') { $acc{$r->{workload}} = $r; next }
+        next if ($r->{mode} // '') eq 'micro';
         $cells{join ':', @$r{qw(workload conns depth keys)}}{$r->{server}} = $r;
     }
     return (\%cells, \%acc, \%absent);
@@ -583,6 +584,25 @@ sub limits_section {
     }
     p "";
 
+    my %micro;
+    push @{$micro{$_->{workload}}}, $_ for grep { ($_->{mode} // '') eq 'micro' } @limits;
+    if (%micro) {
+        p "Engine level, no sockets (`limits-micro 1 2`, bench/limits-micro.c):",
+          "two threads checking one name against two threads checking a name",
+          "each, one second per case, once per repetition; the median run",
+          "counts.\n",
+          "| limit | runs | spread checks/s | hot checks/s | hot / spread (median) | all ratios | target |",
+          "|---|---:|---:|---:|---:|---|---|";
+        for my $kind (qw(gcra window)) {
+            my @r = sort { $a->{ratio} <=> $b->{ratio} } @{$micro{$kind} || []} or next;
+            my $m = $r[$#r / 2];
+            p sprintf '| %s | %d | %s | %s | %.2f | %s | >= 0.5 |', $kind, scalar @r,
+              fmt_ops($m->{spread}), fmt_ops($m->{hot}), $m->{ratio},
+              join(', ', map { sprintf '%.2f', $_->{ratio} } @r);
+        }
+        p "";
+    }
+
     p "### Accuracy with the real clock\n",
       "One fresh name, checks of cost 1 sent at 10 times the allowed rate",
       "(round-robin over 4 connections, in 1 ms ticks) for " .
@@ -621,6 +641,12 @@ sub limits_section {
 sub limits_targets {
     return unless @limits;
     my ($cells, $acc) = limit_rows();
+    for my $kind (qw(gcra window)) {
+        my @r = sort { $a->{ratio} <=> $b->{ratio} }
+                grep { ($_->{mode} // '') eq 'micro' && $_->{workload} eq $kind } @limits;
+        target_cmp("rate limits, $kind, engine: one hot name / distinct names, two threads >= 0.5",
+                   @r ? $r[$#r / 2]{ratio} : undef, 'limits-micro median', '>=', 0.5);
+    }
     for my $kind (qw(window gcra)) {
         my @d1 = map { "$kind:$_:1:1000" } 1, 16;
         target("rate limits, $kind, depth 1 (1 and 16 conns): ours / floor checks/s >= 0.85",

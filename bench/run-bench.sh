@@ -44,6 +44,7 @@ build=$(cd "${1:-.}" && pwd)
 bench="$build/counter-bench"
 floor="$build/counter-floor"
 wbench="$build/wait-bench"
+micro="$build/limits-micro"
 rbench="$build/redis-bench"
 mchost="$build/mchost"
 so="$build/.libs/counter.so"
@@ -435,6 +436,23 @@ run_limits() {
     for s in $up; do
         srv_pid=${pid[$s]}
         stop_server
+    done
+    limits_micro
+}
+
+# limits_micro: the engine-level microbenchmark (no sockets), once per
+# repetition: two threads checking one name against two threads checking a
+# name each, for GCRA and the window; one key=value line per case.
+limits_micro() {
+    local i line
+    [ -x "$micro" ] || { log "$micro is not built: no microbenchmark"; return; }
+    for i in $(seq "$repeat"); do
+        log "limits-micro, run $i"
+        "$micro" 1 2 2>"$tmp/cell.err" | while read -r line; do
+            set -- $line
+            # gcra threads 2 spread N checks/s hot N checks/s ratio R
+            echo "server=engine workload=$1 mode=micro threads=$3 spread=$5 hot=$8 ratio=${11}"
+        done
     done
 }
 

@@ -1,9 +1,12 @@
 #!/usr/bin/perl
 # 16-readme.t: the README's "Try it" commands run as written: each line of
-# the indented block after "Try it" is run (its _build/run/counterctl
-# replaced by this build's counterctl, pointed at a test server) and must
-# exit 0 and print what its comment says ("prints 1", "prints a, b, ...").
-# The test server gets the groups scripts/setup-and-run.sh defines.
+# the indented block after "Try it", and of the one after the rate-limit
+# paragraph ("The server also keeps rate limits"), is run (its
+# _build/run/counterctl replaced by this build's counterctl, pointed at a
+# test server) and must exit 0 and print what its comment says ("prints
+# 1", "prints a, b, ...": each a line's key, or the whole line when it
+# holds a space). The test server gets the groups scripts/setup-and-run.sh
+# defines.
 use strict;
 use warnings;
 
@@ -20,14 +23,16 @@ plan skip_all => 'counterctl not built' unless $CTL && -x $CTL;
 plan skip_all => 'mchost or counter.so not built' unless target_available;
 plan skip_all => "no $README" unless -r $README;
 
-# The lines of the first indented block after the line starting "Try it".
-sub try_it_block {
+# The lines of the first indented block after the first line that
+# matches start.
+sub readme_block {
+    my ($start) = @_;
     open my $fh, '<', $README or die "$README: $!";
     my ($seen, @block);
     while (my $l = <$fh>) {
         chomp $l;
         if (!$seen) {
-            $seen = $l =~ /^Try it/;
+            $seen = $l =~ $start;
             next;
         }
         if ($l =~ /^ {4}(\S.*)$/) {
@@ -39,8 +44,13 @@ sub try_it_block {
     return @block;
 }
 
-my @lines = try_it_block();
+my @lines = readme_block(qr/^Try it/);
 ok(@lines >= 3, 'README has a "Try it" block of commands') or diag("got: @lines");
+my @limits = readme_block(qr/^The server also keeps rate limits/);
+ok(@limits >= 3, 'README has a block of rate-limit commands')
+    or diag("got: @limits");
+# The reference server has no rate limits.
+push @lines, @limits unless $ENV{CNT_TEST_REFERENCE};
 
 # The counter.group.NAME=VALUE settings of scripts/setup-and-run.sh.
 sub script_groups {
@@ -78,7 +88,8 @@ for my $line (@lines) {
     } else {
         my @names = grep { $_ ne '...' } split /,\s*/, $what;
         for my $name (@names) {
-            like($out, qr/^\Q$name\E /m, "README: `$cmd` prints $name");
+            my $re = $name =~ /\s/ ? qr/^\Q$name\E$/m : qr/^\Q$name\E /m;
+            like($out, $re, "README: `$cmd` prints $name");
         }
     }
 }

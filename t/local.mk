@@ -31,7 +31,8 @@ E2E_TESTS = \
 	t/27-window.t \
 	t/28-gcra.t \
 	t/29-multi-check.t \
-	t/30-counterctl-limits.t
+	t/30-counterctl-limits.t \
+	t/31-protocol-doc.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
