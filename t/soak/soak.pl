@@ -5,7 +5,11 @@
 # some on server-defined groups)/renew/wait_release/queues on a few dozen
 # contended ones, and end abruptly (close, reset, half-close in the middle
 # of a request, a client that stops reading), whatever their waits are
-# doing: queued, granted, or with a grant on its way to them. Checks:
+# doing: queued, granted, or with a grant on its way to them. Rate limits
+# ride in the same pipelines: TTL counters (insert, query, update, purge),
+# window and GCRA checks (some peeks, some costs that never fit) and
+# multi-checks (now and then one naming an item twice) on a few names
+# with fixed settings, cut off by the same abrupt ends. Checks:
 # answers in order, none lost or doubled; events never inside a series and
 # each as the connection's own view allows (a queued request gets one
 # granted or timed-out event, nothing after its release, an expiry only
@@ -14,7 +18,14 @@
 # connections released their waits) the server's Get equals what the live
 # connections hold, nothing waits and no lease is left; at the end
 # everything is 0, GC removes every counter, used_memory is back to its
-# value before the run and RSS back near its baseline.
+# value before the run and RSS back near its baseline. Rate limits: each
+# answer's status, size and fields as its opcode and settings allow (a
+# multi-check's overall state agrees with its items'); no window allowed
+# more than its limit, no GCRA more than burst + 1 + elapsed * rate, in
+# any interval the answers' times pin down; at the end every record
+# expires and GC frees it (no objects of any kind), the figures per kind
+# agree with what was sent and answered, and limits_used_memory is back
+# to its value before the run.
 #
 # Usage: soak.pl [--duration S] [--conns N] [--counters N] [--seed N]
 #                [--interval S] [--rss-slack MB]
@@ -29,7 +40,7 @@ use CounterTest;
 use Getopt::Long;
 use IO::Select;
 use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(time sleep clock_gettime CLOCK_MONOTONIC);
 use Errno qw(EAGAIN EWOULDBLOCK EINTR);
 use POSIX qw(WNOHANG);
 
@@ -68,7 +79,9 @@ my %fig = map { $_ => 0 } qw(requests answers acquired refused released
     ends_close ends_reset ends_half ends_stall ends_lost quiescent mismatch_waits
     w_acquire w_granted w_queued w_busy w_refused w_ev_granted w_ev_timeout
     w_ev_expired w_renewed w_released w_cancelled w_raced w_expired_acks
-    w_queues w_end_queued w_end_granted);
+    w_queues w_end_queued w_end_granted l_requests l_ttl l_allowed
+    l_limited l_never l_multi_allowed l_multi_denied l_multi_refused
+    l_guaranteed);
 my $fail = 0;
 
 our $server_pid;    # the host's pid, once it is up
@@ -109,6 +122,8 @@ sub server_stats {
 # run must come back to exactly this.
 my %st0 = server_stats();
 my $used0 = $st0{used_memory} // die "soak: no used_memory in Stats\n";
+my $lused0 = $st0{limits_used_memory}
+    // die "soak: no limits_used_memory in Stats\n";
 
 # Resident set of the server, in KiB.
 sub rss_kib {
@@ -413,11 +428,369 @@ sub check_event {
     }
 }
 
+# ---- rate limits: TTL counters, windows, GCRA, multi-checks ----
+# A few names, each a TTL counter, a window and a GCRA limit at once (three
+# separate objects). Each name's window and GCRA settings are fixed, so the
+# guarantees can be checked from the answers alone: the server judges a
+# call at some time between its sending and its answer (both read from the
+# monotonic clock here, as the server's), so every allowed call whose span
+# lies within an interval lies within it on the server too.
+my @lnames = map { sprintf 'soakl-%02d', $_ } 0 .. 15;
+my %lim;
+for my $n (@lnames) {
+    my $w = (200_000_000, 500_000_000, 1_000_000_000)[int rand 3];
+    $lim{$n} = {
+        limit => 3 + int rand 10, window_ns => $w,
+        slots => (0, 5, 20)[int rand 3],
+        burst => int rand 6, count => 1 + int rand 20,
+        period_ns => (100_000_000, 1_000_000_000)[int rand 2],
+        unit => rand() < 0.7 ? UNIT_MS : UNIT_US,
+    };
+}
+my %lallowed;       # "w name" / "g name" => [[sent, answered, cost], ...]
+my %lsent = map { $_ => 0 } qw(ttl ttl_purge window gcra window_items
+                               gcra_items);
+my %lseen = map { $_ => 0 } qw(ttl window gcra window_allowed window_limited
+    gcra_allowed gcra_limited ttl_ok ttl_refused ttl_insert_ok ttl_purge);
+
+# Seconds on the monotonic clock, the one the server judges by.
+sub mono { clock_gettime(CLOCK_MONOTONIC) }
+
+# One window or GCRA item of a check: its kind, name and cost.
+sub random_check_item {
+    my ($kind, $name) = @_;
+    my $s = $lim{$name};
+    my $r = rand;
+    my $cost = $r < 0.8 ? 1 : $r < 0.97 ? 2 + int rand 2
+             : ($kind eq 'w' ? $s->{limit} : $s->{burst} + 1) + 1;
+    return { kind => $kind, name => $name, cost => $cost };
+}
+
+# The body of a check item (flags 0: a multi-check's items carry none).
+sub check_item_body {
+    my ($it, $flags) = @_;
+    my $s = $lim{ $it->{name} };
+    return $it->{kind} eq 'w'
+        ? window_check_body($it->{name}, $s->{limit}, cost => $it->{cost},
+                            window_ns => $s->{window_ns},
+                            slots => $s->{slots}, flags => $flags)
+        : gcra_check_body($it->{name}, $s->{burst}, $s->{count},
+                          $s->{period_ns}, cost => $it->{cost},
+                          flags => $flags);
+}
+
+# A rate-limit request of any of the seven opcodes.
+sub random_limit_request {
+    my ($c, $opq) = @_;
+    my $name = $lnames[int rand @lnames];
+    my $s = $lim{$name};
+    my %p = (opaque => $opq, name => $name, lsent => mono());
+    my $r = rand;
+    if ($r < 0.30) {
+        my $u = $s->{unit};
+        my $ttl_ms = 50 + int rand 1500;
+        my $v = $u == UNIT_MS ? $ttl_ms : $ttl_ms * 1000;
+        my $q = rand;
+        if ($q < 0.4) {
+            @p{qw(op)} = (OP_TTL_INSERT);
+            $p{bytes} = req_ttl_insert($name, int rand 100, $v, $u,
+                                       opaque => $opq);
+        } elsif ($q < 0.65) {
+            $p{op} = OP_TTL_QUERY;
+            $p{bytes} = req_ttl_query($name, opaque => $opq);
+        } elsif ($q < 0.9) {
+            # Quota: any change; time left: set it (up to 1.5 s), or move
+            # it a little, so every counter still expires soon after the
+            # run.
+            my $attr = rand() < 0.5 ? TTL_ATTR_QUOTA : TTL_ATTR_TTL;
+            my $change = int rand 3;
+            my $val = $attr == TTL_ATTR_QUOTA ? int rand 20
+                    : $change == CHANGE_PATCH ? $v
+                    : ($u == UNIT_MS ? 1 : 1000) * (1 + int rand 20);
+            $p{op} = OP_TTL_UPDATE;
+            $p{bytes} = req_ttl_update($name, $attr, $change, $u, $val,
+                                       opaque => $opq);
+        } else {
+            $p{op} = OP_TTL_PURGE;
+            $p{bytes} = req_ttl_purge($name, opaque => $opq);
+            $lsent{ttl_purge}++;
+        }
+        $lsent{ttl}++;
+    } elsif ($r < 0.85) {
+        my $kind = $r < 0.60 ? 'w' : 'g';
+        my $it = random_check_item($kind, $name);
+        $p{peek} = rand() < 0.1;
+        $p{items} = [$it];
+        $p{op} = $kind eq 'w' ? OP_WINDOW_CHECK : OP_GCRA_CHECK;
+        $p{bytes} = req($p{op}, check_item_body($it, $p{peek} ? FLAG_PEEK : 0),
+                        opaque => $opq);
+        $lsent{ $kind eq 'w' ? 'window' : 'gcra' }++;
+    } else {
+        # 1..4 items on distinct kinds and names; now and then the same
+        # one twice, which the server must refuse whole (0x04).
+        my (@items, %used);
+        for (1 .. 1 + int rand 4) {
+            my $kind = rand() < 0.5 ? 'w' : 'g';
+            my $n = $lnames[int rand @lnames];
+            next if $used{"$kind $n"}++;
+            push @items, random_check_item($kind, $n);
+        }
+        $p{dup} = rand() < 0.03;
+        push @items, { %{ $items[0] } } if $p{dup};
+        $p{peek} = rand() < 0.1;
+        $p{items} = \@items;
+        $p{op} = OP_MULTI_CHECK;
+        $p{bytes} = req(OP_MULTI_CHECK,
+                        pack('CC', $p{peek} ? FLAG_PEEK : 0, scalar @items)
+                        . join('', map {
+                              my $b = check_item_body($_, 0);
+                              pack('Cn', $_->{kind} eq 'w' ? OP_WINDOW_CHECK
+                                                         : OP_GCRA_CHECK,
+                                   length $b) . $b
+                          } @items), opaque => $opq);
+        unless ($p{dup}) {
+            $lsent{ $_->{kind} eq 'w' ? 'window_items' : 'gcra_items' }++
+                for @items;
+        }
+    }
+    $fig{l_requests}++;
+    return \%p;
+}
+
+# Checks one check answer (a hash from parse_check_body) against its
+# item's settings; returns its state, or -1 when it is malformed.
+sub check_item_answer {
+    my ($what, $it, $a) = @_;
+    my $s = $lim{ $it->{name} };
+    if (!$a) {
+        failed("$what: not a check answer");
+        return -1;
+    }
+    my $st = $a->{state};
+    my ($limit, $never, $longest);
+    if ($it->{kind} eq 'w') {
+        # Everything is forgotten within window + one slot.
+        my $slots = $s->{slots} || 10;
+        ($limit, $never) = ($s->{limit}, $it->{cost} > $s->{limit});
+        $longest = $s->{window_ns} + $s->{window_ns} / $slots;
+        failed("$what: used $a->{used} + remaining $a->{remaining} "
+               . "!= limit $limit") if $a->{used} <= $limit
+               && $a->{remaining} != $limit - $a->{used};
+    } else {
+        ($limit, $never) = ($s->{burst} + 1, $it->{cost} > $s->{burst} + 1);
+        # The TAT is at most the tolerance (and a limited cost) ahead.
+        $longest = int(($s->{period_ns} * ($limit + $it->{cost}))
+                       / $s->{count}) + 1;
+        failed("$what: used $a->{used} != limit - remaining")
+            if $a->{used} != $limit - $a->{remaining};
+    }
+    failed("$what: state $st, pad " . hexdump($a->{pad}) . ", limit "
+           . "$a->{limit} (want $limit)")
+        if $st > 2 || $a->{pad} ne "\0\0\0" || $a->{limit} != $limit;
+    failed("$what: cost $it->{cost} over limit $limit, state $st")
+        if $never != ($st == CHECK_NEVER);
+    failed("$what: allowed with retry_after_ns $a->{retry_after_ns}")
+        if $st == CHECK_ALLOWED && $a->{retry_after_ns} != 0;
+    failed("$what: limited with retry_after_ns $a->{retry_after_ns}")
+        if $st == CHECK_LIMITED && ($a->{retry_after_ns} == 0
+                                    || $a->{retry_after_ns} > $longest);
+    failed("$what: never with retry_after_ns $a->{retry_after_ns}")
+        if $st == CHECK_NEVER && $a->{retry_after_ns} != RETRY_NEVER;
+    failed("$what: reset_after_ns $a->{reset_after_ns} > $longest")
+        if $a->{reset_after_ns} > $longest;
+    failed("$what: remaining $a->{remaining} > limit $limit")
+        if $a->{remaining} > $limit;
+    my $k = $it->{kind} eq 'w' ? 'window' : 'gcra';
+    $lseen{$k}++;
+    $lseen{ $st == CHECK_ALLOWED ? "${k}_allowed" : "${k}_limited" }++;
+    $fig{ $st == CHECK_ALLOWED ? 'l_allowed' : $st == CHECK_LIMITED
+          ? 'l_limited' : 'l_never' }++;
+    return $st;
+}
+
+# Remembers an allowed, charged item for the guarantees.
+sub charged {
+    my ($q, $it, $now) = @_;
+    push @{ $lallowed{"$it->{kind} $it->{name}"} },
+         [$q->{lsent}, $now, $it->{cost}];
+}
+
+# Checks a rate-limit answer: the statuses each opcode may answer, body
+# sizes, each check's fields against its settings, a multi-check's
+# overall state against its items'.
+sub check_limit_answer {
+    my ($c, $q, $st, $body) = @_;
+    my $now = mono();
+    my $what = sprintf 'conn %d: op %02x on %s', $c->{id}, $q->{op},
+                       $q->{name};
+    my $op = $q->{op};
+    if ($op <= OP_TTL_PURGE) {
+        my %may = (OP_TTL_INSERT, [ST_OK, ST_EXISTS],
+                   OP_TTL_QUERY, [ST_OK, ST_NOT_FOUND],
+                   OP_TTL_UPDATE, [ST_OK, ST_NOT_FOUND, ST_BELOW_ZERO],
+                   OP_TTL_PURGE, [ST_OK, ST_NOT_FOUND]);
+        failed("$what answered $st") unless grep { $_ == $st } @{ $may{$op} };
+        my $view = $op == OP_TTL_QUERY || $op == OP_TTL_UPDATE;
+        if ($st == ST_OK && $view) {
+            my ($quota, $left, $unit) = length $body == TTL_VIEW_SIZE
+                ? unpack('Q>Q>C', $body) : (0, 0, -1);
+            # Time left: at most the longest ever set (1.55 s) plus the
+            # small increases, in the counter's own unit, never 0.
+            my $most = 60 * ($lim{ $q->{name} }{unit} == UNIT_MS ? 1e3 : 1e6);
+            failed("$what: view " . hexdump($body))
+                if $unit != $lim{ $q->{name} }{unit} || $left < 1
+                   || $left > $most;
+        } elsif ($st == ST_OK && length $body) {
+            failed("$what: OK with a body of " . length($body) . ' bytes');
+        }
+        $lseen{ttl}++;
+        $lseen{ $st == ST_OK ? 'ttl_ok' : 'ttl_refused' }++;
+        $lseen{ttl_insert_ok}++ if $op == OP_TTL_INSERT && $st == ST_OK;
+        $lseen{ttl_purge}++ if $op == OP_TTL_PURGE && $st == ST_OK;
+        $fig{l_ttl}++;
+        return;
+    }
+    if ($op == OP_MULTI_CHECK && $q->{dup}) {
+        failed("$what: a repeated item answered $st, not 0x04")
+            if $st != ST_INVALID;
+        $fig{l_multi_refused}++;
+        return;
+    }
+    if ($st != ST_OK) {
+        failed("$what answered $st");
+        return;
+    }
+    if ($op != OP_MULTI_CHECK) {
+        my $it = $q->{items}[0];
+        my $s = check_item_answer($what, $it, parse_check_body($body));
+        charged($q, $it, $now) if $s == CHECK_ALLOWED && !$q->{peek};
+        return;
+    }
+    my $n = @{ $q->{items} };
+    my ($overall, $count) = length $body >= 2 ? unpack('CC', $body) : (9, 0);
+    if ($count != $n || length $body != 2 + CHECK_ANSWER_SIZE * $n) {
+        failed("$what: $n items answered with " . length($body) . ' bytes');
+        return;
+    }
+    my $all = 1;
+    for my $i (0 .. $n - 1) {
+        my $s = check_item_answer("$what item $i", $q->{items}[$i],
+            parse_check_body(substr $body, 2 + CHECK_ANSWER_SIZE * $i,
+                             CHECK_ANSWER_SIZE));
+        $all = 0 if $s != CHECK_ALLOWED;
+    }
+    failed("$what: overall $overall with items all allowed: $all")
+        if $overall != ($all ? 0 : 1);
+    if ($all && !$q->{peek}) {
+        charged($q, $_, $now) for @{ $q->{items} };
+    }
+    $fig{ $all ? 'l_multi_allowed' : 'l_multi_denied' }++;
+}
+
+# The guarantees over the allowed charges: from each charge on (sent at
+# s0), the charges after it whose answers came by time e all happened
+# within [s0, e] on the server: a window allows at most its limit when e
+# - s0 <= window; a GCRA limit at most burst + 1 + (e - s0) * count /
+# period.
+sub check_limit_guarantees {
+    for my $key (sort keys %lallowed) {
+        my ($kind, $name) = split ' ', $key;
+        my $s = $lim{$name};
+        my @a = sort { $a->[0] <=> $b->[0] } @{ $lallowed{$key} };
+        for my $i (0 .. $#a) {
+            my ($s0, $e, $sum) = ($a[$i][0], 0, 0);
+            for my $k ($i .. $#a) {
+                $e = $a[$k][1] if $a[$k][1] > $e;
+                $sum += $a[$k][2];
+                if ($kind eq 'w') {
+                    last if $e - $s0 > $s->{window_ns} / 1e9;
+                    next if $sum <= $s->{limit};
+                    failed(sprintf "window %s allowed %d > %d within %.6f s",
+                           $name, $sum, $s->{limit}, $e - $s0);
+                } else {
+                    my $most = $s->{burst} + 1 + ($e - $s0) * 1e9
+                             * $s->{count} / $s->{period_ns};
+                    last if $k - $i > 400;
+                    next if $sum <= $most + 1e-6;
+                    failed(sprintf "gcra %s allowed %d > %.3f within %.6f s",
+                           $name, $sum, $most, $e - $s0);
+                }
+                return;
+            }
+        }
+        $fig{l_guaranteed} += @a;
+    }
+}
+
+# The server's rate-limit figures at the end, against what was sent and
+# what was answered (answers lost with a reset connection may or may not
+# have been counted): no objects; checks between those answered and those
+# sent; each TTL operation is counted as such (command rows); allowed and
+# limited at least as many as seen; each record charged expired at least
+# once; limits_used_memory back to its value before the run.
+sub check_limit_figures {
+    my (%st) = @_;
+    my $ttl_cmds = 0;
+    $ttl_cmds += $st{"command:$_"} // 0
+        for qw(ttl_insert ttl_query ttl_update ttl_purge);
+    my %seen_names;
+    $seen_names{ (split ' ', $_)[0] }++ for keys %lallowed;
+    my %sent = (ttl => $lsent{ttl},
+                window => $lsent{window} + $lsent{window_items},
+                gcra => $lsent{gcra} + $lsent{gcra_items});
+    for my $k (qw(ttl window gcra)) {
+        my %f = map { $_ => $st{"${k}_$_"} } qw(objects checks allowed
+                                                  limited expired);
+        if (grep { !defined } values %f) {
+            failed("Stats has no ${k}_* figures");
+            next;
+        }
+        my $what = "Stats $k: " . join ' ', map { "$_ $f{$_}" }
+                                                sort keys %f;
+        failed("$what: checks not between $lseen{$k} answered and "
+               . "$sent{$k} sent")
+            if $f{checks} < $lseen{$k} || $f{checks} > $sent{$k};
+        failed("$what: allowed + limited > checks")
+            if $f{allowed} + $f{limited} > $f{checks};
+        if ($k eq 'ttl') {
+            failed("$what: $ttl_cmds TTL requests counted")
+                if $f{checks} != $ttl_cmds;
+            failed("$what: every TTL request is allowed or limited")
+                if $f{allowed} + $f{limited} != $f{checks};
+            failed("$what: fewer than the $lseen{ttl_ok} successes, "
+                   . "$lseen{ttl_refused} refusals seen")
+                if $f{allowed} < $lseen{ttl_ok}
+                   || $f{limited} < $lseen{ttl_refused};
+            # Each counter inserted ends expired or purged.
+            failed("$what: fewer expired than the $lseen{ttl_insert_ok} "
+                   . "inserts seen minus the $lsent{ttl_purge} purges sent")
+                if $f{expired} + $lsent{ttl_purge} < $lseen{ttl_insert_ok};
+        } else {
+            my $c = $k eq 'window' ? 'w' : 'g';
+            my ($al, $li) = @lseen{"${k}_allowed", "${k}_limited"};
+            failed("$what: fewer than the $al allowed, $li limited seen")
+                if $f{allowed} < $al || $f{limited} < $li;
+            failed("$what: command:${k}_check "
+                   . ($st{"command:${k}_check"} // '?') . ", $lsent{$k} sent")
+                if ($st{"command:${k}_check"} // -1) > $lsent{$k}
+                   || ($st{"command:${k}_check"} // -1) < 0;
+            failed("$what: $seen_names{$c} names were charged, each must "
+                   . "have expired") if $f{expired} < ($seen_names{$c} // 0)
+                   || $f{expired} > $f{allowed};
+        }
+        failed("$what: objects left") if $f{objects} != 0;
+    }
+    failed("limits_used_memory " . ($st{limits_used_memory} // '?')
+           . " at the end, $lused0 before the run")
+        if ($st{limits_used_memory} // -1) != $lused0;
+}
+
 # Builds one random request; remembers what its answer must look like.
 sub random_request {
     my ($c) = @_;
     my $opq = ++$c->{seq};
     return random_wait_request($c, $opq) if rand() < 0.3;
+    return random_limit_request($c, $opq) if rand() < 0.25;
     my $r = rand;
     my $name = $names[int rand @names];
     my %p = (opaque => $opq, name => $name);
@@ -502,6 +875,8 @@ sub check_answer {
         $fig{w_queues}++ if $q->{op} == OP_QUEUES;
     } elsif ($q->{op} >= OP_WAIT_ACQUIRE && $q->{op} <= OP_WAIT_RELEASE) {
         check_wait_answer($c, $q, $st, $body);
+    } elsif ($q->{op} >= OP_TTL_INSERT && $q->{op} <= OP_MULTI_CHECK) {
+        check_limit_answer($c, $q, $st, $body);
     } elsif ($q->{op} == OP_ACQUIRE) {
         if ($st == ST_OK && $body eq u32($q->{res})) {
             $c->{held}{$name} = $held + $q->{res};
@@ -776,6 +1151,22 @@ failed("used_memory $st{used_memory} after GC, $used0 before the run")
 failed("Stats curr_connections = $st{curr_connections}")
     if defined $st{curr_connections} && $st{curr_connections} > 1;
 
+# The rate limits: every record expires soon after its last use, and GC
+# then frees it; the figures per kind agree with what was sent and seen,
+# and their memory is back to what it was before the run.
+check_limit_guarantees();
+my %lst;
+$chk = $srv->connect;
+wait_until(sub {
+    %lst = map { @$_ } $chk->stats_pairs;
+    return !grep { ($lst{"${_}_objects"} // 1) != 0 } qw(ttl window gcra);
+}, 4 * $opt{interval} + 30)
+    or failed('rate-limit records left after expiry and GC: '
+              . join ', ', map { "$_ " . ($lst{"${_}_objects"} // '?') }
+                               qw(ttl window gcra));
+$chk->close;
+check_limit_figures(%lst);
+
 my $rss1 = rss_kib();
 my $cpu = cpu_seconds() - $cpu0;
 printf "soak: %d requests, %d answers (%d acquired, %d refused, %d released)\n",
@@ -802,6 +1193,14 @@ printf "soak: %d quiescent checks (%d re-polls), server CPU %.1f s, "
      . "end %d KiB, gc_count %s\n",
     $fig{quiescent}, $fig{mismatch_waits}, $cpu, $rss_start, $rss0,
     $rss_peak, $rss1, $st{gc_count} // '?';
+printf "soak: %d rate-limit requests: %d TTL answers, checks %d allowed, "
+     . "%d limited, %d never; multi-checks %d allowed, %d denied, %d "
+     . "refused; %d allowed charges under the guarantees; Stats expired "
+     . "ttl %s, window %s, gcra %s; limits_used_memory %s (before %d)\n",
+    @fig{qw(l_requests l_ttl l_allowed l_limited l_never l_multi_allowed
+            l_multi_denied l_multi_refused l_guaranteed)},
+    map({ $lst{"${_}_expired"} // '?' } qw(ttl window gcra)),
+    $lst{limits_used_memory} // '?', $lused0;
 failed("RSS did not return near its baseline: $rss0 -> $rss1 KiB")
     if $rss1 > $rss0 + $opt{'rss-slack'} * 1024;
 $srv->stop;
