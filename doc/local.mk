@@ -9,3 +9,5 @@ dist_doc_DATA += doc/host-interface.md
 dist_doc_DATA += doc/design.md
 # The rate limits: the three kinds, their exact guarantees, when to use which.
 dist_doc_DATA += doc/rate-limits.md
+# Tenant throttling: the per-second model, its formulas and guarantees.
+dist_doc_DATA += doc/throttling.md

@@ -1,10 +1,12 @@
 /* fuzz_config.c: libFuzzer target for the configuration parser (the -X
- * string and the file format): no crash or leak, clear errors, sane results. */
+ * string, the file format, the admin secret file and the throttle settings
+ * file): no crash or leak, clear errors, sane results. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -48,14 +50,16 @@ static void check_ranges(const cnt_config *c)
     }
 }
 
-/* True when an error message says which setting is wrong: the key, or the
- * kind of problem for messages about no particular key (a malformed token
- * or an over-long file line, both quoted from their start). */
+/* True when an error message says which setting is wrong: the key (the
+ * throttle file's keys too), or the kind of problem for messages about no
+ * particular key (a malformed token or an over-long file line, both quoted
+ * from their start). */
 static bool names_setting(const char *err)
 {
     static const char *const marks[] = {
         "counter.", "malformed setting", "unknown key", "line longer than",
-        "unterminated quote", "out of memory",
+        "unterminated quote", "out of memory", "node.capacity",
+        "default.hard_limit", "tenant.",
     };
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
         if (strstr(err, marks[i]) != NULL)
@@ -112,7 +116,9 @@ static void fuzz_string(const char *s)
     /* counter.config opens whatever path it names: the file format is
      * fuzzed through fuzz_file instead, the kinds of file (directories,
      * FIFOs, devices, huge files) by tests/test_configuration. */
-    if (strstr(s, "counter.config") != NULL)
+    if (strstr(s, "counter.config") != NULL ||
+        strstr(s, "counter.admin_secret_file") != NULL ||
+        strstr(s, "counter.throttle.config") != NULL)
         return;
     static const size_t lens[] = { 256, 12 };
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
@@ -137,14 +143,21 @@ static void fuzz_string(const char *s)
     }
 }
 
-/* Parses the input as a configuration file (through a memfd). */
-static void fuzz_file(const uint8_t *data, size_t size)
+/* Writes data to a new memfd; returns it, its path in path (64 bytes). */
+static int memfd_with(const uint8_t *data, size_t size, char *path)
 {
     int fd = memfd_create("fuzz_config", 0);
     FUZZ_CHECK(fd >= 0);
     FUZZ_CHECK(write(fd, data, size) == (ssize_t)size);
+    snprintf(path, 64, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+/* Parses the input as a configuration file (through a memfd). */
+static void fuzz_file(const uint8_t *data, size_t size)
+{
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = memfd_with(data, size, path);
     cnt_config before, c;
     char err[256];
     memset(err, 'x', sizeof err);
@@ -156,13 +169,154 @@ static void fuzz_file(const uint8_t *data, size_t size)
     close(fd);
 }
 
-/* Input: a mode byte (even: -X string, odd: file), then the text. */
+/* Reads the input as an admin secret file: the secret is the content
+ * less one final "\n" or "\r\n"; an error says which rule failed and
+ * quotes nothing of the content (the message is made of fixed text and
+ * the path alone). */
+static void fuzz_secret(const uint8_t *data, size_t size)
+{
+    char path[64], input[128];
+    int fd = memfd_with(data, size, path);
+    snprintf(input, sizeof input, "counter.admin_secret_file=%s", path);
+    cnt_config before, c;
+    char err[256];
+    memset(err, 'x', sizeof err);
+    cnt_config_defaults(&c);
+    before = c;
+    bool ok = cnt_config_parse_string(&c, input, err, sizeof err);
+    check_outcome(ok, &before, &c, err, sizeof err);
+    size_t n = size;
+    if (n > 0 && data[n - 1] == '\n') {
+        n--;
+        if (n > 0 && data[n - 1] == '\r')
+            n--;
+    }
+    if (ok) {
+        FUZZ_CHECK(n >= 1 && n <= CNT_CONFIG_SECRET_MAX);
+        FUZZ_CHECK(c.admin_secret_len == n);
+        FUZZ_CHECK(memcmp(c.admin_secret, data, n) == 0);
+    } else {
+        static const char head[] = "counter: counter.admin_secret_file: "
+                                   "file \"";
+        FUZZ_CHECK(strncmp(err, head, strlen(head)) == 0);
+        const char *rest = err + strlen(head) + strlen(path);
+        FUZZ_CHECK(strncmp(err + strlen(head), path, strlen(path)) == 0);
+        FUZZ_CHECK((n == 0 && strncmp(rest, "\" is empty", 10) == 0) ||
+                   (n > CNT_CONFIG_SECRET_MAX &&
+                    strncmp(rest, "\" holds more than", 17) == 0));
+    }
+    cnt_config_free(&c);
+    FUZZ_CHECK(c.admin_secret == NULL && c.admin_secret_len == 0);
+    close(fd);
+}
+
+/* Checks a throttle file a parse accepted: names as the syntax allows,
+ * unique; hard limits at least the reserves, the default where a line
+ * gave none; the reserves within a non-zero capacity. */
+static void check_throttle(const cnt_throttle_file *f)
+{
+    FUZZ_CHECK(f->ntenants <= CNT_THROTTLE_FILE_TENANTS_MAX);
+    FUZZ_CHECK((f->tenants == NULL) == (f->ntenants == 0));
+    uint32_t dflt = f->has_default_hard ? f->default_hard
+                                        : CNT_THROTTLE_FILE_UNLIMITED;
+    FUZZ_CHECK(f->has_default_hard || f->default_hard == 0);
+    FUZZ_CHECK(f->has_capacity || f->capacity == 0);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < f->ntenants; i++) {
+        const cnt_throttle_file_tenant *t = &f->tenants[i];
+        FUZZ_CHECK(t->len >= 1 && t->len <= CNT_THROTTLE_FILE_NAME_MAX);
+        for (uint16_t j = 0; j < t->len; j++)
+            FUZZ_CHECK(isalnum(t->name[j]) || t->name[j] == '_' ||
+                       t->name[j] == '.' || t->name[j] == ':' ||
+                       t->name[j] == '-');
+        FUZZ_CHECK(t->hard >= t->reserved);
+        FUZZ_CHECK(t->has_hard || t->hard == dflt);
+        for (size_t k = 0; k < i; k++)
+            FUZZ_CHECK(f->tenants[k].len != t->len ||
+                       memcmp(f->tenants[k].name, t->name, t->len) != 0);
+        sum += t->reserved;
+    }
+    if (f->has_capacity && f->capacity > 0)
+        FUZZ_CHECK(sum <= f->capacity);
+}
+
+/* Parses the input as a throttle settings file, on its own (as a reload
+ * does) and through counter.throttle.config: the same verdict and
+ * message, the same settings; a failure writes nothing. */
+static void fuzz_throttle(const uint8_t *data, size_t size)
+{
+    char path[64], input[128];
+    int fd = memfd_with(data, size, path);
+    cnt_throttle_file f, fb;
+    char err[256], err2[256];
+    memset(err, 'x', sizeof err);
+    memset(&f, 0x5a, sizeof f);
+    fb = f;
+    bool ok = cnt_throttle_file_parse(path, &f, err, sizeof err);
+    if (ok) {
+        check_throttle(&f);
+    } else {
+        FUZZ_CHECK(memcmp(&f, &fb, sizeof f) == 0);
+        FUZZ_CHECK(memchr(err, '\0', sizeof err) != NULL);
+        FUZZ_CHECK(strncmp(err, "counter: ", 9) == 0);
+        FUZZ_CHECK(strchr(err, '\n') == NULL);
+        /* The file and line, or the key for the file as a whole. */
+        char at[80];
+        snprintf(at, sizeof at, "counter: %s:", path);
+        FUZZ_CHECK(strncmp(err, at, strlen(at)) == 0 ||
+                   strncmp(err, "counter: counter.throttle.config: ",
+                           34) == 0);
+    }
+    snprintf(input, sizeof input, "counter.throttle.config=%s", path);
+    cnt_config before, c;
+    memset(err2, 'x', sizeof err2);
+    cnt_config_defaults(&c);
+    before = c;
+    bool ok2 = cnt_config_parse_string(&c, input, err2, sizeof err2);
+    check_outcome(ok2, &before, &c, err2, sizeof err2);
+    FUZZ_CHECK(ok2 == ok);
+    if (ok) {
+        FUZZ_CHECK(c.throttle_path != NULL &&
+                   strcmp(c.throttle_path, path) == 0);
+        FUZZ_CHECK(c.throttle.has_capacity == f.has_capacity &&
+                   c.throttle.capacity == f.capacity &&
+                   c.throttle.has_default_hard == f.has_default_hard &&
+                   c.throttle.default_hard == f.default_hard &&
+                   c.throttle.ntenants == f.ntenants);
+        for (size_t i = 0; i < f.ntenants; i++) {
+            const cnt_throttle_file_tenant *a = &f.tenants[i];
+            const cnt_throttle_file_tenant *b = &c.throttle.tenants[i];
+            FUZZ_CHECK(a->len == b->len && a->reserved == b->reserved &&
+                       a->hard == b->hard && a->has_hard == b->has_hard &&
+                       memcmp(a->name, b->name, a->len) == 0);
+        }
+        cnt_throttle_file_free(&f);
+        FUZZ_CHECK(f.ntenants == 0 && f.tenants == NULL);
+    } else {
+        FUZZ_CHECK(strcmp(err, err2) == 0);
+    }
+    cnt_config_free(&c);
+    FUZZ_CHECK(c.throttle_path == NULL && c.throttle.tenants == NULL);
+    close(fd);
+}
+
+/* Input: a mode byte, then the text. Odd: a configuration file; 2: an
+ * admin secret file; 4: a throttle settings file; other even values: a
+ * -X string. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 8192)
         return 0;
     if (data[0] & 1) {
         fuzz_file(data + 1, size - 1);
+        return 0;
+    }
+    if (data[0] == 2) {
+        fuzz_secret(data + 1, size - 1);
+        return 0;
+    }
+    if (data[0] == 4) {
+        fuzz_throttle(data + 1, size - 1);
         return 0;
     }
     char *s = malloc(size);

@@ -108,6 +108,15 @@ static bool status_allowed(uint8_t opcode, uint8_t status)
     case CNT_OP_WINDOW_CHECK:
     case CNT_OP_GCRA_CHECK:
     case CNT_OP_MULTI_CHECK: return status == 0x00 || status == 0x82;
+    /* The harness's server has no admin secret: everything privileged,
+     * and authentication itself, is not permitted. */
+    case CNT_OP_AUTH:
+    case CNT_OP_TENANT_SET:
+    case CNT_OP_TENANT_REMOVE:
+    case CNT_OP_NODE_SET:
+    case CNT_OP_UNTHROTTLE:
+    case CNT_OP_RELOAD: return status == 0x2a;
+    case CNT_OP_THROTTLE: return status == 0x00 || status == 0x82;
     default: return status == 0x00;
     }
 }
@@ -122,8 +131,24 @@ static void check_extension_answer(run *r, const cnt_response *res)
     cnt_ttl_answer v;
     cnt_check_result c;
     cnt_multi_answer m;
+    cnt_throttle_answer ta;
+    cnt_tenant_view tv;
+    cnt_node_view nv;
 
     switch (res->opcode) {
+    case CNT_OP_THROTTLE:
+        FUZZ_CHECK(cnt_parse_throttle_answer(res, &ta) && ta.state <= 1 &&
+                   ta.reason <= 3 && (ta.state == 0) == (ta.reason == 0) &&
+                   (ta.state == 0) == (ta.retry_after_ns == 0));
+        break;
+    case CNT_OP_TENANT_SHOW:
+        FUZZ_CHECK(cnt_parse_tenant_view(res, &tv) &&
+                   tv.hard_limit >= tv.reserved);
+        break;
+    case CNT_OP_NODE_SHOW:
+        FUZZ_CHECK(cnt_parse_node_view(res, &nv) &&
+                   nv.reserved_sum <= nv.capacity);
+        break;
     case CNT_OP_TTL_INSERT:
     case CNT_OP_TTL_PURGE:
         FUZZ_CHECK(res->body_len == 0);
@@ -205,6 +230,13 @@ static void check_response(run *r, const cnt_response *res)
     if (e->opcode == CNT_OP_DUMP && res->body_len > 0) {
         cnt_dump_record rec;
         FUZZ_CHECK(cnt_dump_record_parse(res, &rec));
+        r->in_dump = true;
+        return;
+    }
+    if (e->opcode == CNT_OP_TENANT_LIST && res->body_len > 0) {
+        cnt_tenant_record rec;
+        FUZZ_CHECK(res->status == 0 && cnt_parse_tenant_record(res, &rec) &&
+                   rec.name_len > 0);
         r->in_dump = true;
         return;
     }
@@ -337,11 +369,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cnt_table *table = cnt_table_new(&tcfg);
     cnt_limits *limits = cnt_limits_new(&(cnt_limits_config){
         .buckets = 64, .clock = &clock });
+    cnt_throttle *throttle = cnt_throttle_new(&(cnt_throttle_config){
+        .buckets = 64, .clock = &clock });
     cnt_stats *stats = cnt_stats_new(1);
     struct event_base *base = event_base_new();
     int sv[2];
-    FUZZ_CHECK(table != NULL && limits != NULL && stats != NULL &&
-               base != NULL);
+    FUZZ_CHECK(table != NULL && limits != NULL && throttle != NULL &&
+               stats != NULL && base != NULL);
+    /* A node with a capacity and one configured tenant, so that charges
+     * meet each reason. */
+    FUZZ_CHECK(cnt_throttle_set_capacity(throttle, 10) == CNT_STATUS_OK);
+    FUZZ_CHECK(cnt_throttle_set_tenant(throttle, (const uint8_t *)"t", 1,
+                                       true, 4, true, 6) == CNT_STATUS_OK);
     cnt_table_set_grant_sink(table, &(cnt_grant_sink){ post_grant, &r });
     /* Groups "g" (short default wait and lease) and "h" (a maximum only:
      * its default lease is none, which a Renew cannot use). */
@@ -363,6 +402,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     cnt_conn_env env = { .base = base,
                          .session = { .table = table, .limits = limits,
+                                      .throttle = throttle,
                                       .stats = stats,
                                       .slot = cnt_stats_slot_get(stats, 0),
                                       .groups = groups, .max_waits = 3,
@@ -421,6 +461,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cnt_groups_free(groups);
     cnt_stats_free(stats);
     cnt_limits_free(limits);
+    cnt_throttle_free(throttle);
     cnt_table_free(table);
     free(r.want);
     free(r.waits);

@@ -12,7 +12,8 @@
 
 /* Besides the server-side decoder, the client-side decoders (responses
  * and events, Dump and Queues records, Stats pairs, the extension answers:
- * waits, TTL records, checks, Multi_check answers) read the same bytes:
+ * waits, TTL records, checks, Multi_check answers, throttle answers,
+ * tenant views and list records, node views) read the same bytes:
  * counterctl and the tests rely on them against a server that may be
  * wrong. A decoded Multi_check is walked item by item, as the server
  * does. */
@@ -44,16 +45,20 @@ static void digest_bytes(uint64_t *d, const void *p, size_t n)
 static void digest_step(sim_conn *c, cnt_decode_result r,
                         const cnt_request *req)
 {
-    uint64_t f[24] = { r, req->opcode, req->opaque, req->body_len,
+    uint64_t f[29] = { r, req->opcode, req->opaque, req->body_len,
                        req->size, req->resources, req->maximum,
                        req->wait_ms, req->lease_ms, req->name_len,
                        req->status, req->quota, req->ttl, req->period_ns,
                        req->limit, req->count, req->cost, req->flags,
                        req->slots, req->unit, req->attribute, req->change,
-                       req->item_count, req->items_len };
+                       req->item_count, req->items_len, req->units,
+                       req->reserved, req->hard_limit, req->capacity,
+                       req->secret_len };
     digest_bytes(&c->digest, f, sizeof f);
     if (req->name != NULL)
         digest_bytes(&c->digest, req->name, req->name_len);
+    if (req->secret != NULL)
+        digest_bytes(&c->digest, req->secret, req->secret_len);
     if (req->items != NULL)
         digest_bytes(&c->digest, req->items, req->items_len);
     c->events++;
@@ -174,6 +179,20 @@ static void check_no_limit_fields(const cnt_request *req)
                req->items_len == 0);
 }
 
+/* Checks that a request has none of the throttling fields. */
+static void check_no_throttle_fields(const cnt_request *req)
+{
+    FUZZ_CHECK(req->units == 0 && req->reserved == 0 &&
+               req->hard_limit == 0 && req->capacity == 0);
+    FUZZ_CHECK(req->secret == NULL && req->secret_len == 0);
+}
+
+/* Tells whether an opcode is one of tenant throttling's. */
+static bool is_throttle_opcode(uint8_t op)
+{
+    return op >= CNT_OP_AUTH && op <= CNT_OP_RELOAD;
+}
+
 /* Checks a valid request against the raw header and body bytes. */
 static void check_request(const sim_conn *c, const cnt_request *req)
 {
@@ -193,8 +212,17 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         FUZZ_CHECK(req->lease_ms == 0);
     /* Only the rate limits have theirs; only the checks convert to the
      * core's arguments, only a Multi_check has items to walk. */
-    if (req->opcode < CNT_OP_TTL_INSERT || req->opcode > CNT_OP_MULTI_CHECK)
+    if ((req->opcode < CNT_OP_TTL_INSERT ||
+         req->opcode > CNT_OP_MULTI_CHECK) &&
+        req->opcode != CNT_OP_TENANT_SET)
         check_no_limit_fields(req);
+    /* Only tenant throttling has its fields; only Auth has a secret. */
+    if (!is_throttle_opcode(req->opcode))
+        check_no_throttle_fields(req);
+    if (req->opcode != CNT_OP_AUTH)
+        FUZZ_CHECK(req->secret == NULL && req->secret_len == 0);
+    if (is_throttle_opcode(req->opcode))
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
     if (req->opcode != CNT_OP_WINDOW_CHECK &&
         req->opcode != CNT_OP_GCRA_CHECK)
         FUZZ_CHECK(!cnt_request_check_args(req, &args));
@@ -285,6 +313,52 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         check_multi(req, body);
         FUZZ_CHECK(req->quota == 0 && req->cost == 0 && req->limit == 0);
         break;
+    case CNT_OP_AUTH:
+        /* The secret is read like a name, and is never the name. */
+        FUZZ_CHECK(req->size <= c->len);
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        FUZZ_CHECK(req->secret_len >= 1 &&
+                   req->secret_len == cnt_get_u16(body));
+        FUZZ_CHECK(req->secret == body + 2 &&
+                   2 + (size_t)req->secret_len <= req->body_len);
+        FUZZ_CHECK(req->units == 0 && req->reserved == 0 &&
+                   req->hard_limit == 0 && req->capacity == 0);
+        break;
+    case CNT_OP_THROTTLE:
+        check_name(c, req, 6);
+        FUZZ_CHECK(req->units == cnt_get_u32(body) && req->units >= 1);
+        FUZZ_CHECK(req->reserved == 0 && req->hard_limit == 0 &&
+                   req->capacity == 0);
+        break;
+    case CNT_OP_TENANT_SHOW:
+    case CNT_OP_TENANT_REMOVE:
+        check_name(c, req, 2);
+        check_no_throttle_fields(req);
+        break;
+    case CNT_OP_TENANT_LIST: case CNT_OP_NODE_SHOW:
+    case CNT_OP_UNTHROTTLE: case CNT_OP_RELOAD:
+        /* Bodies skipped, like Stats'. */
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        check_no_throttle_fields(req);
+        break;
+    case CNT_OP_TENANT_SET:
+        check_name(c, req, 14);
+        FUZZ_CHECK(req->flags == body[0]);
+        FUZZ_CHECK(req->flags >= 1 &&
+                   (req->flags & ~CNT_TENANT_SET_ALL) == 0);
+        FUZZ_CHECK(req->reserved == cnt_get_u32(body + 4));
+        FUZZ_CHECK(req->hard_limit == cnt_get_u32(body + 8));
+        FUZZ_CHECK(req->units == 0 && req->capacity == 0);
+        FUZZ_CHECK(req->quota == 0 && req->cost == 0 && req->limit == 0 &&
+                   req->slots == 0 && req->items == NULL);
+        break;
+    case CNT_OP_NODE_SET:
+        FUZZ_CHECK(req->size <= c->len && req->body_len >= 4);
+        FUZZ_CHECK(req->capacity == cnt_get_u32(body));
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        FUZZ_CHECK(req->units == 0 && req->reserved == 0 &&
+                   req->hard_limit == 0);
+        break;
     default:
         FUZZ_CHECK(!"unknown opcode decoded as a request");
     }
@@ -338,7 +412,9 @@ static void sim_drain(sim_conn *c)
             FUZZ_CHECK(req.opaque == cnt_get_u32(c->buf + CNT_OFF_OPAQUE));
             FUZZ_CHECK(req.opcode == c->buf[CNT_OFF_OPCODE]);
             check_error(&req);
-            req.name = NULL;    /* not part of an error's contract */
+            /* Not part of an error's contract. */
+            req.name = NULL;
+            req.secret = NULL;
             digest_step(c, r, &req);
             sim_consume(c, req.size);
             break;
@@ -453,6 +529,40 @@ static void fuzz_client_side(const uint8_t *p, size_t n)
                 FUZZ_CHECK(check.state <= CNT_CHECK_NEVER);
             }
             FUZZ_CHECK(!cnt_multi_answer_item(&multi, multi.count, &check));
+        }
+        cnt_throttle_answer thr;
+        if (cnt_parse_throttle_answer(&res, &thr)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.opcode == CNT_OP_THROTTLE &&
+                       res.body_len >= CNT_THROTTLE_ANSWER_SIZE);
+            FUZZ_CHECK(thr.state <= CNT_TSTATE_THROTTLED &&
+                       thr.reason <= CNT_TREASON_MAX);
+            FUZZ_CHECK(cnt_treason_name(thr.reason) != NULL);
+        }
+        cnt_tenant_view tview;
+        if (cnt_parse_tenant_view(&res, &tview)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.opcode == CNT_OP_TENANT_SHOW &&
+                       res.body_len >= CNT_TENANT_VIEW_SIZE);
+            FUZZ_CHECK(tview.flags == res.body[CNT_TVIEW_OFF_FLAGS]);
+        }
+        cnt_tenant_record trec;
+        if (cnt_parse_tenant_record(&res, &trec)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.opcode == CNT_OP_TENANT_LIST);
+            FUZZ_CHECK(trec.name == res.body + CNT_TREC_FIXED &&
+                       trec.name + trec.name_len <= body_end);
+            FUZZ_CHECK(!cnt_response_is_tenant_list_end(&res));
+        }
+        if (cnt_response_is_tenant_list_end(&res))
+            FUZZ_CHECK(res.opcode == CNT_OP_TENANT_LIST &&
+                       res.body_len == 0 && !cnt_response_is_event(&res));
+        cnt_node_view nview;
+        if (cnt_parse_node_view(&res, &nview)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.opcode == CNT_OP_NODE_SHOW &&
+                       res.body_len >= CNT_NODE_VIEW_SIZE);
+            FUZZ_CHECK(nview.capacity == cnt_get_u32(res.body));
         }
         size_t pos = 0;
         const char *name, *value;

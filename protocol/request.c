@@ -41,16 +41,21 @@ static size_t put_name(uint8_t *p, const void *name, uint16_t name_len)
     return 2 + (size_t)name_len;
 }
 
+/* Writes a request whose body is just a name (or a secret): its length
+ * at offset 0, then its bytes; every such opcode's row says so (fixed
+ * part 2, name length at 0; tests/test_wire.c checks the rows). */
+static size_t encode_named(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                           const void *name, uint16_t name_len)
+{
+    cnt_encode_request_header(out, opcode, 2u + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE + put_name(out + CNT_HEADER_SIZE, name, name_len);
+}
+
 /* Writes a Get request. */
 size_t cnt_encode_get(uint8_t *out, uint32_t opaque, const void *name,
                       uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_GET,
-                              CNT_GET_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE +
-           put_name(body + CNT_GET_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_GET, opaque, name, name_len);
 }
 
 /* Writes an Acquire request. */
@@ -116,12 +121,7 @@ size_t cnt_encode_renew(uint8_t *out, uint32_t opaque, uint32_t lease_ms,
 size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
                                const void *name, uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_WAIT_RELEASE,
-                              CNT_WREL_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_WREL_OFF_NAMELEN +
-           put_name(body + CNT_WREL_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_WAIT_RELEASE, opaque, name, name_len);
 }
 
 /* Writes a Queues request. */
@@ -150,12 +150,7 @@ size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,
 size_t cnt_encode_ttl_query(uint8_t *out, uint32_t opaque, const void *name,
                             uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_TTL_QUERY,
-                              CNT_TTLQ_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_TTLQ_OFF_NAMELEN +
-           put_name(body + CNT_TTLQ_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_TTL_QUERY, opaque, name, name_len);
 }
 
 /* Writes a Ttl_update request. */
@@ -179,12 +174,7 @@ size_t cnt_encode_ttl_update(uint8_t *out, uint32_t opaque, uint8_t attribute,
 size_t cnt_encode_ttl_purge(uint8_t *out, uint32_t opaque, const void *name,
                             uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_TTL_PURGE,
-                              CNT_TTLP_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_TTLP_OFF_NAMELEN +
-           put_name(body + CNT_TTLP_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_TTL_PURGE, opaque, name, name_len);
 }
 
 /* Writes a Window_check body at body; returns its size. */
@@ -312,6 +302,90 @@ size_t cnt_multi_finish(cnt_multi_builder *b)
     return b->len;
 }
 
+/* Writes an Auth request. */
+size_t cnt_encode_auth(uint8_t *out, uint32_t opaque, const void *secret,
+                       uint16_t secret_len)
+{
+    return encode_named(out, CNT_OP_AUTH, opaque, secret, secret_len);
+}
+
+/* Writes a Throttle request. */
+size_t cnt_encode_throttle(uint8_t *out, uint32_t opaque, uint32_t units,
+                           const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_THROTTLE,
+                              CNT_THR_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_THR_OFF_UNITS, units);
+    return CNT_HEADER_SIZE + CNT_THR_OFF_NAMELEN +
+           put_name(body + CNT_THR_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Tenant_show request. */
+size_t cnt_encode_tenant_show(uint8_t *out, uint32_t opaque,
+                              const void *name, uint16_t name_len)
+{
+    return encode_named(out, CNT_OP_TENANT_SHOW, opaque, name, name_len);
+}
+
+/* Writes a Tenant_list request. */
+size_t cnt_encode_tenant_list(uint8_t *out, uint32_t opaque)
+{
+    return cnt_encode_request_header(out, CNT_OP_TENANT_LIST, 0, opaque);
+}
+
+/* Writes a Node_show request. */
+size_t cnt_encode_node_show(uint8_t *out, uint32_t opaque)
+{
+    return cnt_encode_request_header(out, CNT_OP_NODE_SHOW, 0, opaque);
+}
+
+/* Writes a Tenant_set request. */
+size_t cnt_encode_tenant_set(uint8_t *out, uint32_t opaque, uint8_t flags,
+                             uint32_t reserved, uint32_t hard_limit,
+                             const void *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_request_header(out, CNT_OP_TENANT_SET,
+                              CNT_TSET_FIXED + (uint32_t)name_len, opaque);
+    body[CNT_TSET_OFF_FLAGS] = flags;
+    memset(body + CNT_TSET_OFF_ZERO, 0,
+           CNT_TSET_OFF_RESERVED - CNT_TSET_OFF_ZERO);
+    cnt_put_u32(body + CNT_TSET_OFF_RESERVED, reserved);
+    cnt_put_u32(body + CNT_TSET_OFF_HARD, hard_limit);
+    return CNT_HEADER_SIZE + CNT_TSET_OFF_NAMELEN +
+           put_name(body + CNT_TSET_OFF_NAMELEN, name, name_len);
+}
+
+/* Writes a Tenant_remove request. */
+size_t cnt_encode_tenant_remove(uint8_t *out, uint32_t opaque,
+                                const void *name, uint16_t name_len)
+{
+    return encode_named(out, CNT_OP_TENANT_REMOVE, opaque, name, name_len);
+}
+
+/* Writes a Node_set request. */
+size_t cnt_encode_node_set(uint8_t *out, uint32_t opaque, uint32_t capacity)
+{
+    cnt_encode_request_header(out, CNT_OP_NODE_SET, CNT_NSET_FIXED, opaque);
+    cnt_put_u32(out + CNT_HEADER_SIZE + CNT_NSET_OFF_CAPACITY, capacity);
+    return CNT_HEADER_SIZE + CNT_NSET_FIXED;
+}
+
+/* Writes an Unthrottle request. */
+size_t cnt_encode_unthrottle(uint8_t *out, uint32_t opaque)
+{
+    return cnt_encode_request_header(out, CNT_OP_UNTHROTTLE, 0, opaque);
+}
+
+/* Writes a Reload request. */
+size_t cnt_encode_reload(uint8_t *out, uint32_t opaque)
+{
+    return cnt_encode_request_header(out, CNT_OP_RELOAD, 0, opaque);
+}
+
 /* ---- Decoder ---- */
 
 /* decode_body must be inlined into each case of the opcode switch: that
@@ -404,6 +478,14 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
         req->attribute = body[row.off_attribute];
     if (row.off_change != CNT_FIELD_NONE)
         req->change = body[row.off_change];
+    if (row.off_units != CNT_FIELD_NONE)
+        req->units = cnt_get_u32(body + row.off_units);
+    if (row.off_reserved != CNT_FIELD_NONE)
+        req->reserved = cnt_get_u32(body + row.off_reserved);
+    if (row.off_hard_limit != CNT_FIELD_NONE)
+        req->hard_limit = cnt_get_u32(body + row.off_hard_limit);
+    if (row.off_capacity != CNT_FIELD_NONE)
+        req->capacity = cnt_get_u32(body + row.off_capacity);
 
     if ((row.checks & CNT_CHECK_RESOURCES_NONZERO) && req->resources == 0)
         return false;
@@ -430,6 +512,11 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
     if ((row.checks & CNT_CHECK_WINDOW_SHAPE) &&
         !window_shape_ok(req->slots, req->period_ns))
         return false;
+    if ((row.checks & CNT_CHECK_UNITS_NONZERO) && req->units == 0)
+        return false;
+    if ((row.checks & CNT_CHECK_TENANT_FLAGS) &&
+        (req->flags == 0 || (req->flags & ~CNT_TENANT_SET_ALL) != 0))
+        return false;
 
     if (row.off_namelen != CNT_FIELD_NONE) {
         uint16_t name_len = cnt_get_u16(body + row.off_namelen);
@@ -438,6 +525,14 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
             return false;
         req->name = body + row.fixed;
         req->name_len = name_len;
+    }
+    if (row.off_secretlen != CNT_FIELD_NONE) {
+        uint16_t secret_len = cnt_get_u16(body + row.off_secretlen);
+
+        if (secret_len == 0 || (uint32_t)row.fixed + secret_len > body_len)
+            return false;
+        req->secret = body + row.fixed;
+        req->secret_len = secret_len;
     }
     if (row.off_items != CNT_FIELD_NONE) {
         req->item_count = body[row.off_items];

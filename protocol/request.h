@@ -131,6 +131,47 @@ bool cnt_multi_add(cnt_multi_builder *b, const cnt_check_request *item);
  * (the server refuses one without items, like any malformed body). */
 size_t cnt_multi_finish(cnt_multi_builder *b);
 
+/* Writes an Auth request; out needs CNT_HEADER_SIZE + 2 + secret_len. */
+size_t cnt_encode_auth(uint8_t *out, uint32_t opaque, const void *secret,
+                       uint16_t secret_len);
+
+/* Writes a Throttle request (charge units to tenant); out needs
+ * CNT_HEADER_SIZE + 6 + name_len. */
+size_t cnt_encode_throttle(uint8_t *out, uint32_t opaque, uint32_t units,
+                           const void *name, uint16_t name_len);
+
+/* Writes a Tenant_show request; out needs CNT_HEADER_SIZE + 2 +
+ * name_len. */
+size_t cnt_encode_tenant_show(uint8_t *out, uint32_t opaque,
+                              const void *name, uint16_t name_len);
+
+/* Writes a Tenant_list request (no body); out needs CNT_HEADER_SIZE. */
+size_t cnt_encode_tenant_list(uint8_t *out, uint32_t opaque);
+
+/* Writes a Node_show request (no body); out needs CNT_HEADER_SIZE. */
+size_t cnt_encode_node_show(uint8_t *out, uint32_t opaque);
+
+/* Writes a Tenant_set request; out needs CNT_HEADER_SIZE + 14 + name_len.
+ * flags (CNT_TENANT_SET_*) say which of reserved and hard_limit to set;
+ * the other is sent as given and not used. */
+size_t cnt_encode_tenant_set(uint8_t *out, uint32_t opaque, uint8_t flags,
+                             uint32_t reserved, uint32_t hard_limit,
+                             const void *name, uint16_t name_len);
+
+/* Writes a Tenant_remove request; out needs CNT_HEADER_SIZE + 2 +
+ * name_len. */
+size_t cnt_encode_tenant_remove(uint8_t *out, uint32_t opaque,
+                                const void *name, uint16_t name_len);
+
+/* Writes a Node_set request; out needs CNT_HEADER_SIZE + 4. */
+size_t cnt_encode_node_set(uint8_t *out, uint32_t opaque, uint32_t capacity);
+
+/* Writes an Unthrottle request (no body); out needs CNT_HEADER_SIZE. */
+size_t cnt_encode_unthrottle(uint8_t *out, uint32_t opaque);
+
+/* Writes a Reload request (no body); out needs CNT_HEADER_SIZE. */
+size_t cnt_encode_reload(uint8_t *out, uint32_t opaque);
+
 /* ---- Decoder (server side) ---- */
 
 /* A decoded request. Fields not used by the opcode are zero; values are
@@ -158,7 +199,8 @@ typedef struct cnt_request {
     uint32_t limit;         /* Window_check: limit; Gcra_check: burst */
     uint32_t count;         /* Gcra_check */
     uint32_t cost;          /* Window_check, Gcra_check */
-    uint8_t flags;          /* Window_check, Gcra_check, Multi_check */
+    uint8_t flags;          /* Window_check, Gcra_check, Multi_check,
+                             * Tenant_set */
     uint8_t slots;          /* Window_check (0 = 10) */
     uint8_t unit;           /* Ttl_insert, Ttl_update */
     uint8_t attribute;      /* Ttl_update */
@@ -166,7 +208,16 @@ typedef struct cnt_request {
     uint8_t item_count;     /* Multi_check: 1..CNT_MULTI_MAX */
     const uint8_t *items;   /* Multi_check: the first item, in buf */
     uint32_t items_len;     /* Multi_check: bytes of all the items */
-    const uint8_t *name;    /* opcodes with a name: points into buf */
+    uint32_t units;         /* Throttle */
+    uint32_t reserved;      /* Tenant_set */
+    uint32_t hard_limit;    /* Tenant_set */
+    uint32_t capacity;      /* Node_set */
+    const uint8_t *secret;  /* Auth: points into buf; kept apart from the
+                             * name so that nothing that shows names
+                             * shows it */
+    uint16_t secret_len;
+    const uint8_t *name;    /* opcodes with a name (the tenant for the
+                             * throttling ones): points into buf */
     uint16_t name_len;
     cnt_status status;      /* CNT_DECODE_ERROR: the status to answer */
 } cnt_request;
@@ -175,10 +226,11 @@ typedef struct cnt_request {
  * - CNT_DECODE_NEED_MORE: req->size is how many bytes the request needs in
  *   all once the header is in (CNT_HEADER_SIZE before that); it never
  *   exceeds CNT_REQUEST_MAX.
- * - CNT_DECODE_OK: a valid request; req->name points into buf and
- *   req->size bytes belong to it. For an opcode whose body is skipped
- *   (Noop, Stats, Dump, Queues) this comes as soon as the header is in,
- *   and the body may not be buffered yet.
+ * - CNT_DECODE_OK: a valid request; req->name (and Auth's req->secret)
+ *   points into buf and req->size bytes belong to it. For an opcode whose
+ *   body is skipped (Noop, Stats, Dump, Queues, Tenant_list, Node_show,
+ *   Unthrottle, Reload) this comes as soon as the header is in, and the
+ *   body may not be buffered yet.
  * - CNT_DECODE_ERROR: answer req->status (0x04 or 0x81) with its text.
  *   req->size bytes of the stream belong to the request; that may be more
  *   than is buffered (a huge declared body): the caller discards the rest

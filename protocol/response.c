@@ -192,6 +192,81 @@ size_t cnt_encode_multi_answer(uint8_t *out, uint32_t opaque,
     return CNT_MULTI_ANSWER_SIZE(count);
 }
 
+/* Writes a status-0 Throttle answer. */
+size_t cnt_encode_throttle_answer(uint8_t *out, uint32_t opaque,
+                                  const cnt_throttle_answer *ans)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_THROTTLE, CNT_STATUS_OK,
+                               CNT_THROTTLE_ANSWER_SIZE, opaque);
+    /* The state's and the reason's bytes and two zero bytes after them. */
+    cnt_put_u32(body + CNT_TANS_OFF_STATE,
+                (uint32_t)ans->state << 24 | (uint32_t)ans->reason << 16);
+    cnt_put_u32(body + CNT_TANS_OFF_USED, ans->used);
+    cnt_put_u32(body + CNT_TANS_OFF_REMAINING, ans->remaining);
+    /* Four zero bytes between remaining and retry_after_ns. */
+    cnt_put_u32(body + CNT_TANS_OFF_REMAINING + 4, 0);
+    cnt_put_u64(body + CNT_TANS_OFF_RETRY, ans->retry_after_ns);
+    return CNT_THROTTLE_RESPONSE_SIZE;
+}
+
+/* Writes a 32-byte tenant view at p. */
+static void put_tenant_view(uint8_t *p, const cnt_tenant_view *v)
+{
+    cnt_put_u32(p + CNT_TVIEW_OFF_RESERVED, v->reserved);
+    cnt_put_u32(p + CNT_TVIEW_OFF_HARD, v->hard_limit);
+    cnt_put_u32(p + CNT_TVIEW_OFF_USED, v->used);
+    /* The flags' byte and three zero bytes after it. */
+    cnt_put_u32(p + CNT_TVIEW_OFF_FLAGS, (uint32_t)v->flags << 24);
+    cnt_put_u64(p + CNT_TVIEW_OFF_THROTTLED, v->throttled);
+    cnt_put_u64(p + CNT_TVIEW_OFF_UNITS, v->units);
+}
+
+/* Writes a status-0 Tenant_show answer. */
+size_t cnt_encode_tenant_view(uint8_t *out, uint32_t opaque,
+                              const cnt_tenant_view *view)
+{
+    cnt_encode_response_header(out, CNT_OP_TENANT_SHOW, CNT_STATUS_OK,
+                               CNT_TENANT_VIEW_SIZE, opaque);
+    put_tenant_view(out + CNT_HEADER_SIZE, view);
+    return CNT_TENANT_VIEW_RESPONSE_SIZE;
+}
+
+/* Writes one Tenant_list record response (opcode 0x43, status 0). */
+size_t cnt_encode_tenant_record(uint8_t *out, uint32_t opaque,
+                                const cnt_tenant_view *view,
+                                const uint8_t *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_TENANT_LIST, CNT_STATUS_OK,
+                               CNT_TREC_FIXED + (uint32_t)name_len, opaque);
+    put_tenant_view(body, view);
+    cnt_put_u16(body + CNT_TREC_OFF_NAMELEN, name_len);
+    if (name_len > 0)
+        memcpy(body + CNT_TREC_FIXED, name, name_len);
+    return CNT_TENANT_RECORD_SIZE(name_len);
+}
+
+/* Writes a status-0 Node_show answer. */
+size_t cnt_encode_node_view(uint8_t *out, uint32_t opaque,
+                            const cnt_node_view *view)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_NODE_SHOW, CNT_STATUS_OK,
+                               CNT_NODE_VIEW_SIZE, opaque);
+    cnt_put_u32(body + CNT_NVIEW_OFF_CAPACITY, view->capacity);
+    cnt_put_u32(body + CNT_NVIEW_OFF_USED, view->used);
+    cnt_put_u32(body + CNT_NVIEW_OFF_POOL, view->pool);
+    cnt_put_u32(body + CNT_NVIEW_OFF_POOL_USED, view->pool_used);
+    cnt_put_u32(body + CNT_NVIEW_OFF_RESERVED, view->reserved_sum);
+    cnt_put_u32(body + CNT_NVIEW_OFF_TENANTS, view->tenants);
+    cnt_put_u64(body + CNT_NVIEW_OFF_THROTTLED, view->throttled);
+    return CNT_NODE_VIEW_RESPONSE_SIZE;
+}
+
 /* Clamps a string length to what a u16 length field can carry. */
 static uint16_t stats_len(const char *s)
 {
@@ -492,4 +567,82 @@ bool cnt_multi_answer_item(const cnt_multi_answer *ans, uint8_t i,
         return false;
     return get_check_result(ans->items + (size_t)i * CNT_CHECK_ANSWER_SIZE,
                             result);
+}
+
+/* Parses a Throttle answer. */
+bool cnt_parse_throttle_answer(const cnt_response *res,
+                               cnt_throttle_answer *ans)
+{
+    uint8_t state, reason;
+
+    if (!answer_ok(res, CNT_OP_THROTTLE, CNT_THROTTLE_ANSWER_SIZE))
+        return false;
+    state = res->body[CNT_TANS_OFF_STATE];
+    reason = res->body[CNT_TANS_OFF_REASON];
+    if (state > CNT_TSTATE_THROTTLED || reason > CNT_TREASON_MAX)
+        return false;
+    ans->state = state;
+    ans->reason = reason;
+    ans->used = cnt_get_u32(res->body + CNT_TANS_OFF_USED);
+    ans->remaining = cnt_get_u32(res->body + CNT_TANS_OFF_REMAINING);
+    ans->retry_after_ns = cnt_get_u64(res->body + CNT_TANS_OFF_RETRY);
+    return true;
+}
+
+/* Reads a 32-byte tenant view at p. */
+static void get_tenant_view(const uint8_t *p, cnt_tenant_view *v)
+{
+    v->reserved = cnt_get_u32(p + CNT_TVIEW_OFF_RESERVED);
+    v->hard_limit = cnt_get_u32(p + CNT_TVIEW_OFF_HARD);
+    v->used = cnt_get_u32(p + CNT_TVIEW_OFF_USED);
+    v->flags = p[CNT_TVIEW_OFF_FLAGS];
+    v->throttled = cnt_get_u64(p + CNT_TVIEW_OFF_THROTTLED);
+    v->units = cnt_get_u64(p + CNT_TVIEW_OFF_UNITS);
+}
+
+/* Parses a Tenant_show answer. */
+bool cnt_parse_tenant_view(const cnt_response *res, cnt_tenant_view *view)
+{
+    if (!answer_ok(res, CNT_OP_TENANT_SHOW, CNT_TENANT_VIEW_SIZE))
+        return false;
+    get_tenant_view(res->body, view);
+    return true;
+}
+
+/* Parses a Tenant_list record; false if res is not a well-formed one. */
+bool cnt_parse_tenant_record(const cnt_response *res, cnt_tenant_record *rec)
+{
+    const uint8_t *name;
+    uint16_t name_len;
+
+    if (!answer_ok(res, CNT_OP_TENANT_LIST, CNT_TREC_FIXED) ||
+        !body_name(res, CNT_TREC_FIXED, &name, &name_len))
+        return false;
+    get_tenant_view(res->body, &rec->view);
+    rec->name = name;
+    rec->name_len = name_len;
+    return true;
+}
+
+/* Tells whether res is the empty answer that ends a Tenant_list series. */
+bool cnt_response_is_tenant_list_end(const cnt_response *res)
+{
+    return answer_ok(res, CNT_OP_TENANT_LIST, 0) && res->body_len == 0;
+}
+
+/* Parses a Node_show answer. */
+bool cnt_parse_node_view(const cnt_response *res, cnt_node_view *view)
+{
+    const uint8_t *p = res->body;
+
+    if (!answer_ok(res, CNT_OP_NODE_SHOW, CNT_NODE_VIEW_SIZE))
+        return false;
+    view->capacity = cnt_get_u32(p + CNT_NVIEW_OFF_CAPACITY);
+    view->used = cnt_get_u32(p + CNT_NVIEW_OFF_USED);
+    view->pool = cnt_get_u32(p + CNT_NVIEW_OFF_POOL);
+    view->pool_used = cnt_get_u32(p + CNT_NVIEW_OFF_POOL_USED);
+    view->reserved_sum = cnt_get_u32(p + CNT_NVIEW_OFF_RESERVED);
+    view->tenants = cnt_get_u32(p + CNT_NVIEW_OFF_TENANTS);
+    view->throttled = cnt_get_u64(p + CNT_NVIEW_OFF_THROTTLED);
+    return true;
 }

@@ -3,9 +3,10 @@
  * size the matching *_SIZE macro or function gives, and return the number
  * of bytes written.
  * The incremental decoder and the body parsers (Dump and Queues records,
- * Stats pairs, the extension answers - waits, TTL records, checks - and
- * events; used by clients: counterctl, the benchmark, the tests) never
- * trust a declared length for memory. */
+ * Stats pairs, the extension answers - waits, TTL records, checks,
+ * throttle answers, tenant and node views - and events; used by clients:
+ * counterctl, the benchmark, the tests) never trust a declared length for
+ * memory. */
 #ifndef CNT_PROTOCOL_RESPONSE_H
 #define CNT_PROTOCOL_RESPONSE_H
 
@@ -35,6 +36,16 @@
 #define CNT_MULTI_ANSWER_SIZE(n)                                            \
     (CNT_HEADER_SIZE + CNT_MANS_FIXED + (size_t)(n) * CNT_CHECK_ANSWER_SIZE)
 
+/* Size of a status-0 Throttle answer. */
+#define CNT_THROTTLE_RESPONSE_SIZE (CNT_HEADER_SIZE + CNT_THROTTLE_ANSWER_SIZE)
+/* Size of a status-0 Tenant_show answer. */
+#define CNT_TENANT_VIEW_RESPONSE_SIZE (CNT_HEADER_SIZE + CNT_TENANT_VIEW_SIZE)
+/* Size of a Tenant_list record response for a tenant of n bytes. */
+#define CNT_TENANT_RECORD_SIZE(n)                                           \
+    (CNT_HEADER_SIZE + CNT_TREC_FIXED + (size_t)(n))
+/* Size of a status-0 Node_show answer. */
+#define CNT_NODE_VIEW_RESPONSE_SIZE (CNT_HEADER_SIZE + CNT_NODE_VIEW_SIZE)
+
 /* A TTL record as Ttl_query and Ttl_update answer it (the core's view,
  * field for field). */
 typedef struct cnt_ttl_answer {
@@ -54,6 +65,32 @@ typedef struct cnt_check_result {
                                  * never */
     uint64_t reset_after_ns;
 } cnt_check_result;
+
+/* A Throttle answer (the throttle core's charge answer, field for
+ * field). */
+typedef struct cnt_throttle_answer {
+    uint8_t state, reason;  /* a cnt_tstate, a cnt_treason */
+    uint32_t used, remaining;   /* this second, after the call;
+                                 * remaining 0xffffffff: no limit */
+    uint64_t retry_after_ns;    /* 0 when allowed, else >= 1 */
+} cnt_throttle_answer;
+
+/* A tenant as Tenant_show and Tenant_list show it (the throttle core's
+ * tenant view, field for field). */
+typedef struct cnt_tenant_view {
+    uint32_t reserved, hard_limit, used;    /* hard_limit 0xffffffff:
+                                             * unlimited; used: this
+                                             * second */
+    uint8_t flags;          /* CNT_TENANT_CONFIGURED */
+    uint64_t throttled, units;  /* since the tenant record exists */
+} cnt_tenant_view;
+
+/* The node as Node_show shows it (the throttle core's node view, field
+ * for field). */
+typedef struct cnt_node_view {
+    uint32_t capacity, used, pool, pool_used, reserved_sum, tenants;
+    uint64_t throttled;
+} cnt_node_view;
 
 /* Writes a response header (magic 0x91, reserved 0). */
 size_t cnt_encode_response_header(uint8_t *out, uint8_t opcode, uint8_t status,
@@ -117,6 +154,27 @@ size_t cnt_encode_multi_answer(uint8_t *out, uint32_t opaque,
                                uint8_t overall,
                                const cnt_check_result *items,
                                uint8_t count);
+
+/* Writes a status-0 Throttle answer (CNT_THROTTLE_RESPONSE_SIZE bytes). */
+size_t cnt_encode_throttle_answer(uint8_t *out, uint32_t opaque,
+                                  const cnt_throttle_answer *ans);
+
+/* Writes a status-0 Tenant_show answer (CNT_TENANT_VIEW_RESPONSE_SIZE
+ * bytes). */
+size_t cnt_encode_tenant_view(uint8_t *out, uint32_t opaque,
+                              const cnt_tenant_view *view);
+
+/* Writes one Tenant_list record: the tenant view, the tenant's length and
+ * the tenant; CNT_TENANT_RECORD_SIZE(name_len) bytes. The series ends
+ * with cnt_encode_empty(out, CNT_OP_TENANT_LIST, opaque). */
+size_t cnt_encode_tenant_record(uint8_t *out, uint32_t opaque,
+                                const cnt_tenant_view *view,
+                                const uint8_t *name, uint16_t name_len);
+
+/* Writes a status-0 Node_show answer (CNT_NODE_VIEW_RESPONSE_SIZE
+ * bytes). */
+size_t cnt_encode_node_view(uint8_t *out, uint32_t opaque,
+                            const cnt_node_view *view);
 
 /* Writes one Stats pair (name length, value length, name, value) and
  * returns its size; with out NULL only returns the size. */
@@ -257,6 +315,36 @@ bool cnt_parse_multi_answer(const cnt_response *res, cnt_multi_answer *ans);
  * not below its count. */
 bool cnt_multi_answer_item(const cnt_multi_answer *ans, uint8_t i,
                            cnt_check_result *result);
+
+/* Parses a Throttle answer; false if res is not a status-0 answer (magic
+ * 0x91) to Throttle of at least 24 bytes with a known state and a known
+ * reason. */
+bool cnt_parse_throttle_answer(const cnt_response *res,
+                               cnt_throttle_answer *ans);
+
+/* Parses a Tenant_show answer; false if res is not a status-0 answer
+ * (magic 0x91) to Tenant_show of at least 32 bytes. */
+bool cnt_parse_tenant_view(const cnt_response *res, cnt_tenant_view *view);
+
+/* A Tenant_list record, decoded from a response body. */
+typedef struct cnt_tenant_record {
+    cnt_tenant_view view;
+    const uint8_t *name;
+    uint16_t name_len;
+} cnt_tenant_record;
+
+/* Parses a Tenant_list record; false if res is not a status-0 answer
+ * (magic 0x91) to Tenant_list or its body is malformed (too short, name
+ * running past the body). */
+bool cnt_parse_tenant_record(const cnt_response *res, cnt_tenant_record *rec);
+
+/* Tells whether res is the status-0 empty answer ending a Tenant_list
+ * series. */
+bool cnt_response_is_tenant_list_end(const cnt_response *res);
+
+/* Parses a Node_show answer; false if res is not a status-0 answer (magic
+ * 0x91) to Node_show of at least 32 bytes. */
+bool cnt_parse_node_view(const cnt_response *res, cnt_node_view *view);
 
 /* Iterates Stats pairs: *pos starts at 0; returns true and sets the four
  * outputs for each pair, false at the end or on a malformed body. */

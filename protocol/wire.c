@@ -1,8 +1,9 @@
 /* wire.c: the protocol's tables. The status texts are part of the wire
  * contract: clients compare them byte for byte, so they live in one place
  * and carry no trailing NUL on the wire. The opcode table describes each
- * request body once, for the decoder and for printable names; event codes
- * and the TTL opcodes' time units get printable names too. */
+ * request body once, for the decoder and for printable names; event codes,
+ * the TTL opcodes' time units and the throttle reasons get printable
+ * names too, and the privileged opcodes are listed once. */
 #include "config.h"
 
 #include "protocol/wire.h"
@@ -35,6 +36,12 @@ const char *cnt_status_text(cnt_status status)
         return "Exists";
     case CNT_STATUS_BELOW_ZERO:
         return "Below zero";
+    case CNT_STATUS_NOT_PERMITTED:
+        return "Not permitted";
+    case CNT_STATUS_AUTH_FAILED:
+        return "Auth failed";
+    case CNT_STATUS_OVER_CAPACITY:
+        return "Over capacity";
     case CNT_STATUS_UNKNOWN_COMMAND:
         return "Unknown command";
     case CNT_STATUS_OUT_OF_MEMORY:
@@ -83,6 +90,34 @@ uint64_t cnt_unit_ns(uint8_t unit)
 const char *cnt_unit_name(uint8_t unit)
 {
     return unit <= CNT_UNIT_MAX ? time_units[unit].name : NULL;
+}
+
+/* The throttle reasons, indexed by their code. */
+static const char *const treason_names[CNT_TREASON_MAX + 1] = {
+    [CNT_TREASON_NONE] = "none",
+    [CNT_TREASON_RESERVE] = "reserve",
+    [CNT_TREASON_POOL_EMPTY] = "pool_empty",
+    [CNT_TREASON_HARD_LIMIT] = "hard_limit",
+};
+
+/* Returns a throttle reason's short name, NULL if unknown. */
+const char *cnt_treason_name(uint8_t reason)
+{
+    return reason <= CNT_TREASON_MAX ? treason_names[reason] : NULL;
+}
+
+/* Tells whether an opcode needs a privileged connection. */
+bool cnt_opcode_privileged(uint8_t opcode)
+{
+    switch (opcode) {
+    case CNT_OP_TENANT_SET:
+    case CNT_OP_TENANT_REMOVE:
+    case CNT_OP_NODE_SET:
+    case CNT_OP_UNTHROTTLE:
+    case CNT_OP_RELOAD:
+        return true;
+    }
+    return false;
 }
 
 /* One entry of cnt_opcode_table per row of CNT_OPCODE_ROWS; a code listed

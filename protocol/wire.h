@@ -5,6 +5,7 @@
 #ifndef CNT_PROTOCOL_WIRE_H
 #define CNT_PROTOCOL_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,9 +20,9 @@
 #define CNT_HEADER_SIZE 12
 #define CNT_NAME_MAX    65535u
 /* The largest legal body: Gcra_check's 26 fixed bytes and the longest
- * name. It bounds every opcode whose body is needed, Multi_check's
- * included (tests/test_wire.c checks that no row's fixed part is larger
- * than Gcra_check's). */
+ * name. It bounds every opcode whose body is needed, Multi_check's and
+ * Auth's included (tests/test_wire.c checks that no row's fixed part is
+ * larger than Gcra_check's). */
 #define CNT_BODY_MAX    (26u + CNT_NAME_MAX)
 #define CNT_REQUEST_MAX (CNT_HEADER_SIZE + CNT_BODY_MAX)
 
@@ -108,6 +109,39 @@
 /* The most items one Multi_check may carry. */
 #define CNT_MULTI_MAX            16
 
+/* Tenant throttling request bodies (doc/protocol.md, "Tenant
+ * throttling"). Auth: the secret's u16 length, then the secret. */
+#define CNT_AUTH_OFF_SECRETLEN   0
+#define CNT_AUTH_FIXED           2
+/* Throttle: units, tenant. */
+#define CNT_THR_OFF_UNITS        0
+#define CNT_THR_OFF_NAMELEN      4
+#define CNT_THR_FIXED            6
+/* Tenant_show and Tenant_remove: the tenant only. */
+#define CNT_TSHOW_OFF_NAMELEN    0
+#define CNT_TSHOW_FIXED          2
+#define CNT_TREM_OFF_NAMELEN     0
+#define CNT_TREM_FIXED           2
+/* Tenant_set: flags, 3 zero bytes, reserved, hard limit, tenant. */
+#define CNT_TSET_OFF_FLAGS       0
+#define CNT_TSET_OFF_ZERO        1
+#define CNT_TSET_OFF_RESERVED    4
+#define CNT_TSET_OFF_HARD        8
+#define CNT_TSET_OFF_NAMELEN     12
+#define CNT_TSET_FIXED           14
+/* Node_set: the capacity. */
+#define CNT_NSET_OFF_CAPACITY    0
+#define CNT_NSET_FIXED           4
+
+/* Tenant_set's flags: which of the two values to set. At least one bit,
+ * and no other, or 0x04. */
+#define CNT_TENANT_SET_RESERVED  0x01u
+#define CNT_TENANT_SET_HARD      0x02u
+#define CNT_TENANT_SET_ALL       0x03u
+
+/* A hard limit (and a throttle answer's remaining) that is no limit. */
+#define CNT_HARD_LIMIT_UNLIMITED 0xffffffffu
+
 /* Flags byte of Window_check, Gcra_check and Multi_check: only bit 0
  * (peek: evaluate, charge nothing) is defined; other bits are 0x04. */
 #define CNT_CHECK_FLAG_PEEK      0x01u
@@ -177,6 +211,45 @@
 #define CNT_MANS_OFF_COUNT       1
 #define CNT_MANS_FIXED           2
 
+/* Throttle answer body: state, reason, 2 zero bytes, used, remaining, 4
+ * zero bytes, retry_after_ns; always this size. */
+#define CNT_TANS_OFF_STATE       0
+#define CNT_TANS_OFF_REASON      1
+#define CNT_TANS_OFF_USED        4
+#define CNT_TANS_OFF_REMAINING   8
+#define CNT_TANS_OFF_RETRY       16
+#define CNT_THROTTLE_ANSWER_SIZE 24
+
+/* Tenant view (Tenant_show's answer, the front of each Tenant_list
+ * record): reserved, hard limit, used this second, flags, 3 zero bytes,
+ * throttled charges, allowed units. A list record adds the tenant's u16
+ * length and the tenant. */
+#define CNT_TVIEW_OFF_RESERVED   0
+#define CNT_TVIEW_OFF_HARD       4
+#define CNT_TVIEW_OFF_USED       8
+#define CNT_TVIEW_OFF_FLAGS      12
+#define CNT_TVIEW_OFF_THROTTLED  16
+#define CNT_TVIEW_OFF_UNITS      24
+#define CNT_TENANT_VIEW_SIZE     32
+#define CNT_TREC_OFF_NAMELEN     32
+#define CNT_TREC_FIXED           34
+
+/* A tenant view's flags: bit 0, the tenant is configured (set over the
+ * wire or by the settings file); other bits are 0. */
+#define CNT_TENANT_CONFIGURED    0x01u
+
+/* Node view (Node_show's answer): capacity, used this second, free pool,
+ * pool used this second, sum of the reserves, configured tenants,
+ * throttled charges. */
+#define CNT_NVIEW_OFF_CAPACITY   0
+#define CNT_NVIEW_OFF_USED       4
+#define CNT_NVIEW_OFF_POOL       8
+#define CNT_NVIEW_OFF_POOL_USED  12
+#define CNT_NVIEW_OFF_RESERVED   16
+#define CNT_NVIEW_OFF_TENANTS    20
+#define CNT_NVIEW_OFF_THROTTLED  24
+#define CNT_NODE_VIEW_SIZE       32
+
 /* The retry_after_ns of a check that can never be allowed. */
 #define CNT_RETRY_NEVER          UINT64_MAX
 
@@ -184,7 +257,8 @@
 #define CNT_STATS_PAIR_FIXED     4
 
 /* Opcodes: the reference protocol's, then the extensions (waiting
- * acquisition and leases, rate limits), which take codes from 0x20 up, a
+ * acquisition and leases, rate limits, tenant throttling), which take
+ * codes from 0x20 up, a
  * range the reference answers with 0x81, so old servers refuse them
  * cleanly. */
 typedef enum cnt_opcode {
@@ -204,7 +278,17 @@ typedef enum cnt_opcode {
     CNT_OP_TTL_PURGE    = 0x33,
     CNT_OP_WINDOW_CHECK = 0x34,
     CNT_OP_GCRA_CHECK   = 0x35,
-    CNT_OP_MULTI_CHECK  = 0x36
+    CNT_OP_MULTI_CHECK  = 0x36,
+    CNT_OP_AUTH         = 0x40,
+    CNT_OP_THROTTLE     = 0x41,
+    CNT_OP_TENANT_SHOW  = 0x42,
+    CNT_OP_TENANT_LIST  = 0x43,
+    CNT_OP_NODE_SHOW    = 0x44,
+    CNT_OP_TENANT_SET   = 0x45,   /* privileged */
+    CNT_OP_TENANT_REMOVE = 0x46,  /* privileged */
+    CNT_OP_NODE_SET     = 0x47,   /* privileged */
+    CNT_OP_UNTHROTTLE   = 0x48,   /* privileged */
+    CNT_OP_RELOAD       = 0x49    /* privileged */
 } cnt_opcode;
 
 /* Response statuses. */
@@ -221,6 +305,9 @@ typedef enum cnt_status {
     CNT_STATUS_LEASE_EXPIRED          = 0x27,
     CNT_STATUS_EXISTS                 = 0x28,
     CNT_STATUS_BELOW_ZERO             = 0x29,
+    CNT_STATUS_NOT_PERMITTED          = 0x2A,
+    CNT_STATUS_AUTH_FAILED            = 0x2B,
+    CNT_STATUS_OVER_CAPACITY          = 0x2C,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;
@@ -275,6 +362,21 @@ typedef enum cnt_multi_state {
     CNT_MULTI_DENIED  = 1   /* at least one item denied; nothing charged */
 } cnt_multi_state;
 
+/* A Throttle answer's state. */
+typedef enum cnt_tstate {
+    CNT_TSTATE_ALLOWED   = 0,
+    CNT_TSTATE_THROTTLED = 1
+} cnt_tstate;
+
+/* Why a Throttle charge was throttled (none when allowed). */
+typedef enum cnt_treason {
+    CNT_TREASON_NONE       = 0,
+    CNT_TREASON_RESERVE    = 1,   /* no free pool: the reserve is spent */
+    CNT_TREASON_POOL_EMPTY = 2,
+    CNT_TREASON_HARD_LIMIT = 3
+} cnt_treason;
+#define CNT_TREASON_MAX CNT_TREASON_HARD_LIMIT
+
 /* What one decoding step found at the front of a buffer; the request
  * decoder (request.h) and the response decoder (response.h) both answer
  * with it, and each value means the same thing for both. */
@@ -308,6 +410,14 @@ uint64_t cnt_unit_ns(uint8_t unit);
  * NULL if unknown). */
 const char *cnt_unit_name(uint8_t unit);
 
+/* Returns a throttle reason's short name ("none", "reserve",
+ * "pool_empty", "hard_limit"; NULL if unknown). */
+const char *cnt_treason_name(uint8_t reason);
+
+/* Tells whether an opcode needs a privileged (authenticated) connection:
+ * Tenant_set, Tenant_remove, Node_set, Unthrottle, Reload. */
+bool cnt_opcode_privileged(uint8_t opcode);
+
 /* How the server treats a request's body, per opcode. Zero is "unknown" so
  * that every opcode byte without a row in the table is answered 0x81. */
 typedef enum cnt_body_kind {
@@ -322,10 +432,12 @@ typedef enum cnt_body_kind {
 /* Argument checks of a body, as bits of cnt_opcode_row.checks. The decoder
  * always runs them in the reference's order, whatever the bit values:
  * body shorter than the fixed part, then the numbers (resources not 0,
- * maximum not below resources, lease not 0; then the rate-limit fields in
- * the order of the bits below), then the name (not empty, not running
- * past the body; implied by a name field) or the items of a Multi_check
- * (implied by an items field). Each failure answers 0x04. */
+ * maximum not below resources, lease not 0; then the rate-limit and
+ * throttling fields in the order of the bits below), then the name (not
+ * empty, not running past the body; implied by a name field), the items
+ * of a Multi_check (implied by an items field) or Auth's secret (the same
+ * rules as a name; implied by a secret field). Each failure answers
+ * 0x04. */
 #define CNT_CHECK_RESOURCES_NONZERO 0x0001u
 #define CNT_CHECK_MAXIMUM_COVERS    0x0002u
 #define CNT_CHECK_LEASE_NONZERO     0x0004u
@@ -347,8 +459,12 @@ typedef enum cnt_body_kind {
  * at most 64 slots, a window that is a whole number of slots, a slot of
  * at least 1 us. */
 #define CNT_CHECK_WINDOW_SHAPE      0x0400u
+/* units not 0. */
+#define CNT_CHECK_UNITS_NONZERO     0x0800u
+/* Tenant_set's flags: at least one of its two bits, no other. */
+#define CNT_CHECK_TENANT_FLAGS      0x1000u
 /* Every bit above. */
-#define CNT_CHECK_ALL               0x07ffu
+#define CNT_CHECK_ALL               0x1fffu
 
 /* One opcode's row: everything the decoder and cnt_opcode_name need to
  * know about it. A new opcode whose body is made of the field kinds below
@@ -381,6 +497,12 @@ typedef struct cnt_opcode_row {
                              * CNT_FIELD_NONE */
     uint8_t off_items;      /* u8 item count followed by the items at
                              * fixed, or CNT_FIELD_NONE */
+    uint8_t off_units;      /* u32 units, or CNT_FIELD_NONE */
+    uint8_t off_reserved;   /* u32 reserved units, or CNT_FIELD_NONE */
+    uint8_t off_hard_limit; /* u32 hard limit, or CNT_FIELD_NONE */
+    uint8_t off_capacity;   /* u32 node capacity, or CNT_FIELD_NONE */
+    uint8_t off_secretlen;  /* u16 followed by the secret at fixed, or
+                             * CNT_FIELD_NONE */
     uint16_t checks;        /* CNT_CHECK_* bits */
 } cnt_opcode_row;
 
@@ -398,18 +520,25 @@ typedef struct cnt_opcode_row {
     .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
     .off_change = CNT_FIELD_NONE, .off_items = CNT_FIELD_NONE
 
+/* The throttling fields of a row whose body has none of them. */
+#define CNT_ROW_NO_THROTTLE_FIELDS                                          \
+    .off_units = CNT_FIELD_NONE, .off_reserved = CNT_FIELD_NONE,            \
+    .off_hard_limit = CNT_FIELD_NONE, .off_capacity = CNT_FIELD_NONE,       \
+    .off_secretlen = CNT_FIELD_NONE
+
 /* A row for an opcode whose body is skipped: nothing in it is read. */
 #define CNT_ROW_SKIPPED_BODY(text)                                          \
     .name = (text), .body = CNT_BODY_SKIP, .fixed = 0,                      \
     .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,         \
     .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,                \
-    .off_namelen = CNT_FIELD_NONE, CNT_ROW_NO_LIMIT_FIELDS, .checks = 0
+    .off_namelen = CNT_FIELD_NONE, CNT_ROW_NO_LIMIT_FIELDS,                 \
+    CNT_ROW_NO_THROTTLE_FIELDS, .checks = 0
 
-/* A row for a rate-limit opcode whose body is a name and nothing else. */
+/* A row for an extension opcode whose body is a name and nothing else. */
 #define CNT_ROW_NAME_ONLY(text, offset, size)                               \
     .name = (text), .body = CNT_BODY_NEEDED, .fixed = (size),               \
     CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                     \
-    .off_namelen = (offset), .checks = 0
+    CNT_ROW_NO_THROTTLE_FIELDS, .off_namelen = (offset), .checks = 0
 
 /* The rows of the two checks, named on their own: Multi_check's items are
  * decoded with them too. Peek is the only flag; limit 0 is legal (every
@@ -423,7 +552,7 @@ typedef struct cnt_opcode_row {
     .off_flags = CNT_WIN_OFF_FLAGS, .off_slots = CNT_WIN_OFF_SLOTS,         \
     .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
     .off_change = CNT_FIELD_NONE, .off_namelen = CNT_WIN_OFF_NAMELEN,       \
-    .off_items = CNT_FIELD_NONE,                                            \
+    .off_items = CNT_FIELD_NONE, CNT_ROW_NO_THROTTLE_FIELDS,                \
     .checks = CNT_CHECK_FLAGS_PEEK_ONLY | CNT_CHECK_COST_NONZERO |          \
               CNT_CHECK_WINDOW_SHAPE
 #define CNT_ROW_GCRA_CHECK                                                  \
@@ -435,7 +564,7 @@ typedef struct cnt_opcode_row {
     .off_flags = CNT_GCRA_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,           \
     .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
     .off_change = CNT_FIELD_NONE, .off_namelen = CNT_GCRA_OFF_NAMELEN,      \
-    .off_items = CNT_FIELD_NONE,                                            \
+    .off_items = CNT_FIELD_NONE, CNT_ROW_NO_THROTTLE_FIELDS,                \
     .checks = CNT_CHECK_FLAGS_PEEK_ONLY | CNT_CHECK_COUNT_NONZERO |         \
               CNT_CHECK_COST_NONZERO | CNT_CHECK_PERIOD_NONZERO
 
@@ -451,14 +580,14 @@ typedef struct cnt_opcode_row {
         .name = "get", .body = CNT_BODY_NEEDED, .fixed = CNT_GET_FIXED,     \
         .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
         .off_namelen = CNT_GET_OFF_NAMELEN, .checks = 0)                    \
     ROW(CNT_OP_ACQUIRE,                                                     \
         .name = "acquire", .body = CNT_BODY_NEEDED, .fixed = CNT_ACQ_FIXED, \
         .off_resources = CNT_ACQ_OFF_RESOURCES,                             \
         .off_maximum = CNT_ACQ_OFF_MAXIMUM,                                 \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
         .off_namelen = CNT_ACQ_OFF_NAMELEN,                                 \
         .checks = CNT_CHECK_RESOURCES_NONZERO | CNT_CHECK_MAXIMUM_COVERS)   \
     /* Releasing 0 resources is legal: the reference accepts it. */         \
@@ -467,7 +596,7 @@ typedef struct cnt_opcode_row {
         .off_resources = CNT_REL_OFF_RESOURCES,                             \
         .off_maximum = CNT_FIELD_NONE,                                      \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
         .off_namelen = CNT_REL_OFF_NAMELEN, .checks = 0)                    \
     ROW(CNT_OP_STATS, CNT_ROW_SKIPPED_BODY("stats"))                        \
     ROW(CNT_OP_DUMP, CNT_ROW_SKIPPED_BODY("dump"))                          \
@@ -479,14 +608,14 @@ typedef struct cnt_opcode_row {
         .off_resources = CNT_WACQ_OFF_RESOURCES,                            \
         .off_maximum = CNT_WACQ_OFF_MAXIMUM,                                \
         .off_wait = CNT_WACQ_OFF_WAIT, .off_lease = CNT_WACQ_OFF_LEASE,     \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
         .off_namelen = CNT_WACQ_OFF_NAMELEN,                                \
         .checks = CNT_CHECK_RESOURCES_NONZERO)                              \
     ROW(CNT_OP_RENEW,                                                       \
         .name = "renew", .body = CNT_BODY_NEEDED, .fixed = CNT_RENEW_FIXED, \
         .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_RENEW_OFF_LEASE,       \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
         .off_namelen = CNT_RENEW_OFF_NAMELEN,                               \
         .checks = CNT_CHECK_LEASE_NONZERO)                                  \
     ROW(CNT_OP_WAIT_RELEASE,                                                \
@@ -494,7 +623,7 @@ typedef struct cnt_opcode_row {
         .fixed = CNT_WREL_FIXED,                                            \
         .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
         .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
         .off_namelen = CNT_WREL_OFF_NAMELEN, .checks = 0)                   \
     ROW(CNT_OP_QUEUES, CNT_ROW_SKIPPED_BODY("queues"))                      \
     /* Any quota is legal, 0 included. */                                   \
@@ -507,7 +636,7 @@ typedef struct cnt_opcode_row {
         .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,           \
         .off_unit = CNT_TTLI_OFF_UNIT, .off_attribute = CNT_FIELD_NONE,     \
         .off_change = CNT_FIELD_NONE, .off_namelen = CNT_TTLI_OFF_NAMELEN,  \
-        .off_items = CNT_FIELD_NONE,                                        \
+        .off_items = CNT_FIELD_NONE, CNT_ROW_NO_THROTTLE_FIELDS,            \
         .checks = CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_FITS)                \
     ROW(CNT_OP_TTL_QUERY,                                                   \
         CNT_ROW_NAME_ONLY("ttl_query", CNT_TTLQ_OFF_NAMELEN,                \
@@ -526,6 +655,7 @@ typedef struct cnt_opcode_row {
         .off_attribute = CNT_TTLU_OFF_ATTRIBUTE,                            \
         .off_change = CNT_TTLU_OFF_CHANGE,                                  \
         .off_namelen = CNT_TTLU_OFF_NAMELEN, .off_items = CNT_FIELD_NONE,   \
+        CNT_ROW_NO_THROTTLE_FIELDS,                                         \
         .checks = CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_CHANGE)              \
     ROW(CNT_OP_TTL_PURGE,                                                   \
         CNT_ROW_NAME_ONLY("ttl_purge", CNT_TTLP_OFF_NAMELEN,                \
@@ -543,8 +673,62 @@ typedef struct cnt_opcode_row {
         .off_flags = CNT_MULTI_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,      \
         .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,        \
         .off_change = CNT_FIELD_NONE, .off_namelen = CNT_FIELD_NONE,        \
-        .off_items = CNT_MULTI_OFF_COUNT,                                   \
-        .checks = CNT_CHECK_FLAGS_PEEK_ONLY)
+        .off_items = CNT_MULTI_OFF_COUNT, CNT_ROW_NO_THROTTLE_FIELDS,       \
+        .checks = CNT_CHECK_FLAGS_PEEK_ONLY)                                \
+    /* The secret is checked like a name (1..65535 bytes inside the        \
+     * body); whether it is the right one is the server's to say. */       \
+    ROW(CNT_OP_AUTH,                                                        \
+        .name = "auth", .body = CNT_BODY_NEEDED, .fixed = CNT_AUTH_FIXED,   \
+        CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                 \
+        .off_units = CNT_FIELD_NONE, .off_reserved = CNT_FIELD_NONE,        \
+        .off_hard_limit = CNT_FIELD_NONE, .off_capacity = CNT_FIELD_NONE,   \
+        .off_secretlen = CNT_AUTH_OFF_SECRETLEN,                            \
+        .off_namelen = CNT_FIELD_NONE, .checks = 0)                         \
+    ROW(CNT_OP_THROTTLE,                                                    \
+        .name = "throttle", .body = CNT_BODY_NEEDED,                        \
+        .fixed = CNT_THR_FIXED,                                             \
+        CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                 \
+        .off_units = CNT_THR_OFF_UNITS, .off_reserved = CNT_FIELD_NONE,     \
+        .off_hard_limit = CNT_FIELD_NONE, .off_capacity = CNT_FIELD_NONE,   \
+        .off_secretlen = CNT_FIELD_NONE,                                    \
+        .off_namelen = CNT_THR_OFF_NAMELEN,                                 \
+        .checks = CNT_CHECK_UNITS_NONZERO)                                  \
+    ROW(CNT_OP_TENANT_SHOW,                                                 \
+        CNT_ROW_NAME_ONLY("tenant_show", CNT_TSHOW_OFF_NAMELEN,             \
+                          CNT_TSHOW_FIXED))                                 \
+    ROW(CNT_OP_TENANT_LIST, CNT_ROW_SKIPPED_BODY("tenant_list"))            \
+    ROW(CNT_OP_NODE_SHOW, CNT_ROW_SKIPPED_BODY("node_show"))                \
+    /* H >= R and the capacity are the server's to judge (they depend on   \
+     * the values kept); the zero bytes after the flags are ignored. */    \
+    ROW(CNT_OP_TENANT_SET,                                                  \
+        .name = "tenant_set", .body = CNT_BODY_NEEDED,                      \
+        .fixed = CNT_TSET_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
+        .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,             \
+        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
+        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
+        .off_flags = CNT_TSET_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,       \
+        .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,        \
+        .off_change = CNT_FIELD_NONE, .off_items = CNT_FIELD_NONE,          \
+        .off_units = CNT_FIELD_NONE, .off_reserved = CNT_TSET_OFF_RESERVED, \
+        .off_hard_limit = CNT_TSET_OFF_HARD,                                \
+        .off_capacity = CNT_FIELD_NONE, .off_secretlen = CNT_FIELD_NONE,    \
+        .off_namelen = CNT_TSET_OFF_NAMELEN,                                \
+        .checks = CNT_CHECK_TENANT_FLAGS)                                   \
+    ROW(CNT_OP_TENANT_REMOVE,                                               \
+        CNT_ROW_NAME_ONLY("tenant_remove", CNT_TREM_OFF_NAMELEN,            \
+                          CNT_TREM_FIXED))                                  \
+    /* Any capacity is legal: 0 turns throttling off. */                    \
+    ROW(CNT_OP_NODE_SET,                                                    \
+        .name = "node_set", .body = CNT_BODY_NEEDED,                        \
+        .fixed = CNT_NSET_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
+        CNT_ROW_NO_LIMIT_FIELDS,                                            \
+        .off_units = CNT_FIELD_NONE, .off_reserved = CNT_FIELD_NONE,        \
+        .off_hard_limit = CNT_FIELD_NONE,                                   \
+        .off_capacity = CNT_NSET_OFF_CAPACITY,                              \
+        .off_secretlen = CNT_FIELD_NONE, .off_namelen = CNT_FIELD_NONE,     \
+        .checks = 0)                                                        \
+    ROW(CNT_OP_UNTHROTTLE, CNT_ROW_SKIPPED_BODY("unthrottle"))              \
+    ROW(CNT_OP_RELOAD, CNT_ROW_SKIPPED_BODY("reload"))
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

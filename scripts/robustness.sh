@@ -55,11 +55,12 @@ stage_tsan() {
     say "concurrency tests under TSan (_build/tsan)"
     configure_in tsan --enable-tsan
     make -C _build/tsan -j"$JOBS" tests/test_concurrency tests/test_waits \
-        tests/test_limits
+        tests/test_limits tests/test_throttle
     # TSan needs the address space layout it was built for.
     setarch "$(uname -m)" -R _build/tsan/tests/test_concurrency
     setarch "$(uname -m)" -R _build/tsan/tests/test_waits
     setarch "$(uname -m)" -R _build/tsan/tests/test_limits
+    setarch "$(uname -m)" -R _build/tsan/tests/test_throttle
     say "short soak against the TSan-built host (worker and GC threads)"
     make -C _build/tsan -j"$JOBS" mchost counter.la >/dev/null
     host_env tsan

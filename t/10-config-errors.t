@@ -2,7 +2,8 @@
 # 10-config-errors.t: every kind of bad configuration makes the host exit
 # non-zero with a message naming the key (or token) at fault: bad values,
 # malformed tokens, unknown counter.* keys, bad groups, a bad file, a busy
-# port.
+# port, admin secret files that cannot serve (whose content no message
+# shows) and throttle settings files with errors (named with their line).
 use strict;
 use warnings;
 
@@ -68,4 +69,78 @@ for my $case (@cases) {
         or diag "stderr: $err";
 }
 close $busy;
+
+# Files for the admin secret and throttle settings keys.
+sub write_file {
+    my ($name, $text) = @_;
+    open my $out, '>', "$dir/$name" or die "$dir/$name: $!";
+    print {$out} $text;
+    close $out;
+    return "$dir/$name";
+}
+my $long = write_file('long.secret', 'Q7' x 2048 . "Q\n");   # 4097 bytes
+my $empty = write_file('empty.secret', "\n");
+my $locked = write_file('locked.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
+chmod 0000, $locked or die "chmod: $!";
+my $good = write_file('good.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
+my $dup = write_file('dup.throttle',
+                     "# node\nnode.capacity = 10\nnode.capacity = 20\n");
+my $over = write_file('over.throttle', "node.capacity = 10\n"
+                      . "tenant.a = reserved:6\ntenant.b = reserved:5\n");
+my $badval = write_file('badval.throttle',
+                        "\ntenant.a = reserved:5,hard_limit:lots\n");
+my $throttle = write_file('good.throttle', "node.capacity = 100\n"
+                          . "tenant.a = reserved:10,hard_limit:50\n");
+my $base = 'counter.enable=true;counter.port=0';
+
+# [config string, texts stderr must contain, title, skip reason]
+my @file_cases = (
+    ["$base;counter.admin_secret_file=$dir/none.secret",
+     ['counter.admin_secret_file', "$dir/none.secret",
+      'No such file or directory'], 'missing secret file'],
+    ["$base;counter.admin_secret_file=$empty",
+     ['counter.admin_secret_file', $empty, 'is empty'], 'empty secret file'],
+    ["$base;counter.admin_secret_file=$long",
+     ['counter.admin_secret_file', $long, 'more than 4096 bytes'],
+     'secret file too long'],
+    # Root reads a mode-000 file anyway, so only a user sees this error.
+    ["$base;counter.admin_secret_file=$locked",
+     ['counter.admin_secret_file', $locked, 'Permission denied'],
+     'unreadable secret file',
+     $> == 0 ? 'running as root, who can read a mode-000 file' : undef],
+    ["$base;counter.throttle.config=$dir/none.throttle",
+     ['counter.throttle.config', "$dir/none.throttle",
+      'No such file or directory'], 'missing throttle file'],
+    ["$base;counter.throttle.config=$dup",
+     ["$dup:3: node.capacity", 'duplicate key', 'first on line 2'],
+     'duplicate key in a throttle file'],
+    ["$base;counter.throttle.config=$over",
+     ["$over:3: tenant.b", 'over capacity'], 'reserves over capacity'],
+    ["$base;counter.throttle.config=$badval",
+     ["$badval:2: tenant.a", 'invalid value'],
+     'bad tenant value in a throttle file'],
+);
+for my $case (@file_cases) {
+    my ($cfg, $needles, $title, $skip) = @$case;
+    SKIP: {
+        skip "$title: $skip", 2 + @$needles if $skip;
+        my ($st, $err) = run_host(raw_x => "$ENV{COUNTER_SO},$cfg");
+        ok(defined $st && $st != 0, "$title: host exits non-zero")
+            or diag "status " . ($st // 'none (had to be killed)');
+        like($err, qr/\Q$_\E/, "$title: message says \"$_\"")
+            or diag "stderr: $err" for @$needles;
+        unlike($err, qr/Q7Q7/, "$title: no secret in the message");
+    }
+}
+
+# Both keys good: the host starts, and even at -vv no line shows the
+# secret.
+my $srv = start_host(raw_x => "$ENV{COUNTER_SO},$base;"
+                     . "counter.admin_secret_file=$good;"
+                     . "counter.throttle.config=$throttle",
+                     args => ['-vv']);
+ok($srv->{counter_port}, 'good secret and throttle files: host serves');
+$srv->stop;
+unlike($srv->stderr, qr/Q7Q7/, 'good secret file: never logged');
+chmod 0600, $locked;
 done_testing;

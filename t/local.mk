@@ -32,7 +32,10 @@ E2E_TESTS = \
 	t/28-gcra.t \
 	t/29-multi-check.t \
 	t/30-counterctl-limits.t \
-	t/31-protocol-doc.t
+	t/31-protocol-doc.t \
+	t/32-throttle.t \
+	t/33-throttle-privileges.t \
+	t/34-counterctl-throttle.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =

@@ -1,7 +1,8 @@
 /* test_configuration.c: unit tests of the configuration parser: every key,
  * its range and spellings, the -X string syntax, the file format and its
- * limits (regular files only, line and size caps), and the one-line error
- * messages naming the key first and cutting long values. */
+ * limits (regular files only, line and size caps), the admin secret file
+ * and the throttle settings file, and the one-line error messages naming
+ * the key first and cutting long values. */
 #include "config.h"
 
 #include <errno.h>
@@ -1006,6 +1007,757 @@ static void test_groups_out_of_memory(void **state)
     assert_int_equal(cnt_fake_alloc_live(), live);
 }
 
+/* The private directory the secret and throttle tests write their files
+ * in (mkdtemp), and the files they wrote there, removed at the end. */
+static char tmp_dir[64];
+static char tmp_files[16][128];
+static unsigned tmp_nfiles;
+
+/* Creates the private directory. */
+static int tmp_setup(void **state)
+{
+    (void)state;
+    strcpy(tmp_dir, "/tmp/test_configuration.pXXXXXX");
+    if (mkdtemp(tmp_dir) == NULL)
+        return -1;
+    tmp_nfiles = 0;
+    return 0;
+}
+
+/* Removes the files written in the private directory, then it. */
+static int tmp_teardown(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < tmp_nfiles; i++) {
+        chmod(tmp_files[i], 0600);
+        unlink(tmp_files[i]);
+    }
+    tmp_nfiles = 0;
+    return rmdir(tmp_dir) == 0 ? 0 : -1;
+}
+
+/* Writes n bytes to the file `name` of the private directory (replacing
+ * it) and returns its path, which stays valid until the teardown. */
+static const char *tmp_write_n(const char *name, const void *text, size_t n)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/%s", tmp_dir, name);
+    unsigned i;
+    for (i = 0; i < tmp_nfiles; i++)
+        if (strcmp(tmp_files[i], path) == 0)
+            break;
+    if (i == tmp_nfiles) {
+        assert_true(tmp_nfiles < sizeof(tmp_files) / sizeof(tmp_files[0]));
+        strcpy(tmp_files[tmp_nfiles++], path);
+    }
+    int fd = open(tmp_files[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    const char *p = text;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, p + done, n - done);
+        assert_true(w > 0);
+        done += (size_t)w;
+    }
+    close(fd);
+    return tmp_files[i];
+}
+
+/* Writes a NUL-terminated text, as above. */
+static const char *tmp_write(const char *name, const char *text)
+{
+    return tmp_write_n(name, text, strlen(text));
+}
+
+/* Parses "counter.admin_secret_file=PATH" into c (defaults first). */
+static bool parse_secret(cnt_config *c, const char *path, char *err,
+                         size_t errlen)
+{
+    char input[640];
+    snprintf(input, sizeof(input), "counter.admin_secret_file=%s", path);
+    cnt_config_defaults(c);
+    return cnt_config_parse_string(c, input, err, errlen);
+}
+
+/* A secret file's content and the secret it must give. */
+typedef struct secret_case {
+    const char *content;
+    size_t clen;
+    const char *secret;
+    size_t slen;
+} secret_case;
+
+#define SC(c, s) {c, sizeof(c) - 1, s, sizeof(s) - 1}
+static const secret_case secret_cases[] = {
+    SC("abc", "abc"),                   /* no line end */
+    SC("abc\n", "abc"),
+    SC("abc\r\n", "abc"),
+    SC("abc\n\n", "abc\n"),             /* one line end only */
+    SC("abc\r\n\r\n", "abc\r\n"),
+    SC("abc\r", "abc\r"),               /* a lone CR is content */
+    SC("abc\n\r", "abc\n\r"),
+    SC(" a b \t", " a b \t"),           /* no white space trim */
+    SC("a\0b\n", "a\0b"),               /* any bytes */
+    SC("\n\n", "\n"),
+    SC("x", "x"),
+};
+#undef SC
+
+static void test_secret_file(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(secret_cases) / sizeof(secret_cases[0]);
+         i++) {
+        const secret_case *t = &secret_cases[i];
+        const char *path = tmp_write_n("secret", t->content, t->clen);
+        cnt_config c;
+        char err[512] = "";
+        if (!parse_secret(&c, path, err, sizeof(err)))
+            fail_msg("secret case %zu rejected: %s", i, err);
+        assert_int_equal(c.admin_secret_len, t->slen);
+        assert_memory_equal(c.admin_secret, t->secret, t->slen);
+        cnt_config_free(&c);
+        assert_null(c.admin_secret);
+        assert_int_equal(c.admin_secret_len, 0);
+    }
+    cnt_config c;
+    cnt_config_defaults(&c);
+    assert_null(c.admin_secret);
+    assert_int_equal(c.admin_secret_len, 0);
+}
+
+static void test_secret_length(void **state)
+{
+    (void)state;
+    char *text = malloc(4100);
+    assert_non_null(text);
+    memset(text, 's', 4100);
+    char err[512] = "", expected[512];
+    cnt_config c;
+    /* 4096 bytes, alone or with a line end, is the longest secret... */
+    static const char *const ends[] = {"", "\n", "\r\n"};
+    for (size_t i = 0; i < 3; i++) {
+        memcpy(text + 4096, ends[i], strlen(ends[i]));
+        const char *path = tmp_write_n("secret", text,
+                                       4096 + strlen(ends[i]));
+        if (!parse_secret(&c, path, err, sizeof(err)))
+            fail_msg("4096-byte secret rejected: %s", err);
+        assert_int_equal(c.admin_secret_len, 4096);
+        cnt_config_free(&c);
+    }
+    /* ...one byte more is refused, line end or not, and so is a much
+     * longer file; the message names the key and the path, not the
+     * content. */
+    static const size_t lens[] = {4097, 4098, 4099, 4100};
+    for (size_t i = 0; i < 4; i++) {
+        memset(text, 's', 4100);
+        if (i == 1)
+            text[4097] = '\n';
+        if (i == 2)
+            memcpy(text + 4097, "\r\n", 2);
+        const char *path = tmp_write_n("secret", text, lens[i]);
+        cnt_config before;
+        cnt_config_defaults(&before);
+        assert_false(parse_secret(&c, path, err, sizeof(err)));
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.admin_secret_file: file \"%s\" holds more than "
+                 "4096 bytes (expected a secret of 1..4096 bytes, then at "
+                 "most one line end)", path);
+        assert_string_equal(err, expected);
+        assert_memory_equal(&c, &before, sizeof(c));
+        assert_null(strstr(err, "ssss"));
+    }
+    free(text);
+}
+
+static void test_secret_errors(void **state)
+{
+    (void)state;
+    char err[512] = "", expected[512];
+    cnt_config c, before;
+    /* Empty, or nothing but the line end that is trimmed. */
+    static const char *const empty[] = {"", "\n", "\r\n"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *path = tmp_write("secret", empty[i]);
+        assert_false(parse_secret(&c, path, err, sizeof(err)));
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.admin_secret_file: file \"%s\" is empty (expected "
+                 "a secret of 1..4096 bytes, then at most one line end)",
+                 path);
+        assert_string_equal(err, expected);
+        assert_null(c.admin_secret);
+    }
+    /* Missing. */
+    snprintf(expected, sizeof(expected), "%s/none", tmp_dir);
+    assert_false(parse_secret(&c, expected, err, sizeof(err)));
+    char missing[512];
+    snprintf(missing, sizeof(missing), "counter: counter.admin_secret_file: "
+             "cannot read file \"%s/none\": %s", tmp_dir, strerror(ENOENT));
+    assert_string_equal(err, missing);
+    /* No path, a directory, a device. */
+    expect_string_error("counter.admin_secret_file=", 512,
+                        "counter: counter.admin_secret_file: invalid value "
+                        "\"\" (expected a file path)");
+    snprintf(expected, sizeof(expected), "counter: counter.admin_secret_file:"
+             " \"%s\" is a directory, not a regular file", tmp_dir);
+    assert_false(parse_secret(&c, tmp_dir, err, sizeof(err)));
+    assert_string_equal(err, expected);
+    expect_string_error("counter.admin_secret_file=/dev/zero", 512,
+                        "counter: counter.admin_secret_file: \"/dev/zero\" "
+                        "is a character device, not a regular file");
+    /* A read that fails (EIO). */
+    int fd = open("/proc/self/mem", O_RDONLY);
+    if (fd >= 0) {
+        close(fd);
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.admin_secret_file: cannot read file "
+                 "\"/proc/self/mem\": %s", strerror(EIO));
+        expect_string_error("counter.admin_secret_file=/proc/self/mem", 512,
+                            expected);
+    }
+    /* Unreadable: root reads any file, so only a user can see this. */
+    const char *path = tmp_write("locked", "secret\n");
+    chmod(path, 0);
+    if (geteuid() != 0) {
+        assert_false(parse_secret(&c, path, err, sizeof(err)));
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.admin_secret_file: cannot read file \"%s\": %s",
+                 path, strerror(EACCES));
+        assert_string_equal(err, expected);
+    }
+    /* In a settings file the message starts with its place. */
+    snprintf(expected, sizeof(expected), "counter.enable = 1\n"
+             "counter.admin_secret_file = %s/none\n", tmp_dir);
+    const char *conf = tmp_write("conf", expected);
+    snprintf(missing, sizeof(missing), "counter: %s:2: "
+             "counter.admin_secret_file: cannot read file \"%s/none\": %s",
+             conf, tmp_dir, strerror(ENOENT));
+    expect_file_error(conf, missing);
+    /* A failed parse keeps the secret a former one read; a later key
+     * replaces it. */
+    const char *one = tmp_write("one", "first\n");
+    assert_true(parse_secret(&c, one, err, sizeof(err)));
+    uint8_t *kept = c.admin_secret;
+    before = c;
+    char input[256];
+    snprintf(input, sizeof(input), "counter.admin_secret_file=%s/two;"
+             "counter.port=x", tmp_dir);
+    tmp_write("two", "second\n");
+    assert_false(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    assert_memory_equal(&c, &before, sizeof(c));
+    assert_ptr_equal(c.admin_secret, kept);
+    assert_memory_equal(c.admin_secret, "first", 5);
+    snprintf(input, sizeof(input), "counter.admin_secret_file=%s/two;"
+             "counter.admin_secret_file=%s", tmp_dir, one);
+    assert_true(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    assert_int_equal(c.admin_secret_len, 5);
+    assert_memory_equal(c.admin_secret, "first", 5);
+    snprintf(input, sizeof(input), "counter.admin_secret_file=%s/two",
+             tmp_dir);
+    assert_true(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    assert_int_equal(c.admin_secret_len, 6);
+    assert_memory_equal(c.admin_secret, "second", 6);
+    cnt_config_free(&c);
+}
+
+/* Parses text as a throttle file that must succeed. */
+static void throttle_ok(const char *text, cnt_throttle_file *f)
+{
+    const char *path = tmp_write("throttle", text);
+    char err[512] = "";
+    if (!cnt_throttle_file_parse(path, f, err, sizeof(err)))
+        fail_msg("throttle file rejected: %s", err);
+}
+
+/* Finds tenant name in f. */
+static const cnt_throttle_file_tenant *tenant_of(const cnt_throttle_file *f,
+                                                 const char *name)
+{
+    for (size_t i = 0; i < f->ntenants; i++)
+        if (f->tenants[i].len == strlen(name) &&
+            memcmp(f->tenants[i].name, name, f->tenants[i].len) == 0)
+            return &f->tenants[i];
+    fail_msg("no tenant \"%s\"", name);
+    return NULL;
+}
+
+static void test_throttle_file(void **state)
+{
+    (void)state;
+    cnt_throttle_file f;
+    throttle_ok("# node settings\n"
+                "node.capacity = 1000\n"
+                "\n"
+                "default.hard_limit = 300\n"
+                "  tenant.alpha = reserved:100, hard_limit:500\n"
+                "tenant.beta=reserved:200\r\n"
+                "\t# a comment\n"
+                "tenant.G_a.m-m:a = HARD_LIMIT:unlimited,Reserved:0\n"
+                "tenant.delta = \"reserved:300,hard_limit:300\"\n"
+                "tenant.eps = reserved : 400 , hard_limit : UNLIMITED", &f);
+    assert_true(f.has_capacity);
+    assert_int_equal(f.capacity, 1000);
+    assert_true(f.has_default_hard);
+    assert_int_equal(f.default_hard, 300);
+    assert_int_equal(f.ntenants, 5);
+    /* File order. */
+    assert_int_equal(f.tenants[0].len, 5);
+    assert_memory_equal(f.tenants[0].name, "alpha", 5);
+    assert_memory_equal(f.tenants[4].name, "eps", 3);
+    const cnt_throttle_file_tenant *t = tenant_of(&f, "alpha");
+    assert_int_equal(t->reserved, 100);
+    assert_int_equal(t->hard, 500);
+    assert_true(t->has_hard);
+    /* No hard_limit: the file's default one. */
+    t = tenant_of(&f, "beta");
+    assert_int_equal(t->reserved, 200);
+    assert_int_equal(t->hard, 300);
+    assert_false(t->has_hard);
+    t = tenant_of(&f, "G_a.m-m:a");
+    assert_int_equal(t->reserved, 0);
+    assert_int_equal(t->hard, CNT_THROTTLE_FILE_UNLIMITED);
+    t = tenant_of(&f, "delta");
+    assert_int_equal(t->hard, 300);
+    t = tenant_of(&f, "eps");
+    assert_int_equal(t->reserved, 400);
+    assert_int_equal(t->hard, CNT_THROTTLE_FILE_UNLIMITED);
+    cnt_throttle_file_free(&f);
+    assert_int_equal(f.ntenants, 0);
+    assert_null(f.tenants);
+    cnt_throttle_file_free(&f);
+    /* Nothing at all: nothing set, unlimited by default. */
+    throttle_ok("# empty\n", &f);
+    assert_false(f.has_capacity);
+    assert_false(f.has_default_hard);
+    assert_int_equal(f.ntenants, 0);
+    assert_null(f.tenants);
+    /* Capacity 0 (throttling off) takes any reserves; a capacity the
+     * reserves fill exactly is fine, before or after them. */
+    throttle_ok("node.capacity = 0\ntenant.a = reserved:4294967295\n"
+                "tenant.b = reserved:4294967295\n", &f);
+    assert_int_equal(f.ntenants, 2);
+    assert_int_equal(tenant_of(&f, "a")->hard, CNT_THROTTLE_FILE_UNLIMITED);
+    cnt_throttle_file_free(&f);
+    throttle_ok("tenant.a = reserved:6\ntenant.b = reserved:4\n"
+                "node.capacity = 10\n", &f);
+    assert_int_equal(f.capacity, 10);
+    cnt_throttle_file_free(&f);
+    /* The largest numbers; hard limit 0 with reserve 0; the default after
+     * the tenants still applies to them. */
+    throttle_ok("node.capacity = 4294967295\n"
+                "tenant.a = reserved:0,hard_limit:0\n"
+                "tenant.b = reserved:7\n"
+                "tenant.c = reserved:1,hard_limit:4294967294\n"
+                "default.hard_limit = 7\n", &f);
+    assert_int_equal(f.capacity, 4294967295u);
+    assert_int_equal(tenant_of(&f, "a")->hard, 0);
+    assert_int_equal(tenant_of(&f, "b")->hard, 7);
+    assert_int_equal(tenant_of(&f, "c")->hard, 4294967294u);
+    cnt_throttle_file_free(&f);
+    throttle_ok("default.hard_limit = unlimited\n", &f);
+    assert_true(f.has_default_hard);
+    assert_int_equal(f.default_hard, CNT_THROTTLE_FILE_UNLIMITED);
+    cnt_throttle_file_free(&f);
+}
+
+/* What the tenant value errors say after "(expected ". */
+#define TENANT_EXPECTED \
+    "reserved:0..4294967295[,hard_limit:0..4294967294|unlimited]"
+#define TENANT_NAME_EXPECTED \
+    "expected 1..250 bytes of A-Z, a-z, 0-9, '_', '.', ':' and '-'"
+
+/* A throttle file with an error, and the message after "counter: PATH". */
+static const bad_file_case bad_throttle_files[] = {
+    {"node.capacity = x\n",
+     ":1: node.capacity: invalid value \"x\" (expected 0..4294967295)"},
+    {"node.capacity = 4294967296\n",
+     ":1: node.capacity: invalid value \"4294967296\" "
+     "(expected 0..4294967295)"},
+    {"node.capacity = -1\n",
+     ":1: node.capacity: invalid value \"-1\" (expected 0..4294967295)"},
+    {"node.capacity = \n",
+     ":1: node.capacity: invalid value \"\" (expected 0..4294967295)"},
+    {"node.capacity = 5\n# again\nnode.capacity = 6\n",
+     ":3: node.capacity: duplicate key (value \"6\"; first on line 1)"},
+    {"node.capacity = 5\nnode.capacity = 5\n",
+     ":2: node.capacity: duplicate key (value \"5\"; first on line 1)"},
+    {"default.hard_limit = 4294967295\n",
+     ":1: default.hard_limit: invalid value \"4294967295\" "
+     "(expected 0..4294967294 or unlimited)"},
+    {"default.hard_limit = infinite\n",
+     ":1: default.hard_limit: invalid value \"infinite\" "
+     "(expected 0..4294967294 or unlimited)"},
+    {"\ndefault.hard_limit = 1\ndefault.hard_limit = unlimited\n",
+     ":3: default.hard_limit: duplicate key (value \"unlimited\"; first on "
+     "line 2)"},
+    {"tenant.a = 5\n",
+     ":1: tenant.a: invalid value \"5\" (expected " TENANT_EXPECTED ")"},
+    {"tenant.a = \n",
+     ":1: tenant.a: invalid value \"\" (expected " TENANT_EXPECTED ")"},
+    {"tenant.a = hard_limit:5\n",                       /* no reserve */
+     ":1: tenant.a: invalid value \"hard_limit:5\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:1,reserved:2\n",
+     ":1: tenant.a: invalid value \"reserved:1,reserved:2\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:1,hard_limit:unlimited,HARD_LIMIT:3\n",
+     ":1: tenant.a: invalid value \"reserved:1,hard_limit:unlimited,"
+     "HARD_LIMIT:3\" (expected " TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:4294967296\n",
+     ":1: tenant.a: invalid value \"reserved:4294967296\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:1,hard_limit:4294967295\n",
+     ":1: tenant.a: invalid value \"reserved:1,hard_limit:4294967295\" "
+     "(expected " TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:1,size:2\n",
+     ":1: tenant.a: invalid value \"reserved:1,size:2\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:1,\n",
+     ":1: tenant.a: invalid value \"reserved:1,\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:x\n",
+     ":1: tenant.a: invalid value \"reserved:x\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:1 hard_limit:2\n",
+     ":1: tenant.a: invalid value \"reserved:1 hard_limit:2\" (expected "
+     TENANT_EXPECTED ")"},
+    {"tenant.a = reserved:5,hard_limit:4\n",
+     ":1: tenant.a: hard limit below the reserve (value \"reserved:5,"
+     "hard_limit:4\"; hard_limit must be at least reserved)"},
+    {"tenant.a b = reserved:1\n",
+     ":1: tenant.a b: invalid tenant name (value \"reserved:1\"; "
+     TENANT_NAME_EXPECTED ")"},
+    {"tenant. = reserved:1\n",
+     ":1: tenant.: invalid tenant name (value \"reserved:1\"; "
+     TENANT_NAME_EXPECTED ")"},
+    {"tenant.a/b = reserved:1\n",
+     ":1: tenant.a/b: invalid tenant name (value \"reserved:1\"; "
+     TENANT_NAME_EXPECTED ")"},
+    {"tenant.\xc3\xa9 = reserved:1\n",
+     ":1: tenant.\xc3\xa9: invalid tenant name (value \"reserved:1\"; "
+     TENANT_NAME_EXPECTED ")"},
+    {"tenant.a = reserved:1\ntenant.b = reserved:1\n"
+     "tenant.a = reserved:2\n",
+     ":3: tenant.a: duplicate key (value \"reserved:2\"; first on line 1)"},
+    {"tenant = reserved:1\n",
+     ":1: tenant: unknown key (value \"reserved:1\"; expected node.capacity, "
+     "default.hard_limit or tenant.NAME)"},
+    {"counter.port = 1\n",
+     ":1: counter.port: unknown key (value \"1\"; expected node.capacity, "
+     "default.hard_limit or tenant.NAME)"},
+    {"node.capacity 5\n",
+     ":1: malformed setting \"node.capacity 5\" (expected key=value)"},
+    {"tenant.a = \"reserved:1\n",
+     ":1: tenant.a: unterminated quote in value \"reserved:1"},
+    /* Found at the end: the default hard limit under a reserve... */
+    {"default.hard_limit = 3\n\ntenant.a = reserved:5\n",
+     ":3: tenant.a: hard limit below the reserve (reserved 5 on line 3, "
+     "default.hard_limit 3 on line 1; give the tenant a hard_limit)"},
+    {"tenant.a = reserved:5\ntenant.b = reserved:2\n"
+     "default.hard_limit = 4\n",
+     ":3: tenant.a: hard limit below the reserve (reserved 5 on line 1, "
+     "default.hard_limit 4 on line 3; give the tenant a hard_limit)"},
+    /* ...and reserves over the capacity, at the later line. */
+    {"node.capacity = 10\ntenant.a = reserved:6\ntenant.b = reserved:5\n"
+     "tenant.c = reserved:0\n",
+     ":3: tenant.b: over capacity (reserved 5 brings the reserves to 11, "
+     "node.capacity is 10 on line 1)"},
+    {"tenant.a = reserved:6\ntenant.b = reserved:5\ntenant.c = reserved:4\n"
+     "node.capacity = 10\n",
+     ":4: node.capacity: over capacity (value \"10\"; the reserves of the "
+     "tenants sum to 15)"},
+    {"tenant.a = reserved:4294967295\nnode.capacity = 1\n"
+     "tenant.b = reserved:4294967295\n",
+     ":2: node.capacity: over capacity (value \"1\"; the reserves of the "
+     "tenants sum to 8589934590)"},
+};
+
+static void test_throttle_bad_files(void **state)
+{
+    (void)state;
+    for (size_t i = 0;
+         i < sizeof(bad_throttle_files) / sizeof(bad_throttle_files[0]);
+         i++) {
+        const char *path = tmp_write("throttle", bad_throttle_files[i].text);
+        char expected[512], err[512] = "";
+        snprintf(expected, sizeof(expected), "counter: %s%s", path,
+                 bad_throttle_files[i].message);
+        cnt_throttle_file f, before;
+        memset(&f, 0x5a, sizeof(f));
+        before = f;
+        if (cnt_throttle_file_parse(path, &f, err, sizeof(err)))
+            fail_msg("throttle case %zu accepted", i);
+        assert_string_equal(err, expected);
+        /* A failure writes nothing to the result. */
+        assert_memory_equal(&f, &before, sizeof(f));
+        /* Through the configuration: the same message, nothing set. */
+        char input[256];
+        snprintf(input, sizeof(input), "counter.throttle.config=%s", path);
+        expect_string_error(input, 512, expected);
+    }
+}
+
+static void test_throttle_file_errors(void **state)
+{
+    (void)state;
+    char expected[512], err[512] = "", path[128];
+    cnt_throttle_file f;
+    /* Files that cannot be read, named by the key. */
+    snprintf(path, sizeof(path), "%s/none", tmp_dir);
+    assert_false(cnt_throttle_file_parse(path, &f, err, sizeof(err)));
+    snprintf(expected, sizeof(expected), "counter: counter.throttle.config: "
+             "cannot read file \"%s\": %s", path, strerror(ENOENT));
+    assert_string_equal(err, expected);
+    assert_false(cnt_throttle_file_parse(tmp_dir, &f, err, sizeof(err)));
+    snprintf(expected, sizeof(expected), "counter: counter.throttle.config: "
+             "\"%s\" is a directory, not a regular file", tmp_dir);
+    assert_string_equal(err, expected);
+    expect_string_error("counter.throttle.config=/dev/null", 512,
+                        "counter: counter.throttle.config: \"/dev/null\" is "
+                        "a character device, not a regular file");
+    expect_string_error("counter.throttle.config=", 512,
+                        "counter: counter.throttle.config: invalid value "
+                        "\"\" (expected a file path)");
+    /* In a settings file: the key's place first. */
+    char text[256];
+    snprintf(text, sizeof(text), "\ncounter.throttle.config = %s\n", path);
+    const char *conf = tmp_write("conf", text);
+    snprintf(expected, sizeof(expected), "counter: %s:2: "
+             "counter.throttle.config: cannot read file \"%s\": %s", conf,
+             path, strerror(ENOENT));
+    expect_file_error(conf, expected);
+    /* An error inside the throttle file names that file and line. */
+    const char *bad = tmp_write("throttle", "node.capacity = 1\n"
+                                "node.capacity = 2\n");
+    snprintf(text, sizeof(text), "counter.throttle.config = %s\n", bad);
+    conf = tmp_write("conf", text);
+    snprintf(expected, sizeof(expected), "counter: %s:2: node.capacity: "
+             "duplicate key (value \"2\"; first on line 1)", bad);
+    expect_file_error(conf, expected);
+    /* A line over 4096 bytes. */
+    char *over = repeat("tenant.a = reserved:", '1', 4080, "\n");
+    bad = tmp_write("throttle", over);
+    snprintf(expected, sizeof(expected), "counter: %s:1: line longer than "
+             "4096 bytes: \"%.64s...\"", bad, over);
+    assert_false(cnt_throttle_file_parse(bad, &f, err, sizeof(err)));
+    assert_string_equal(err, expected);
+    free(over);
+    /* A read that fails. */
+    int fd = open("/proc/self/mem", O_RDONLY);
+    if (fd >= 0) {
+        close(fd);
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.throttle.config: cannot read file "
+                 "\"/proc/self/mem\": %s", strerror(EIO));
+        assert_false(cnt_throttle_file_parse("/proc/self/mem", &f, err,
+                                             sizeof(err)));
+        assert_string_equal(err, expected);
+    }
+}
+
+static void test_throttle_file_limits(void **state)
+{
+    (void)state;
+    char expected[512], err[512] = "";
+    cnt_throttle_file f;
+    /* A 250-byte name is the longest... */
+    char *in = repeat("tenant.", 'n', 250, " = reserved:1\n");
+    throttle_ok(in, &f);
+    assert_int_equal(f.ntenants, 1);
+    assert_int_equal(f.tenants[0].len, 250);
+    cnt_throttle_file_free(&f);
+    free(in);
+    /* ...one more is refused (the key cut at 64 bytes as always). */
+    in = repeat("tenant.", 'n', 251, " = reserved:1\n");
+    const char *path = tmp_write("throttle", in);
+    snprintf(expected, sizeof(expected), "counter: %s:1: %.64s...: invalid "
+             "tenant name (value \"reserved:1\"; " TENANT_NAME_EXPECTED ")",
+             path, in);
+    assert_false(cnt_throttle_file_parse(path, &f, err, sizeof(err)));
+    assert_string_equal(err, expected);
+    free(in);
+    /* 100000 tenants are the most a file may hold... */
+    size_t cap = 100001u * 40u, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (unsigned i = 0; i < 100000; i++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "tenant.t%u = reserved:%u\n", i, i % 3);
+    text[n] = '\0';
+    throttle_ok(text, &f);
+    assert_int_equal(f.ntenants, 100000);
+    assert_memory_equal(f.tenants[99999].name, "t99999", 6);
+    assert_int_equal(f.tenants[99998].reserved, 99998 % 3);
+    cnt_throttle_file_free(&f);
+    /* ...and the last one of them again is a duplicate, found at once. */
+    snprintf(text + n, cap - n, "tenant.t99999 = reserved:0\n");
+    path = tmp_write("throttle", text);
+    snprintf(expected, sizeof(expected), "counter: %s:100001: tenant.t99999:"
+             " duplicate key (value \"reserved:0\"; first on line 100000)",
+             path);
+    assert_false(cnt_throttle_file_parse(path, &f, err, sizeof(err)));
+    assert_string_equal(err, expected);
+    /* One more tenant is refused. */
+    snprintf(text + n, cap - n, "tenant.t100000 = reserved:0\n");
+    path = tmp_write("throttle", text);
+    snprintf(expected, sizeof(expected), "counter: %s:100001: "
+             "tenant.t100000: too many tenants (at most 100000 in a file)",
+             path);
+    assert_false(cnt_throttle_file_parse(path, &f, err, sizeof(err)));
+    assert_string_equal(err, expected);
+    free(text);
+    /* 16 MiB of comments is a (dull) throttle file; a byte more is not. */
+    const size_t max = 16u << 20;
+    text = comment_lines(max + 1, 64);
+    path = tmp_write_n("throttle", text, max);
+    if (!cnt_throttle_file_parse(path, &f, err, sizeof(err)))
+        fail_msg("16 MiB throttle file rejected: %s", err);
+    assert_int_equal(f.ntenants, 0);
+    path = tmp_write_n("throttle", text, max + 1);
+    snprintf(expected, sizeof(expected), "counter: counter.throttle.config: "
+             "file \"%s\" is larger than 16777216 bytes", path);
+    assert_false(cnt_throttle_file_parse(path, &f, err, sizeof(err)));
+    assert_string_equal(err, expected);
+    free(text);
+}
+
+static void test_throttle_in_config(void **state)
+{
+    (void)state;
+    char input[512], err[512] = "";
+    const char *path = tmp_write("throttle", "node.capacity = 50\n"
+                                 "tenant.a = reserved:10\n");
+    cnt_config c, before;
+    cnt_config_defaults(&c);
+    assert_null(c.throttle_path);
+    assert_false(c.throttle.has_capacity);
+    snprintf(input, sizeof(input), "counter.enable=1;"
+             "counter.throttle.config=%s", path);
+    if (!cnt_config_parse_string(&c, input, err, sizeof(err)))
+        fail_msg("rejected: %s", err);
+    assert_string_equal(c.throttle_path, path);
+    assert_true(c.throttle.has_capacity);
+    assert_int_equal(c.throttle.capacity, 50);
+    assert_int_equal(c.throttle.ntenants, 1);
+    assert_int_equal(c.throttle.tenants[0].reserved, 10);
+    /* A failed parse leaves path and settings as they were. */
+    const char *other = tmp_write("other", "node.capacity = 7\n");
+    snprintf(input, sizeof(input), "counter.throttle.config=%s;"
+             "counter.port=x", other);
+    before = c;
+    assert_false(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    assert_memory_equal(&c, &before, sizeof(c));
+    assert_string_equal(c.throttle_path, path);
+    assert_int_equal(c.throttle.tenants[0].reserved, 10);
+    /* A later key replaces both. */
+    snprintf(input, sizeof(input), "counter.throttle.config=%s", other);
+    assert_true(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    assert_string_equal(c.throttle_path, other);
+    assert_int_equal(c.throttle.capacity, 7);
+    assert_int_equal(c.throttle.ntenants, 0);
+    cnt_config_free(&c);
+    assert_null(c.throttle_path);
+    assert_int_equal(c.throttle.ntenants, 0);
+    assert_null(c.throttle.tenants);
+    /* A relative path is kept absolute, for a reload after a chdir. */
+    char cwd[512];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(tmp_dir), 0);
+    cnt_config_defaults(&c);
+    bool ok = cnt_config_parse_string(&c, "counter.throttle.config=other",
+                                      err, sizeof(err));
+    assert_int_equal(chdir(cwd), 0);
+    if (!ok)
+        fail_msg("relative path rejected: %s", err);
+    assert_string_equal(c.throttle_path, other);
+    assert_int_equal(c.throttle.capacity, 7);
+    cnt_config_free(&c);
+    /* From a settings file, with the secret. */
+    const char *secret = tmp_write("secret", "hush\n");
+    char text[512];
+    snprintf(text, sizeof(text), "counter.throttle.config = %s\n"
+             "counter.admin_secret_file = \"%s\"\n", path, secret);
+    const char *conf = tmp_write("conf", text);
+    cnt_config_defaults(&c);
+    if (!cnt_config_parse_file(&c, conf, err, sizeof(err)))
+        fail_msg("rejected: %s", err);
+    assert_int_equal(c.throttle.capacity, 50);
+    assert_int_equal(c.admin_secret_len, 4);
+    assert_memory_equal(c.admin_secret, "hush", 4);
+    cnt_config_free(&c);
+}
+
+static void test_secret_and_throttle_out_of_memory(void **state)
+{
+    (void)state;
+    const char *t1 = tmp_write("t1", "node.capacity = 9\n"
+                               "tenant.a = reserved:1\n"
+                               "tenant.b = reserved:2\n");
+    const char *t2 = tmp_write("t2", "tenant.c = reserved:3\n"
+                               "tenant.d = reserved:4\n");
+    const char *s1 = tmp_write("s1", "one\n");
+    const char *s2 = tmp_write("s2", "two2\n");
+    char input[512], err[512] = "";
+    cnt_config c, before;
+    cnt_config_defaults(&c);
+    snprintf(input, sizeof(input), "counter.throttle.config=%s;"
+             "counter.admin_secret_file=%s;counter.group.g=max:1", t1, s1);
+    assert_true(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    long live = cnt_fake_alloc_live();
+    /* Every allocation of a parse that copies all of them and replaces
+     * them fails in turn: each time the parse says so, leaks nothing and
+     * leaves the configuration as it was. */
+    snprintf(input, sizeof(input), "counter.throttle.config=%s;"
+             "counter.admin_secret_file=%s", t2, s2);
+    for (unsigned long n = 1;; n++) {
+        before = c;
+        cnt_fake_alloc_fail_at(n, 0);
+        bool ok = cnt_config_parse_string(&c, input, err, sizeof(err));
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (!injected) {
+            assert_true(ok);
+            break;
+        }
+        assert_false(ok);
+        if (strstr(err, "out of memory") == NULL)
+            fail_msg("allocation %lu: %s", n, err);
+        assert_memory_equal(&c, &before, sizeof(c));
+        assert_int_equal(cnt_fake_alloc_live(), live);
+        assert_int_equal(c.throttle.ntenants, 2);
+        assert_memory_equal(c.admin_secret, "one", 3);
+    }
+    assert_int_equal(c.throttle.ntenants, 2);
+    assert_memory_equal(c.throttle.tenants[0].name, "c", 1);
+    assert_false(c.throttle.has_capacity);
+    assert_int_equal(c.admin_secret_len, 4);
+    assert_memory_equal(c.admin_secret, "two2", 4);
+    /* Same numbers of blocks as before: the old ones went. */
+    assert_int_equal(cnt_fake_alloc_live(), live);
+    cnt_config_free(&c);
+    /* The standalone parse, too: nothing leaks, nothing is written. */
+    live = cnt_fake_alloc_live();
+    for (unsigned long n = 1;; n++) {
+        cnt_throttle_file f, fb;
+        memset(&f, 0x5a, sizeof(f));
+        fb = f;
+        cnt_fake_alloc_fail_at(n, 0);
+        bool ok = cnt_throttle_file_parse(t1, &f, err, sizeof(err));
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (!injected) {
+            assert_true(ok);
+            cnt_throttle_file_free(&f);
+            break;
+        }
+        assert_false(ok);
+        assert_non_null(strstr(err, "out of memory"));
+        assert_memory_equal(&f, &fb, sizeof(f));
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
 /* Runs the configuration tests. */
 int main(void)
 {
@@ -1031,6 +1783,24 @@ int main(void)
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_long_keys_and_values),
         cmocka_unit_test(test_long_value_in_file),
+        cmocka_unit_test_setup_teardown(test_secret_file, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_length, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_errors, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_throttle_file, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_throttle_bad_files, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_throttle_file_errors, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_throttle_file_limits, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_throttle_in_config, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_secret_and_throttle_out_of_memory, tmp_setup, tmp_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

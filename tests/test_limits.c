@@ -899,10 +899,161 @@ static void test_memory_injected_failures(void **st)
     }
 }
 
+/* ---- Requests that waited for the lock ---- */
+
+/* A clock whose next monotonic reading runs something first: the GC's
+ * sweep or another check, after time moved by delta. It stands for a
+ * request that read its time, then waited for the stripe lock while the
+ * other thing happened. */
+typedef struct hooked_clock {
+    cnt_clock clock;
+    uint64_t ns;
+    cnt_limits *l;
+    int hook;                   /* 0 none, 1 sweep, 2 another check */
+    uint64_t delta;
+    cnt_check_args other;
+    cnt_check_answer other_ans;
+} hooked_clock;
+
+/* The hooked clock's monotonic reading: the time, then the hook. */
+static uint64_t hooked_mono(void *ctx)
+{
+    hooked_clock *h = ctx;
+    uint64_t t = h->ns;
+    int hook = h->hook;
+
+    h->hook = 0;
+    if (hook != 0)
+        h->ns += h->delta;
+    if (hook == 1)
+        (void)cnt_limits_sweep(h->l, 1u << 20);
+    else if (hook == 2)
+        assert_int_equal(cnt_limits_check(h->l, &h->other, &h->other_ans),
+                         CNT_STATUS_OK);
+    return t;
+}
+
+/* Its wall clock (the limits do not read it). */
+static uint64_t hooked_wall(void *ctx)
+{
+    return ((hooked_clock *)ctx)->ns / MS;
+}
+
+/* Builds limits on a hooked clock at 1000 s. */
+static void hooked_init(hooked_clock *h)
+{
+    memset(h, 0, sizeof *h);
+    h->clock = (cnt_clock){ hooked_wall, hooked_mono, h };
+    h->ns = 1000 * SEC;
+    cnt_limits_config cfg = { .buckets = 64, .clock = &h->clock };
+    h->l = cnt_limits_new(&cfg);
+    assert_non_null(h->l);
+}
+
+/* A check on the hooked clock; returns its answer. */
+static cnt_check_answer hooked_check(hooked_clock *h, cnt_check_args a)
+{
+    cnt_check_answer ans;
+
+    assert_int_equal(cnt_limits_check(h->l, &a, &ans), CNT_STATUS_OK);
+    return ans;
+}
+
+/* The GC removes a record as dead at a time after a request read its own
+ * and before it takes the lock: the request is judged no earlier than the
+ * GC judged, so the record's absence allows nothing the record would have
+ * refused (two GCRA calls 1 ns short of the period; two window charges
+ * within one window). */
+static void test_sweep_while_waiting(void **st)
+{
+    (void)st;
+    hooked_clock h;
+
+    hooked_init(&h);
+    cnt_check_args g = gcra("g", 0, 1, SEC, 1, false);
+    uint64_t t0 = h.ns;
+    assert_int_equal(hooked_check(&h, g).state, CNT_CHECK_ALLOWED);
+    h.ns = t0 + SEC - 1;
+    g.peek = true;
+    assert_int_equal(hooked_check(&h, g).state, CNT_CHECK_LIMITED);
+    g.peek = false;
+    h.hook = 1;
+    h.delta = 1;
+    /* Read at t0 + 1 s - 1 ns, judged at t0 + 1 s, when the GC found
+     * the record dead: a whole period after the first call. */
+    cnt_check_answer a = hooked_check(&h, g);
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.reset_after_ns, SEC + 1);    /* from the read */
+    g.peek = true;
+    assert_int_equal(hooked_check(&h, g).state, CNT_CHECK_LIMITED);
+    cnt_limits_free(h.l);
+
+    hooked_init(&h);
+    cnt_check_args w = win("w", 1, 1, SEC, 10, false);
+    h.ns = 1000 * SEC + 99 * MS;
+    assert_int_equal(hooked_check(&h, w).state, CNT_CHECK_ALLOWED);
+    h.ns = 1001 * SEC;
+    h.hook = 1;
+    h.delta = 100 * MS;
+    a = hooked_check(&h, w);
+    /* Judged at 1001.1 s: more than a window after the first charge. */
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.reset_after_ns, 1200 * MS);
+    cnt_limits_free(h.l);
+}
+
+/* A window request judged in a later slot than the one it read its time
+ * in (another request charged that later slot first) counts its retry
+ * hint from its own reading: retrying then is allowed. */
+static void test_hint_from_the_read(void **st)
+{
+    (void)st;
+    hooked_clock h;
+
+    hooked_init(&h);
+    cnt_check_args w = win("d", 2, 1, 200 * MS, 2, false);
+    assert_int_equal(hooked_check(&h, w).state, CNT_CHECK_ALLOWED);
+    h.ns = 1000 * SEC + 50 * MS;
+    h.hook = 2;
+    h.delta = 50 * MS;
+    h.other = w;
+    cnt_check_answer a = hooked_check(&h, w);
+    assert_int_equal(h.other_ans.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.retry_after_ns, 250 * MS);
+    h.ns = 1000 * SEC + 50 * MS + a.retry_after_ns;
+    assert_int_equal(hooked_check(&h, w).state, CNT_CHECK_ALLOWED);
+    cnt_limits_free(h.l);
+}
+
+/* A call refused under another shape than the record's gets hints by the
+ * record's own ageing (a refusal does not reshape it): retrying at the
+ * hint is allowed, and not a nanosecond before. */
+static void test_reshape_hints(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    assert_int_equal(check(f, win("a", 5, 5, 10 * SEC, 10, false)).state,
+                     CNT_CHECK_ALLOWED);
+    cnt_check_answer a = check(f, win("a", 5, 1, SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.retry_after_ns, 11 * SEC);
+    assert_int_equal(a.reset_after_ns, 11 * SEC);
+    pass(f, a.retry_after_ns - 1);
+    assert_int_equal(check(f, win("a", 5, 1, SEC, 10, true)).state,
+                     CNT_CHECK_LIMITED);
+    pass(f, 1);
+    assert_int_equal(check(f, win("a", 5, 1, SEC, 10, false)).state,
+                     CNT_CHECK_ALLOWED);
+    fixture_free(f);
+}
+
 /* ---- Collection and figures ---- */
 
-/* Dead records are freed by the sweep (and by the GC's sweep, hooked with
- * cnt_gc_add_limits) and counted expired; live ones stay. */
+/* Dead records are freed by the sweep (and by the GC's sweeps, whole and
+ * every second, hooked with cnt_gc_add_limits) and counted expired; live
+ * ones stay. */
 static void test_sweep_and_gc(void **st)
 {
     (void)st;
@@ -938,8 +1089,13 @@ static void test_sweep_and_gc(void **st)
     cnt_limits_stats_get(f->l, &s);
     assert_int_equal(s.kind[CNT_LIMITS_WINDOW].objects, 0);
     assert_int_equal(s.kind[CNT_LIMITS_WINDOW].expired, 1);
+    /* The sweep of every second takes the rest, and is not a whole sweep
+     * (gc_count counts the window sweeps only). */
     pass(f, 9 * SEC);
-    assert_int_equal(cnt_gc_run_once(gc), 1);
+    assert_int_equal(cnt_gc_run_records(gc), 1);
+    cnt_gc_stats gs;
+    cnt_gc_get_stats(gc, &gs);
+    assert_int_equal(gs.gc_count, 1);
     cnt_limits_stats_get(f->l, &s);
     assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 0);
     assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, 2);
@@ -1040,6 +1196,9 @@ int main(void)
         cmocka_unit_test(test_multi_invalid),
         cmocka_unit_test(test_memory_limit_shared),
         cmocka_unit_test(test_memory_injected_failures),
+        cmocka_unit_test(test_sweep_while_waiting),
+        cmocka_unit_test(test_hint_from_the_read),
+        cmocka_unit_test(test_reshape_hints),
         cmocka_unit_test(test_sweep_and_gc),
         cmocka_unit_test(test_hot_name_two_threads),
     };

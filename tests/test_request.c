@@ -79,6 +79,11 @@ typedef struct decode_row {
     uint8_t attribute;
     uint8_t change;
     uint8_t item_count;     /* Multi_check rows: items after 2 bytes */
+    uint32_t units;         /* Throttle */
+    uint32_t reserved;      /* Tenant_set */
+    uint32_t hard_limit;    /* Tenant_set */
+    uint32_t capacity;      /* Node_set */
+    const char *secret;     /* Auth */
     const char *name;       /* REQUEST rows with a name */
 } decode_row;
 
@@ -2067,6 +2072,554 @@ static const decode_row decode_rows[] = {
              "0000009c",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true, .size = 12,
       .opcode = 0x2f, .opaque = 0x9c, .status = CNT_STATUS_UNKNOWN_COMMAND },
+    /* ---- Tenant throttling (0x40-0x49) ---- */
+    { .what = "auth: valid",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "00000400"     /* opaque */
+             "0003"         /* secret length */
+             "736563",      /* secret "sec" */
+      .result = CNT_DECODE_OK, .size = 17, .opcode = CNT_OP_AUTH,
+      .opaque = 0x400, .secret = "sec" },
+    { .what = "auth: bytes after the secret are ignored",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000006"     /* body length: 2 + 1 + 3 */
+             "00000401"     /* opaque */
+             "0001"         /* secret length */
+             "78"           /* secret "x" */
+             "797a77",      /* trailing "yzw" */
+      .result = CNT_DECODE_OK, .size = 18, .opcode = CNT_OP_AUTH,
+      .opaque = 0x401, .secret = "x" },
+    { .what = "auth: empty body",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 2 */
+             "00000402",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_AUTH,
+      .opaque = 0x402, .status = CNT_STATUS_INVALID },
+    { .what = "auth: body shorter than 2",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 < 2 */
+             "00000403"     /* opaque */
+             "00",          /* half a secret length */
+      .result = CNT_DECODE_ERROR, .size = 13, .opcode = CNT_OP_AUTH,
+      .opaque = 0x403, .status = CNT_STATUS_INVALID },
+    { .what = "auth: empty secret",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length: 2 + 1 */
+             "00000404"     /* opaque */
+             "0000"         /* secret length: 0 */
+             "73",          /* a byte that is no secret */
+      .result = CNT_DECODE_ERROR, .size = 15, .opcode = CNT_OP_AUTH,
+      .opaque = 0x404, .status = CNT_STATUS_INVALID },
+    { .what = "auth: secret running past the body",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 2 + 2 */
+             "00000405"     /* opaque */
+             "0003"         /* secret length: 3 > 2 left */
+             "7365",        /* "se" */
+      .result = CNT_DECODE_ERROR, .size = 16, .opcode = CNT_OP_AUTH,
+      .opaque = 0x405, .status = CNT_STATUS_INVALID },
+    { .what = "auth declaring one byte too many: 0x04 at the header",
+      .hex = "90"           /* magic */
+             "40"           /* opcode: Auth */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0001001a"     /* body length: CNT_BODY_MAX + 1 */
+             "00000406",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true,
+      .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_AUTH,
+      .opaque = 0x406, .status = CNT_STATUS_INVALID },
+    { .what = "throttle: valid",
+      .hex = "90"           /* magic */
+             "41"           /* opcode: Throttle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 6 + 3 */
+             "00000410"     /* opaque */
+             "00000005"     /* units: 5 */
+             "0003"         /* name length */
+             "74656e",      /* tenant "ten" */
+      .result = CNT_DECODE_OK, .size = 21, .opcode = CNT_OP_THROTTLE,
+      .opaque = 0x410, .units = 5, .name = "ten" },
+    { .what = "throttle: the most units, bytes after the name ignored",
+      .hex = "90"           /* magic */
+             "41"           /* opcode: Throttle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 6 + 1 + 2 */
+             "00000411"     /* opaque */
+             "ffffffff"     /* units: 2^32 - 1 */
+             "0001"         /* name length */
+             "74"           /* tenant "t" */
+             "7878",        /* trailing "xx" */
+      .result = CNT_DECODE_OK, .size = 21, .opcode = CNT_OP_THROTTLE,
+      .opaque = 0x411, .units = 0xffffffffu, .name = "t" },
+    { .what = "throttle: units 0",
+      .hex = "90"           /* magic */
+             "41"           /* opcode: Throttle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000009"     /* body length: 6 + 3 */
+             "00000412"     /* opaque */
+             "00000000"     /* units: 0 */
+             "0003"         /* name length */
+             "74656e",      /* tenant "ten" */
+      .result = CNT_DECODE_ERROR, .size = 21, .opcode = CNT_OP_THROTTLE,
+      .opaque = 0x412, .status = CNT_STATUS_INVALID },
+    { .what = "throttle: body shorter than 6",
+      .hex = "90"           /* magic */
+             "41"           /* opcode: Throttle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 5 < 6 */
+             "00000413"     /* opaque */
+             "00000001"     /* units */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 17, .opcode = CNT_OP_THROTTLE,
+      .opaque = 0x413, .status = CNT_STATUS_INVALID },
+    { .what = "throttle: empty tenant",
+      .hex = "90"           /* magic */
+             "41"           /* opcode: Throttle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000006"     /* body length: 6 */
+             "00000414"     /* opaque */
+             "00000001"     /* units */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 18, .opcode = CNT_OP_THROTTLE,
+      .opaque = 0x414, .status = CNT_STATUS_INVALID },
+    { .what = "throttle: tenant running past the body",
+      .hex = "90"           /* magic */
+             "41"           /* opcode: Throttle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000008"     /* body length: 6 + 2 */
+             "00000415"     /* opaque */
+             "00000001"     /* units */
+             "0003"         /* name length: 3 > 2 left */
+             "7465",        /* "te" */
+      .result = CNT_DECODE_ERROR, .size = 20, .opcode = CNT_OP_THROTTLE,
+      .opaque = 0x415, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_show: valid",
+      .hex = "90"           /* magic */
+             "42"           /* opcode: Tenant_show */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "00000420"     /* opaque */
+             "0003"         /* name length */
+             "74656e",      /* tenant "ten" */
+      .result = CNT_DECODE_OK, .size = 17, .opcode = CNT_OP_TENANT_SHOW,
+      .opaque = 0x420, .name = "ten" },
+    { .what = "tenant_show: empty body",
+      .hex = "90"           /* magic */
+             "42"           /* opcode: Tenant_show */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 2 */
+             "00000421",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_TENANT_SHOW,
+      .opaque = 0x421, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_show: empty tenant",
+      .hex = "90"           /* magic */
+             "42"           /* opcode: Tenant_show */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 */
+             "00000422"     /* opaque */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_TENANT_SHOW,
+      .opaque = 0x422, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_show: tenant running past the body",
+      .hex = "90"           /* magic */
+             "42"           /* opcode: Tenant_show */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length: 2 + 1 */
+             "00000423"     /* opaque */
+             "0002"         /* name length: 2 > 1 left */
+             "74",          /* "t" */
+      .result = CNT_DECODE_ERROR, .size = 15, .opcode = CNT_OP_TENANT_SHOW,
+      .opaque = 0x423, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_list",
+      .hex = "90"           /* magic */
+             "43"           /* opcode: Tenant_list */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000430",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
+      .opcode = CNT_OP_TENANT_LIST, .opaque = 0x430 },
+    { .what = "tenant_list with a body: answered at the header, body "
+              "skipped",
+      .hex = "90"           /* magic */
+             "43"           /* opcode: Tenant_list */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 */
+             "00000431"     /* opaque */
+             "0001",        /* body, to be skipped */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 14,
+      .opcode = CNT_OP_TENANT_LIST, .opaque = 0x431 },
+    { .what = "node_show",
+      .hex = "90"           /* magic */
+             "44"           /* opcode: Node_show */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000440",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
+      .opcode = CNT_OP_NODE_SHOW, .opaque = 0x440 },
+    { .what = "node_show declaring 4 GiB: answered, body skipped",
+      .hex = "90"           /* magic */
+             "44"           /* opcode: Node_show */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "ffffffff"     /* body length: 2^32 - 1 */
+             "00000441",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true,
+      .size = 12 + (uint64_t)0xffffffff, .opcode = CNT_OP_NODE_SHOW,
+      .opaque = 0x441 },
+    { .what = "tenant_set: the reserve only",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000011"     /* body length: 14 + 3 */
+             "00000450"     /* opaque */
+             "01"           /* flags: set reserved */
+             "000000"       /* zero bytes */
+             "0000000a"     /* reserved: 10 */
+             "00000000"     /* hard limit: not set */
+             "0003"         /* name length */
+             "74656e",      /* tenant "ten" */
+      .result = CNT_DECODE_OK, .size = 29, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x450, .flags = CNT_TENANT_SET_RESERVED, .reserved = 10,
+      .name = "ten" },
+    { .what = "tenant_set: the hard limit only",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 14 + 1 */
+             "00000451"     /* opaque */
+             "02"           /* flags: set hard limit */
+             "000000"       /* zero bytes */
+             "00000007"     /* reserved: not set */
+             "00000064"     /* hard limit: 100 */
+             "0001"         /* name length */
+             "74",          /* tenant "t" */
+      .result = CNT_DECODE_OK, .size = 27, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x451, .flags = CNT_TENANT_SET_HARD, .reserved = 7,
+      .hard_limit = 100, .name = "t" },
+    { .what = "tenant_set: both, unlimited, zero bytes not zero ignored",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length: 14 + 1 + 1 */
+             "00000452"     /* opaque */
+             "03"           /* flags: both */
+             "a5a5a5"       /* "zero" bytes: ignored */
+             "00000003"     /* reserved: 3 */
+             "ffffffff"     /* hard limit: unlimited */
+             "0001"         /* name length */
+             "74"           /* tenant "t" */
+             "78",          /* trailing "x" */
+      .result = CNT_DECODE_OK, .size = 28, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x452, .flags = CNT_TENANT_SET_ALL, .reserved = 3,
+      .hard_limit = CNT_HARD_LIMIT_UNLIMITED, .name = "t" },
+    { .what = "tenant_set: a hard limit below the reserve is the core's",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 14 + 1 */
+             "00000453"     /* opaque */
+             "03"           /* flags: both */
+             "000000"       /* zero bytes */
+             "0000000a"     /* reserved: 10 */
+             "00000005"     /* hard limit: 5 */
+             "0001"         /* name length */
+             "74",          /* tenant "t" */
+      .result = CNT_DECODE_OK, .size = 27, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x453, .flags = CNT_TENANT_SET_ALL, .reserved = 10,
+      .hard_limit = 5, .name = "t" },
+    { .what = "tenant_set: no flag",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 14 + 1 */
+             "00000454"     /* opaque */
+             "00"           /* flags: none */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "0001"         /* name length */
+             "74",          /* tenant "t" */
+      .result = CNT_DECODE_ERROR, .size = 27, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x454, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set: an unknown flag alone",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 14 + 1 */
+             "00000455"     /* opaque */
+             "04"           /* flags: bit 2, unknown */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "0001"         /* name length */
+             "74",          /* tenant "t" */
+      .result = CNT_DECODE_ERROR, .size = 27, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x455, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set: an unknown flag beside known ones",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 14 + 1 */
+             "00000456"     /* opaque */
+             "83"           /* flags: both, and bit 7 */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "0001"         /* name length */
+             "74",          /* tenant "t" */
+      .result = CNT_DECODE_ERROR, .size = 27, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x456, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set: every flag bit",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000f"     /* body length: 14 + 1 */
+             "00000457"     /* opaque */
+             "ff"           /* flags: all eight bits */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "0001"         /* name length */
+             "74",          /* tenant "t" */
+      .result = CNT_DECODE_ERROR, .size = 27, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x457, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set: body shorter than 14",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000d"     /* body length: 13 < 14 */
+             "00000458"     /* opaque */
+             "01"           /* flags */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 25, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x458, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set: empty tenant",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000e"     /* body length: 14 */
+             "00000459"     /* opaque */
+             "01"           /* flags */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 26, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x459, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set: tenant running past the body",
+      .hex = "90"           /* magic */
+             "45"           /* opcode: Tenant_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000010"     /* body length: 14 + 2 */
+             "0000045a"     /* opaque */
+             "02"           /* flags */
+             "000000"       /* zero bytes */
+             "00000001"     /* reserved */
+             "00000002"     /* hard limit */
+             "0003"         /* name length: 3 > 2 left */
+             "7465",        /* "te" */
+      .result = CNT_DECODE_ERROR, .size = 28, .opcode = CNT_OP_TENANT_SET,
+      .opaque = 0x45a, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_remove: valid",
+      .hex = "90"           /* magic */
+             "46"           /* opcode: Tenant_remove */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000005"     /* body length: 2 + 3 */
+             "00000460"     /* opaque */
+             "0003"         /* name length */
+             "74656e",      /* tenant "ten" */
+      .result = CNT_DECODE_OK, .size = 17, .opcode = CNT_OP_TENANT_REMOVE,
+      .opaque = 0x460, .name = "ten" },
+    { .what = "tenant_remove: body shorter than 2",
+      .hex = "90"           /* magic */
+             "46"           /* opcode: Tenant_remove */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 < 2 */
+             "00000461"     /* opaque */
+             "00",          /* half a name length */
+      .result = CNT_DECODE_ERROR, .size = 13,
+      .opcode = CNT_OP_TENANT_REMOVE, .opaque = 0x461,
+      .status = CNT_STATUS_INVALID },
+    { .what = "tenant_remove: empty tenant",
+      .hex = "90"           /* magic */
+             "46"           /* opcode: Tenant_remove */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 */
+             "00000462"     /* opaque */
+             "0000",        /* name length: 0 */
+      .result = CNT_DECODE_ERROR, .size = 14,
+      .opcode = CNT_OP_TENANT_REMOVE, .opaque = 0x462,
+      .status = CNT_STATUS_INVALID },
+    { .what = "tenant_remove: tenant running past the body",
+      .hex = "90"           /* magic */
+             "46"           /* opcode: Tenant_remove */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 2 + 2 */
+             "00000463"     /* opaque */
+             "ffff"         /* name length: 65535 > 2 left */
+             "7465",        /* "te" */
+      .result = CNT_DECODE_ERROR, .size = 16,
+      .opcode = CNT_OP_TENANT_REMOVE, .opaque = 0x463,
+      .status = CNT_STATUS_INVALID },
+    { .what = "node_set: valid",
+      .hex = "90"           /* magic */
+             "47"           /* opcode: Node_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 4 */
+             "00000470"     /* opaque */
+             "000003e8",    /* capacity: 1000 */
+      .result = CNT_DECODE_OK, .size = 16, .opcode = CNT_OP_NODE_SET,
+      .opaque = 0x470, .capacity = 1000 },
+    { .what = "node_set: capacity 0 (throttling off), bytes after it "
+              "ignored",
+      .hex = "90"           /* magic */
+             "47"           /* opcode: Node_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000006"     /* body length: 4 + 2 */
+             "00000471"     /* opaque */
+             "00000000"     /* capacity: 0 */
+             "0001",        /* trailing bytes */
+      .result = CNT_DECODE_OK, .size = 18, .opcode = CNT_OP_NODE_SET,
+      .opaque = 0x471, .capacity = 0 },
+    { .what = "node_set: the largest capacity",
+      .hex = "90"           /* magic */
+             "47"           /* opcode: Node_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 4 */
+             "00000472"     /* opaque */
+             "ffffffff",    /* capacity: 2^32 - 1 */
+      .result = CNT_DECODE_OK, .size = 16, .opcode = CNT_OP_NODE_SET,
+      .opaque = 0x472, .capacity = 0xffffffffu },
+    { .what = "node_set: body shorter than 4",
+      .hex = "90"           /* magic */
+             "47"           /* opcode: Node_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length: 3 < 4 */
+             "00000473"     /* opaque */
+             "000003",      /* three bytes of a capacity */
+      .result = CNT_DECODE_ERROR, .size = 15, .opcode = CNT_OP_NODE_SET,
+      .opaque = 0x473, .status = CNT_STATUS_INVALID },
+    { .what = "node_set: empty body",
+      .hex = "90"           /* magic */
+             "47"           /* opcode: Node_set */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 4 */
+             "00000474",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_NODE_SET,
+      .opaque = 0x474, .status = CNT_STATUS_INVALID },
+    { .what = "unthrottle",
+      .hex = "90"           /* magic */
+             "48"           /* opcode: Unthrottle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000480",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
+      .opcode = CNT_OP_UNTHROTTLE, .opaque = 0x480 },
+    { .what = "unthrottle with a body: answered at the header, body "
+              "skipped",
+      .hex = "90"           /* magic */
+             "48"           /* opcode: Unthrottle */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 */
+             "00000481"     /* opaque */
+             "01",          /* body, to be skipped */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 13,
+      .opcode = CNT_OP_UNTHROTTLE, .opaque = 0x481 },
+    { .what = "reload",
+      .hex = "90"           /* magic */
+             "49"           /* opcode: Reload */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000490",    /* opaque */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 12,
+      .opcode = CNT_OP_RELOAD, .opaque = 0x490 },
+    { .what = "reload with a body: answered at the header, body skipped",
+      .hex = "90"           /* magic */
+             "49"           /* opcode: Reload */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length: 3 */
+             "00000491"     /* opaque */
+             "616263",      /* body, to be skipped */
+      .result = CNT_DECODE_OK, .at_header = true, .size = 15,
+      .opcode = CNT_OP_RELOAD, .opaque = 0x491 },
+    { .what = "unknown opcode 0x4a, after tenant throttling: 0x81",
+      .hex = "90"           /* magic */
+             "4a"           /* opcode: 0x4a, unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length */
+             "000004a0"     /* opaque */
+             "00",          /* body, to be skipped */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 13,
+      .opcode = 0x4a, .opaque = 0x4a0, .status = CNT_STATUS_UNKNOWN_COMMAND },
+    { .what = "unknown opcode 0x3f, before tenant throttling: 0x81",
+      .hex = "90"           /* magic */
+             "3f"           /* opcode: 0x3f, unknown */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "000004a1",    /* opaque */
+      .result = CNT_DECODE_ERROR, .at_header = true, .size = 12,
+      .opcode = 0x3f, .opaque = 0x4a1, .status = CNT_STATUS_UNKNOWN_COMMAND },
     { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
       .hex = "90"           /* magic */
              "7f"           /* opcode: unknown */
@@ -2126,6 +2679,20 @@ static void check_row_fields(const decode_row *row, const uint8_t *buf,
         /* The items follow the flags and the count, up to the end. */
         assert_ptr_equal(req->items, buf + CNT_HEADER_SIZE + 2);
         assert_int_equal(req->items_len, row->size - CNT_HEADER_SIZE - 2);
+    }
+    assert_int_equal(req->units, row->units);
+    assert_int_equal(req->reserved, row->reserved);
+    assert_int_equal(req->hard_limit, row->hard_limit);
+    assert_int_equal(req->capacity, row->capacity);
+    if (row->secret == NULL) {
+        assert_null(req->secret);
+        assert_int_equal(req->secret_len, 0);
+    } else {
+        /* The secret, like a name, lies inside the buffered body. */
+        assert_int_equal(req->secret_len, strlen(row->secret));
+        assert_memory_equal(req->secret, row->secret, req->secret_len);
+        assert_true(req->secret > buf && req->secret < buf + len);
+        assert_null(req->name);
     }
     if (row->name == NULL) {
         assert_null(req->name);
@@ -2200,6 +2767,11 @@ typedef struct stream_event {
     uint8_t attribute;
     uint8_t change;
     uint8_t item_count;
+    uint32_t units;
+    uint32_t reserved;
+    uint32_t hard_limit;
+    uint32_t capacity;
+    char secret[16];
     char name[16];
 } stream_event;
 
@@ -2242,6 +2814,14 @@ static void stream_record(stream_sim *sim, cnt_decode_result r,
     ev->attribute = req->attribute;
     ev->change = req->change;
     ev->item_count = req->item_count;
+    ev->units = req->units;
+    ev->reserved = req->reserved;
+    ev->hard_limit = req->hard_limit;
+    ev->capacity = req->capacity;
+    if (r == CNT_DECODE_OK && req->secret != NULL) {
+        assert_true(req->secret_len < sizeof(ev->secret));
+        memcpy(ev->secret, req->secret, req->secret_len);
+    }
     if (r == CNT_DECODE_OK && req->name != NULL) {
         assert_true(req->name_len < sizeof(ev->name));
         memcpy(ev->name, req->name, req->name_len);
@@ -2357,6 +2937,11 @@ static void stream_check(const stream_sim *sim, size_t n_rows)
         assert_int_equal(ev->attribute, row->attribute);
         assert_int_equal(ev->change, row->change);
         assert_int_equal(ev->item_count, row->item_count);
+        assert_int_equal(ev->units, row->units);
+        assert_int_equal(ev->reserved, row->reserved);
+        assert_int_equal(ev->hard_limit, row->hard_limit);
+        assert_int_equal(ev->capacity, row->capacity);
+        assert_string_equal(ev->secret, row->secret ? row->secret : "");
         assert_string_equal(ev->name, row->name ? row->name : "");
     }
 }
@@ -3235,10 +3820,234 @@ static void test_multi_mutations(void **state)
     assert_true(accepted > 0);
 }
 
+/* ---- Tenant throttling requests ---- */
+
+/* The throttling request encoders write exactly the documented layout. */
+static void test_encode_throttle_requests(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_auth(out, 1, "s3cr", 4);
+    assert_bytes_hex(out, n,
+        "90" "40" "00" "00" /* magic, Auth, flags, reserved */
+        "00000006"      /* body length: 2 + 4 */
+        "00000001"      /* opaque */
+        "0004"          /* secret length */
+        "73336372");    /* secret */
+    n = cnt_encode_throttle(out, 2, 0x01020304, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "41" "00" "00" /* magic, Throttle, flags, reserved */
+        "00000009"      /* body length: 6 + 3 */
+        "00000002"      /* opaque */
+        "01020304"      /* units */
+        "0003"          /* name length */
+        "616263");      /* tenant */
+    n = cnt_encode_tenant_show(out, 3, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "42" "00" "00" /* magic, Tenant_show, flags, reserved */
+        "00000005"      /* body length: 2 + 3 */
+        "00000003"      /* opaque */
+        "0003"          /* name length */
+        "616263");      /* tenant */
+    n = cnt_encode_tenant_list(out, 4);
+    assert_bytes_hex(out, n,
+        "90" "43" "00" "00" /* magic, Tenant_list, flags, reserved */
+        "00000000"      /* body length */
+        "00000004");    /* opaque */
+    n = cnt_encode_node_show(out, 5);
+    assert_bytes_hex(out, n,
+        "90" "44" "00" "00" /* magic, Node_show, flags, reserved */
+        "00000000"      /* body length */
+        "00000005");    /* opaque */
+    n = cnt_encode_tenant_set(out, 6, CNT_TENANT_SET_ALL, 10,
+                              CNT_HARD_LIMIT_UNLIMITED, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "45" "00" "00" /* magic, Tenant_set, flags, reserved */
+        "00000011"      /* body length: 14 + 3 */
+        "00000006"      /* opaque */
+        "03"            /* flags: reserved and hard limit */
+        "000000"        /* zero bytes */
+        "0000000a"      /* reserved: 10 */
+        "ffffffff"      /* hard limit: unlimited */
+        "0003"          /* name length */
+        "616263");      /* tenant */
+    n = cnt_encode_tenant_remove(out, 7, "abc", 3);
+    assert_bytes_hex(out, n,
+        "90" "46" "00" "00" /* magic, Tenant_remove, flags, reserved */
+        "00000005"      /* body length: 2 + 3 */
+        "00000007"      /* opaque */
+        "0003"          /* name length */
+        "616263");      /* tenant */
+    n = cnt_encode_node_set(out, 8, 100000);
+    assert_bytes_hex(out, n,
+        "90" "47" "00" "00" /* magic, Node_set, flags, reserved */
+        "00000004"      /* body length */
+        "00000008"      /* opaque */
+        "000186a0");    /* capacity: 100000 */
+    n = cnt_encode_unthrottle(out, 9);
+    assert_bytes_hex(out, n,
+        "90" "48" "00" "00" /* magic, Unthrottle, flags, reserved */
+        "00000000"      /* body length */
+        "00000009");    /* opaque */
+    n = cnt_encode_reload(out, 10);
+    assert_bytes_hex(out, n,
+        "90" "49" "00" "00" /* magic, Reload, flags, reserved */
+        "00000000"      /* body length */
+        "0000000a");    /* opaque */
+}
+
+/* Every throttling request encoded by the client decodes on the server
+ * side with the values it was given, and no other field set. */
+static void test_roundtrip_throttle(void **state)
+{
+    uint8_t buf[128];
+    cnt_request req;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_auth(buf, 1, "pw", 2);
+    decode_ok(buf, n, CNT_OP_AUTH, 1, &req);
+    assert_int_equal(req.secret_len, 2);
+    assert_memory_equal(req.secret, "pw", 2);
+    assert_null(req.name);
+    assert_int_equal(req.name_len, 0);
+
+    n = cnt_encode_throttle(buf, 2, 1, "t", 1);
+    decode_ok(buf, n, CNT_OP_THROTTLE, 2, &req);
+    assert_int_equal(req.units, 1);
+    assert_int_equal(req.name_len, 1);
+    assert_memory_equal(req.name, "t", 1);
+    assert_null(req.secret);
+
+    n = cnt_encode_throttle(buf, 3, UINT32_MAX, "tt", 2);
+    decode_ok(buf, n, CNT_OP_THROTTLE, 3, &req);
+    assert_int_equal(req.units, UINT32_MAX);
+
+    n = cnt_encode_throttle(buf, 4, 0, "t", 1);
+    assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+
+    n = cnt_encode_tenant_show(buf, 5, "show", 4);
+    decode_ok(buf, n, CNT_OP_TENANT_SHOW, 5, &req);
+    assert_int_equal(req.name_len, 4);
+    assert_memory_equal(req.name, "show", 4);
+
+    n = cnt_encode_tenant_list(buf, 6);
+    decode_ok(buf, n, CNT_OP_TENANT_LIST, 6, &req);
+    n = cnt_encode_node_show(buf, 7);
+    decode_ok(buf, n, CNT_OP_NODE_SHOW, 7, &req);
+
+    n = cnt_encode_tenant_set(buf, 8, CNT_TENANT_SET_RESERVED, 40,
+                              0x12345678, "set", 3);
+    decode_ok(buf, n, CNT_OP_TENANT_SET, 8, &req);
+    assert_int_equal(req.flags, CNT_TENANT_SET_RESERVED);
+    assert_int_equal(req.reserved, 40);
+    assert_int_equal(req.hard_limit, 0x12345678);
+    assert_memory_equal(req.name, "set", 3);
+    assert_int_equal(req.units, 0);
+    assert_int_equal(req.capacity, 0);
+
+    n = cnt_encode_tenant_remove(buf, 9, "rm", 2);
+    decode_ok(buf, n, CNT_OP_TENANT_REMOVE, 9, &req);
+    assert_memory_equal(req.name, "rm", 2);
+
+    n = cnt_encode_node_set(buf, 10, 0);
+    decode_ok(buf, n, CNT_OP_NODE_SET, 10, &req);
+    assert_int_equal(req.capacity, 0);
+    assert_null(req.name);
+    n = cnt_encode_node_set(buf, 11, UINT32_MAX);
+    decode_ok(buf, n, CNT_OP_NODE_SET, 11, &req);
+    assert_int_equal(req.capacity, UINT32_MAX);
+
+    n = cnt_encode_unthrottle(buf, 12);
+    decode_ok(buf, n, CNT_OP_UNTHROTTLE, 12, &req);
+    n = cnt_encode_reload(buf, 13);
+    decode_ok(buf, n, CNT_OP_RELOAD, 13, &req);
+}
+
+/* Tenant_set takes exactly the flags 1, 2 and 3; any other byte,
+ * whatever the rest of the body, answers 0x04. Throttle takes any units
+ * but 0. */
+static void test_tenant_set_flags_and_units(void **state)
+{
+    uint8_t buf[64];
+    cnt_request req;
+    size_t n;
+    unsigned accepted = 0;
+
+    (void)state;
+    for (unsigned f = 0; f < 256; f++) {
+        bool valid = f >= 1 && f <= CNT_TENANT_SET_ALL;
+
+        n = cnt_encode_tenant_set(buf, f, (uint8_t)f, 1, 2, "t", 1);
+        assert_int_equal(decode_checked(buf, n, &req),
+                         valid ? CNT_DECODE_OK : CNT_DECODE_ERROR);
+        if (valid) {
+            assert_int_equal(req.flags, f);
+            accepted++;
+        } else {
+            assert_int_equal(req.status, CNT_STATUS_INVALID);
+        }
+    }
+    assert_int_equal(accepted, 3);
+    for (unsigned bit = 0; bit < 32; bit++) {
+        n = cnt_encode_throttle(buf, bit, 1u << bit, "t", 1);
+        decode_ok(buf, n, CNT_OP_THROTTLE, bit, &req);
+        assert_int_equal(req.units, 1u << bit);
+    }
+}
+
+/* The longest secret (65535 bytes) and the longest tenants decode; Auth
+ * with the longest secret waits for all of it. */
+static void test_throttle_longest(void **state)
+{
+    uint8_t *name = malloc(CNT_NAME_MAX);
+    uint8_t *buf = malloc(CNT_REQUEST_MAX);
+    cnt_request req;
+    size_t len;
+
+    (void)state;
+    assert_non_null(name);
+    assert_non_null(buf);
+    for (size_t i = 0; i < CNT_NAME_MAX; i++)
+        name[i] = (uint8_t)(i * 13 + 5);
+
+    len = cnt_encode_throttle(buf, 1, 9, name, CNT_NAME_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + 6 + CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_THROTTLE, name);
+    len = cnt_encode_tenant_show(buf, 2, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TENANT_SHOW, name);
+    len = cnt_encode_tenant_set(buf, 3, CNT_TENANT_SET_HARD, 0, 5, name,
+                                CNT_NAME_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + 14 + CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TENANT_SET, name);
+    len = cnt_encode_tenant_remove(buf, 4, name, CNT_NAME_MAX);
+    check_long_request(buf, len, CNT_OP_TENANT_REMOVE, name);
+
+    len = cnt_encode_auth(buf, 5, name, CNT_NAME_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + 2 + CNT_NAME_MAX);
+    assert_int_equal(decode_checked(buf, len - 1, &req),
+                     CNT_DECODE_NEED_MORE);
+    assert_int_equal(req.size, len);
+    decode_ok(buf, len, CNT_OP_AUTH, 5, &req);
+    assert_int_equal(req.secret_len, CNT_NAME_MAX);
+    assert_memory_equal(req.secret, name, CNT_NAME_MAX);
+    /* One byte short of its declared secret: runs past the body. */
+    cnt_put_u32(buf + CNT_OFF_BODYLEN, 2 + CNT_NAME_MAX - 1);
+    assert_int_equal(decode_checked(buf, len - 1, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+
+    free(buf);
+    free(name);
+}
+
 /* Every opcode byte: the six of the reference protocol, the four waiting
- * extensions and the seven rate limits decode (Noop, Stats, Dump and
- * Queues at the header, the ones with a body refuse an empty one), every
- * other byte is answered 0x81 with its body skipped. */
+ * extensions, the seven rate limits and the ten tenant throttling opcodes
+ * decode (Noop, Stats, Dump, Queues, Tenant_list, Node_show, Unthrottle
+ * and Reload at the header, the ones with a body refuse an empty one),
+ * every other byte is answered 0x81 with its body skipped. */
 static void test_decode_every_opcode_byte(void **state)
 {
     uint8_t buf[CNT_HEADER_SIZE];
@@ -3261,6 +4070,10 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_STATS:
         case CNT_OP_DUMP:
         case CNT_OP_QUEUES:
+        case CNT_OP_TENANT_LIST:
+        case CNT_OP_NODE_SHOW:
+        case CNT_OP_UNTHROTTLE:
+        case CNT_OP_RELOAD:
             assert_int_equal(r, CNT_DECODE_OK);
             break;
         case CNT_OP_GET:
@@ -3276,6 +4089,12 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_WINDOW_CHECK:
         case CNT_OP_GCRA_CHECK:
         case CNT_OP_MULTI_CHECK:
+        case CNT_OP_AUTH:
+        case CNT_OP_THROTTLE:
+        case CNT_OP_TENANT_SHOW:
+        case CNT_OP_TENANT_SET:
+        case CNT_OP_TENANT_REMOVE:
+        case CNT_OP_NODE_SET:
             assert_int_equal(r, CNT_DECODE_ERROR);
             assert_int_equal(req.status, CNT_STATUS_INVALID);
             break;
@@ -3304,6 +4123,10 @@ int main(void)
         cmocka_unit_test(test_multi_count_and_duplicates),
         cmocka_unit_test(test_multi_builder_bounds),
         cmocka_unit_test(test_multi_mutations),
+        cmocka_unit_test(test_encode_throttle_requests),
+        cmocka_unit_test(test_roundtrip_throttle),
+        cmocka_unit_test(test_tenant_set_flags_and_units),
+        cmocka_unit_test(test_throttle_longest),
     };
     int failed = 0;
 

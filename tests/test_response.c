@@ -2,7 +2,8 @@
  * events both ways: the server's encoders byte for byte against hex
  * fixtures, the client's incremental decoder and its body parsers (Dump and
  * Queues records, Stats pairs, the extension answers - waits, TTL records,
- * checks - and events), and round trips from one to the other. */
+ * checks, throttle answers, tenant and node views - and events), and round
+ * trips from one to the other. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -141,6 +142,30 @@ static const error_row error_rows[] = {
       "0000000a"            /* body length: 10 */
       "00000016"            /* opaque */
       "42656c6f77207a65726f" /* "Below zero" */ },
+    { "not permitted", CNT_OP_TENANT_SET, CNT_STATUS_NOT_PERMITTED, 0x17,
+      "91"                  /* magic */
+      "45"                  /* opcode: Tenant_set */
+      "2a"                  /* status: Not permitted */
+      "00"                  /* reserved */
+      "0000000d"            /* body length: 13 */
+      "00000017"            /* opaque */
+      "4e6f74207065726d6974746564" /* "Not permitted" */ },
+    { "auth failed", CNT_OP_AUTH, CNT_STATUS_AUTH_FAILED, 0x18,
+      "91"                  /* magic */
+      "40"                  /* opcode: Auth */
+      "2b"                  /* status: Auth failed */
+      "00"                  /* reserved */
+      "0000000b"            /* body length: 11 */
+      "00000018"            /* opaque */
+      "41757468206661696c6564" /* "Auth failed" */ },
+    { "over capacity", CNT_OP_NODE_SET, CNT_STATUS_OVER_CAPACITY, 0x19,
+      "91"                  /* magic */
+      "47"                  /* opcode: Node_set */
+      "2c"                  /* status: Over capacity */
+      "00"                  /* reserved */
+      "0000000d"            /* body length: 13 */
+      "00000019"            /* opaque */
+      "4f766572206361706163697479" /* "Over capacity" */ },
     { "status OK has an empty body", CNT_OP_NOOP, CNT_STATUS_OK, 1,
       "91"                  /* magic */
       "00"                  /* opcode: Noop */
@@ -1047,6 +1072,343 @@ static void test_roundtrip_queues(void **state)
     free(body);
 }
 
+/* ---- Tenant throttling answers ---- */
+
+/* The throttling answers, byte for byte: a throttled charge, a tenant
+ * view, a list record and its end marker, a node view. */
+static void test_encode_throttle_answers(void **state)
+{
+    uint8_t out[FIXTURE_MAX];
+    const cnt_throttle_answer thr = {
+        .state = CNT_TSTATE_THROTTLED, .reason = CNT_TREASON_POOL_EMPTY,
+        .used = 0x01020304, .remaining = 0x05060708,
+        .retry_after_ns = 0x1112131415161718ull };
+    const cnt_tenant_view tv = {
+        .reserved = 10, .hard_limit = CNT_HARD_LIMIT_UNLIMITED, .used = 7,
+        .flags = CNT_TENANT_CONFIGURED, .throttled = 0x0102030405060708ull,
+        .units = 0x1112131415161718ull };
+    const cnt_node_view nv = {
+        .capacity = 1000, .used = 300, .pool = 900, .pool_used = 200,
+        .reserved_sum = 100, .tenants = 3,
+        .throttled = 0x0102030405060708ull };
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_throttle_answer(out, 0x50, &thr);
+    assert_int_equal(n, CNT_THROTTLE_RESPONSE_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "41"            /* opcode: Throttle */
+        "00"            /* status: OK, whatever the state */
+        "00"            /* reserved */
+        "00000018"      /* body length: 24 */
+        "00000050"      /* opaque */
+        "01"            /* state: throttled */
+        "02"            /* reason: pool empty */
+        "0000"          /* zero */
+        "01020304"      /* used */
+        "05060708"      /* remaining */
+        "00000000"      /* zero */
+        "1112131415161718"); /* retry_after_ns */
+
+    n = cnt_encode_tenant_view(out, 0x51, &tv);
+    assert_int_equal(n, CNT_TENANT_VIEW_RESPONSE_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "42"            /* opcode: Tenant_show */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000020"      /* body length: 32 */
+        "00000051"      /* opaque */
+        "0000000a"      /* reserved units */
+        "ffffffff"      /* hard limit: unlimited */
+        "00000007"      /* used */
+        "01"            /* flags: configured */
+        "000000"        /* zero */
+        "0102030405060708"  /* throttled */
+        "1112131415161718"); /* units */
+
+    n = cnt_encode_tenant_record(out, 0x52, &tv, (const uint8_t *)"ab", 2);
+    assert_int_equal(n, CNT_TENANT_RECORD_SIZE(2));
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "43"            /* opcode: Tenant_list */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000024"      /* body length: 34 + 2 */
+        "00000052"      /* opaque */
+        "0000000a"      /* reserved units */
+        "ffffffff"      /* hard limit */
+        "00000007"      /* used */
+        "01" "000000"   /* flags, zero */
+        "0102030405060708"  /* throttled */
+        "1112131415161718"  /* units */
+        "0002"          /* name length */
+        "6162");        /* tenant "ab" */
+    n = cnt_encode_empty(out, CNT_OP_TENANT_LIST, 0x52);
+    assert_bytes_hex(out, n,
+        "91" "43" "00" "00" /* magic, Tenant_list, OK, reserved */
+        "00000000"      /* body length: the end of the list */
+        "00000052");    /* opaque */
+
+    n = cnt_encode_node_view(out, 0x53, &nv);
+    assert_int_equal(n, CNT_NODE_VIEW_RESPONSE_SIZE);
+    assert_bytes_hex(out, n,
+        "91"            /* magic */
+        "44"            /* opcode: Node_show */
+        "00"            /* status: OK */
+        "00"            /* reserved */
+        "00000020"      /* body length: 32 */
+        "00000053"      /* opaque */
+        "000003e8"      /* capacity: 1000 */
+        "0000012c"      /* used: 300 */
+        "00000384"      /* pool: 900 */
+        "000000c8"      /* pool used: 200 */
+        "00000064"      /* reserved sum: 100 */
+        "00000003"      /* tenants */
+        "0102030405060708"); /* throttled */
+}
+
+/* Compares two tenant views field by field. */
+static void assert_tenant_view_equal(const cnt_tenant_view *a,
+                                     const cnt_tenant_view *b)
+{
+    assert_int_equal(a->reserved, b->reserved);
+    assert_int_equal(a->hard_limit, b->hard_limit);
+    assert_int_equal(a->used, b->used);
+    assert_int_equal(a->flags, b->flags);
+    assert_true(a->throttled == b->throttled);
+    assert_true(a->units == b->units);
+}
+
+/* Every state and reason of a throttle answer, tenant views, list records
+ * (the longest tenant included) and node views parse back; each parser
+ * takes only its own opcode. */
+static void test_roundtrip_throttle_answers(void **state)
+{
+    uint8_t *buf = malloc(CNT_TENANT_RECORD_SIZE(CNT_NAME_MAX));
+    uint8_t *name = malloc(CNT_NAME_MAX);
+    cnt_throttle_answer ta;
+    cnt_tenant_view tv;
+    cnt_tenant_record rec;
+    cnt_node_view nv;
+    cnt_response res;
+    size_t n;
+
+    (void)state;
+    assert_non_null(buf);
+    assert_non_null(name);
+    for (uint8_t st = 0; st <= CNT_TSTATE_THROTTLED; st++)
+        for (uint8_t why = 0; why <= CNT_TREASON_MAX; why++) {
+            const cnt_throttle_answer in = {
+                .state = st, .reason = why, .used = 0xfffffff0u + why,
+                .remaining = 1u << (st * 8 + why),
+                .retry_after_ns = st ? UINT64_MAX - why : 0 };
+
+            n = cnt_encode_throttle_answer(buf, 4u * st + why, &in);
+            res = decode_response(buf, n, CNT_OP_THROTTLE, 0,
+                                  4u * st + why);
+            memset(&ta, 0xa5, sizeof(ta));
+            assert_true(cnt_parse_throttle_answer(&res, &ta));
+            assert_int_equal(ta.state, st);
+            assert_int_equal(ta.reason, why);
+            assert_int_equal(ta.used, in.used);
+            assert_int_equal(ta.remaining, in.remaining);
+            assert_true(ta.retry_after_ns == in.retry_after_ns);
+            assert_false(cnt_parse_tenant_view(&res, &tv));
+            assert_false(cnt_parse_node_view(&res, &nv));
+            assert_false(cnt_parse_tenant_record(&res, &rec));
+        }
+
+    for (unsigned i = 0; i < 4; i++) {
+        const cnt_tenant_view in = {
+            .reserved = i, .hard_limit = i ? 100u * i
+                                           : CNT_HARD_LIMIT_UNLIMITED,
+            .used = 0xffffffffu - i, .flags = i % 2,
+            .throttled = UINT64_MAX - i, .units = 1ull << (32 + i) };
+
+        n = cnt_encode_tenant_view(buf, 20 + i, &in);
+        res = decode_response(buf, n, CNT_OP_TENANT_SHOW, 0, 20 + i);
+        assert_true(cnt_parse_tenant_view(&res, &tv));
+        assert_tenant_view_equal(&tv, &in);
+        assert_false(cnt_parse_throttle_answer(&res, &ta));
+        assert_false(cnt_parse_node_view(&res, &nv));
+        assert_false(cnt_parse_tenant_record(&res, &rec));
+
+        n = cnt_encode_tenant_record(buf, 30 + i, &in,
+                                     (const uint8_t *)"tenant", 1 + i);
+        assert_int_equal(n, CNT_TENANT_RECORD_SIZE(1 + i));
+        res = decode_response(buf, n, CNT_OP_TENANT_LIST, 0, 30 + i);
+        assert_true(cnt_parse_tenant_record(&res, &rec));
+        assert_tenant_view_equal(&rec.view, &in);
+        assert_int_equal(rec.name_len, 1 + i);
+        assert_memory_equal(rec.name, "tenant", 1 + i);
+        assert_ptr_equal(rec.name, buf + CNT_HEADER_SIZE + CNT_TREC_FIXED);
+        assert_false(cnt_response_is_tenant_list_end(&res));
+        assert_false(cnt_parse_tenant_view(&res, &tv));
+    }
+
+    for (size_t i = 0; i < CNT_NAME_MAX; i++)
+        name[i] = (uint8_t)(i * 3 + 1);
+    n = cnt_encode_tenant_record(buf, 40, &tv, name, CNT_NAME_MAX);
+    res = decode_response(buf, n, CNT_OP_TENANT_LIST, 0, 40);
+    assert_true(cnt_parse_tenant_record(&res, &rec));
+    assert_int_equal(rec.name_len, CNT_NAME_MAX);
+    assert_memory_equal(rec.name, name, CNT_NAME_MAX);
+
+    n = cnt_encode_empty(buf, CNT_OP_TENANT_LIST, 41);
+    res = decode_response(buf, n, CNT_OP_TENANT_LIST, 0, 41);
+    assert_true(cnt_response_is_tenant_list_end(&res));
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    assert_false(cnt_response_is_dump_end(&res));
+    assert_false(cnt_response_is_queues_end(&res));
+    n = cnt_encode_empty(buf, CNT_OP_DUMP, 42);
+    res = decode_response(buf, n, CNT_OP_DUMP, 0, 42);
+    assert_false(cnt_response_is_tenant_list_end(&res));
+
+    for (unsigned i = 0; i < 3; i++) {
+        const cnt_node_view in = {
+            .capacity = i ? 1000u * i : 0, .used = 1 + i, .pool = 2 + i,
+            .pool_used = 0xfffffff0u + i, .reserved_sum = 4 + i,
+            .tenants = 5 + i, .throttled = UINT64_MAX - i };
+
+        n = cnt_encode_node_view(buf, 50 + i, &in);
+        res = decode_response(buf, n, CNT_OP_NODE_SHOW, 0, 50 + i);
+        assert_true(cnt_parse_node_view(&res, &nv));
+        assert_int_equal(nv.capacity, in.capacity);
+        assert_int_equal(nv.used, in.used);
+        assert_int_equal(nv.pool, in.pool);
+        assert_int_equal(nv.pool_used, in.pool_used);
+        assert_int_equal(nv.reserved_sum, in.reserved_sum);
+        assert_int_equal(nv.tenants, in.tenants);
+        assert_true(nv.throttled == in.throttled);
+        assert_false(cnt_parse_tenant_view(&res, &tv));
+        assert_false(cnt_parse_throttle_answer(&res, &ta));
+    }
+
+    /* The new statuses carry their text, never a body to parse. */
+    n = cnt_encode_error(buf, CNT_OP_THROTTLE, CNT_STATUS_NOT_PERMITTED, 60);
+    res = decode_response(buf, n, CNT_OP_THROTTLE, CNT_STATUS_NOT_PERMITTED,
+                          60);
+    assert_memory_equal(res.body, "Not permitted", res.body_len);
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    n = cnt_encode_error(buf, CNT_OP_NODE_SET, CNT_STATUS_OVER_CAPACITY, 61);
+    res = decode_response(buf, n, CNT_OP_NODE_SET, CNT_STATUS_OVER_CAPACITY,
+                          61);
+    assert_memory_equal(res.body, "Over capacity", res.body_len);
+    n = cnt_encode_error(buf, CNT_OP_TENANT_LIST, CNT_STATUS_INVALID, 62);
+    res = decode_response(buf, n, CNT_OP_TENANT_LIST, CNT_STATUS_INVALID,
+                          62);
+    assert_false(cnt_response_is_tenant_list_end(&res));
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    free(name);
+    free(buf);
+}
+
+/* Malformed or misdirected throttling answers are refused, without
+ * reading past their bodies (exact-size heap copies). */
+static void test_throttle_answers_malformed(void **state)
+{
+    const char *thr_hex = "01" "03" "0000" "00000005" "00000000"
+                          "00000000" "000000003b9aca00";
+    const char *view_hex = "00000001" "00000002" "00000003" "01" "000000"
+                           "0000000000000004" "0000000000000005";
+    const uint8_t R = CNT_MAGIC_RESPONSE, E = CNT_MAGIC_NOTICE;
+    cnt_throttle_answer ta;
+    cnt_tenant_view tv;
+    cnt_tenant_record rec;
+    cnt_node_view nv;
+    cnt_response res;
+    uint8_t *body;
+    char hex[2 * (CNT_TREC_FIXED + 4) + 1];
+
+    (void)state;
+    res = hex_response(thr_hex, R, CNT_OP_THROTTLE, 0, &body);
+    assert_true(cnt_parse_throttle_answer(&res, &ta));
+    assert_int_equal(ta.state, CNT_TSTATE_THROTTLED);
+    assert_int_equal(ta.reason, CNT_TREASON_HARD_LIMIT);
+    assert_true(ta.retry_after_ns == 1000000000);
+    res.body_len--;                     /* one byte short */
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    res.body_len++;
+    res.magic = E;                      /* an event with that code */
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    res.magic = R;
+    res.status = CNT_STATUS_NOT_PERMITTED;
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    res.status = CNT_STATUS_OK;
+    res.opcode = CNT_OP_TENANT_SHOW;
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    res.opcode = CNT_OP_THROTTLE;
+    body[CNT_TANS_OFF_STATE] = CNT_TSTATE_THROTTLED + 1; /* unknown */
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    body[CNT_TANS_OFF_STATE] = CNT_TSTATE_ALLOWED;
+    assert_true(cnt_parse_throttle_answer(&res, &ta));
+    body[CNT_TANS_OFF_REASON] = CNT_TREASON_MAX + 1;     /* unknown */
+    assert_false(cnt_parse_throttle_answer(&res, &ta));
+    free(body);
+
+    res = hex_response(view_hex, R, CNT_OP_TENANT_SHOW, 0, &body);
+    assert_true(cnt_parse_tenant_view(&res, &tv));
+    assert_int_equal(tv.used, 3);
+    assert_true(tv.units == 5);
+    res.body_len--;
+    assert_false(cnt_parse_tenant_view(&res, &tv));
+    res.body_len++;
+    res.magic = E;
+    assert_false(cnt_parse_tenant_view(&res, &tv));
+    res.magic = R;
+    res.status = CNT_STATUS_NOT_FOUND;
+    assert_false(cnt_parse_tenant_view(&res, &tv));
+    free(body);
+
+    /* A node view is the same size; only its own opcode parses. */
+    res = hex_response(view_hex, R, CNT_OP_NODE_SHOW, 0, &body);
+    assert_true(cnt_parse_node_view(&res, &nv));
+    assert_int_equal(nv.capacity, 1);
+    assert_int_equal(nv.reserved_sum, 0);   /* throttled's high half */
+    assert_int_equal(nv.tenants, 4);
+    assert_true(nv.throttled == 5);
+    res.body_len--;
+    assert_false(cnt_parse_node_view(&res, &nv));
+    res.body_len++;
+    res.magic = E;
+    assert_false(cnt_parse_node_view(&res, &nv));
+    res.magic = R;
+    res.opcode = CNT_OP_TENANT_SHOW;
+    assert_false(cnt_parse_node_view(&res, &nv));
+    free(body);
+
+    /* List records: the view alone, half a name length, a name running
+     * past the body, the right one, and a status that is not OK. */
+    res = hex_response(view_hex, R, CNT_OP_TENANT_LIST, 0, &body);
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    assert_false(cnt_response_is_tenant_list_end(&res));
+    free(body);
+    snprintf(hex, sizeof(hex), "%s00", view_hex);
+    res = hex_response(hex, R, CNT_OP_TENANT_LIST, 0, &body);
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    free(body);
+    snprintf(hex, sizeof(hex), "%s0003" "6162", view_hex);
+    res = hex_response(hex, R, CNT_OP_TENANT_LIST, 0, &body);
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    free(body);
+    snprintf(hex, sizeof(hex), "%s0002" "6162", view_hex);
+    res = hex_response(hex, R, CNT_OP_TENANT_LIST, 0, &body);
+    assert_true(cnt_parse_tenant_record(&res, &rec));
+    assert_int_equal(rec.name_len, 2);
+    assert_int_equal(rec.view.flags, CNT_TENANT_CONFIGURED);
+    res.magic = E;
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    res.magic = R;
+    res.status = CNT_STATUS_INVALID;
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    res.status = CNT_STATUS_OK;
+    res.opcode = CNT_OP_DUMP;
+    assert_false(cnt_parse_tenant_record(&res, &rec));
+    free(body);
+}
+
 /* Events: told from answers by the magic, parsed back, and decoded in
  * their place between answers. */
 static void test_roundtrip_events(void **state)
@@ -1218,6 +1580,9 @@ int main(void)
         cmocka_unit_test(test_encode_rate_limit_answers),
         cmocka_unit_test(test_roundtrip_rate_limit_answers),
         cmocka_unit_test(test_rate_limit_answers_malformed),
+        cmocka_unit_test(test_encode_throttle_answers),
+        cmocka_unit_test(test_roundtrip_throttle_answers),
+        cmocka_unit_test(test_throttle_answers_malformed),
         cmocka_unit_test(test_roundtrip_events),
         cmocka_unit_test(test_response_magic),
         cmocka_unit_test(test_response_huge_body),

@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 52
+#define NITEMS 72
 
 typedef struct report {
     unsigned n;
@@ -51,13 +51,20 @@ static const char *const expected_order[NITEMS] = {
     "command:wait_acquire", "command:renew", "command:wait_release",
     "command:queues", "command:ttl_insert", "command:ttl_query",
     "command:ttl_update", "command:ttl_purge", "command:window_check",
-    "command:gcra_check", "command:multi_check", "rejected_connections", "buckets", "interval",
+    "command:gcra_check", "command:multi_check", "command:auth",
+    "command:throttle", "command:tenant_show", "command:tenant_list",
+    "command:node_show", "command:tenant_set", "command:tenant_remove",
+    "command:node_set", "command:unthrottle", "command:reload",
+    "rejected_connections", "buckets", "interval",
     "memory_limit", "waiting", "leases", "queue_grants", "wait_timeouts",
     "lease_expirations", "wait_cancels", "ttl_objects", "ttl_checks",
     "ttl_allowed", "ttl_limited", "ttl_expired", "window_objects",
     "window_checks", "window_allowed", "window_limited", "window_expired",
     "gcra_objects", "gcra_checks", "gcra_allowed", "gcra_limited",
-    "gcra_expired", "limits_used_memory",
+    "gcra_expired", "limits_used_memory", "throttle_capacity",
+    "throttle_used", "throttle_tenants", "throttle_checks",
+    "throttle_allowed", "throttle_throttled", "throttle_units",
+    "throttle_unthrottled_units", "auth_failures", "auth_closes",
 };
 
 static void test_stats_empty(void **state)
@@ -65,7 +72,7 @@ static void test_stats_empty(void **state)
     report r = { 0 };
 
     (void)state;
-    cnt_stats_report(NULL, NULL, NULL, NULL, collect, &r);
+    cnt_stats_report(&(cnt_stats_sources){0}, collect, &r);
     assert_int_equal(r.n, NITEMS);
     for (unsigned i = 0; i < NITEMS; i++) {
         assert_string_equal(r.name[i], expected_order[i]);
@@ -109,7 +116,8 @@ static void test_stats_values(void **state)
     cnt_stats_add(&cnt_stats_slot_get(s, 2)->rejected_connections, 1);
     assert_null(cnt_stats_slot_get(s, 3));
 
-    cnt_stats_report(s, t, NULL, gc, collect, &r);
+    cnt_stats_report(&(cnt_stats_sources){ .stats = s, .table = t, .gc = gc },
+                     collect, &r);
     assert_int_equal(r.n, NITEMS);
     for (unsigned i = 0; i < NITEMS; i++)
         assert_string_equal(r.name[i], expected_order[i]);

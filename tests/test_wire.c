@@ -1,7 +1,7 @@
 /* test_wire.c: unit tests of protocol/wire.c and the inline helpers of
- * wire.h: status texts, opcode, event and time unit names, the
- * consistency of the opcode table the request decoder is driven by, and
- * the big-endian byte helpers. */
+ * wire.h: status texts, opcode, event, time unit and throttle reason
+ * names, the privileged opcodes, the consistency of the opcode table the
+ * request decoder is driven by, and the big-endian byte helpers. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -55,7 +55,16 @@ static void test_extension_texts_and_names(void **state)
                         "Below zero");
     assert_int_equal(CNT_STATUS_EXISTS, 0x28);
     assert_int_equal(CNT_STATUS_BELOW_ZERO, 0x29);
-    assert_null(cnt_status_text((cnt_status)0x2a));
+    assert_string_equal(cnt_status_text(CNT_STATUS_NOT_PERMITTED),
+                        "Not permitted");
+    assert_string_equal(cnt_status_text(CNT_STATUS_AUTH_FAILED),
+                        "Auth failed");
+    assert_string_equal(cnt_status_text(CNT_STATUS_OVER_CAPACITY),
+                        "Over capacity");
+    assert_int_equal(CNT_STATUS_NOT_PERMITTED, 0x2a);
+    assert_int_equal(CNT_STATUS_AUTH_FAILED, 0x2b);
+    assert_int_equal(CNT_STATUS_OVER_CAPACITY, 0x2c);
+    assert_null(cnt_status_text((cnt_status)0x2d));
     assert_null(cnt_status_text((cnt_status)0x30));
     /* Every status text fits the room an error response is given. */
     for (unsigned st = 0; st < 256; st++) {
@@ -91,6 +100,30 @@ static void test_extension_texts_and_names(void **state)
     assert_int_equal(CNT_OP_WINDOW_CHECK, 0x34);
     assert_int_equal(CNT_OP_GCRA_CHECK, 0x35);
     assert_int_equal(CNT_OP_MULTI_CHECK, 0x36);
+    assert_null(cnt_opcode_name(0x3f));
+    assert_string_equal(cnt_opcode_name(CNT_OP_AUTH), "auth");
+    assert_string_equal(cnt_opcode_name(CNT_OP_THROTTLE), "throttle");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TENANT_SHOW), "tenant_show");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TENANT_LIST), "tenant_list");
+    assert_string_equal(cnt_opcode_name(CNT_OP_NODE_SHOW), "node_show");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TENANT_SET), "tenant_set");
+    assert_string_equal(cnt_opcode_name(CNT_OP_TENANT_REMOVE),
+                        "tenant_remove");
+    assert_string_equal(cnt_opcode_name(CNT_OP_NODE_SET), "node_set");
+    assert_string_equal(cnt_opcode_name(CNT_OP_UNTHROTTLE), "unthrottle");
+    assert_string_equal(cnt_opcode_name(CNT_OP_RELOAD), "reload");
+    assert_null(cnt_opcode_name(0x4a));
+    for (unsigned op = 0; op < 10; op++)
+        assert_int_equal(CNT_OP_AUTH + op, 0x40 + op);
+    assert_int_equal(CNT_OP_THROTTLE, 0x41);
+    assert_int_equal(CNT_OP_TENANT_SHOW, 0x42);
+    assert_int_equal(CNT_OP_TENANT_LIST, 0x43);
+    assert_int_equal(CNT_OP_NODE_SHOW, 0x44);
+    assert_int_equal(CNT_OP_TENANT_SET, 0x45);
+    assert_int_equal(CNT_OP_TENANT_REMOVE, 0x46);
+    assert_int_equal(CNT_OP_NODE_SET, 0x47);
+    assert_int_equal(CNT_OP_UNTHROTTLE, 0x48);
+    assert_int_equal(CNT_OP_RELOAD, 0x49);
 
     assert_string_equal(cnt_event_name(CNT_EVENT_GRANTED), "granted");
     assert_string_equal(cnt_event_name(CNT_EVENT_TIMED_OUT), "timed_out");
@@ -129,6 +162,16 @@ static void assert_no_limit_fields(const cnt_opcode_row *row)
     assert_int_equal(row->off_items, CNT_FIELD_NONE);
 }
 
+/* Checks that a row reads none of the throttling fields. */
+static void assert_no_throttle_fields(const cnt_opcode_row *row)
+{
+    assert_int_equal(row->off_units, CNT_FIELD_NONE);
+    assert_int_equal(row->off_reserved, CNT_FIELD_NONE);
+    assert_int_equal(row->off_hard_limit, CNT_FIELD_NONE);
+    assert_int_equal(row->off_capacity, CNT_FIELD_NONE);
+    assert_int_equal(row->off_secretlen, CNT_FIELD_NONE);
+}
+
 /* Checks that a row's rate-limit checks only look at fields its body
  * has (the TTL's also needs the unit's check to run before it). */
 static void check_limit_checks(const cnt_opcode_row *row)
@@ -153,6 +196,10 @@ static void check_limit_checks(const cnt_opcode_row *row)
     if (row->checks & CNT_CHECK_WINDOW_SHAPE)
         assert_true(row->off_slots != CNT_FIELD_NONE &&
                     row->off_period != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_UNITS_NONZERO)
+        assert_true(row->off_units != CNT_FIELD_NONE);
+    if (row->checks & CNT_CHECK_TENANT_FLAGS)
+        assert_true(row->off_flags != CNT_FIELD_NONE);
 }
 
 /* Every row of the opcode table is one the decoder can trust: a name iff
@@ -186,6 +233,7 @@ static void test_opcode_table_rows(void **state)
             assert_int_equal(row->off_lease, CNT_FIELD_NONE);
             assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
             assert_no_limit_fields(row);
+            assert_no_throttle_fields(row);
             assert_int_equal(row->checks, 0);
             continue;
         }
@@ -209,6 +257,11 @@ static void test_opcode_table_rows(void **state)
         check_field(row->off_change, 1, row);
         check_field(row->off_namelen, 2, row);
         check_field(row->off_items, 1, row);
+        check_field(row->off_units, 4, row);
+        check_field(row->off_reserved, 4, row);
+        check_field(row->off_hard_limit, 4, row);
+        check_field(row->off_capacity, 4, row);
+        check_field(row->off_secretlen, 2, row);
         if (row->off_namelen != CNT_FIELD_NONE)
             assert_int_equal(row->off_namelen + 2, row->fixed);
         /* The items, like a name, follow their count directly; a body has
@@ -216,6 +269,12 @@ static void test_opcode_table_rows(void **state)
         if (row->off_items != CNT_FIELD_NONE) {
             assert_int_equal(row->off_items + 1, row->fixed);
             assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
+        }
+        /* So does a secret, in a body that has nothing else after it. */
+        if (row->off_secretlen != CNT_FIELD_NONE) {
+            assert_int_equal(row->off_secretlen + 2, row->fixed);
+            assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
+            assert_int_equal(row->off_items, CNT_FIELD_NONE);
         }
         assert_int_equal(row->checks & ~CNT_CHECK_ALL, 0);
         check_limit_checks(row);
@@ -233,10 +292,11 @@ static void test_opcode_table_rows(void **state)
                      CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_FITS |
                      CNT_CHECK_TTL_CHANGE | CNT_CHECK_COUNT_NONZERO |
                      CNT_CHECK_COST_NONZERO | CNT_CHECK_PERIOD_NONZERO |
-                     CNT_CHECK_WINDOW_SHAPE, CNT_CHECK_ALL);
+                     CNT_CHECK_WINDOW_SHAPE | CNT_CHECK_UNITS_NONZERO |
+                     CNT_CHECK_TENANT_FLAGS, CNT_CHECK_ALL);
     for (unsigned bits = CNT_CHECK_ALL; bits != 0; bits &= bits - 1)
         n_checks++;
-    assert_int_equal(n_checks, 11);
+    assert_int_equal(n_checks, 13);
     assert_int_equal(largest + CNT_NAME_MAX, CNT_BODY_MAX);
     assert_int_equal(CNT_REQUEST_MAX, CNT_HEADER_SIZE + CNT_BODY_MAX);
 }
@@ -254,7 +314,7 @@ static void test_opcode_table_reference_rows(void **state)
     for (unsigned op = 0; op < 256; op++)
         if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
             known++;
-    assert_int_equal(known, 6 + 4 + 7);
+    assert_int_equal(known, 6 + 4 + 7 + 10);
     assert_int_equal(cnt_opcode_table[CNT_OP_NOOP].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_STATS].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_DUMP].body, CNT_BODY_SKIP);
@@ -464,6 +524,142 @@ static void test_opcode_table_rate_limit_rows(void **state)
     assert_int_equal(multi->off_attribute, CNT_FIELD_NONE);
     assert_int_equal(multi->off_change, CNT_FIELD_NONE);
     assert_int_equal(multi->checks, CNT_CHECK_FLAGS_PEEK_ONLY);
+    for (unsigned op = CNT_OP_TTL_INSERT; op <= CNT_OP_MULTI_CHECK; op++)
+        assert_no_throttle_fields(&cnt_opcode_table[op]);
+}
+
+/* The tenant throttling rows, as spec'd: Auth (2 fixed bytes, then the
+ * secret), Throttle (6), Tenant_show and Tenant_remove (2), Tenant_set
+ * (14), Node_set (4, no name); Tenant_list, Node_show, Unthrottle and
+ * Reload skip their bodies. Every older row reads none of their fields. */
+static void test_opcode_table_throttle_rows(void **state)
+{
+    const cnt_opcode_row *auth = &cnt_opcode_table[CNT_OP_AUTH];
+    const cnt_opcode_row *thr = &cnt_opcode_table[CNT_OP_THROTTLE];
+    const cnt_opcode_row *tset = &cnt_opcode_table[CNT_OP_TENANT_SET];
+    const cnt_opcode_row *nset = &cnt_opcode_table[CNT_OP_NODE_SET];
+    const uint8_t name_only[] = { CNT_OP_TENANT_SHOW, CNT_OP_TENANT_REMOVE };
+    const uint8_t skipped[] = { CNT_OP_TENANT_LIST, CNT_OP_NODE_SHOW,
+                                CNT_OP_UNTHROTTLE, CNT_OP_RELOAD };
+
+    (void)state;
+    for (unsigned op = 0; op < CNT_OP_AUTH; op++)
+        if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
+            assert_no_throttle_fields(&cnt_opcode_table[op]);
+
+    assert_int_equal(auth->body, CNT_BODY_NEEDED);
+    assert_int_equal(auth->fixed, 2);
+    assert_int_equal(auth->off_secretlen, 0);
+    assert_int_equal(auth->off_namelen, CNT_FIELD_NONE);
+    assert_no_counter_fields(auth);
+    assert_no_limit_fields(auth);
+    assert_int_equal(auth->off_units, CNT_FIELD_NONE);
+    assert_int_equal(auth->off_reserved, CNT_FIELD_NONE);
+    assert_int_equal(auth->off_hard_limit, CNT_FIELD_NONE);
+    assert_int_equal(auth->off_capacity, CNT_FIELD_NONE);
+    assert_int_equal(auth->checks, 0);
+
+    assert_int_equal(thr->body, CNT_BODY_NEEDED);
+    assert_int_equal(thr->fixed, 6);
+    assert_int_equal(thr->off_units, 0);
+    assert_int_equal(thr->off_namelen, 4);
+    assert_no_counter_fields(thr);
+    assert_no_limit_fields(thr);
+    assert_int_equal(thr->off_reserved, CNT_FIELD_NONE);
+    assert_int_equal(thr->off_hard_limit, CNT_FIELD_NONE);
+    assert_int_equal(thr->off_capacity, CNT_FIELD_NONE);
+    assert_int_equal(thr->off_secretlen, CNT_FIELD_NONE);
+    assert_int_equal(thr->checks, CNT_CHECK_UNITS_NONZERO);
+
+    for (size_t i = 0; i < sizeof(name_only); i++) {
+        const cnt_opcode_row *row = &cnt_opcode_table[name_only[i]];
+
+        assert_int_equal(row->body, CNT_BODY_NEEDED);
+        assert_int_equal(row->fixed, 2);
+        assert_int_equal(row->off_namelen, 0);
+        assert_no_counter_fields(row);
+        assert_no_limit_fields(row);
+        assert_no_throttle_fields(row);
+        assert_int_equal(row->checks, 0);
+    }
+    for (size_t i = 0; i < sizeof(skipped); i++)
+        assert_int_equal(cnt_opcode_table[skipped[i]].body, CNT_BODY_SKIP);
+
+    assert_int_equal(tset->body, CNT_BODY_NEEDED);
+    assert_int_equal(tset->fixed, 14);
+    assert_int_equal(tset->off_flags, 0);
+    assert_int_equal(tset->off_reserved, 4);
+    assert_int_equal(tset->off_hard_limit, 8);
+    assert_int_equal(tset->off_namelen, 12);
+    assert_no_counter_fields(tset);
+    assert_int_equal(tset->off_quota, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_ttl, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_period, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_limit, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_count, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_cost, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_slots, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_unit, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_attribute, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_change, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_items, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_units, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_capacity, CNT_FIELD_NONE);
+    assert_int_equal(tset->off_secretlen, CNT_FIELD_NONE);
+    assert_int_equal(tset->checks, CNT_CHECK_TENANT_FLAGS);
+    /* Below Gcra_check's 26: CNT_BODY_MAX stays every body's bound. */
+    assert_true(tset->fixed < CNT_GCRA_FIXED);
+
+    assert_int_equal(nset->body, CNT_BODY_NEEDED);
+    assert_int_equal(nset->fixed, 4);
+    assert_int_equal(nset->off_capacity, 0);
+    assert_int_equal(nset->off_namelen, CNT_FIELD_NONE);
+    assert_no_counter_fields(nset);
+    assert_no_limit_fields(nset);
+    assert_int_equal(nset->off_units, CNT_FIELD_NONE);
+    assert_int_equal(nset->off_reserved, CNT_FIELD_NONE);
+    assert_int_equal(nset->off_hard_limit, CNT_FIELD_NONE);
+    assert_int_equal(nset->off_secretlen, CNT_FIELD_NONE);
+    assert_int_equal(nset->checks, 0);
+
+    /* Exactly five opcodes are privileged. */
+    for (unsigned op = 0; op < 256; op++)
+        assert_int_equal(cnt_opcode_privileged((uint8_t)op),
+                         op >= CNT_OP_TENANT_SET && op <= CNT_OP_RELOAD);
+}
+
+/* The tenant throttling constants: flags, states, reasons and their
+ * names, answer sizes. */
+static void test_throttle_constants(void **state)
+{
+    const char *reasons[] = { "none", "reserve", "pool_empty",
+                              "hard_limit" };
+
+    (void)state;
+    assert_int_equal(CNT_TENANT_SET_RESERVED, 1);
+    assert_int_equal(CNT_TENANT_SET_HARD, 2);
+    assert_int_equal(CNT_TENANT_SET_ALL,
+                     CNT_TENANT_SET_RESERVED | CNT_TENANT_SET_HARD);
+    assert_int_equal(CNT_TENANT_CONFIGURED, 1);
+    assert_int_equal(CNT_HARD_LIMIT_UNLIMITED, 0xffffffffu);
+    assert_int_equal(CNT_TSTATE_ALLOWED, 0);
+    assert_int_equal(CNT_TSTATE_THROTTLED, 1);
+    assert_int_equal(CNT_TREASON_NONE, 0);
+    assert_int_equal(CNT_TREASON_RESERVE, 1);
+    assert_int_equal(CNT_TREASON_POOL_EMPTY, 2);
+    assert_int_equal(CNT_TREASON_HARD_LIMIT, 3);
+    for (unsigned r = 0; r <= CNT_TREASON_MAX; r++)
+        assert_string_equal(cnt_treason_name((uint8_t)r), reasons[r]);
+    for (unsigned r = CNT_TREASON_MAX + 1; r < 256; r++)
+        assert_null(cnt_treason_name((uint8_t)r));
+    assert_int_equal(CNT_THROTTLE_ANSWER_SIZE, 24);
+    assert_int_equal(CNT_TANS_OFF_RETRY + 8, CNT_THROTTLE_ANSWER_SIZE);
+    assert_int_equal(CNT_TENANT_VIEW_SIZE, 32);
+    assert_int_equal(CNT_TVIEW_OFF_UNITS + 8, CNT_TENANT_VIEW_SIZE);
+    assert_int_equal(CNT_TREC_OFF_NAMELEN, CNT_TENANT_VIEW_SIZE);
+    assert_int_equal(CNT_TREC_FIXED, CNT_TREC_OFF_NAMELEN + 2);
+    assert_int_equal(CNT_NODE_VIEW_SIZE, 32);
+    assert_int_equal(CNT_NVIEW_OFF_THROTTLED + 8, CNT_NODE_VIEW_SIZE);
 }
 
 /* The rate-limit constants: sizes, states, time units. */
@@ -510,6 +706,23 @@ static void test_rate_limit_constants(void **state)
 }
 
 /* The byte helpers are big-endian and read back what they wrote. */
+/* The opcodes whose request body is just a name (or a secret), which the
+ * client encoders write with one helper: fixed part 2, length at 0. */
+static void test_name_only_rows(void **state)
+{
+    (void)state;
+    static const uint8_t ops[] = { CNT_OP_GET, CNT_OP_WAIT_RELEASE,
+                                   CNT_OP_TTL_QUERY, CNT_OP_TTL_PURGE,
+                                   CNT_OP_TENANT_SHOW, CNT_OP_TENANT_REMOVE,
+                                   CNT_OP_AUTH };
+    for (size_t i = 0; i < sizeof ops; i++) {
+        const cnt_opcode_row *r = &cnt_opcode_table[ops[i]];
+        assert_int_equal(r->fixed, 2);
+        assert_int_equal(ops[i] == CNT_OP_AUTH ? r->off_secretlen
+                                               : r->off_namelen, 0);
+    }
+}
+
 static void test_byte_helpers(void **state)
 {
     uint8_t b[6] = { 0 };
@@ -560,6 +773,9 @@ int main(void)
         cmocka_unit_test(test_opcode_table_extension_rows),
         cmocka_unit_test(test_opcode_table_rate_limit_rows),
         cmocka_unit_test(test_rate_limit_constants),
+        cmocka_unit_test(test_opcode_table_throttle_rows),
+        cmocka_unit_test(test_throttle_constants),
+        cmocka_unit_test(test_name_only_rows),
         cmocka_unit_test(test_byte_helpers),
         cmocka_unit_test(test_byte_helpers_u64),
     };

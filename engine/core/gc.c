@@ -1,7 +1,8 @@
 /* gc.c: the garbage collector. A thread that sleeps on a condition
  * variable (so stop is immediate), sweeps about a second after start and
  * then just after each window starts, each of its maps a slice of buckets
- * at a time, with that map's kind's test. */
+ * at a time, with that map's kind's test; the maps of records that die by
+ * the clock (the rate limits) it also sweeps every second in between. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,11 +17,16 @@
  * starts, so counters left at 0 just before the boundary are collected. */
 #define CNT_GC_FIRST_DELAY_NS 1000000000u
 #define CNT_GC_AFTER_WINDOW_NS 100000000u
+/* The maps of records that die by the clock are swept this often: a rate
+ * limit keyed per client must not hold memory for a whole window (a day by
+ * default) after it stopped mattering. */
+#define CNT_GC_RECORDS_PERIOD_NS 1000000000u
 
 /* One map to sweep and its kind's test. */
 typedef struct cnt_gc_target {
     cnt_map *map;
     cnt_map_may_go may_go;
+    bool every_second;          /* also swept every second */
 } cnt_gc_target;
 
 struct cnt_gc {
@@ -96,7 +102,21 @@ int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
 /* Adds the rate limits' map with their sweep test. */
 int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l)
 {
-    return cnt_gc_add(gc, cnt_limits_map(l), cnt_limits_may_go(l));
+    int err = cnt_gc_add(gc, cnt_limits_map(l), cnt_limits_may_go(l));
+
+    if (err == 0)
+        gc->targets[gc->ntargets - 1].every_second = true;
+    return err;
+}
+
+/* Adds the throttle's tenant map with its sweep test. */
+int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t)
+{
+    int err = cnt_gc_add(gc, cnt_throttle_map(t), cnt_throttle_may_go(t));
+
+    if (err == 0)
+        gc->targets[gc->ntargets - 1].every_second = true;
+    return err;
 }
 
 /* Sweeps one map in slices, each judged at the clock's time when it
@@ -135,6 +155,17 @@ size_t cnt_gc_run_once(cnt_gc *gc)
     return removed;
 }
 
+/* Sweeps the maps swept every second; returns how many records went. */
+size_t cnt_gc_run_records(cnt_gc *gc)
+{
+    size_t removed = 0;
+
+    for (unsigned i = 0; i < gc->ntargets; i++)
+        if (gc->targets[i].every_second)
+            removed += cnt_gc_sweep_map(gc, &gc->targets[i]);
+    return removed;
+}
+
 /* Nanoseconds from now until just after the table's next window starts,
  * by the table's wall clock. */
 static uint64_t cnt_gc_until_next_window(const cnt_gc *gc)
@@ -166,19 +197,31 @@ static struct timespec cnt_gc_timespec(uint64_t ns)
 static void *cnt_gc_main(void *arg)
 {
     cnt_gc *gc = arg;
-    uint64_t deadline = cnt_gc_real_ns() + CNT_GC_FIRST_DELAY_NS;
+    uint64_t full = cnt_gc_real_ns() + CNT_GC_FIRST_DELAY_NS;
+    uint64_t records = cnt_gc_real_ns() + CNT_GC_RECORDS_PERIOD_NS;
+    bool any_records = false;
 
+    for (unsigned i = 0; i < gc->ntargets; i++)
+        any_records |= gc->targets[i].every_second;
     pthread_mutex_lock(&gc->mutex);
     while (!gc->stop) {
-        if (!gc->kicked && cnt_gc_real_ns() < deadline) {
+        uint64_t now = cnt_gc_real_ns();
+        uint64_t deadline = any_records && records < full ? records : full;
+        if (!gc->kicked && now < deadline) {
             struct timespec ts = cnt_gc_timespec(deadline);
             pthread_cond_timedwait(&gc->cond, &gc->mutex, &ts);
             continue;           /* re-check stop, kick and the deadline */
         }
+        bool whole = gc->kicked || now >= full;
         gc->kicked = false;
         pthread_mutex_unlock(&gc->mutex);
-        cnt_gc_run_once(gc);
-        deadline = cnt_gc_real_ns() + cnt_gc_until_next_window(gc);
+        if (whole) {
+            cnt_gc_run_once(gc);
+            full = cnt_gc_real_ns() + cnt_gc_until_next_window(gc);
+        } else {
+            cnt_gc_run_records(gc);
+        }
+        records = cnt_gc_real_ns() + CNT_GC_RECORDS_PERIOD_NS;
         pthread_mutex_lock(&gc->mutex);
     }
     pthread_mutex_unlock(&gc->mutex);

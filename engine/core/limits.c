@@ -381,6 +381,12 @@ typedef struct cnt_item {
     uint64_t slot;              /* window: the slot number of now */
     uint64_t total;             /* window, shape changed: counts kept */
     uint64_t now;               /* the time it is judged at */
+    uint64_t read_now;          /* the time the request read, <= now: the
+                                   answer's hints count from it */
+    /* window, a record of another shape: when, by that shape's own
+     * slots, enough of what it remembers has aged out for the cost, and
+     * when all of it has (absolute ns; 0: no such time) */
+    uint64_t other_retry_at, other_reset_at;
     /* gcra, all in ns plus a fraction over count (f < count): */
     uint64_t inc_q, inc_f;      /* period * cost / count */
     uint64_t tol_q, tol_f;      /* period * (burst + 1) / count */
@@ -439,8 +445,9 @@ static bool cnt_item_resolve(cnt_item *it, const cnt_check_args *a)
 /* The counts a window record still holds at slot k, by age: v[j] is the
  * count of slot k - j (j = 0 .. slots), in the item's shape. A record of
  * another shape is seen as the total it remembers, all in slot k: never
- * less than either shape would count. Returns the sum. */
-static uint64_t cnt_window_view(const cnt_item *it, uint64_t now,
+ * less than either shape would count, and the times that shape lets the
+ * call in and forgets it all (it->other_*). Returns the sum. */
+static uint64_t cnt_window_view(cnt_item *it, uint64_t now,
                                 uint64_t k, uint64_t *v)
 {
     const cnt_limit_rec *r = it->rec;
@@ -452,13 +459,27 @@ static uint64_t cnt_window_view(const cnt_item *it, uint64_t now,
     unsigned n = (unsigned)r->unit + 1;
     if (r->unit != it->slots || r->b != it->slot_ns) {
         /* Another shape: what it remembers at now by its own slots. */
-        uint64_t own = now / r->b;
+        uint64_t own = now / r->b, first = r->a;
         for (uint64_t j = 0; j < n && j <= r->a; j++) {
             uint64_t q = r->a - j;
-            if (q + r->unit >= own)
+            if (q + r->unit >= own) {
                 sum += r->u.counts[q % n];
+                first = q;
+            }
         }
         v[0] = sum;
+        /* A refused call leaves the record in its shape, so the hints
+         * follow that shape's ageing: slot q's count leaves at the end
+         * of slot q + unit, oldest first. */
+        uint64_t left = sum, limit = it->a->limit_or_burst;
+        it->other_retry_at = it->other_reset_at = 0;
+        for (uint64_t q = first; sum > 0 && q <= r->a; q++) {
+            left -= r->u.counts[q % n];
+            if (it->other_retry_at == 0 && left + it->a->cost <= limit)
+                it->other_retry_at = (q + r->unit + 1) * r->b;
+        }
+        if (sum > 0)
+            it->other_reset_at = (r->a + r->unit + 1) * r->b;
         return sum;
     }
     for (uint64_t j = 0; j < n && j <= k; j++) {
@@ -503,10 +524,12 @@ static void cnt_window_answer(cnt_item *it)
 {
     const cnt_check_args *a = it->a;
     uint64_t *v = it->v;
-    uint64_t S = it->slot_ns, k = it->slot, now = it->now;
+    uint64_t S = it->slot_ns, k = it->slot, now = it->read_now;
     uint64_t used = it->total;
     cnt_check_answer *ans = &it->ans;
     unsigned slots = it->slots;
+    bool other = ans->state != CNT_CHECK_ALLOWED &&
+                 it->other_reset_at != 0;
 
     ans->limit = a->limit_or_burst;
     ans->retry_after_ns = 0;
@@ -515,9 +538,13 @@ static void cnt_window_answer(cnt_item *it)
     } else if (ans->state == CNT_CHECK_ALLOWED) {
         used += a->cost;
         v[0] += a->cost;
+    } else if (other) {
+        ans->retry_after_ns = it->other_retry_at - now;
     } else {
         /* The first later slot in which the counts still remembered
-         * leave room for the cost; by slot k + slots + 1 all are gone. */
+         * leave room for the cost; by slot k + slots + 1 all are gone.
+         * Counted from the time the request read, which may be before
+         * the slot it was judged in (never after). */
         unsigned i;
         for (i = 1; i <= slots; i++) {
             uint64_t keep = 0;
@@ -532,8 +559,8 @@ static void cnt_window_answer(cnt_item *it)
     ans->remaining = used < a->limit_or_burst
                          ? (uint32_t)(a->limit_or_burst - used) : 0;
     /* Everything is gone once the newest count's slot has aged out. */
-    ans->reset_after_ns = 0;
-    for (unsigned j = 0; j <= slots; j++)
+    ans->reset_after_ns = other ? it->other_reset_at - now : 0;
+    for (unsigned j = 0; !other && j <= slots; j++)
         if (v[j] != 0) {
             ans->reset_after_ns = (k - j + slots + 1) * S - now;
             break;
@@ -601,6 +628,7 @@ static void cnt_gcra_answer(cnt_item *it)
     uint64_t P = a->period_ns;
     uint64_t L = (uint64_t)a->limit_or_burst + 1;
     cnt_u128 now_s = (cnt_u128)it->now * c;
+    cnt_u128 read_s = (cnt_u128)it->read_now * c;
     cnt_u128 tol = (cnt_u128)P * L;
     cnt_u128 tat = (cnt_u128)it->tat_q * c + it->tat_f;
     cnt_u128 after = tat;       /* the TAT once the call is done */
@@ -616,8 +644,10 @@ static void cnt_gcra_answer(cnt_item *it)
         if (ans->state == CNT_CHECK_NEVER) {
             ans->retry_after_ns = UINT64_MAX;
         } else {
+            /* Allowed once new_tat - t <= tol: at t = new_tat - tol,
+             * counted from the time the request read. */
             cnt_u128 new_tat = tat + (cnt_u128)P * a->cost;
-            ans->retry_after_ns = cnt_ceil_div(new_tat - now_s - tol, c);
+            ans->retry_after_ns = cnt_ceil_div(new_tat - tol - read_s, c);
         }
     }
     ans->limit = cnt_clamp32(L);
@@ -625,7 +655,8 @@ static void cnt_gcra_answer(cnt_item *it)
     if (ans->remaining > ans->limit)
         ans->remaining = ans->limit;
     ans->used = ans->limit - ans->remaining;
-    ans->reset_after_ns = after > now_s ? cnt_ceil_div(after - now_s, c) : 0;
+    ans->reset_after_ns = after > read_s ? cnt_ceil_div(after - read_s, c)
+                                         : 0;
 }
 
 /* Finds the item's record and judges it at now; lock held. */
@@ -815,11 +846,17 @@ static cnt_status cnt_items_run(cnt_limits *l, cnt_item *it, size_t n,
      * out of the critical section of a hot name; a request that waited
      * for the lock is judged as of its arrival (see cnt_window_judge
      * for the one place where that needs care). */
-    uint64_t now = cnt_clock_mono_ns(l->clock);
+    uint64_t now = cnt_clock_mono_ns(l->clock), judge = now;
     for (size_t s = 0; s < ns; s++)
         pthread_mutex_lock(&l->map.stripes[stripes[s]].mutex);
+    /* A record the GC removed as dead at a time after ours would have
+     * counted at ours: judge no earlier than the GC did. */
+    for (size_t s = 0; s < ns; s++)
+        if (judge < cnt_map_do_swept_ns(&l->map, stripes[s]))
+            judge = cnt_map_do_swept_ns(&l->map, stripes[s]);
     for (size_t i = 0; i < n; i++) {
-        do_item_judge(l, &it[i], now);
+        it[i].read_now = now;
+        do_item_judge(l, &it[i], judge);
         all = all && it[i].ans.state == CNT_CHECK_ALLOWED;
     }
     if (all && !peek) {

@@ -1,7 +1,7 @@
 # engine/core/local.mk: the counter core, libcntcore.la (included by the top
 # Makefile.am): the map and its rules (semaphores, waiting tickets, rate
-# limits), holdings, GC, stats, clock, hash, the timing wheel and the set of
-# server-defined groups.
+# limits, tenant throttling), holdings, GC, stats, clock, hash, the timing
+# wheel and the set of server-defined groups.
 # No sockets, no libevent, no host types; its unit tests are in tests/.
 
 noinst_LTLIBRARIES += libcntcore.la
@@ -12,6 +12,7 @@ libcntcore_la_SOURCES = \
 	engine/core/map.c \
 	engine/core/table.c \
 	engine/core/limits.c \
+	engine/core/throttle.c \
 	engine/core/gc.c \
 	engine/core/stats.c \
 	engine/core/wheel.c \
@@ -26,6 +27,7 @@ noinst_HEADERS += \
 	engine/core/table.h \
 	engine/core/table_int.h \
 	engine/core/limits.h \
+	engine/core/throttle.h \
 	engine/core/ticket.h \
 	engine/core/gc.h \
 	engine/core/stats.h \

@@ -117,6 +117,7 @@ int cnt_map_init(cnt_map *m, const cnt_map_config *cfg)
         goto fail;
     for (i = 0; i < CNT_MAP_STRIPES; i++) {
         m->stripes[i].paused = NULL;
+        m->stripes[i].swept_ns = 0;
         err = pthread_mutex_init(&m->stripes[i].mutex, &attr);
         if (err != 0)
             break;
@@ -422,7 +423,11 @@ size_t cnt_map_sweep(cnt_map *m, size_t first, size_t n,
         cnt_map_node *dead = NULL;
 
         pthread_mutex_t *lock = cnt_map_lock(m, b);
-        removed += do_sweep_bucket(m, b, may_go, now, &dead);
+        size_t gone = do_sweep_bucket(m, b, may_go, now, &dead);
+        cnt_map_stripe *st = &m->stripes[b % CNT_MAP_STRIPES];
+        if (gone > 0 && st->swept_ns < now->mono_ns)
+            st->swept_ns = now->mono_ns;
+        removed += gone;
         cnt_map_unlock(lock);
         while (dead != NULL) {
             cnt_map_node *next = cnt_map_link_get(&dead->next);

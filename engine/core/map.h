@@ -1,6 +1,7 @@
 /* map.h: a generic striped hash map of named nodes, the storage under every
  * kind of record the engine keeps (the semaphore counters of table.c, the
- * rate limits of limits.c; several maps may share one memory budget). A
+ * rate limits of limits.c, the tenants of throttle.c; several maps may
+ * share one memory budget). A
  * fixed array of buckets chained through nodes that hold their name
  * inline; a keyed hash picks the bucket; striped mutexes guard the
  * chains (bucket b by stripe b % CNT_MAP_STRIPES). Around that: the batch
@@ -19,6 +20,14 @@
  * order, each stripe once, from one map only, and takes no other lock
  * while holding them; every other holder keeps at most one stripe lock of
  * that map, so no cycle of waits can form and it cannot deadlock.
+ *
+ * The tenant throttle (throttle.c) adds two locks of its own around its
+ * map, always in this order: its configuration lock (only calls that
+ * change the configuration take it, first), then one stripe lock of its
+ * map, then its node lock (the figures every charge shares). The node lock
+ * is taken after a stripe lock, never before one, and nothing is locked
+ * while it is held; so a charge (stripe, node) and a configuration change
+ * (configuration, stripe, node) wait for each other in one direction only.
  *
  * Nodes: each kind defines its own node type, which starts with the map's
  * header and ends with the name:
@@ -102,6 +111,9 @@ typedef struct cnt_map_cursor {
 typedef struct cnt_map_stripe {
     _Alignas(64) pthread_mutex_t mutex;
     cnt_map_cursor *paused;     /* Dumps paused in this stripe's buckets */
+    uint64_t swept_ns;          /* under the lock: the latest monotonic
+                                   time a sweep judged a node of this
+                                   stripe dead at and removed it */
 } cnt_map_stripe;
 
 /* A memory budget that several maps charge together, so that one limit
@@ -247,6 +259,16 @@ static inline pthread_mutex_t *cnt_map_lock(cnt_map *m, size_t b)
 
     pthread_mutex_lock(lock);
     return lock;
+}
+
+/* The latest monotonic time at which a sweep removed a node of bucket b's
+ * stripe as dead (0: never); stripe lock held. A request that read its
+ * time before taking the lock judges at no earlier time than this: the
+ * node it would have found was judged dead at that time, and judging its
+ * absence earlier could allow what the node would have refused. */
+static inline uint64_t cnt_map_do_swept_ns(const cnt_map *m, size_t b)
+{
+    return m->stripes[b % CNT_MAP_STRIPES].swept_ns;
 }
 
 /* Drops a stripe lock cnt_map_lock returned. */

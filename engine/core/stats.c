@@ -69,7 +69,7 @@ cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i)
 /* Sums of every slot. */
 typedef struct cnt_stats_sums {
     uint64_t commands[CNT_CMD_COUNT];
-    uint64_t curr, total, rejected;
+    uint64_t curr, total, rejected, auth_failures, auth_closes;
 } cnt_stats_sums;
 
 static uint64_t cnt_stats_read(const atomic_uint_fast64_t *v)
@@ -87,6 +87,8 @@ static void cnt_stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
         sum->curr += cnt_stats_read(&slot->curr_connections);
         sum->total += cnt_stats_read(&slot->total_connections);
         sum->rejected += cnt_stats_read(&slot->rejected_connections);
+        sum->auth_failures += cnt_stats_read(&slot->auth_failures);
+        sum->auth_closes += cnt_stats_read(&slot->auth_closes);
     }
 }
 
@@ -129,11 +131,41 @@ static void cnt_stats_report_limits(const cnt_limits *l, cnt_stats_item_fn fn,
     cnt_stats_emit(fn, ctx, "limits_used_memory", ls.used_memory);
 }
 
-/* Emits every item: the reference's, in its order, then the extras. */
-void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
-                      const cnt_limits *l, const cnt_gc *gc,
-                      cnt_stats_item_fn fn, void *ctx)
+/* The throttle's items: the node's capacity and usage this second, the
+ * configured tenants, what its charges said, and the authentications. */
+static void cnt_stats_report_throttle(const cnt_throttle *t,
+                                      const cnt_stats_sums *sum,
+                                      cnt_stats_item_fn fn, void *ctx)
 {
+    cnt_throttle_stats ts;
+    cnt_node_view nv;
+
+    memset(&ts, 0, sizeof ts);
+    memset(&nv, 0, sizeof nv);
+    if (t != NULL) {
+        cnt_throttle_stats_get(t, &ts);
+        cnt_throttle_node((cnt_throttle *)t, &nv);
+    }
+    cnt_stats_emit(fn, ctx, "throttle_capacity", nv.capacity);
+    cnt_stats_emit(fn, ctx, "throttle_used", nv.used);
+    cnt_stats_emit(fn, ctx, "throttle_tenants", nv.tenants);
+    cnt_stats_emit(fn, ctx, "throttle_checks", ts.checks);
+    cnt_stats_emit(fn, ctx, "throttle_allowed", ts.allowed);
+    cnt_stats_emit(fn, ctx, "throttle_throttled", ts.throttled);
+    cnt_stats_emit(fn, ctx, "throttle_units", ts.units);
+    cnt_stats_emit(fn, ctx, "throttle_unthrottled_units",
+                   ts.unthrottled_units);
+    cnt_stats_emit(fn, ctx, "auth_failures", sum->auth_failures);
+    cnt_stats_emit(fn, ctx, "auth_closes", sum->auth_closes);
+}
+
+/* Emits every item: the reference's, in its order, then the extras. */
+void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
+                      void *ctx)
+{
+    const cnt_stats *s = src->stats;
+    const cnt_table *t = src->table;
+    const cnt_gc *gc = src->gc;
     static const char *const command_names[CNT_CMD_COUNT] = {
 #define CNT_STATS_COMMAND_NAME(counter, opcode, name) \
     [CNT_CMD_##counter] = name,
@@ -175,5 +207,6 @@ void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
     cnt_stats_emit(fn, ctx, "wait_timeouts", ws.timeouts);
     cnt_stats_emit(fn, ctx, "lease_expirations", ws.expirations);
     cnt_stats_emit(fn, ctx, "wait_cancels", ws.cancels);
-    cnt_stats_report_limits(l, fn, ctx);
+    cnt_stats_report_limits(src->limits, fn, ctx);
+    cnt_stats_report_throttle(src->throttle, &sum, fn, ctx);
 }

@@ -9,6 +9,7 @@
 
 #include "engine/core/gc.h"
 #include "engine/core/table.h"
+#include "engine/core/throttle.h"
 
 /* The command counters, as a table: one row per opcode that Stats counts,
  * in the reference's Stats order: X(counter, opcode, Stats item name). The
@@ -31,7 +32,17 @@
     X(TTL_PURGE, CNT_OP_TTL_PURGE, "command:ttl_purge") \
     X(WINDOW_CHECK, CNT_OP_WINDOW_CHECK, "command:window_check") \
     X(GCRA_CHECK, CNT_OP_GCRA_CHECK, "command:gcra_check") \
-    X(MULTI_CHECK, CNT_OP_MULTI_CHECK, "command:multi_check")
+    X(MULTI_CHECK, CNT_OP_MULTI_CHECK, "command:multi_check") \
+    X(AUTH,    CNT_OP_AUTH,    "command:auth")      \
+    X(THROTTLE, CNT_OP_THROTTLE, "command:throttle") \
+    X(TENANT_SHOW, CNT_OP_TENANT_SHOW, "command:tenant_show") \
+    X(TENANT_LIST, CNT_OP_TENANT_LIST, "command:tenant_list") \
+    X(NODE_SHOW, CNT_OP_NODE_SHOW, "command:node_show") \
+    X(TENANT_SET, CNT_OP_TENANT_SET, "command:tenant_set") \
+    X(TENANT_REMOVE, CNT_OP_TENANT_REMOVE, "command:tenant_remove") \
+    X(NODE_SET, CNT_OP_NODE_SET, "command:node_set") \
+    X(UNTHROTTLE, CNT_OP_UNTHROTTLE, "command:unthrottle") \
+    X(RELOAD,  CNT_OP_RELOAD,  "command:reload")
 
 /* Per-opcode command counters, in the table's order. */
 enum cnt_stats_command {
@@ -48,6 +59,8 @@ typedef struct cnt_stats_slot {
     atomic_uint_fast64_t curr_connections;  /* a connection lives on one worker */
     atomic_uint_fast64_t total_connections;
     atomic_uint_fast64_t rejected_connections;
+    atomic_uint_fast64_t auth_failures;     /* failed authentications */
+    atomic_uint_fast64_t auth_closes;       /* connections closed for them */
 } cnt_stats_slot;
 
 typedef struct cnt_stats cnt_stats;
@@ -98,11 +111,19 @@ static inline void cnt_stats_count_command(cnt_stats_slot *slot,
 typedef void (*cnt_stats_item_fn)(void *ctx, const char *name,
                                   const char *value);
 
+/* Where a report's figures come from; any may be NULL (its items then
+ * read 0). */
+typedef struct cnt_stats_sources {
+    const cnt_stats *stats;
+    const cnt_table *table;
+    const cnt_limits *limits;
+    const cnt_throttle *throttle;
+    const cnt_gc *gc;
+} cnt_stats_sources;
+
 /* Emits every item in the reference's order, then our extras (the waiting
- * side's, then each rate-limit kind's). t, l, gc or s may be NULL (their
- * items then read 0). */
-void cnt_stats_report(const cnt_stats *s, const cnt_table *t,
-                      const cnt_limits *l, const cnt_gc *gc,
-                      cnt_stats_item_fn fn, void *ctx);
+ * side's, each rate-limit kind's, the throttle's). */
+void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
+                      void *ctx);
 
 #endif

@@ -22,9 +22,11 @@ static struct {
     cnt_config config;
     cnt_logger logger;
     cnt_map_budget budget;          /* counter.memory_limit, shared by
-                                       the table and the limits */
+                                       the table, the limits and the
+                                       throttle */
     cnt_table *table;
     cnt_limits *limits;
+    cnt_throttle *throttle;
     cnt_stats *stats;
     cnt_gc *gc;
     bool gc_started;
@@ -92,6 +94,9 @@ static void glue_teardown(void)
     glue.table = NULL;
     cnt_limits_free(glue.limits);
     glue.limits = NULL;
+    if (glue.throttle != NULL)
+        cnt_throttle_free(glue.throttle);
+    glue.throttle = NULL;
     /* Last: the server read the groups until it was freed. */
     cnt_config_free(&glue.config);
 }
@@ -133,8 +138,65 @@ static void glue_on_event(const void *cookie, ENGINE_EVENT_TYPE type,
                 (unsigned)cnt_server_port(glue.server));
         return;
     }
-    cnt_host_stats_install(api, glue.stats, glue.table, glue.limits, glue.gc,
-                           glue.server, &glue.logger);
+    cnt_stats_sources src = { .stats = glue.stats, .table = glue.table,
+                              .limits = glue.limits,
+                              .throttle = glue.throttle, .gc = glue.gc };
+    cnt_host_stats_install(api, &src, glue.server, &glue.logger);
+}
+
+/* Puts a parsed throttle settings file into the throttle, all or
+ * nothing: OK, or the throttle's refusal (nothing changed then). */
+static cnt_status glue_throttle_apply(const cnt_throttle_file *f)
+{
+    cnt_throttle_setting *tenants = NULL;
+
+    if (f->ntenants > 0) {
+        tenants = calloc(f->ntenants, sizeof *tenants);
+        if (tenants == NULL)
+            return CNT_STATUS_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < f->ntenants; i++)
+        tenants[i] = (cnt_throttle_setting){
+            .name = f->tenants[i].name, .len = f->tenants[i].len,
+            .reserved = f->tenants[i].reserved, .hard = f->tenants[i].hard };
+    cnt_throttle_settings s = {
+        .has_capacity = f->has_capacity, .capacity = f->capacity,
+        .has_default_hard = f->has_default_hard,
+        .default_hard = f->default_hard, .ntenants = f->ntenants,
+        .tenants = tenants };
+    cnt_status st = cnt_throttle_apply(glue.throttle, &s);
+    free(tenants);
+    return st;
+}
+
+/* The reload opcode: reads counter.throttle.config again and applies it
+ * (the file wins for what it names); Not found without one, Invalid
+ * arguments (the reason logged) when it does not parse or fit. */
+static cnt_status glue_throttle_reload(void *ctx)
+{
+    cnt_throttle_file f;
+    char err[512];
+
+    (void)ctx;
+    if (glue.config.throttle_path == NULL)
+        return CNT_STATUS_NOT_FOUND;
+    if (!cnt_throttle_file_parse(glue.config.throttle_path, &f, err,
+                                 sizeof err)) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING, "%s (reload refused)", err);
+        return CNT_STATUS_INVALID;
+    }
+    cnt_status st = glue_throttle_apply(&f);
+    cnt_throttle_file_free(&f);
+    if (st != CNT_STATUS_OK) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: counter.throttle.config: \"%s\": %s (reload "
+                "refused)", glue.config.throttle_path, cnt_status_text(st));
+        return st == CNT_STATUS_OUT_OF_MEMORY ? st : CNT_STATUS_INVALID;
+    }
+    cnt_log(&glue.logger, CNT_LOG_INFO,
+            "counter: counter.throttle.config: \"%s\" reloaded",
+            glue.config.throttle_path);
+    return CNT_STATUS_OK;
 }
 
 /* Builds table, stats, GC and server (which binds now); false after
@@ -156,15 +218,29 @@ static bool glue_build(void)
     cnt_limits_config lc = { .budget = &glue.budget,
                              .clock = cnt_table_clock(glue.table) };
     glue.limits = cnt_limits_new(&lc);
+    cnt_throttle_config hc = { .budget = &glue.budget,
+                               .clock = cnt_table_clock(glue.table) };
+    glue.throttle = cnt_throttle_new(&hc);
     glue.stats = cnt_stats_new(CNT_SERVER_STATS_SLOTS(c->server.threads));
     glue.gc = cnt_gc_new(glue.table);
-    if (glue.limits == NULL || glue.stats == NULL || glue.gc == NULL ||
-        cnt_gc_add_limits(glue.gc, glue.limits) != 0) {
+    if (glue.limits == NULL || glue.throttle == NULL || glue.stats == NULL ||
+        glue.gc == NULL || cnt_gc_add_limits(glue.gc, glue.limits) != 0 ||
+        cnt_gc_add_throttle(glue.gc, glue.throttle) != 0) {
         cnt_log(&glue.logger, CNT_LOG_WARNING, "counter: out of memory");
+        return false;
+    }
+    cnt_status st = glue_throttle_apply(&c->throttle);
+    if (st != CNT_STATUS_OK) {
+        cnt_log(&glue.logger, CNT_LOG_WARNING,
+                "counter: counter.throttle.config: %s", cnt_status_text(st));
         return false;
     }
     cnt_server_config sc = c->server;
     sc.limits = glue.limits;
+    sc.throttle = glue.throttle;
+    sc.secret = c->admin_secret;
+    sc.secret_len = c->admin_secret_len;
+    sc.reload = glue_throttle_reload;
     glue.server = cnt_server_new(&sc, glue.table, glue.stats, glue.gc,
                                  &glue.logger);
     return glue.server != NULL;     /* it logged why */

@@ -15,9 +15,8 @@
  * `stats` gains counter_* lines and `stats counter` lists the items; false
  * (after logging why) when the engine cannot be wrapped. Call once, in the
  * main thread, before clients connect (the first ON_CONNECT). */
-bool cnt_host_stats_install(SERVER_HANDLE_V1 *api, const cnt_stats *stats,
-                            const cnt_table *table, const cnt_limits *limits,
-                            const cnt_gc *gc,
+bool cnt_host_stats_install(SERVER_HANDLE_V1 *api,
+                            const cnt_stats_sources *sources,
                             const cnt_server *server, const cnt_logger *log);
 
 /* Makes the wrapper pass every request straight to the engine again (the

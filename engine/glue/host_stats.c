@@ -13,10 +13,7 @@
 static struct {
     ENGINE_ERROR_CODE (*original)(ENGINE_HANDLE *h, const void *cookie,
                                   const char *key, int nkey, ADD_STAT add);
-    const cnt_stats *stats;
-    const cnt_table *table;
-    const cnt_limits *limits;
-    const cnt_gc *gc;
+    cnt_stats_sources sources;
     const cnt_server *server;
     atomic_bool attached;       /* false once the objects are gone */
 } host_stats;
@@ -51,8 +48,7 @@ static void host_stats_item(void *ctx, const char *name, const char *value)
 static void host_stats_report(host_stats_sink *sink)
 {
     char port[8];
-    cnt_stats_report(host_stats.stats, host_stats.table, host_stats.limits,
-                     host_stats.gc, host_stats_item, sink);
+    cnt_stats_report(&host_stats.sources, host_stats_item, sink);
     snprintf(port, sizeof(port), "%u",
              (unsigned)cnt_server_port(host_stats.server));
     host_stats_item(sink, "port", port);
@@ -82,9 +78,8 @@ static ENGINE_ERROR_CODE host_stats_get_stats(ENGINE_HANDLE *h,
 /* Wraps the engine's get_stats (when it is an ENGINE_HANDLE_V1) so plain
  * `stats` gains counter_* lines and `stats counter` lists the items; false
  * (after logging why) when the engine cannot be wrapped. */
-bool cnt_host_stats_install(SERVER_HANDLE_V1 *api, const cnt_stats *stats,
-                            const cnt_table *table, const cnt_limits *limits,
-                            const cnt_gc *gc,
+bool cnt_host_stats_install(SERVER_HANDLE_V1 *api,
+                            const cnt_stats_sources *sources,
                             const cnt_server *server, const cnt_logger *log)
 {
     ENGINE_HANDLE *engine = api != NULL ? api->engine : NULL;
@@ -97,10 +92,7 @@ bool cnt_host_stats_install(SERVER_HANDLE_V1 *api, const cnt_stats *stats,
     ENGINE_HANDLE_V1 *v1 = (ENGINE_HANDLE_V1 *)engine;
     if (v1->get_stats == NULL || v1->get_stats == host_stats_get_stats)
         return v1->get_stats != NULL;
-    host_stats.stats = stats;
-    host_stats.table = table;
-    host_stats.limits = limits;
-    host_stats.gc = gc;
+    host_stats.sources = *sources;
     host_stats.server = server;
     host_stats.original = v1->get_stats;
     atomic_store(&host_stats.attached, true);

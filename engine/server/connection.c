@@ -46,7 +46,11 @@ static bool conn_produce(cnt_connection *c)
     cnt_session *s = &c->session;
     bool was_closing = s->closing;
     size_t used = cnt_session_feed(s, c->in, c->in_len);
-    if (s->closing && !was_closing)
+    if (s->closing && !was_closing && s->auth_closed)
+        cnt_log(c->env->log, CNT_LOG_WARNING,
+                "counter: connection %d: too many failed authentications; "
+                "closing", c->fd);
+    else if (s->closing && !was_closing)
         cnt_log(c->env->log, CNT_LOG_WARNING,
                 "counter: connection %d: lost request framing (magic "
                 "0x%02x); closing", c->fd, c->in[used]);
@@ -231,6 +235,18 @@ void cnt_connection_wake(cnt_session *s)
                                            offsetof(cnt_connection,
                                                     session));
     event_active(c->wev, EV_WRITE, 1);
+}
+
+/* Session hook: logs a failed authentication; see connection.h. */
+void cnt_connection_auth_failed(cnt_session *s, unsigned attempt,
+                                unsigned tries)
+{
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    cnt_log(c->env->log, CNT_LOG_WARNING,
+            "counter: authentication failed on connection %d (attempt %u "
+            "of %u)", c->fd, attempt, tries);
 }
 
 /* The server is stopping: tells the session's waiters and holders, sends

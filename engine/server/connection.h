@@ -57,6 +57,11 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd);
  * the session of a connection; sends them on the loop's next turn. */
 void cnt_connection_wake(cnt_session *s);
 
+/* Session hook: logs a failed authentication of s's connection (which
+ * attempt of how many; never what was sent). */
+void cnt_connection_auth_failed(cnt_session *s, unsigned attempt,
+                                unsigned tries);
+
 /* The server is stopping (its worker halted): tells the session's waiters
  * and holders with shutdown events, sends what the socket takes at once,
  * and frees the connection. */

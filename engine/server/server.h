@@ -14,6 +14,7 @@
 #include "engine/core/gc.h"
 #include "engine/core/groups.h"
 #include "engine/core/limits.h"
+#include "engine/core/throttle.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
 #include "engine/server/log.h"
@@ -47,6 +48,14 @@ typedef struct cnt_server_config {
     /* The rate limits the sessions answer 0x30-0x36 from; NULL: those
      * opcodes are unknown (0x81). */
     cnt_limits *limits;
+    /* Tenant throttling (NULL: its opcodes are unknown), the admin secret
+     * (NULL: none; the bytes must outlive the server) and the reload of
+     * the throttle settings file (see cnt_session_env). */
+    cnt_throttle *throttle;
+    const uint8_t *secret;
+    size_t secret_len;
+    cnt_status (*reload)(void *ctx);
+    void *reload_ctx;
     const cnt_groups *groups;
     /* [counter.max_waits] 1024: outstanding wait_acquire requests (queued,
      * granted, or expired and not yet acknowledged) per connection. */
@@ -73,6 +82,11 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->keepalive_count = 3;
     c->groups = NULL;
     c->limits = NULL;
+    c->throttle = NULL;
+    c->secret = NULL;
+    c->secret_len = 0;
+    c->reload = NULL;
+    c->reload_ctx = NULL;
     c->max_waits = CNT_SERVER_MAX_WAITS_DEFAULT;
 }
 

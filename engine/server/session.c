@@ -25,9 +25,11 @@
 typedef struct session_handler {
     void (*handle)(cnt_session *s, const cnt_request *req,
                    const cnt_table_place *place);
-    /* The other opcodes' handlers (the rate limits), which need no place
-     * in the semaphore table. */
+    /* The other opcodes' handlers, which need no place in the semaphore
+     * table: the rate limits' and the throttle's (each answered only when
+     * the server has them). */
     void (*handle_other)(cnt_session *s, const cnt_request *req);
+    void (*handle_throttle)(cnt_session *s, const cnt_request *req);
 } session_handler;
 
 /* Whether a valid request names a semaphore counter (whose place is worth
@@ -48,6 +50,8 @@ static inline bool session_call(cnt_session *s, const session_handler *h,
         h->handle(s, req, place);
     else if (h->handle_other != NULL && s->env->limits != NULL)
         h->handle_other(s, req);
+    else if (h->handle_throttle != NULL && s->env->throttle != NULL)
+        h->handle_throttle(s, req);
     else
         return false;
     return true;
@@ -195,9 +199,12 @@ static void session_stats(cnt_session *s, const cnt_request *req,
      * and drop sent bytes, but keeps this offset. */
     size_t at = cnt_outbuf_pending(&s->out);
     cnt_outbuf_commit(&s->out, CNT_HEADER_SIZE);
-    cnt_stats_report(s->env->stats, s->env->table, s->env->limits,
-                     s->env->gc,
-                     session_stats_item, s);
+    cnt_stats_sources src = { .stats = s->env->stats,
+                              .table = s->env->table,
+                              .limits = s->env->limits,
+                              .throttle = s->env->throttle,
+                              .gc = s->env->gc };
+    cnt_stats_report(&src, session_stats_item, s);
     if (s->failed)
         return;
     size_t body = cnt_outbuf_pending(&s->out) - at - CNT_HEADER_SIZE;
@@ -222,6 +229,8 @@ static void session_stream_stop(cnt_session *s)
 {
     if (s->dumping && s->dump_opcode == CNT_OP_DUMP)
         cnt_table_dump_cancel(s->env->table, &s->dump);
+    if (s->dumping && s->dump_opcode == CNT_OP_TENANT_LIST)
+        cnt_throttle_list_cancel(s->env->throttle, &s->dump);
     s->dumping = false;
 }
 
@@ -487,6 +496,12 @@ static void session_queues(cnt_session *s, const cnt_request *req,
     session_stream_start(s, req);
 }
 
+/* Tenant_list: every tenant record, streamed like a Dump. */
+static void session_tenant_list(cnt_session *s, const cnt_request *req)
+{
+    session_stream_start(s, req);
+}
+
 /* Takes a grant delivered through the worker's mailbox. */
 void cnt_session_deliver(const cnt_session_env *env, cnt_ticket *k)
 {
@@ -550,16 +565,16 @@ void cnt_session_shutdown(cnt_session *s)
 /* The handler table: one row per opcode the server answers. An opcode
  * without a row is answered 0x81 (the decoder refuses those already). */
 static const session_handler session_handlers[256] = {
-    [CNT_OP_NOOP] = {session_noop},
-    [CNT_OP_GET] = {session_get},
-    [CNT_OP_ACQUIRE] = {session_acquire},
-    [CNT_OP_RELEASE] = {session_release},
-    [CNT_OP_STATS] = {session_stats},
-    [CNT_OP_DUMP] = {session_dump},
-    [CNT_OP_WAIT_ACQUIRE] = {session_wait_acquire},
-    [CNT_OP_RENEW] = {session_renew},
-    [CNT_OP_WAIT_RELEASE] = {session_wait_release},
-    [CNT_OP_QUEUES] = {session_queues},
+    [CNT_OP_NOOP] = {.handle = session_noop},
+    [CNT_OP_GET] = {.handle = session_get},
+    [CNT_OP_ACQUIRE] = {.handle = session_acquire},
+    [CNT_OP_RELEASE] = {.handle = session_release},
+    [CNT_OP_STATS] = {.handle = session_stats},
+    [CNT_OP_DUMP] = {.handle = session_dump},
+    [CNT_OP_WAIT_ACQUIRE] = {.handle = session_wait_acquire},
+    [CNT_OP_RENEW] = {.handle = session_renew},
+    [CNT_OP_WAIT_RELEASE] = {.handle = session_wait_release},
+    [CNT_OP_QUEUES] = {.handle = session_queues},
     [CNT_OP_TTL_INSERT] = {.handle_other = cnt_session_ttl_insert},
     [CNT_OP_TTL_QUERY] = {.handle_other = cnt_session_ttl_query},
     [CNT_OP_TTL_UPDATE] = {.handle_other = cnt_session_ttl_update},
@@ -567,6 +582,16 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_WINDOW_CHECK] = {.handle_other = cnt_session_check},
     [CNT_OP_GCRA_CHECK] = {.handle_other = cnt_session_check},
     [CNT_OP_MULTI_CHECK] = {.handle_other = cnt_session_multi_check},
+    [CNT_OP_AUTH] = {.handle_throttle = cnt_session_auth},
+    [CNT_OP_THROTTLE] = {.handle_throttle = cnt_session_throttle},
+    [CNT_OP_TENANT_SHOW] = {.handle_throttle = cnt_session_tenant_show},
+    [CNT_OP_TENANT_LIST] = {.handle_throttle = session_tenant_list},
+    [CNT_OP_NODE_SHOW] = {.handle_throttle = cnt_session_node_show},
+    [CNT_OP_TENANT_SET] = {.handle_throttle = cnt_session_tenant_set},
+    [CNT_OP_TENANT_REMOVE] = {.handle_throttle = cnt_session_tenant_remove},
+    [CNT_OP_NODE_SET] = {.handle_throttle = cnt_session_node_set},
+    [CNT_OP_UNTHROTTLE] = {.handle_throttle = cnt_session_unthrottle},
+    [CNT_OP_RELOAD] = {.handle_throttle = cnt_session_reload},
 };
 
 /* Dump callback: appends one record; asks to stop once the output is
@@ -636,11 +661,17 @@ static void session_release_held(cnt_session *s)
  * theirs. */
 static bool session_dump_step(cnt_session *s)
 {
-    bool done = s->dump_opcode == CNT_OP_QUEUES
-                    ? cnt_table_queues(s->env->table, &s->queues_stripe,
-                                       session_queues_record, s)
-                    : cnt_table_dump(s->env->table, &s->dump,
-                                     session_dump_record, s);
+    bool done;
+
+    if (s->dump_opcode == CNT_OP_QUEUES)
+        done = cnt_table_queues(s->env->table, &s->queues_stripe,
+                                session_queues_record, s);
+    else if (s->dump_opcode == CNT_OP_TENANT_LIST)
+        done = cnt_throttle_list(s->env->throttle, &s->dump,
+                                 cnt_session_tenant_record, s);
+    else
+        done = cnt_table_dump(s->env->table, &s->dump, session_dump_record,
+                              s);
     if (s->failed)
         return false;
     if (!done)

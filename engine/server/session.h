@@ -14,6 +14,7 @@
 #include "engine/core/groups.h"
 #include "engine/core/holdings.h"
 #include "engine/core/limits.h"
+#include "engine/core/throttle.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
 #include "engine/core/ticket.h"
@@ -29,6 +30,18 @@ typedef struct cnt_session_env {
     cnt_table *table;
     cnt_limits *limits;             /* the rate limits; NULL: their
                                        opcodes answer 0x81 */
+    /* Tenant throttling: the throttle (NULL: its opcodes answer 0x81),
+     * the admin secret (NULL: none configured, every privileged opcode
+     * answers Not permitted), the settings file's reload (NULL: none;
+     * returns OK, NOT_FOUND without a file, INVALID when the file is
+     * wrong, or the throttle's refusal) and what hears of each failed
+     * authentication (attempt of tries; it logs, never the secret). */
+    cnt_throttle *throttle;
+    const uint8_t *secret;
+    size_t secret_len;
+    cnt_status (*reload)(void *ctx);
+    void *reload_ctx;
+    void (*auth_failed)(cnt_session *s, unsigned attempt, unsigned tries);
     const cnt_stats *stats;         /* for the Stats opcode; may be NULL */
     const cnt_gc *gc;               /* for the Stats opcode; may be NULL */
     cnt_stats_slot *slot;           /* where requests are counted */
@@ -62,11 +75,11 @@ struct cnt_session {
     cnt_holdings holdings;          /* what this client has acquired */
     uint64_t skip;                  /* body bytes still to discard unread */
 
-    /* A Dump or a queue listing in progress: records stream out as the
-     * output drains; later requests wait in the input until its end marker
-     * is out. */
+    /* A Dump, a queue listing or a tenant listing in progress: records
+     * stream out as the output drains; later requests wait in the input
+     * until its end marker is out. */
     bool dumping;
-    uint8_t dump_opcode;            /* CNT_OP_DUMP or CNT_OP_QUEUES */
+    uint8_t dump_opcode;            /* CNT_OP_DUMP, _QUEUES, _TENANT_LIST */
     cnt_dump_cursor dump;
     size_t queues_stripe;           /* where a queue listing has got to */
     uint32_t dump_opaque;
@@ -76,13 +89,21 @@ struct cnt_session {
     cnt_tickets tickets;
     bool ending;                    /* cnt_session_end began: no events */
 
+    /* Tenant throttling: what this connection was granted. */
+    bool privileged;                /* authenticated with the secret */
+    bool unthrottled;               /* its charges are never throttled */
+    uint8_t auth_failures;
+    bool auth_closed;               /* closing after too many failures */
+
     /* Why the last cnt_session_feed stopped, besides using up its input. */
     size_t need;                    /* the incomplete request at the front
                                        needs this many bytes in all (0: no
                                        such request) */
     bool more;                      /* stopped at the output's watermark or
                                        turn budget with work left */
-    bool closing;                   /* framing lost: takes no more input */
+    bool closing;                   /* framing lost, or too many failed
+                                       authentications (auth_closed):
+                                       takes no more input */
     bool failed;                    /* out of memory: end the session now */
 };
 

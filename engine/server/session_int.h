@@ -1,5 +1,6 @@
 /* session_int.h: what session.c shares with the files that answer further
- * opcodes for it (session_limits.c: the rate limits). A handler gets the
+ * opcodes for it (session_limits.c: the rate limits; session_throttle.c:
+ * tenant throttling). A handler gets the
  * decoded request and appends exactly one answer to the session's output
  * (or marks the session failed when memory for it ran out). */
 #ifndef CNT_ENGINE_SESSION_INT_H
@@ -26,5 +27,22 @@ void cnt_session_ttl_update(cnt_session *s, const cnt_request *req);
 void cnt_session_ttl_purge(cnt_session *s, const cnt_request *req);
 void cnt_session_check(cnt_session *s, const cnt_request *req);
 void cnt_session_multi_check(cnt_session *s, const cnt_request *req);
+
+/* The tenant-throttling opcodes (0x40-0x49, but Tenant_list, which streams
+ * from session.c), answered from s->env->throttle. */
+void cnt_session_auth(cnt_session *s, const cnt_request *req);
+void cnt_session_throttle(cnt_session *s, const cnt_request *req);
+void cnt_session_tenant_show(cnt_session *s, const cnt_request *req);
+void cnt_session_node_show(cnt_session *s, const cnt_request *req);
+void cnt_session_tenant_set(cnt_session *s, const cnt_request *req);
+void cnt_session_tenant_remove(cnt_session *s, const cnt_request *req);
+void cnt_session_node_set(cnt_session *s, const cnt_request *req);
+void cnt_session_unthrottle(cnt_session *s, const cnt_request *req);
+void cnt_session_reload(cnt_session *s, const cnt_request *req);
+
+/* Tenant_list's record callback (a cnt_tenant_fn): appends one record;
+ * false once the output is full. */
+bool cnt_session_tenant_record(void *ctx, const uint8_t *name, uint16_t len,
+                               const cnt_tenant_view *v);
 
 #endif

@@ -135,6 +135,12 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->mail_ready = true;
     w->env.session.table = s->table;
     w->env.session.limits = s->config.limits;
+    w->env.session.throttle = s->config.throttle;
+    w->env.session.secret = s->config.secret;
+    w->env.session.secret_len = s->config.secret_len;
+    w->env.session.reload = s->config.reload;
+    w->env.session.reload_ctx = s->config.reload_ctx;
+    w->env.session.auth_failed = cnt_connection_auth_failed;
     w->env.session.stats = s->stats;
     w->env.session.gc = s->gc;
     w->env.session.slot = cnt_stats_slot_get(s->stats, i);

@@ -34,8 +34,8 @@ $c->reset;
 
 # Unknown opcode and Noop with 4 GiB declared: answered at once.
 $c = $srv->connect;
-$r = $c->call(req(0x42, '', body_len => $GiB4, opaque => 8), 5);
-ok($r && $r->{status} == ST_UNKNOWN && $r->{opcode} == 0x42 &&
+$r = $c->call(req(0x5b, '', body_len => $GiB4, opaque => 8), 5);
+ok($r && $r->{status} == ST_UNKNOWN && $r->{opcode} == 0x5b &&
    $r->{body} eq 'Unknown command', 'unknown opcode with 4 GiB: 0x81, opcode copied');
 $c->close;
 $c = $srv->connect;

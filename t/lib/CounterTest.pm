@@ -52,10 +52,12 @@ use constant {
 
 # Every opcode the server answers; any other byte gets 0x81. 0x30-0x36 are
 # the rate limits (ttl_insert, ttl_query, ttl_update, ttl_purge,
-# window_check, gcra_check, multi_check).
+# window_check, gcra_check, multi_check); 0x40-0x49 tenant throttling
+# (auth, throttle, tenant_show, tenant_list, node_show, tenant_set,
+# tenant_remove, node_set, unthrottle, reload).
 our @KNOWN_OPCODES = (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS,
                       OP_DUMP, OP_WAIT_ACQUIRE, OP_RENEW, OP_WAIT_RELEASE,
-                      OP_QUEUES, 0x30 .. 0x36);
+                      OP_QUEUES, 0x30 .. 0x36, 0x40 .. 0x49);
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
@@ -718,6 +720,327 @@ sub opcodes_pending {
                     : '';
 }
 
+# ---- Tenant throttling: charges, tenants, the node, privileges ----
+
+use constant {
+    OP_AUTH => 0x40, OP_THROTTLE => 0x41, OP_TENANT_SHOW => 0x42,
+    OP_TENANT_LIST => 0x43, OP_NODE_SHOW => 0x44, OP_TENANT_SET => 0x45,
+    OP_TENANT_REMOVE => 0x46, OP_NODE_SET => 0x47, OP_UNTHROTTLE => 0x48,
+    OP_RELOAD => 0x49,
+    ST_NOT_PERMITTED => 0x2a, ST_AUTH_FAILED => 0x2b,
+    ST_OVER_CAPACITY => 0x2c,
+    # State and reason bytes of a throttle answer.
+    THROTTLE_ALLOWED => 0, THROTTLE_THROTTLED => 1,
+    REASON_NONE => 0, REASON_RESERVE => 1, REASON_POOL_EMPTY => 2,
+    REASON_HARD_LIMIT => 3,
+    # A hard limit of this value (and remaining with throttling off and
+    # no hard limit): no limit.
+    UNLIMITED => 0xffffffff,
+    # tenant_set's flags byte; the tenant view's flags byte.
+    SET_RESERVED => 0x01, SET_HARD_LIMIT => 0x02, TENANT_CONFIGURED => 0x01,
+    THROTTLE_ANSWER_SIZE => 24, TENANT_VIEW_SIZE => 32, NODE_VIEW_SIZE => 32,
+    AUTH_MAX_FAILURES => 3,
+};
+
+$STATUS_TEXT{0x2a} = 'Not permitted';
+$STATUS_TEXT{0x2b} = 'Auth failed';
+$STATUS_TEXT{0x2c} = 'Over capacity';
+
+# Names of the reasons, indexed by the reason byte (counterctl's words).
+our @REASON_NAME = qw(none reserve pool_empty hard_limit);
+
+# The throttling opcodes, for opcodes_pending.
+our @THROTTLE_OPCODES = (0x40 .. 0x49);
+
+push @EXPORT, qw(
+    OP_AUTH OP_THROTTLE OP_TENANT_SHOW OP_TENANT_LIST OP_NODE_SHOW
+    OP_TENANT_SET OP_TENANT_REMOVE OP_NODE_SET OP_UNTHROTTLE OP_RELOAD
+    ST_NOT_PERMITTED ST_AUTH_FAILED ST_OVER_CAPACITY
+    THROTTLE_ALLOWED THROTTLE_THROTTLED REASON_NONE REASON_RESERVE
+    REASON_POOL_EMPTY REASON_HARD_LIMIT UNLIMITED SET_RESERVED
+    SET_HARD_LIMIT TENANT_CONFIGURED THROTTLE_ANSWER_SIZE TENANT_VIEW_SIZE
+    NODE_VIEW_SIZE AUTH_MAX_FAILURES @REASON_NAME @THROTTLE_OPCODES
+    req_auth req_throttle req_tenant_show req_tenant_list req_node_show
+    req_tenant_set req_tenant_remove req_node_set req_unthrottle req_reload
+    throttle_answer_body tenant_view_body node_view_body
+    parse_throttle_answer parse_tenant_view parse_tenant_record
+    parse_node_view start_throttle_host write_file mono_now
+    wait_fresh_second throttle_burst
+);
+
+# Auth with SECRET. Options: secret_len (the length field when it must
+# differ), extra (bytes after the secret), plus req's.
+sub req_auth {
+    my ($secret, @o) = @_;
+    my ($b, %o) = _split_opts(['secret_len'], @o);
+    return req(OP_AUTH, pack('n', $b->{secret_len} // length $secret)
+                        . $secret . ($b->{extra} // ''), %o);
+}
+
+# Throttle: charge UNITS to TENANT. Options: name_len, extra, plus req's.
+sub req_throttle {
+    my ($tenant, $units, @o) = @_;
+    my ($b, %o) = _split_opts([], @o);
+    return req(OP_THROTTLE, pack('N', $units) . _name_field($tenant, $b),
+               %o);
+}
+
+# Tenant_show TENANT.
+sub req_tenant_show {
+    my ($tenant, @o) = @_;
+    my ($b, %o) = _split_opts([], @o);
+    return req(OP_TENANT_SHOW, _name_field($tenant, $b), %o);
+}
+
+sub req_tenant_list { req(OP_TENANT_LIST, '', @_) }
+sub req_node_show   { req(OP_NODE_SHOW, '', @_) }
+sub req_unthrottle  { req(OP_UNTHROTTLE, '', @_) }
+sub req_reload      { req(OP_RELOAD, '', @_) }
+
+# Tenant_set TENANT: RESERVED and HARD_LIMIT, each undef when not set
+# (its flag bit clear, 0 sent). Options: flags (the raw byte), pad (the 3
+# bytes after it), name_len, extra, plus req's.
+sub req_tenant_set {
+    my ($tenant, $reserved, $hard, @o) = @_;
+    my ($b, %o) = _split_opts([qw(flags pad)], @o);
+    my $flags = $b->{flags} // ((defined $reserved ? SET_RESERVED : 0)
+                                | (defined $hard ? SET_HARD_LIMIT : 0));
+    return req(OP_TENANT_SET,
+               pack('Ca3NN', $flags, $b->{pad} // "\0\0\0", $reserved // 0,
+                    $hard // 0) . _name_field($tenant, $b), %o);
+}
+
+# Tenant_remove TENANT.
+sub req_tenant_remove {
+    my ($tenant, @o) = @_;
+    my ($b, %o) = _split_opts([], @o);
+    return req(OP_TENANT_REMOVE, _name_field($tenant, $b), %o);
+}
+
+# Node_set CAPACITY. Options: extra, plus req's.
+sub req_node_set {
+    my ($capacity, @o) = @_;
+    my ($b, %o) = _split_opts([], @o);
+    return req(OP_NODE_SET, pack('N', $capacity) . ($b->{extra} // ''), %o);
+}
+
+# The 24-byte throttle answer (state, reason, used, remaining,
+# retry_after_ns).
+sub throttle_answer_body { pack 'CCx2NNx4Q>', @_[0 .. 4] }
+
+# The 32-byte tenant view (reserved, hard_limit, used, flags, throttled,
+# units).
+sub tenant_view_body { pack 'NNNCx3Q>Q>', @_[0 .. 5] }
+
+# The 32-byte node view (capacity, used, pool, pool_used, reserved_sum,
+# tenants, throttled).
+sub node_view_body { pack 'NNNNNNQ>', @_[0 .. 6] }
+
+# True when r is an OK answer whose body is n bytes long.
+sub _ok_of_size {
+    my ($r, $n) = @_;
+    return $r && $r->{magic} == 0x91 && $r->{status} == ST_OK
+           && length $r->{body} == $n;
+}
+
+# Parses a throttle answer (status 0, 24 bytes): a hash (state reason pad
+# used remaining pad2 retry_after_ns), or undef when r is not one.
+sub parse_throttle_answer {
+    my ($r) = @_;
+    return undef unless _ok_of_size($r, THROTTLE_ANSWER_SIZE);
+    my ($state, $reason, $pad, $used, $rem, $pad2, $retry) =
+        unpack 'CCa2NNa4Q>', $r->{body};
+    return { state => $state, reason => $reason, pad => $pad,
+             used => $used, remaining => $rem, pad2 => $pad2,
+             retry_after_ns => $retry };
+}
+
+# Parses 32 bytes of a tenant view into a hash (reserved hard_limit used
+# flags pad throttled units).
+sub _tenant_view_of {
+    my ($b) = @_;
+    my ($res, $hard, $used, $flags, $pad, $thr, $units) =
+        unpack 'NNNCa3Q>Q>', $b;
+    return { reserved => $res, hard_limit => $hard, used => $used,
+             flags => $flags, pad => $pad, throttled => $thr,
+             units => $units };
+}
+
+# Parses a tenant_show answer (status 0, 32 bytes): see _tenant_view_of;
+# undef when r is not one.
+sub parse_tenant_view {
+    my ($r) = @_;
+    return undef unless _ok_of_size($r, TENANT_VIEW_SIZE);
+    return _tenant_view_of($r->{body});
+}
+
+# Parses one record of a tenant_list (status 0, the view, name_len u16,
+# the name): the view's hash plus name; undef when r is not one (the
+# empty end marker included).
+sub parse_tenant_record {
+    my ($r) = @_;
+    return undef unless $r && $r->{magic} == 0x91 && $r->{status} == ST_OK
+                        && length $r->{body} >= TENANT_VIEW_SIZE + 2;
+    my $nl = unpack 'n', substr($r->{body}, TENANT_VIEW_SIZE, 2);
+    return undef unless length $r->{body} == TENANT_VIEW_SIZE + 2 + $nl;
+    my $v = _tenant_view_of(substr $r->{body}, 0, TENANT_VIEW_SIZE);
+    $v->{name} = substr $r->{body}, TENANT_VIEW_SIZE + 2;
+    return $v;
+}
+
+# Parses a node_show answer (status 0, 32 bytes): a hash (capacity used
+# pool pool_used reserved_sum tenants throttled), or undef.
+sub parse_node_view {
+    my ($r) = @_;
+    return undef unless _ok_of_size($r, NODE_VIEW_SIZE);
+    my @v = unpack 'NNNNNNQ>', $r->{body};
+    my %h;
+    @h{qw(capacity used pool pool_used reserved_sum tenants throttled)} = @v;
+    return \%h;
+}
+
+# Writes text to path (replacing it); dies when it cannot.
+sub write_file {
+    my ($path, $text) = @_;
+    open my $fh, '>', "$path.tmp" or die "$path.tmp: $!";
+    binmode $fh;
+    print {$fh} $text;
+    close $fh or die "$path.tmp: $!";
+    rename "$path.tmp", $path or die "rename to $path: $!";
+}
+
+# Starts mchost with counter.so for the throttling tests. Options: secret
+# (the admin secret; written with a trailing newline unless secret_text
+# gives the file's exact bytes), throttle (the text of a
+# counter.throttle.config file), config (more keys), args. The files lie
+# in a temporary directory of the test; the server carries secret,
+# secret_file and throttle_file (undef when not configured) so a test can
+# rewrite the settings file before a reload.
+sub start_throttle_host {
+    my (%o) = @_;
+    my $dir = tempdir(CLEANUP => 1);
+    my %cfg = (threads => 1, %{ $o{config} // {} });
+    my ($secret_file, $throttle_file);
+    if (defined $o{secret} || defined $o{secret_text}) {
+        $secret_file = "$dir/admin.secret";
+        write_file($secret_file, $o{secret_text} // "$o{secret}\n");
+        $cfg{admin_secret_file} = $secret_file;
+    }
+    if (defined $o{throttle}) {
+        $throttle_file = "$dir/throttle.conf";
+        write_file($throttle_file, $o{throttle});
+        $cfg{'throttle.config'} = $throttle_file;
+    }
+    my $srv = start_host(config => \%cfg, args => $o{args} // []);
+    $srv->{secret} = $o{secret};
+    $srv->{secret_file} = $secret_file;
+    $srv->{throttle_file} = $throttle_file;
+    return $srv;
+}
+
+# The engine's clock, as the server reads it: CLOCK_MONOTONIC, seconds.
+sub mono_now { Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) }
+
+# Sleeps, when less than need seconds (default 0.5) are left of the
+# current second of the engine's clock (or always with force), to just
+# after the next one starts, so that a burst of requests sent next most
+# likely falls in one second. Only makes that likely: tests still check
+# (see throttle_burst), and never assert anything about time.
+sub wait_fresh_second {
+    my (%o) = @_;
+    my $now = mono_now();
+    my $left = 1 - ($now - int $now);
+    return if !$o{force} && $left >= ($o{need} // 0.5);
+    sleep($left + 0.01);
+}
+
+# Sends a burst of charges and reads their answers, making sure they all
+# fell in one second of the server's clock. items: a list of [conn,
+# tenant, units], and '|' where the answers so far must be read before
+# the next charges go out (to order charges of different connections;
+# between two bars, every connection's requests are written before any
+# answer is read, and the server may take the connections in any order).
+# The burst starts just after a second begins. The node's used figure is
+# read (node_show on option observer, default the first item's
+# connection) before and after; when the allowed units of the burst do
+# not add up to its growth, a second boundary passed in the middle and the
+# burst is sent again after the next second starts (at most option tries
+# times, default 4). Returns a hash: answers (the parsed throttle answers
+# of the last try, in item order without the bars, undef for a missing or
+# malformed one), raw (the responses), tries, all (every [item, answer] of
+# every try, for tests that count what the server counted), then (the
+# answers to option then's requests, sent on the observer after the
+# charges, so they read the same second; they must not charge), before and
+# after (the node views) and same_second (false when no try fitted).
+sub throttle_burst {
+    my ($items, %o) = @_;
+    my @items = grep { ref } @$items;
+    my $obs = $o{observer} // $items[0][0];
+    my (@all, $res);
+    for my $try (1 .. $o{tries} // 4) {
+        wait_fresh_second(force => 1);
+        my $before = parse_node_view($obs->call(req_node_show()));
+        my (@ans, @raw, @seg);
+        my $i = 0;
+        for my $it (@$items, '|') {
+            if (ref $it) {
+                push @seg, [$i++, $it];
+                next;
+            }
+            _burst_segment(\@seg, \@ans, \@raw, \@all);
+            @seg = ();
+        }
+        my @then;
+        if ($o{then} && @{ $o{then} }) {
+            $obs->send(join '', @{ $o{then} });
+            @then = $obs->responses(scalar @{ $o{then} });
+        }
+        my $after = parse_node_view($obs->call(req_node_show()));
+        my $allowed = 0;
+        for my $k (0 .. $#items) {
+            $allowed += $items[$k][2]
+                if $ans[$k] && $ans[$k]{state} == THROTTLE_ALLOWED;
+        }
+        $res = { answers => \@ans, raw => \@raw, tries => $try,
+                 all => \@all, then => \@then, before => $before,
+                 after => $after };
+        if ($before && $after &&
+            $after->{used} == $before->{used} + $allowed) {
+            $res->{same_second} = 1;
+            return $res;
+        }
+        last unless $before && $after;
+    }
+    $res->{same_second} = 0;
+    return $res;
+}
+
+# One part of a burst (seg: [index, item] pairs): writes each
+# connection's charges at once, then reads the answers into ans, raw and
+# all.
+sub _burst_segment {
+    my ($seg, $ans, $raw, $all) = @_;
+    my (%per, @order);
+    for my $p (@$seg) {
+        my $c = $p->[1][0];
+        push @order, $c unless $per{$c};
+        push @{ $per{$c} }, $p;
+    }
+    for my $c (@order) {
+        $c->send(join '', map {
+            req_throttle($_->[1][1], $_->[1][2], opaque => $_->[0])
+        } @{ $per{$c} });
+    }
+    for my $c (@order) {
+        for my $p (@{ $per{$c} }) {
+            my $r = $c->response;
+            $raw->[$p->[0]] = $r;
+            $ans->[$p->[0]] = parse_throttle_answer($r);
+            push @$all, [$p->[1], $ans->[$p->[0]]];
+        }
+    }
+}
+
 package CounterTest::Server;
 
 use strict;
@@ -950,6 +1273,27 @@ sub reset {
     my ($self) = @_;
     setsockopt $self->{sock}, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0);
     CORE::close $self->{sock};
+}
+
+# Sends tenant_list and reads the records up to the empty end marker;
+# returns the parsed records (see CounterTest::parse_tenant_record; undef
+# for a malformed one) and the raw answers.
+sub tenant_records {
+    my ($self, %o) = @_;
+    $self->send(CounterTest::req_tenant_list(opaque => $o{opaque} // 0));
+    my (@rec, @raw);
+    while (my $r = $self->response) {
+        push @raw, $r;
+        last if $r->{body_len} == 0 || $r->{status} != CounterTest::ST_OK;
+        push @rec, CounterTest::parse_tenant_record($r);
+    }
+    return wantarray ? (\@rec, \@raw) : \@rec;
+}
+
+# Sends auth with secret and returns the answer.
+sub auth {
+    my ($self, $secret) = @_;
+    return $self->call(CounterTest::req_auth($secret));
 }
 
 sub close { CORE::close $_[0]{sock} }
