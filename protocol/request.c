@@ -41,16 +41,21 @@ static size_t put_name(uint8_t *p, const void *name, uint16_t name_len)
     return 2 + (size_t)name_len;
 }
 
+/* Writes a request whose body is just a name (or a secret): its length
+ * at offset 0, then its bytes; every such opcode's row says so (fixed
+ * part 2, name length at 0; tests/test_wire.c checks the rows). */
+static size_t encode_named(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                           const void *name, uint16_t name_len)
+{
+    cnt_encode_request_header(out, opcode, 2u + (uint32_t)name_len, opaque);
+    return CNT_HEADER_SIZE + put_name(out + CNT_HEADER_SIZE, name, name_len);
+}
+
 /* Writes a Get request. */
 size_t cnt_encode_get(uint8_t *out, uint32_t opaque, const void *name,
                       uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_GET,
-                              CNT_GET_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE +
-           put_name(body + CNT_GET_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_GET, opaque, name, name_len);
 }
 
 /* Writes an Acquire request. */
@@ -116,12 +121,7 @@ size_t cnt_encode_renew(uint8_t *out, uint32_t opaque, uint32_t lease_ms,
 size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
                                const void *name, uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_WAIT_RELEASE,
-                              CNT_WREL_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_WREL_OFF_NAMELEN +
-           put_name(body + CNT_WREL_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_WAIT_RELEASE, opaque, name, name_len);
 }
 
 /* Writes a Queues request. */
@@ -150,12 +150,7 @@ size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,
 size_t cnt_encode_ttl_query(uint8_t *out, uint32_t opaque, const void *name,
                             uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_TTL_QUERY,
-                              CNT_TTLQ_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_TTLQ_OFF_NAMELEN +
-           put_name(body + CNT_TTLQ_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_TTL_QUERY, opaque, name, name_len);
 }
 
 /* Writes a Ttl_update request. */
@@ -179,12 +174,7 @@ size_t cnt_encode_ttl_update(uint8_t *out, uint32_t opaque, uint8_t attribute,
 size_t cnt_encode_ttl_purge(uint8_t *out, uint32_t opaque, const void *name,
                             uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_TTL_PURGE,
-                              CNT_TTLP_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_TTLP_OFF_NAMELEN +
-           put_name(body + CNT_TTLP_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_TTL_PURGE, opaque, name, name_len);
 }
 
 /* Writes a Window_check body at body; returns its size. */
@@ -316,12 +306,7 @@ size_t cnt_multi_finish(cnt_multi_builder *b)
 size_t cnt_encode_auth(uint8_t *out, uint32_t opaque, const void *secret,
                        uint16_t secret_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_AUTH,
-                              CNT_AUTH_FIXED + (uint32_t)secret_len, opaque);
-    return CNT_HEADER_SIZE + CNT_AUTH_OFF_SECRETLEN +
-           put_name(body + CNT_AUTH_OFF_SECRETLEN, secret, secret_len);
+    return encode_named(out, CNT_OP_AUTH, opaque, secret, secret_len);
 }
 
 /* Writes a Throttle request. */
@@ -341,12 +326,7 @@ size_t cnt_encode_throttle(uint8_t *out, uint32_t opaque, uint32_t units,
 size_t cnt_encode_tenant_show(uint8_t *out, uint32_t opaque,
                               const void *name, uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_TENANT_SHOW,
-                              CNT_TSHOW_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_TSHOW_OFF_NAMELEN +
-           put_name(body + CNT_TSHOW_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_TENANT_SHOW, opaque, name, name_len);
 }
 
 /* Writes a Tenant_list request. */
@@ -383,12 +363,7 @@ size_t cnt_encode_tenant_set(uint8_t *out, uint32_t opaque, uint8_t flags,
 size_t cnt_encode_tenant_remove(uint8_t *out, uint32_t opaque,
                                 const void *name, uint16_t name_len)
 {
-    uint8_t *body = out + CNT_HEADER_SIZE;
-
-    cnt_encode_request_header(out, CNT_OP_TENANT_REMOVE,
-                              CNT_TREM_FIXED + (uint32_t)name_len, opaque);
-    return CNT_HEADER_SIZE + CNT_TREM_OFF_NAMELEN +
-           put_name(body + CNT_TREM_OFF_NAMELEN, name, name_len);
+    return encode_named(out, CNT_OP_TENANT_REMOVE, opaque, name, name_len);
 }
 
 /* Writes a Node_set request. */

@@ -706,6 +706,23 @@ static void test_rate_limit_constants(void **state)
 }
 
 /* The byte helpers are big-endian and read back what they wrote. */
+/* The opcodes whose request body is just a name (or a secret), which the
+ * client encoders write with one helper: fixed part 2, length at 0. */
+static void test_name_only_rows(void **state)
+{
+    (void)state;
+    static const uint8_t ops[] = { CNT_OP_GET, CNT_OP_WAIT_RELEASE,
+                                   CNT_OP_TTL_QUERY, CNT_OP_TTL_PURGE,
+                                   CNT_OP_TENANT_SHOW, CNT_OP_TENANT_REMOVE,
+                                   CNT_OP_AUTH };
+    for (size_t i = 0; i < sizeof ops; i++) {
+        const cnt_opcode_row *r = &cnt_opcode_table[ops[i]];
+        assert_int_equal(r->fixed, 2);
+        assert_int_equal(ops[i] == CNT_OP_AUTH ? r->off_secretlen
+                                               : r->off_namelen, 0);
+    }
+}
+
 static void test_byte_helpers(void **state)
 {
     uint8_t b[6] = { 0 };
@@ -758,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_rate_limit_constants),
         cmocka_unit_test(test_opcode_table_throttle_rows),
         cmocka_unit_test(test_throttle_constants),
+        cmocka_unit_test(test_name_only_rows),
         cmocka_unit_test(test_byte_helpers),
         cmocka_unit_test(test_byte_helpers_u64),
     };

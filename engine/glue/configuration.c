@@ -196,6 +196,29 @@ static const char *config_trim(const char *s, size_t *len)
     return s;
 }
 
+/* Takes the next "name:value" item of a comma-separated list at *p (each
+ * part trimmed of white space) and moves *p past it; *more says whether
+ * another item follows. False when the item has no ':'. */
+static bool config_next_field(const char **p, const char **name,
+                              size_t *name_len, const char **value,
+                              size_t *value_len, bool *more)
+{
+    size_t span = strcspn(*p, ",");
+    size_t len = span;
+    const char *item = config_trim(*p, &len);
+    const char *colon = memchr(item, ':', len);
+
+    if (colon == NULL)
+        return false;
+    *name_len = (size_t)(colon - item);
+    *name = config_trim(item, name_len);
+    *value_len = len - (size_t)(colon + 1 - item);
+    *value = config_trim(colon + 1, value_len);
+    *more = (*p)[span] != '\0';
+    *p += span + (*more ? 1 : 0);
+    return true;
+}
+
 /* Parses v[0..len), a non-empty run of decimal digits, into *out; false
  * on anything else (signs, spaces, overflow past 2^64-1). */
 static bool config_parse_digits(const char *v, size_t len, uint64_t *out)
@@ -401,19 +424,13 @@ static bool config_group_value(const char *key, const char *v, cnt_group *g,
         "default, at most 4294967295 ms",
     };
     unsigned seen = 0;
-    const char *p = v;
+    const char *p = v, *fname, *x;
+    size_t flen, xlen;
+    bool more = true;
     memset(g, 0, sizeof(*g));
-    for (;;) {
-        size_t span = strcspn(p, ",");
-        size_t len = span;
-        const char *item = config_trim(p, &len);
-        const char *colon = memchr(item, ':', len);
-        if (colon == NULL)
+    while (more) {
+        if (!config_next_field(&p, &fname, &flen, &x, &xlen, &more))
             goto bad;
-        size_t flen = (size_t)(colon - item);
-        const char *fname = config_trim(item, &flen);
-        size_t xlen = len - (size_t)(colon + 1 - item);
-        const char *x = config_trim(colon + 1, &xlen);
         unsigned f = config_group_field(fname, flen);
         if (f == GROUP_FIELDS || (seen & (1u << f)) != 0)
             goto bad;
@@ -428,9 +445,6 @@ static bool config_group_value(const char *key, const char *v, cnt_group *g,
             return config_bad_value(key, v, duration_expected[f], err,
                                     errlen, origin);
         }
-        if (p[span] == '\0')
-            break;
-        p += span + 1;
     }
     if ((seen & (1u << GROUP_MAX)) != 0)
         return true;
@@ -1039,20 +1053,13 @@ static bool throttle_tenant_value(const char *key, const char *v,
                                   size_t errlen,
                                   const cnt_config_origin *origin)
 {
-    bool has_reserved = false;
-    const char *p = v;
+    bool has_reserved = false, more = true;
+    const char *p = v, *fname, *fval;
+    size_t flen, vlen;
     t->has_hard = false;
-    for (;;) {
-        size_t span = strcspn(p, ",");
-        size_t len = span;
-        const char *item = config_trim(p, &len);
-        const char *colon = memchr(item, ':', len);
-        if (colon == NULL)
+    while (more) {
+        if (!config_next_field(&p, &fname, &flen, &fval, &vlen, &more))
             goto bad;
-        size_t flen = (size_t)(colon - item);
-        const char *fname = config_trim(item, &flen);
-        size_t vlen = len - (size_t)(colon + 1 - item);
-        const char *fval = config_trim(colon + 1, &vlen);
         uint64_t x;
         if (flen == 8 && strncasecmp(fname, "reserved", 8) == 0) {
             if (has_reserved || !config_parse_digits(fval, vlen, &x) ||
@@ -1067,9 +1074,6 @@ static bool throttle_tenant_value(const char *key, const char *v,
         } else {
             goto bad;
         }
-        if (p[span] == '\0')
-            break;
-        p += span + 1;
     }
     if (!has_reserved)
         goto bad;
