@@ -1321,8 +1321,10 @@ typedef struct ljudge {
     lshadow *r;
     uint64_t now;
     bool allocates;             /* charging it needs memory */
-    /* window: shape, slot of now, counts seen (by slot), their sum */
+    /* window: shape, slot of now, counts seen (by slot), their sum; a
+     * record of another shape remembering some */
     uint64_t S, N, k, used;
+    bool other;
     lslot view[CNT_WINDOW_MAX_SLOTS + 1];
     size_t nview;
     /* gcra: times scaled by count */
@@ -1342,6 +1344,36 @@ static void lim_slot_add(lslot *v, size_t *nv, uint64_t k, uint64_t cost)
     v[(*nv)++] = (lslot){ k, cost };
 }
 
+/* When a record of another shape (which a refused call leaves as it is)
+ * has forgotten enough, by its own slots, for the cost to fit: a slot's
+ * count leaves at the end of that slot + its number of slots, oldest
+ * first. */
+static uint64_t lim_other_retry(const ljudge *j)
+{
+    const lshadow *r = j->r;
+    uint64_t own = j->now / r->slot_ns, left = j->used, last = 0;
+    bool started = false;
+
+    for (;;) {
+        /* The oldest remembered slot after last. */
+        const lslot *o = NULL;
+        for (size_t i = 0; i < r->ncounts; i++) {
+            const lslot *c = &r->counts[i];
+            if (c->count == 0 || c->slot + r->slots < own ||
+                (started && c->slot <= last))
+                continue;
+            if (o == NULL || c->slot < o->slot)
+                o = c;
+        }
+        FUZZ_CHECK(o != NULL);
+        left -= o->count;
+        if (left + j->a->cost <= j->a->limit_or_burst)
+            return (o->slot + r->slots + 1) * r->slot_ns;
+        last = o->slot;
+        started = true;
+    }
+}
+
 /* Judges a window check at j->now as the spec has it (changing nothing):
  * the same shape counts slots k - N .. k; a record of another shape
  * counts as what it remembers now by its own slots, all in slot k. */
@@ -1359,6 +1391,7 @@ static void lim_window_judge(ljudge *j)
             if (r->counts[i].slot + r->slots >= own)
                 j->used += r->counts[i].count;
         j->view[j->nview++] = (lslot){ j->k, j->used };
+        j->other = j->used > 0;
     } else if (r->present) {
         for (size_t i = 0; i < r->ncounts; i++)
             if (r->counts[i].slot + j->N >= j->k) {
@@ -1377,6 +1410,9 @@ static void lim_window_judge(ljudge *j)
         ans->state = CNT_CHECK_ALLOWED;
         used += cost;
         lim_slot_add(j->view, &j->nview, j->k, cost);
+    } else if (j->other) {
+        ans->state = CNT_CHECK_LIMITED;
+        ans->retry_after_ns = lim_other_retry(j) - j->now;
     } else {
         /* The first slot boundary where what is still remembered leaves
          * room for the cost; after N slots nothing is. */
@@ -1403,6 +1439,11 @@ static void lim_window_judge(ljudge *j)
             newest = j->view[v].slot;
         }
     ans->reset_after_ns = any ? (newest + j->N + 1) * j->S - j->now : 0;
+    /* A refused call leaves a record of another shape as it is: it
+     * forgets by its own slots. */
+    if (j->other && ans->state != CNT_CHECK_ALLOWED)
+        ans->reset_after_ns = (r->newest + r->slots + 1) * r->slot_ns -
+                              j->now;
 }
 
 /* x clamped to 32 bits. */
@@ -1727,6 +1768,16 @@ static void lim_sweep_step(sim *m, uint8_t x)
     m->lsweep_next = (first + n) % nb;
 }
 
+/* The GC's sweep of the maps of records that die by the clock (every
+ * second, between its whole sweeps): exactly the dead rate-limit records
+ * go, the counters stay. */
+static void lim_records_gc_step(sim *m)
+{
+    size_t removed = cnt_gc_run_records(m->gc);
+    FUZZ_CHECK(removed == lim_sweep_model(m, 0, cnt_map_buckets(
+                                                 cnt_limits_map(m->limits))));
+}
+
 /* With the memory limit set, it becomes what both maps use now plus x * 4
  * bytes (x = 0: its first value again), so that the rate limits meet it
  * without the table having to fill it first. */
@@ -1774,7 +1825,12 @@ static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
                                                     ? 1000 : 100000000));
         break;
     case 8: lim_sweep_step(m, x); break;
-    case 9: step_gc(m); break;
+    case 9:
+        if (x & 1)
+            lim_records_gc_step(m);
+        else
+            step_gc(m);
+        break;
     default: lim_budget_step(m, x); break;
     }
     return 4;
@@ -2304,7 +2360,8 @@ static void sim_finish(sim *m)
  * multi-check (x & 0x1f items, 18-31 folded to 2-15, peek with x's bit 7;
  * y and z unused; then three bytes per item, see lim_multi_step); 7 the
  * clock moves by y * 256 + x ns, us, ms (both clocks) or 0.1 s, as z & 3
- * says; 8 the limits' own sweep goes on over x buckets; 9 GC; 10 with
+ * says; 8 the limits' own sweep goes on over x buckets; 9 GC (with x's
+ * bit 0 only its every-second sweep of the rate limits); 10 with
  * the memory limit set, it becomes the memory in use + x * 4 bytes (x =
  * 0: its first value). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
