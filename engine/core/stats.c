@@ -39,6 +39,8 @@ cnt_stats *cnt_stats_new(unsigned n)
         atomic_init(&slot->curr_connections, 0);
         atomic_init(&slot->total_connections, 0);
         atomic_init(&slot->rejected_connections, 0);
+        atomic_init(&slot->auth_failures, 0);
+        atomic_init(&slot->auth_closes, 0);
     }
     return s;
 }
