@@ -23,6 +23,7 @@
 #include "engine/core/map.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
+#include "engine/core/throttle.h"
 #include "engine/core/ticket.h"
 #include "engine/core/wheel.h"
 #include "engine/server/session.h"
@@ -51,7 +52,21 @@
  * or refused multi-check charge nothing (the same peeks answer the same
  * after it); the figures per kind, used_memory and the shared budget as
  * the model counts them; empty and at the memory baseline at the end,
- * once everything expired and was swept. */
+ * once everything expired and was swept.
+ * Tenant throttling, straight to the throttle core on the same clock,
+ * memory budget and GC (an escape step): capacity changes, tenants set
+ * and removed (refusals included: 0x2C, 0x04, 0x01), whole settings sets
+ * applied all or nothing, charges throttled and unthrottled, clock moves
+ * to either side of a second's boundary, paused tenant listings, sweeps,
+ * failing allocations and the shared memory limit. Every answer as the
+ * model predicts (state, reason, used, remaining, retry); a charge its
+ * reserve covers is never throttled, so a tenant demanding its reserve
+ * gets it each second; no throttled-connection charge takes a tenant past
+ * its hard limit; the units such charges are allowed since a second
+ * began (or the configuration last changed) stay within the capacity;
+ * unthrottled units are counted; every tenant view, the node view, the
+ * totals and the map's records and memory as the model has them; no
+ * record left and the memory back to its baseline at the end. */
 
 #define NCONN 4
 #define NNAMES 32
@@ -183,6 +198,43 @@ typedef struct lfigures {
     uint64_t objects, checks, allowed, limited, expired;
 } lfigures;
 
+/* ---- The throttle's model ---- */
+
+#define NTEN 4                  /* tenant names of the throttle steps */
+#define TSET_MAX 3              /* tenants a settings set names */
+
+/* What the model knows of one tenant. */
+typedef struct tshadow {
+    bool present;               /* the throttle has a record of it */
+    bool configured;
+    uint32_t reserved, hard;    /* its own R and H, when configured */
+    uint64_t second, used;      /* units allowed in that second */
+    uint64_t units, throttled;  /* since its record exists */
+    uint64_t covered;           /* units of inv_second's charges that its
+                                   reserve covered */
+} tshadow;
+
+/* What the model knows of the throttle: the node's figures, rolled on to
+ * a new second by a charge as the throttle does it, the totals, the
+ * tenants, and a listing that may pause between steps. */
+typedef struct tmodel {
+    uint32_t capacity, default_hard;
+    uint64_t second, used, pool_used;
+    uint64_t reserved_sum;
+    uint32_t tenants;           /* configured ones */
+    cnt_throttle_stats st;
+    tshadow ten[NTEN];
+    /* The invariants' own figures: the second they belong to and the
+     * units allowed on throttled connections (with a capacity) since the
+     * later of its start and the last change of the configuration. */
+    uint64_t inv_second, since_change;
+    bool listing;
+    cnt_map_cursor cursor;
+    bool listed[NTEN];          /* reported by the listing */
+    bool steady[NTEN];          /* a record all through the listing */
+    uint64_t baseline;          /* used_memory of the empty map */
+} tmodel;
+
 /* The whole simulation for one input. */
 typedef struct sim {
     cnt_table *table;
@@ -225,6 +277,9 @@ typedef struct sim {
     size_t lsweep_next;         /* where cnt_limits_sweep goes on */
     uint64_t first_limit;       /* the memory limit the input set */
     uint64_t limits_baseline;   /* used_memory of the empty limits */
+    /* The tenant throttle, on the same budget and clock, and its model. */
+    cnt_throttle *throttle;
+    tmodel thr;
 } sim;
 
 /* The groups the sessions know (counter.group.NAME), mirrored here. */
@@ -973,9 +1028,11 @@ static void step_dump_part(sim *m, uint32_t opaque)
 }
 
 static size_t lim_sweep_model(sim *m, size_t first, size_t n);
+static size_t thr_sweep_model(sim *m);
+static uint64_t thr_bytes(sim *m);
 
-/* A GC sweep: removes exactly the deletable counters and the dead
- * rate-limit records. */
+/* A GC sweep: removes exactly the deletable counters, the dead rate-limit
+ * records and the idle records of unconfigured tenants. */
 static void step_gc(sim *m)
 {
     uint64_t start_ms = window_now() * INTERVAL * 1000;
@@ -999,6 +1056,7 @@ static void step_gc(sim *m)
         }
     }
     gone += lim_sweep_model(m, 0, cnt_map_buckets(cnt_limits_map(m->limits)));
+    gone += thr_sweep_model(m);
     FUZZ_CHECK(removed == gone);
 }
 
@@ -1770,12 +1828,13 @@ static void lim_sweep_step(sim *m, uint8_t x)
 
 /* The GC's sweep of the maps of records that die by the clock (every
  * second, between its whole sweeps): exactly the dead rate-limit records
- * go, the counters stay. */
+ * and the idle tenants go, the counters stay. */
 static void lim_records_gc_step(sim *m)
 {
     size_t removed = cnt_gc_run_records(m->gc);
-    FUZZ_CHECK(removed == lim_sweep_model(m, 0, cnt_map_buckets(
-                                                 cnt_limits_map(m->limits))));
+    size_t gone = lim_sweep_model(m, 0, cnt_map_buckets(
+                                            cnt_limits_map(m->limits)));
+    FUZZ_CHECK(removed == gone + thr_sweep_model(m));
 }
 
 /* With the memory limit set, it becomes what both maps use now plus x * 4
@@ -1864,7 +1923,8 @@ static void lim_check_all(sim *m)
     FUZZ_CHECK(ls.used_memory == m->limits_baseline + nodes);
     cnt_table_get_stats(m->table, &ts);
     uint64_t used = cnt_map_budget_used(&m->budget);
-    FUZZ_CHECK(used == ts.used_memory - m->used_baseline + nodes);
+    FUZZ_CHECK(used == ts.used_memory - m->used_baseline + nodes +
+                       thr_bytes(m));
     FUZZ_CHECK(m->budget.limit == 0 || used <= m->budget.limit);
 }
 
@@ -1887,6 +1947,677 @@ static void lim_finish(sim *m)
     cnt_limits_stats_get(m->limits, &ls);
     FUZZ_CHECK(ls.used_memory == m->limits_baseline);
     FUZZ_CHECK(cnt_map_budget_used(&m->budget) == 0);
+}
+
+/* ---- Tenant throttling, straight to the throttle core ---- */
+
+/* The tenants' names: lengths differ, so do their records' sizes. */
+static const char *const thr_names[NTEN] = { "a", "b", "tenant-c", "d" };
+
+/* A tenant's name and length. */
+static const uint8_t *thr_name(unsigned n)
+{
+    return (const uint8_t *)thr_names[n];
+}
+
+static uint16_t thr_len(unsigned n)
+{
+    return (uint16_t)strlen(thr_names[n]);
+}
+
+/* The throttling second now. */
+static uint64_t thr_second(void)
+{
+    return mono_ns() / CNT_THROTTLE_SECOND_NS;
+}
+
+/* x clamped to 32 bits, as the views show figures. */
+static uint32_t thr_clamp(uint64_t x)
+{
+    return x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+}
+
+/* Bytes the record of tenant n costs. */
+static uint64_t thr_node_bytes(sim *m, unsigned n)
+{
+    return cnt_map_node_size(cnt_throttle_map(m->throttle), thr_len(n));
+}
+
+/* Whether the shared memory limit lets extra more bytes be charged. */
+static bool thr_fits_budget(sim *m, uint64_t extra)
+{
+    return m->budget.limit == 0 ||
+           cnt_map_budget_used(&m->budget) + extra <= m->budget.limit;
+}
+
+/* The reserve and hard limit tenant t is judged with: its own when
+ * configured, else 0 and the default hard limit. */
+static void thr_limits(const tmodel *tm, const tshadow *t, uint32_t *R,
+                       uint32_t *H)
+{
+    *R = t->configured ? t->reserved : 0;
+    *H = t->configured ? t->hard : tm->default_hard;
+}
+
+/* Tenant t's units in second s. */
+static uint64_t thr_used(const tshadow *t, uint64_t s)
+{
+    return t->present && t->second == s ? t->used : 0;
+}
+
+/* The free pool: the capacity the reserves leave (0 when they cover it). */
+static uint64_t thr_pool(const tmodel *tm)
+{
+    return tm->capacity > tm->reserved_sum
+               ? tm->capacity - tm->reserved_sum : 0;
+}
+
+/* A charge in second s: the node's figures start again in a new second,
+ * and so do the invariants'. */
+static void thr_roll(tmodel *tm, uint64_t s)
+{
+    if (s > tm->second) {
+        tm->second = s;
+        tm->used = 0;
+        tm->pool_used = 0;
+    }
+    if (s > tm->inv_second) {
+        tm->inv_second = s;
+        tm->since_change = 0;
+        for (unsigned n = 0; n < NTEN; n++)
+            tm->ten[n].covered = 0;
+    }
+}
+
+/* The configuration changed: the units allowed from now on are bounded by
+ * the capacity again (reserves and pool are judged afresh). */
+static void thr_changed(tmodel *tm)
+{
+    tm->since_change = 0;
+}
+
+/* Tenant n's record goes (a sweep freed it): it is as if never seen. */
+static void thr_forget(tmodel *tm, unsigned n)
+{
+    tshadow *t = &tm->ten[n];
+    FUZZ_CHECK(t->present && !t->configured);
+    t->present = false;
+    t->second = t->used = t->units = t->throttled = 0;
+    tm->steady[n] = false;
+}
+
+/* A record for tenant n: fresh figures. */
+static void thr_create(tmodel *tm, unsigned n)
+{
+    tshadow *t = &tm->ten[n];
+    FUZZ_CHECK(!t->present);
+    t->present = true;
+    t->second = t->used = t->units = t->throttled = 0;
+    t->reserved = t->hard = 0;
+}
+
+/* Tenant n becomes configured with R and H. */
+static void thr_configure(tmodel *tm, unsigned n, uint32_t R, uint32_t H)
+{
+    tshadow *t = &tm->ten[n];
+    tm->reserved_sum = tm->reserved_sum - (t->configured ? t->reserved : 0)
+                       + R;
+    tm->tenants += !t->configured;
+    t->configured = true;
+    t->reserved = R;
+    t->hard = H;
+}
+
+/* The sweep at now: every unconfigured record without usage in the
+ * current second goes. Returns how many. */
+static size_t thr_sweep_model(sim *m)
+{
+    uint64_t s = thr_second();
+    size_t gone = 0;
+    for (unsigned n = 0; n < NTEN; n++) {
+        const tshadow *t = &m->thr.ten[n];
+        if (t->present && !t->configured &&
+            (t->used == 0 || t->second < s)) {
+            thr_forget(&m->thr, n);
+            gone++;
+        }
+    }
+    return gone;
+}
+
+/* The view of tenant t the model expects at second s. */
+static void thr_view_model(const tmodel *tm, const tshadow *t, uint64_t s,
+                           cnt_tenant_view *v)
+{
+    memset(v, 0, sizeof *v);
+    thr_limits(tm, t, &v->reserved, &v->hard_limit);
+    v->used = thr_clamp(thr_used(t, s));
+    v->flags = t->configured ? CNT_TENANT_FLAG_CONFIGURED : 0;
+    v->throttled = t->throttled;
+    v->units = t->units;
+}
+
+/* Checks a tenant view field by field. */
+static void thr_view_check(const cnt_tenant_view *got,
+                           const cnt_tenant_view *want)
+{
+    FUZZ_CHECK(got->reserved == want->reserved &&
+               got->hard_limit == want->hard_limit &&
+               got->used == want->used && got->flags == want->flags);
+    FUZZ_CHECK(got->throttled == want->throttled &&
+               got->units == want->units);
+}
+
+/* Units a tenant with R, H and used units could still charge on a
+ * throttled connection: min(H - used, reserve left + pool left); without
+ * a capacity only H bounds it (none: 0xFFFFFFFF). */
+static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
+                              uint64_t used)
+{
+    uint64_t hard_left = used < H ? H - used : 0;
+    if (tm->capacity == 0)
+        return H == CNT_THROTTLE_UNLIMITED ? UINT32_MAX
+                                           : thr_clamp(hard_left);
+    uint64_t pool = thr_pool(tm);
+    uint64_t left = (R > used ? R - used : 0) +
+                    (pool > tm->pool_used ? pool - tm->pool_used : 0);
+    if (H != CNT_THROTTLE_UNLIMITED && hard_left < left)
+        left = hard_left;
+    return thr_clamp(left);
+}
+
+/* A charge of units to tenant n (unthrottled: the connection's privilege),
+ * its first allocation failing with fail. The model judges it as the
+ * design has it: without a capacity everything is allowed; unthrottled,
+ * always allowed, reserve first then pool (past the pool if need be);
+ * else the hard limit first, then what the reserve leaves must fit the
+ * pool. Only an allowed charge of a tenant without a record needs
+ * memory. Invariants on the answer itself: a charge its reserve covers is
+ * never throttled; an allowed throttled-connection charge leaves the
+ * tenant at or below its hard limit, and the units so allowed since the
+ * second began (or the configuration last changed) within the capacity. */
+static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
+                       uint32_t units)
+{
+    tmodel *tm = &m->thr;
+    tshadow *t = &tm->ten[n];
+    uint64_t now = mono_ns(), s = now / CNT_THROTTLE_SECOND_NS;
+    bool mem = t->present ||
+               (!fail && thr_fits_budget(m, thr_node_bytes(m, n)));
+    cnt_throttle_answer a;
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_charge(m->throttle, thr_name(n), thr_len(n),
+                                        units, unthrottled, &a);
+    bool failed = lim_disarm();
+
+    FUZZ_CHECK(!failed || (armed && !t->present));
+    tm->st.checks++;
+    if (units == 0) {
+        FUZZ_CHECK(st == CNT_STATUS_INVALID && !failed);
+        return;
+    }
+    thr_roll(tm, s);
+    uint32_t R, H;
+    thr_limits(tm, t, &R, &H);
+    uint64_t used = thr_used(t, s);
+    uint64_t reserve_left = R > used ? R - used : 0;
+    uint64_t from_pool = units > reserve_left ? units - reserve_left : 0;
+    uint64_t pool = thr_pool(tm);
+    uint8_t reason = CNT_THROTTLE_REASON_NONE;
+    bool limited = tm->capacity > 0 && !unthrottled;
+
+    if (tm->capacity == 0)
+        from_pool = 0;
+    if (limited && H != CNT_THROTTLE_UNLIMITED && used + units > H)
+        reason = CNT_THROTTLE_REASON_HARD_LIMIT;
+    else if (limited && from_pool > 0 && tm->pool_used + from_pool > pool)
+        reason = pool == 0 ? CNT_THROTTLE_REASON_RESERVE
+                           : CNT_THROTTLE_REASON_POOL_EMPTY;
+    if (reason == CNT_THROTTLE_REASON_NONE && !mem) {
+        FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK);
+    /* The guarantee of a reserve, from the answer alone. */
+    if (limited && used + units <= R)
+        FUZZ_CHECK(a.state == CNT_THROTTLE_STATE_ALLOWED);
+    if (reason == CNT_THROTTLE_REASON_NONE) {
+        if (!t->present)
+            thr_create(tm, n);
+        used += units;
+        t->second = s;
+        t->used = used;
+        t->units += units;
+        tm->used += units;
+        tm->pool_used += from_pool;
+        tm->st.allowed++;
+        tm->st.units += units;
+        if (unthrottled)
+            tm->st.unthrottled_units += units;
+    } else {
+        if (t->present)
+            t->throttled++;
+        tm->st.throttled++;
+    }
+    FUZZ_CHECK(a.state == (reason == CNT_THROTTLE_REASON_NONE
+                               ? CNT_THROTTLE_STATE_ALLOWED
+                               : CNT_THROTTLE_STATE_THROTTLED));
+    FUZZ_CHECK(a.reason == reason && a.used == thr_clamp(used));
+    FUZZ_CHECK(a.remaining == thr_remaining(tm, R, H, used));
+    if (reason == CNT_THROTTLE_REASON_NONE)
+        FUZZ_CHECK(a.retry_after_ns == 0);
+    else
+        FUZZ_CHECK(a.retry_after_ns ==
+                       (s + 1) * CNT_THROTTLE_SECOND_NS - now &&
+                   a.retry_after_ns >= 1);
+    if (a.state != CNT_THROTTLE_STATE_ALLOWED || !limited)
+        return;
+    FUZZ_CHECK(H == CNT_THROTTLE_UNLIMITED || a.used <= H);
+    if (used <= R)
+        t->covered += units;
+    FUZZ_CHECK(thr_used(t, s) >= t->covered);
+    tm->since_change += units;
+    FUZZ_CHECK(tm->since_change <= tm->capacity);
+}
+
+/* The hard limit a byte picks: v & 0x3f, near 2^32 with bit 7, or
+ * unlimited (0xff). */
+static uint32_t thr_hard_of(uint8_t v)
+{
+    if (v == 0xff)
+        return CNT_THROTTLE_UNLIMITED;
+    return (v & 0x80) ? UINT32_MAX - 1 - (v & 0x7f) : (v & 0x3f);
+}
+
+/* The reserve a byte picks: v & 0x1f, or near 2^32 with bit 7. */
+static uint32_t thr_reserve_of(uint8_t v)
+{
+    return (v & 0x80) ? UINT32_MAX - (v & 0x7f) : (v & 0x1f);
+}
+
+/* Tenant_set of tenant n: flags & 1 sets the reserve, flags & 2 the hard
+ * limit (neither: invalid); a property not set keeps its value (the
+ * defaults for a tenant not configured). Refused, changing nothing: H <
+ * R (0x04), reserves past a capacity (0x2C), no memory for a new record
+ * (0x82). */
+static void thr_set(sim *m, unsigned n, bool fail, uint8_t flags,
+                    uint32_t reserved, uint32_t hard)
+{
+    tmodel *tm = &m->thr;
+    tshadow *t = &tm->ten[n];
+    bool set_r = flags & 1, set_h = flags & 2;
+    bool mem = t->present ||
+               (!fail && thr_fits_budget(m, thr_node_bytes(m, n)));
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_set_tenant(m->throttle, thr_name(n),
+                                            thr_len(n), set_r, reserved,
+                                            set_h, hard);
+    bool failed = lim_disarm();
+    cnt_status want = CNT_STATUS_OK;
+    uint32_t R, H;
+
+    thr_limits(tm, t, &R, &H);
+    uint64_t old = t->configured ? t->reserved : 0;
+    if (set_r)
+        R = reserved;
+    if (set_h)
+        H = hard;
+    if (!set_r && !set_h)
+        want = CNT_STATUS_INVALID;
+    else if (H < R)
+        want = CNT_STATUS_INVALID;
+    else if (tm->capacity > 0 && tm->reserved_sum - old + R > tm->capacity)
+        want = CNT_STATUS_OVER_CAPACITY;
+    else if (!mem)
+        want = CNT_STATUS_OUT_OF_MEMORY;
+    FUZZ_CHECK(st == want);
+    FUZZ_CHECK(!failed || (armed && want == CNT_STATUS_OUT_OF_MEMORY));
+    if (st != CNT_STATUS_OK)
+        return;
+    if (!t->present)
+        thr_create(tm, n);
+    thr_configure(tm, n, R, H);
+    thr_changed(tm);
+}
+
+/* Tenant_remove of tenant n: back on the defaults, its record and usage
+ * staying; 0x01 when it was not configured. */
+static void thr_remove(sim *m, unsigned n)
+{
+    tmodel *tm = &m->thr;
+    tshadow *t = &tm->ten[n];
+    cnt_status st = cnt_throttle_remove_tenant(m->throttle, thr_name(n),
+                                               thr_len(n));
+    if (!t->configured) {
+        FUZZ_CHECK(st == CNT_STATUS_NOT_FOUND);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK && t->present);
+    tm->reserved_sum -= t->reserved;
+    tm->tenants--;
+    t->configured = false;
+    t->reserved = t->hard = 0;
+    thr_changed(tm);
+}
+
+/* Node_set: the capacity, refused (0x2C) below the reserves. */
+static void thr_capacity(sim *m, uint32_t capacity)
+{
+    tmodel *tm = &m->thr;
+    cnt_status st = cnt_throttle_set_capacity(m->throttle, capacity);
+    if (capacity > 0 && tm->reserved_sum > capacity) {
+        FUZZ_CHECK(st == CNT_STATUS_OVER_CAPACITY);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK);
+    tm->capacity = capacity;
+    thr_changed(tm);
+}
+
+/* The default hard limit: always taken. */
+static void thr_default_hard(sim *m, uint32_t hard)
+{
+    FUZZ_CHECK(cnt_throttle_set_default_hard(m->throttle, hard) ==
+               CNT_STATUS_OK);
+    m->thr.default_hard = hard;
+}
+
+/* Applies a settings set, all or nothing: x bit 0 has a capacity (y, or
+ * 2^32 - 1 - y with x's bit 4), bit 1 a default hard limit (z, as
+ * thr_hard_of), bits 2-3 the number of tenants; three bytes each at p:
+ * the name (b0 % 5; 4 is the empty name), the reserve and the hard limit
+ * (thr_reserve_of, thr_hard_of). The model: an empty name or H < R
+ * refuses it (0x04) first; then the records are made in order (the first
+ * allocation fails with fail; the memory limit) until a name comes twice
+ * (0x04) or one does not fit (0x82); then the reserves must fit the
+ * capacity it leaves (0x2C). Returns the bytes used, 0 when p is too
+ * short. */
+static size_t thr_apply(sim *m, bool fail, uint8_t x, uint8_t y, uint8_t z,
+                        const uint8_t *p, size_t avail)
+{
+    tmodel *tm = &m->thr;
+    size_t nt = (x >> 2) & 3;
+    cnt_throttle_setting set[TSET_MAX];
+    unsigned idx[TSET_MAX];
+    cnt_throttle_settings s = {
+        .has_capacity = x & 1,
+        .capacity = (x & 0x10) ? UINT32_MAX - y : y,
+        .has_default_hard = (x & 2) != 0,
+        .default_hard = thr_hard_of(z),
+        .ntenants = nt,
+        .tenants = set,
+    };
+    static const uint8_t empty[1];
+    cnt_status want = CNT_STATUS_OK;
+
+    if (avail < nt * 3)
+        return 0;
+    for (size_t i = 0; i < nt; i++) {
+        idx[i] = p[3 * i] % 5;
+        set[i].name = idx[i] < NTEN ? thr_name(idx[i]) : empty;
+        set[i].len = idx[i] < NTEN ? thr_len(idx[i]) : 0;
+        set[i].reserved = thr_reserve_of(p[3 * i + 1]);
+        set[i].hard = thr_hard_of(p[3 * i + 2]);
+        if (set[i].len == 0 || set[i].hard < set[i].reserved)
+            want = CNT_STATUS_INVALID;
+    }
+    /* The records it makes, in order, and the reserves it replaces. */
+    bool pinned[NTEN] = { false }, made[NTEN] = { false }, first = true;
+    uint64_t extra = 0, old_named = 0, new_named = 0;
+    for (size_t i = 0; i < nt && want == CNT_STATUS_OK; i++) {
+        unsigned n = idx[i];
+        const tshadow *t = &tm->ten[n];
+        if (!t->present && !made[n]) {
+            uint64_t b = thr_node_bytes(m, n);
+            if ((fail && first) || !thr_fits_budget(m, extra + b)) {
+                want = CNT_STATUS_OUT_OF_MEMORY;
+                break;
+            }
+            first = false;
+            extra += b;
+            made[n] = true;
+        } else if (pinned[n]) {
+            want = CNT_STATUS_INVALID;
+            break;
+        }
+        pinned[n] = true;
+        old_named += t->configured ? t->reserved : 0;
+        new_named += set[i].reserved;
+    }
+    uint32_t C = s.has_capacity ? s.capacity : tm->capacity;
+    if (want == CNT_STATUS_OK && C > 0 &&
+        tm->reserved_sum - old_named + new_named > C)
+        want = CNT_STATUS_OVER_CAPACITY;
+
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_apply(m->throttle, &s);
+    bool failed = lim_disarm();
+    FUZZ_CHECK(st == want);
+    FUZZ_CHECK(!failed || (armed && want == CNT_STATUS_OUT_OF_MEMORY));
+    if (st == CNT_STATUS_OK) {
+        for (size_t i = 0; i < nt; i++) {
+            if (!tm->ten[idx[i]].present)
+                thr_create(tm, idx[i]);
+            thr_configure(tm, idx[i], set[i].reserved, set[i].hard);
+        }
+        if (s.has_capacity)
+            tm->capacity = s.capacity;
+        if (s.has_default_hard)
+            tm->default_hard = s.default_hard;
+        thr_changed(tm);
+    }
+    return nt * 3;
+}
+
+/* The calls with an empty name (what as selects), all refused (0x04)
+ * changing nothing but the count of checks. */
+static void thr_empty_name(sim *m, uint8_t what)
+{
+    static const uint8_t none[1];
+    cnt_throttle_answer a;
+    cnt_tenant_view v;
+    cnt_status st;
+
+    switch (what & 3) {
+    case 0:
+        st = cnt_throttle_charge(m->throttle, none, 0, 1, false, &a);
+        m->thr.st.checks++;
+        break;
+    case 1: st = cnt_throttle_tenant(m->throttle, none, 0, &v); break;
+    case 2:
+        st = cnt_throttle_set_tenant(m->throttle, none, 0, true, 0, true, 0);
+        break;
+    default: st = cnt_throttle_remove_tenant(m->throttle, none, 0); break;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_INVALID);
+}
+
+/* Checks one listed record against the model (under its stripe lock:
+ * nothing but the model is touched). */
+static bool thr_list_record(void *ctx, const uint8_t *name, uint16_t len,
+                            const cnt_tenant_view *v)
+{
+    dump_check *d = ctx;
+    tmodel *tm = &d->m->thr;
+    unsigned n;
+    for (n = 0; n < NTEN; n++)
+        if (thr_len(n) == len && memcmp(thr_name(n), name, len) == 0)
+            break;
+    FUZZ_CHECK(n < NTEN && tm->ten[n].present && !tm->listed[n]);
+    tm->listed[n] = true;
+    cnt_tenant_view want;
+    thr_view_model(tm, &tm->ten[n], thr_second(), &want);
+    thr_view_check(v, &want);
+    d->records++;
+    return d->budget == 0 || --d->budget > 0;
+}
+
+/* A listing of the tenants advances by 1 to 8 records (starting one if
+ * none runs), or with x's bit 7 is given up. Every record is reported as
+ * the model has it, none twice, none the model does not have; at the end
+ * every one that had a record all along was reported. */
+static void thr_list_step(sim *m, uint8_t x)
+{
+    tmodel *tm = &m->thr;
+    if (x & 0x80) {
+        if (tm->listing)
+            cnt_throttle_list_cancel(m->throttle, &tm->cursor);
+        tm->listing = false;
+        return;
+    }
+    if (!tm->listing) {
+        tm->listing = true;
+        tm->cursor = (cnt_map_cursor){ 0 };
+        for (unsigned n = 0; n < NTEN; n++) {
+            tm->listed[n] = false;
+            tm->steady[n] = tm->ten[n].present;
+        }
+    }
+    dump_check d = { .m = m, .budget = 1 + (x & 7) };
+    if (!cnt_throttle_list(m->throttle, &tm->cursor, thr_list_record, &d))
+        return;
+    FUZZ_CHECK(!tm->cursor.paused);
+    for (unsigned n = 0; n < NTEN; n++)
+        FUZZ_CHECK(!tm->steady[n] || tm->listed[n]);
+    tm->listing = false;
+}
+
+/* The monotonic clock moves to x ns (x us with y's bit 1) before the next
+ * second starts, or after it with y's bit 0. */
+static void thr_clock_step(sim *m, uint8_t x, uint8_t y)
+{
+    uint64_t now = mono_ns();
+    uint64_t next = (now / CNT_THROTTLE_SECOND_NS + 1) *
+                    CNT_THROTTLE_SECOND_NS;
+    uint64_t d = (uint64_t)x * ((y & 2) ? 1000 : 1);
+    uint64_t to = (y & 1) ? next + d : next - 1 - d;
+    if (to > now)
+        step_clock(m, 0, to - now);
+}
+
+/* A throttle step: o's low 4 bits the operation (12-15 are 0), bits 4-5
+ * the tenant, bit 6 its first allocation fails, bit 7 an unthrottled
+ * charge; x, y, z its arguments, then a settings set's tenants. Returns
+ * the bytes used after the step byte, 0 when too few. */
+static size_t step_throttle(sim *m, const uint8_t *p, size_t avail)
+{
+    if (avail < 4)
+        return 0;
+    uint8_t o = p[0], x = p[1], y = p[2], z = p[3];
+    unsigned op = o & 15, n = (o >> 4) & 3;
+    bool fail = (o & 0x40) != 0;
+    uint64_t v = x | (uint64_t)y << 8;
+
+    if (op > 11)
+        op = 0;
+    switch (op) {
+    case 0:
+        thr_charge(m, n, fail, (o & 0x80) != 0,
+                   (x & 0x80) ? UINT32_MAX - (x & 0x7f) : (x & 0x3f));
+        break;
+    case 1:
+        thr_set(m, n, fail, y & 3, thr_reserve_of(x), thr_hard_of(z));
+        break;
+    case 2: thr_remove(m, n); break;
+    case 3: thr_capacity(m, (y & 1) ? UINT32_MAX - x : x); break;
+    case 4: thr_default_hard(m, thr_hard_of(x)); break;
+    case 5: {
+        size_t used = thr_apply(m, fail, x, y, z, p + 4, avail - 4);
+        return used == 0 && ((x >> 2) & 3) != 0 ? 0 : 4 + used;
+    }
+    case 6: thr_clock_step(m, x, y); break;
+    case 7:
+        /* v ns, v us, v ms (both clocks) or v x 0.1 s. */
+        if ((z & 3) == 2)
+            step_clock(m, v, 0);
+        else
+            step_clock(m, 0, v * ((z & 3) == 0 ? 1 : (z & 3) == 1
+                                                    ? 1000 : 100000000));
+        break;
+    case 8: thr_list_step(m, x); break;
+    case 9:
+        if (x & 1)
+            lim_records_gc_step(m);
+        else
+            step_gc(m);
+        break;
+    case 10: lim_budget_step(m, x); break;
+    default: thr_empty_name(m, x); break;
+    }
+    return 4;
+}
+
+/* Bytes of the tenant records the model has. */
+static uint64_t thr_bytes(sim *m)
+{
+    uint64_t b = 0;
+    for (unsigned n = 0; n < NTEN; n++)
+        if (m->thr.ten[n].present)
+            b += thr_node_bytes(m, n);
+    return b;
+}
+
+/* The throttle's invariants after every step: each tenant's view, the
+ * node's, the totals and the map's records and memory as the model has
+ * them; the sum of the reserves within a capacity. */
+static void thr_check_all(sim *m)
+{
+    const tmodel *tm = &m->thr;
+    uint64_t s = thr_second();
+    size_t records = 0;
+
+    for (unsigned n = 0; n < NTEN; n++) {
+        cnt_tenant_view got, want;
+        FUZZ_CHECK(cnt_throttle_tenant(m->throttle, thr_name(n), thr_len(n),
+                                       &got) == CNT_STATUS_OK);
+        thr_view_model(tm, &tm->ten[n], s, &want);
+        thr_view_check(&got, &want);
+        records += tm->ten[n].present;
+        FUZZ_CHECK(tm->ten[n].present || !tm->ten[n].configured);
+    }
+    cnt_node_view nv;
+    cnt_throttle_node(m->throttle, &nv);
+    bool current = tm->second == s;
+    FUZZ_CHECK(nv.capacity == tm->capacity &&
+               nv.used == thr_clamp(current ? tm->used : 0) &&
+               nv.pool == thr_clamp(thr_pool(tm)) &&
+               nv.pool_used == thr_clamp(current ? tm->pool_used : 0));
+    FUZZ_CHECK(nv.reserved_sum == thr_clamp(tm->reserved_sum) &&
+               nv.tenants == tm->tenants &&
+               nv.throttled == tm->st.throttled);
+    FUZZ_CHECK(tm->capacity == 0 || tm->reserved_sum <= tm->capacity);
+    cnt_throttle_stats st;
+    cnt_throttle_stats_get(m->throttle, &st);
+    FUZZ_CHECK(st.checks == tm->st.checks && st.allowed == tm->st.allowed &&
+               st.throttled == tm->st.throttled &&
+               st.units == tm->st.units &&
+               st.unthrottled_units == tm->st.unthrottled_units);
+    FUZZ_CHECK(st.checks >= st.allowed + st.throttled);
+    cnt_map_stats ms;
+    cnt_map_get_stats(cnt_throttle_map(m->throttle), &ms);
+    FUZZ_CHECK(ms.objects == records &&
+               ms.used_memory == tm->baseline + thr_bytes(m));
+}
+
+/* At the end: a listing still paused is given up, every tenant goes back
+ * to the defaults, and once the second is over a sweep leaves no record:
+ * the map at its memory baseline. */
+static void thr_finish(sim *m)
+{
+    if (m->thr.listing)
+        cnt_throttle_list_cancel(m->throttle, &m->thr.cursor);
+    m->thr.listing = false;
+    for (unsigned n = 0; n < NTEN; n++)
+        if (m->thr.ten[n].configured)
+            thr_remove(m, n);
+    step_clock(m, 0, CNT_THROTTLE_SECOND_NS);
+    step_gc(m);
+    thr_check_all(m);
+    for (unsigned n = 0; n < NTEN; n++)
+        FUZZ_CHECK(!m->thr.ten[n].present);
+    cnt_map_stats ms;
+    cnt_map_get_stats(cnt_throttle_map(m->throttle), &ms);
+    FUZZ_CHECK(ms.objects == 0 && ms.used_memory == m->thr.baseline);
 }
 
 /* ---- Waiting requests, through the session ---- */
@@ -2197,6 +2928,7 @@ static void check_all(sim *m)
                ws.cancels == m->ws.cancels);
     FUZZ_CHECK(m->nfresh == 0 && m->predicted == 0);
     lim_check_all(m);
+    thr_check_all(m);
 }
 
 /* Runs one wire request for connection c; returns the bytes it used, or 0
@@ -2265,6 +2997,18 @@ static void sim_init(sim *m, uint8_t flags)
     m->gc = cnt_gc_new(m->table);
     FUZZ_CHECK(m->gc != NULL);
     FUZZ_CHECK(cnt_gc_add_limits(m->gc, m->limits) == 0);
+    cnt_throttle_config tc = {
+        .buckets = (flags & 2) ? 1 : 8,
+        .budget = &m->budget,
+        .clock = &fuzz_clock.clock,
+    };
+    m->throttle = cnt_throttle_new(&tc);
+    FUZZ_CHECK(m->throttle != NULL);
+    FUZZ_CHECK(cnt_gc_add_throttle(m->gc, m->throttle) == 0);
+    cnt_map_stats tms;
+    cnt_map_get_stats(cnt_throttle_map(m->throttle), &tms);
+    m->thr.baseline = tms.used_memory;
+    m->thr.default_hard = CNT_THROTTLE_UNLIMITED;
     m->stats = cnt_stats_new(1);
     FUZZ_CHECK(m->stats != NULL);
     m->groups = cnt_groups_new();
@@ -2318,6 +3062,7 @@ static void sim_finish(sim *m)
     cnt_table_get_stats(m->table, &ts);
     FUZZ_CHECK(ts.objects == 0);
     FUZZ_CHECK(ts.used_memory == m->used_baseline);
+    thr_finish(m);
     lim_finish(m);
     for (size_t i = 0; i < m->nnames; i++) {
         FUZZ_CHECK(!m->names[i].exists);
@@ -2329,10 +3074,12 @@ static void sim_finish(sim *m)
     cnt_gc_free(m->gc);
     cnt_table_free(m->table);
     cnt_limits_free(m->limits);
+    cnt_throttle_free(m->throttle);
 }
 
-/* Input: a flags byte (bit 0 a memory limit, shared by the counters and
- * the rate limits; bit 1 one bucket in the table and in the limits; bits
+/* Input: a flags byte (bit 0 a memory limit, shared by the counters, the
+ * rate limits and the tenants; bit 1 one bucket in the table, the limits
+ * and the throttle; bits
  * 2-4 the cap of waits per connection, 0 = 1024; bits 2-7 size the memory
  * limit), then steps. A step is one byte, conn = b % 4 and kind = b / 4:
  * 0-39 and 46-47 a wire request follows (the waiting ones go through the
@@ -2344,8 +3091,9 @@ static void sim_finish(sim *m)
  * takes its place); 50 a rate-limit step follows (below); 51 the server
  * stops for the connection (shutdown events, then it ends; a new one
  * takes its place); 52-55 the clock moves by the next byte x 250 ms;
- * 56-59 GC (the limits' sweep included); 60-61 the next Acquire or
- * wait_acquire that allocates fails; 62-63 Dump and Stats.
+ * 56-57 GC (the limits' and the tenants' sweeps included); 58-59 a
+ * throttle step follows (below); 60-61 the next Acquire or wait_acquire
+ * that allocates fails; 62-63 Dump and Stats.
  * A rate-limit step is four bytes o x y z, straight to the limits core on
  * the names a-d (each a TTL counter, a window and a GCRA limit): o % 16
  * the operation (11-15 are 1-5), (o >> 4) & 3 the name, o's bit 6 makes
@@ -2361,9 +3109,29 @@ static void sim_finish(sim *m)
  * y and z unused; then three bytes per item, see lim_multi_step); 7 the
  * clock moves by y * 256 + x ns, us, ms (both clocks) or 0.1 s, as z & 3
  * says; 8 the limits' own sweep goes on over x buckets; 9 GC (with x's
- * bit 0 only its every-second sweep of the rate limits); 10 with
- * the memory limit set, it becomes the memory in use + x * 4 bytes (x =
- * 0: its first value). */
+ * bit 0 only its every-second sweep of the rate limits and the tenants);
+ * 10 with the memory limit set, it becomes the memory in use + x * 4
+ * bytes (x = 0: its first value).
+ * A throttle step is four bytes o x y z, straight to the throttle core on
+ * the tenants "a", "b", "tenant-c" and "d": o % 16 the operation (12-15
+ * are 0), (o >> 4) & 3 the tenant, o's bit 6 makes the operation's first
+ * allocation fail, bit 7 makes a charge unthrottled. Operations: 0 charge
+ * (units x & 0x3f, 0 invalid, or 2^32 - 1 - (x & 0x7f) with x's bit 7);
+ * 1 tenant_set (y & 3 its flags: bit 0 the reserve x, bit 1 the hard
+ * limit z; a reserve byte is v & 0x1f, or 2^32 - 1 - (v & 0x7f) with bit
+ * 7; a hard limit byte v & 0x3f, 2^32 - 2 - (v & 0x7f) with bit 7, or
+ * unlimited for 0xff); 2 tenant_remove; 3 the capacity x, or 2^32 - 1 -
+ * x with y's bit 0; 4 the default hard limit (x, a hard limit byte); 5 a
+ * settings set applied whole (x bit 0 the capacity y, or 2^32 - 1 - y
+ * with x's bit 4; x bit 1 the default hard limit z; (x >> 2) & 3
+ * tenants, three bytes each: the tenant b0 % 5 (4: the empty name), a
+ * reserve byte and a hard limit byte); 6 the monotonic clock moves to x
+ * ns (x us with y's bit 1) before the next second starts, or after it
+ * with y's bit 0; 7 the clock moves as the rate-limit step 7 has it; 8 a
+ * tenant listing goes on by 1 + (x & 7) records (starting if none runs),
+ * or is given up with x's bit 7; 9 GC as the rate-limit step 9 has it;
+ * 10 the memory limit as the rate-limit step 10 has it; 11 a call with
+ * the empty name (x & 3: charge, view, tenant_set, tenant_remove). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sim m;
@@ -2407,8 +3175,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (kind < 56) {
             if (off < size)
                 step_clock(&m, (uint64_t)data[off++] * 250, 0);
-        } else if (kind < 60) {
+        } else if (kind < 58) {
             step_gc(&m);
+        } else if (kind < 60) {
+            size_t used = step_throttle(&m, data + off, size - off);
+            if (used == 0)
+                break;
+            off += used;
         } else if (kind < 62) {
             fail_alloc = true;
         } else {
