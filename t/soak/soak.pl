@@ -25,7 +25,19 @@
 # any interval the answers' times pin down; at the end every record
 # expires and GC frees it (no objects of any kind), the figures per kind
 # agree with what was sent and answered, and limits_used_memory is back
-# to its value before the run.
+# to its value before the run. Tenant throttling rides along too (the host
+# has an admin secret and a throttle settings file): charges for a few
+# tenants (some on unthrottled connections), tenant and node views and
+# streamed tenant lists; some connections authenticate and mix the
+# privileged operations in (the others are refused them), a few send
+# wrong secrets (three: the server closes the connection). Each answer as
+# its opcode and the known limits allow (a charge its reserve covers is
+# never throttled; a hard limit throttles only what would pass it and is
+# never passed on a throttled connection); at the end, with the run-time
+# settings undone and the settings file reloaded, only the configured
+# tenants have records left, the node is the file's and idle, and the
+# figures agree with what was sent and answered (every wrong secret
+# counted, every third one closing its connection).
 #
 # Usage: soak.pl [--duration S] [--conns N] [--counters N] [--seed N]
 #                [--interval S] [--rss-slack MB]
@@ -76,7 +88,8 @@ my $max_waits = 6;
 my %lease_seen;     # every lease id the server gave: never twice
 
 my %fig = map { $_ => 0 } qw(requests answers acquired refused released
-    ends_close ends_reset ends_half ends_stall ends_lost quiescent mismatch_waits
+    ends_close ends_reset ends_half ends_stall ends_lost ends_auth quiescent
+    mismatch_waits
     w_acquire w_granted w_queued w_busy w_refused w_ev_granted w_ev_timeout
     w_ev_expired w_renewed w_released w_cancelled w_raced w_expired_acks
     w_queues w_end_queued w_end_granted l_requests l_ttl l_allowed
@@ -102,7 +115,364 @@ sub host_check {
     die "soak: stopping\n";
 }
 
-my $srv = start_host(config => {
+# ---- tenant throttling: charges, views, privileges ----
+our $srv;           # the host, started once the settings below exist
+# The host starts with an admin secret and a throttle settings file. Three
+# tenants are configured by the file and never changed (their limits are
+# known, so each answer about them can be judged); two are set and removed
+# at run time by privileged connections, within reserves that always fit
+# the capacity; the rest are never configured (the file's default hard
+# limit). Some connections authenticate first and then mix privileged
+# operations in (an unthrottled connection never charges the tenant with a
+# hard limit, so its usage stays under it); a few send wrong secrets, one
+# or two (the connection lives on, unprivileged) or three (the server
+# answers and closes it).
+my $secret = sprintf 'soak-%08x-%08x', int rand 2**32, int rand 2**32;
+my %tfixed = ('soakt-00' => { reserved => 20, hard => 40 },
+              'soakt-01' => { reserved => 30, hard => UNLIMITED },
+              'soakt-02' => { reserved => 0, hard => 15 });
+my @tchurn = ('soakt-10', 'soakt-11');
+my @tfree = map { "soakt-2$_" } 0 .. 3;
+my @tnames = (sort(keys %tfixed), @tchurn, @tfree);
+my ($tcap0, $tdefault_hard, $tchurn_max) = (200, 60, 10);
+my $tfixed_sum = 0;
+$tfixed_sum += $_->{reserved} for values %tfixed;
+my $throttle_text = "# soak.pl's throttle settings\nnode.capacity = $tcap0\n"
+    . "default.hard_limit = $tdefault_hard\n"
+    . join('', map {
+          my $h = $tfixed{$_}{hard};
+          "tenant.$_ = reserved:$tfixed{$_}{reserved},hard_limit:"
+          . ($h == UNLIMITED ? 'unlimited' : $h) . "\n"
+      } sort keys %tfixed);
+my %tfig = map { $_ => 0 } qw(sent answered allowed throttled units
+    unthr_units unthr_sent bad_auth auth_closed admins priv_ok priv_refused
+    views lists list_records reason_1 reason_2 reason_3);
+
+# The limits a tenant is judged with when they are known: the file's for
+# the fixed ones, the defaults for those never configured.
+sub tenant_limits {
+    my ($name) = @_;
+    return @{ $tfixed{$name} }{qw(reserved hard)} if $tfixed{$name};
+    return (0, $tdefault_hard) if grep { $_ eq $name } @tfree;
+    return;
+}
+
+# A wrong secret: the right one cut short, made longer, or one byte off.
+sub wrong_secret {
+    my $r = rand;
+    return substr($secret, 0, 1 + int rand(length($secret) - 1)) if $r < 0.3;
+    return $secret . 'x' if $r < 0.5;
+    my $w = $secret;
+    substr($w, int rand length $w, 1) = '#';
+    return $w;
+}
+
+# An authentication request (right or wrong secret) for c's first batch.
+sub auth_request {
+    my ($c, $right) = @_;
+    my $opq = ++$c->{seq};
+    my $s = $right ? $secret : wrong_secret();
+    $tfig{bad_auth}++ unless $right;
+    return { op => OP_AUTH, opaque => $opq, right => $right, name => '',
+             bytes => req_auth($s, opaque => $opq) };
+}
+
+# A throttling request: charges (some of 0 units, refused), tenant and
+# node views, a streamed tenant list, and the privileged operations.
+sub random_throttle_request {
+    my ($c, $opq) = @_;
+    my $name = $tnames[int rand @tnames];
+    my %p = (opaque => $opq, name => $name);
+    my $r = rand;
+    if ($r < 0.55) {
+        # An unthrottled connection leaves the hard-limited tenant alone.
+        $name = $p{name} = 'soakt-01' if $c->{unthr} && $name eq 'soakt-00';
+        my $units = rand() < 0.02 ? 0 : 1 + int rand 4;
+        @p{qw(op units unthr)} = (OP_THROTTLE, $units, $c->{unthr});
+        $p{bytes} = req_throttle($name, $units, opaque => $opq);
+        $tfig{sent}++;
+        $tfig{unthr_sent} += $units if $c->{unthr};
+    } elsif ($r < 0.72) {
+        $p{op} = OP_TENANT_SHOW;
+        $p{bytes} = req_tenant_show($name, opaque => $opq);
+    } elsif ($r < 0.80) {
+        $p{op} = OP_NODE_SHOW;
+        $p{bytes} = req_node_show(opaque => $opq);
+    } elsif ($r < 0.84) {
+        $p{op} = OP_TENANT_LIST;
+        $p{bytes} = req_tenant_list(opaque => $opq);
+    } else {
+        # Privileged: each answers 0x2A unless the connection authenticated
+        # (its auth came first in its pipeline), else as noted.
+        my $q = rand;
+        my $churn = $tchurn[int rand @tchurn];
+        $p{priv} = 1;
+        $p{name} = $churn;
+        if ($q < 0.30) {
+            # The reserve, the hard limit or both; every hard limit set is
+            # at least any reserve, so each is valid.
+            my $res = int rand($tchurn_max + 1);
+            my $hard = rand() < 0.2 ? UNLIMITED
+                                    : $tchurn_max + int rand 20;
+            my $w = rand;
+            $res = undef if $w < 0.25;
+            $hard = undef if $w >= 0.25 && $w < 0.5;
+            @p{qw(op want)} = (OP_TENANT_SET, [ST_OK]);
+            $p{bytes} = req_tenant_set($churn, $res, $hard, opaque => $opq);
+        } elsif ($q < 0.38) {
+            # A hard limit below the reserve: invalid.
+            @p{qw(op want)} = (OP_TENANT_SET, [ST_INVALID]);
+            $p{bytes} = req_tenant_set($churn, 5, 4, opaque => $opq);
+        } elsif ($q < 0.46) {
+            # A reserve no capacity can hold.
+            @p{qw(op want)} = (OP_TENANT_SET, [ST_OVER_CAPACITY]);
+            $p{bytes} = req_tenant_set($churn, 0xfffffff0, UNLIMITED,
+                                       opaque => $opq);
+        } elsif ($q < 0.62) {
+            @p{qw(op want)} = (OP_TENANT_REMOVE, [ST_OK, ST_NOT_FOUND]);
+            $p{bytes} = req_tenant_remove($churn, opaque => $opq);
+        } elsif ($q < 0.74) {
+            # Room for every reserve, or too little for the fixed ones.
+            my $small = rand() < 0.3;
+            my $cap = $small ? 1 : 100 + int rand 200;
+            @p{qw(op want)} = (OP_NODE_SET,
+                               [$small ? ST_OVER_CAPACITY : ST_OK]);
+            $p{bytes} = req_node_set($cap, opaque => $opq);
+        } elsif ($q < 0.86) {
+            @p{qw(op want)} = (OP_RELOAD, [ST_OK]);
+            $p{bytes} = req_reload(opaque => $opq);
+        } else {
+            @p{qw(op want)} = (OP_UNTHROTTLE, [ST_OK]);
+            $p{bytes} = req_unthrottle(opaque => $opq);
+            # Requests after it in the pipeline run unthrottled.
+            $c->{unthr} = 1 if $c->{admin};
+        }
+        $p{want} = [ST_NOT_PERMITTED] unless $c->{admin};
+    }
+    return \%p;
+}
+
+# Checks a tenant view (a tenant_show answer or a listed record's view):
+# zero padding, known flags, and the known limits of a fixed or never
+# configured tenant; a throttled connection never took the hard-limited
+# tenant past its limit, and nobody else charges it.
+sub check_tenant_view {
+    my ($what, $name, $v) = @_;
+    if (!$v) {
+        failed("$what: not a tenant view");
+        return;
+    }
+    failed("$what: pad " . hexdump($v->{pad}) . ", flags $v->{flags}")
+        if $v->{pad} ne "\0\0\0" || $v->{flags} > 1;
+    failed("$what: used $v->{used} > units $v->{units}")
+        if $v->{used} > $v->{units};
+    my ($res, $hard) = tenant_limits($name);
+    return unless defined $res;
+    my $conf = $tfixed{$name} ? 1 : 0;
+    failed("$what: reserved $v->{reserved} hard $v->{hard_limit} flags "
+           . "$v->{flags}, not $res $hard $conf")
+        if $v->{reserved} != $res || $v->{hard_limit} != $hard
+           || $v->{flags} != $conf;
+    failed("$what: used $v->{used} past the hard limit $hard")
+        if $name eq 'soakt-00' && $v->{used} > $hard;
+}
+
+# Checks a throttling answer against what its request and the known
+# limits allow.
+sub check_throttle_answer {
+    my ($c, $q, $st, $body) = @_;
+    my $what = sprintf 'conn %d: op %02x on %s', $c->{id}, $q->{op},
+                       $q->{name};
+    my $op = $q->{op};
+    if ($op == OP_AUTH) {
+        my $want = $q->{right} ? ST_OK : ST_AUTH_FAILED;
+        failed("$what: auth answered $st, not $want") if $st != $want;
+        $tfig{admins}++ if $q->{right} && $st == ST_OK;
+        if (!$q->{right} && ++$c->{auth_failed} >= AUTH_MAX_FAILURES) {
+            # The server closes the connection after this answer.
+            $c->{auth_closing} = 1;
+            $tfig{auth_closed}++;
+        }
+        return;
+    }
+    if ($q->{priv}) {
+        failed("$what answered $st, not " . join('/', @{ $q->{want} }))
+            unless grep { $_ == $st } @{ $q->{want} };
+        failed("$what: OK with a body") if $st == ST_OK && length $body;
+        $tfig{ $st == ST_OK ? 'priv_ok' : 'priv_refused' }++;
+        return;
+    }
+    if ($op == OP_NODE_SHOW) {
+        my $v = $st == ST_OK && length $body == NODE_VIEW_SIZE
+              ? parse_node_view({ magic => 0x91, status => $st,
+                                  body => $body }) : undef;
+        if (!$v) {
+            failed("$what answered $st with " . length($body) . ' bytes');
+            return;
+        }
+        my $ok = $v->{capacity} >= 100 && $v->{capacity} < 300
+                 && $v->{pool} + $v->{reserved_sum} == $v->{capacity}
+                 && $v->{reserved_sum} >= $tfixed_sum
+                 && $v->{reserved_sum} <= $tfixed_sum + $tchurn_max * @tchurn
+                 && $v->{tenants} >= keys(%tfixed)
+                 && $v->{tenants} <= keys(%tfixed) + @tchurn;
+        failed("$what: " . join ' ', map { "$_ $v->{$_}" } sort keys %$v)
+            unless $ok;
+        $tfig{views}++;
+        return;
+    }
+    if ($op == OP_TENANT_SHOW) {
+        check_tenant_view($what, $q->{name}, parse_tenant_view(
+            { magic => 0x91, status => $st, body => $body }));
+        $tfig{views}++;
+        return;
+    }
+    # A charge.
+    if ($q->{units} == 0) {
+        failed("$what: 0 units answered $st, not 0x04") if $st != ST_INVALID;
+        return;
+    }
+    my $a = parse_throttle_answer({ magic => 0x91, status => $st,
+                                    body => $body });
+    if (!$a) {
+        failed("$what answered $st with " . length($body) . ' bytes');
+        return;
+    }
+    $tfig{answered}++;
+    my ($s, $why, $used, $u) = (@$a{qw(state reason used)}, $q->{units});
+    failed("$what: state $s reason $why retry $a->{retry_after_ns} pads "
+           . hexdump($a->{pad} . $a->{pad2}))
+        if $a->{pad} ne "\0\0" || $a->{pad2} ne "\0" x 4 || $s > 1
+           || ($s == 0 && ($why != 0 || $a->{retry_after_ns} != 0))
+           || ($s == 1 && ($why < 1 || $why > 3
+                           || $a->{retry_after_ns} < 1
+                           || $a->{retry_after_ns} > 1_000_000_000));
+    failed("$what: an unthrottled connection throttled") if $q->{unthr} && $s;
+    if ($s == 0) {
+        $tfig{allowed}++;
+        $tfig{units} += $u;
+        $tfig{unthr_units} += $u if $q->{unthr};
+    } else {
+        $tfig{throttled}++;
+        $tfig{"reason_$why"}++;
+    }
+    my ($res, $hard) = tenant_limits($q->{name});
+    return unless defined $res;
+    # A charge its reserve covers is never throttled for want of room; a
+    # hard limit throttles only what would pass it, and what it allows
+    # stays at or under it.
+    failed("$what: $u units throttled (reason $why) with $used of the "
+           . "reserve $res used")
+        if $s == 1 && $why != 3 && $used + $u <= $res;
+    if ($hard != UNLIMITED) {
+        failed("$what: throttled for the hard limit $hard at $used + $u")
+            if $s == 1 && $why == 3 && $used + $u <= $hard;
+        failed("$what: allowed to $used past the hard limit $hard")
+            if $s == 0 && !$q->{unthr} && $used > $hard;
+        failed("$what: remaining $a->{remaining} past the hard limit $hard "
+               . "at $used") if $used <= $hard
+               && $a->{remaining} > $hard - $used;
+    } elsif ($s == 1 && $why == 3) {
+        failed("$what: throttled for a hard limit it does not have");
+    }
+}
+
+# Checks one record of a tenant list; at its end, every fixed tenant was
+# listed once.
+sub check_tenant_record {
+    my ($c, $body) = @_;
+    my $v = parse_tenant_record({ magic => 0x91, status => 0,
+                                  body => $body });
+    my $name = $v ? $v->{name} : '?';
+    failed("conn $c->{id}: tenant list record " . hexdump($body))
+        unless $v && grep { $_ eq $name } @tnames;
+    check_tenant_view("conn $c->{id}: listed $name", $name, $v) if $v;
+    $c->{tlisted}{$name}++;
+    $tfig{list_records}++;
+}
+
+sub check_tenant_list_end {
+    my ($c) = @_;
+    for my $n (sort keys %tfixed) {
+        my $k = $c->{tlisted}{$n} // 0;
+        failed("conn $c->{id}: tenant list showed $n $k times") if $k != 1;
+    }
+    delete $c->{tlisted};
+    $tfig{lists}++;
+}
+
+# At the end: the run-time tenants removed and the settings reloaded, the
+# records of tenants not configured (idle now) swept within a second or
+# two, so the list holds the fixed tenants alone; the node back to the
+# file's settings with no usage; the figures against what was sent and
+# answered; every wrong secret counted and every third one closing.
+sub check_throttle_end {
+    my $chk = $srv->connect;
+    my $r = $chk->call(req_auth($secret));
+    failed("final auth answered $r->{status}") if !$r || $r->{status};
+    for my $n (@tchurn) {
+        $r = $chk->call(req_tenant_remove($n));
+        failed("final tenant_remove $n answered $r->{status}")
+            if !$r || ($r->{status} != ST_OK && $r->{status} != ST_NOT_FOUND);
+    }
+    $r = $chk->call(req_reload());
+    failed("final reload answered $r->{status}") if !$r || $r->{status};
+    my (@listed, $node);
+    wait_until(sub {
+        $chk->send(req_tenant_list(opaque => 7));
+        @listed = ();
+        while (my $a = $chk->response) {
+            last unless length $a->{body};
+            my $v = parse_tenant_record($a);
+            push @listed, $v ? $v->{name} : '?';
+        }
+        $node = parse_node_view($chk->call(req_node_show()));
+        return join(' ', sort @listed) eq join(' ', sort keys %tfixed)
+               && $node && $node->{used} == 0;
+    }, 10) or failed("tenant records after the run: @listed; node used "
+                     . ($node ? $node->{used} : '?'));
+    my %st = map { @$_ } $chk->stats_pairs;
+    $chk->close;
+    my $want_node = "capacity $tcap0 pool " . ($tcap0 - $tfixed_sum)
+                    . " reserved_sum $tfixed_sum tenants " . keys(%tfixed);
+    my $got_node = $node ? "capacity $node->{capacity} pool $node->{pool} "
+                           . "reserved_sum $node->{reserved_sum} tenants "
+                           . "$node->{tenants}" : '?';
+    failed("node at the end: $got_node, not $want_node")
+        if $got_node ne $want_node;
+    my %f = map { $_ => $st{"throttle_$_"} // -1 } qw(capacity used tenants
+        checks allowed throttled units unthrottled_units);
+    my $what = 'Stats ' . join ' ', map { "throttle_$_ $f{$_}" } sort keys %f;
+    failed("$what: the node is not the file's, idle")
+        if $f{capacity} != $tcap0 || $f{used} != 0
+           || $f{tenants} != keys %tfixed;
+    failed("$what: checks not between $tfig{answered} answered and "
+           . "$tfig{sent} sent")
+        if $f{checks} < $tfig{answered} || $f{checks} > $tfig{sent};
+    failed("$what: fewer than the $tfig{allowed} allowed ($tfig{units} "
+           . "units, $tfig{unthr_units} unthrottled), $tfig{throttled} "
+           . "throttled seen")
+        if $f{allowed} < $tfig{allowed} || $f{throttled} < $tfig{throttled}
+           || $f{units} < $tfig{units}
+           || $f{unthrottled_units} < $tfig{unthr_units};
+    failed("$what: allowed + throttled > checks, or more unthrottled units "
+           . "than the $tfig{unthr_sent} sent")
+        if $f{allowed} + $f{throttled} > $f{checks}
+           || $f{unthrottled_units} > $tfig{unthr_sent}
+           || $f{unthrottled_units} > $f{units};
+    failed("node throttled $node->{throttled}, Stats $f{throttled}")
+        if $node && $node->{throttled} != $f{throttled};
+    failed("Stats auth_failures " . ($st{auth_failures} // '?')
+           . ", auth_closes " . ($st{auth_closes} // '?') . "; "
+           . "$tfig{bad_auth} wrong secrets sent, $tfig{auth_closed} "
+           . "connections closed after three")
+        if ($st{auth_failures} // -1) != $tfig{bad_auth}
+           || ($st{auth_closes} // -1) != $tfig{auth_closed};
+    return %st;
+}
+
+$srv = start_throttle_host(
+    secret => $secret, throttle => $throttle_text, config => {
     'consumption_stats.interval' => $opt{interval}, threads => 2,
     buckets => 4096, max_waits => $max_waits,
     map { ("group.$_" => "max:$group{$_}{max},wait:$group{$_}{wait}ms,"
@@ -153,6 +523,17 @@ sub conn_open {
               pending => [], held => {}, batches => 3 + int rand 40,
               fate => pick_fate(), w => {}, wop => {}, ended => {},
               releasing => {}, renewing => {} };
+    # Its part in the throttling: authenticated first, one or two wrong
+    # secrets first (then it ends calmly, so every attempt is answered),
+    # three wrong secrets and nothing after (the server closes it).
+    my $r = rand;
+    if ($r < 0.15) {
+        $c->{admin} = 1;
+    } elsif ($r < 0.20) {
+        @$c{qw(fumbler fate)} = (1 + int rand 2, 'close');
+    } elsif ($r < 0.22) {
+        @$c{qw(locked fate batches)} = (1, 'close', 1);
+    }
     $conns{$c->{fd}} = $c;
     return $c;
 }
@@ -791,6 +1172,7 @@ sub random_request {
     my $opq = ++$c->{seq};
     return random_wait_request($c, $opq) if rand() < 0.3;
     return random_limit_request($c, $opq) if rand() < 0.25;
+    return random_throttle_request($c, $opq) if rand() < 0.2;
     my $r = rand;
     my $name = $names[int rand @names];
     my %p = (opaque => $opq, name => $name);
@@ -865,14 +1247,19 @@ sub check_answer {
     }
     my ($st, $body, $name) = ($a->{status}, $a->{body}, $q->{name});
     my $held = $c->{held}{$name} // 0;
-    if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES) {
+    if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES ||
+        $q->{op} == OP_TENANT_LIST) {
         if ($a->{body_len} > 0 && $st == 0) {       # a record: keep waiting
             $c->{in_series} = 1;
             check_queues_record($c, $body) if $q->{op} == OP_QUEUES;
+            check_tenant_record($c, $body) if $q->{op} == OP_TENANT_LIST;
             return;
         }
         $c->{in_series} = 0;
         $fig{w_queues}++ if $q->{op} == OP_QUEUES;
+        check_tenant_list_end($c) if $q->{op} == OP_TENANT_LIST;
+    } elsif ($q->{op} >= OP_AUTH && $q->{op} <= OP_RELOAD) {
+        check_throttle_answer($c, $q, $st, $body);
     } elsif ($q->{op} >= OP_WAIT_ACQUIRE && $q->{op} <= OP_WAIT_RELEASE) {
         check_wait_answer($c, $q, $st, $body);
     } elsif ($q->{op} >= OP_TTL_INSERT && $q->{op} <= OP_MULTI_CHECK) {
@@ -965,7 +1352,18 @@ sub conn_end {
 sub conn_next_batch {
     my ($c) = @_;
     if ($c->{batches}-- > 0) {
-        for (1 .. 1 + int rand 8) {
+        my @auth;
+        if (!$c->{started}++) {
+            push @auth, auth_request($c, 1) if $c->{admin};
+            push @auth, auth_request($c, 0) for 1 .. ($c->{fumbler} // 0);
+            push @auth, auth_request($c, 0) for 1 .. ($c->{locked} ? 3 : 0);
+        }
+        for my $p (@auth) {
+            push @{ $c->{pending} }, $p;
+            $c->{out} .= $p->{bytes};
+            $fig{requests}++;
+        }
+        for (1 .. ($c->{locked} ? int rand 3 : 1 + int rand 8)) {
             my $p = random_request($c);
             push @{ $c->{pending} }, $p;
             $c->{out} .= $p->{bytes};
@@ -1062,6 +1460,8 @@ sub run_loop {
                        . scalar(@{ $c->{pending} }) . " answers")
                     if @{ $c->{pending} };
                 conn_end($c, 'half');
+            } elsif ($c->{auth_closing}) {
+                conn_end($c, 'auth');
             } else {
                 failed("conn $c->{id}: server closed the connection");
                 conn_end($c, 'close');
@@ -1166,6 +1566,7 @@ wait_until(sub {
                                qw(ttl window gcra));
 $chk->close;
 check_limit_figures(%lst);
+check_throttle_end();
 
 my $rss1 = rss_kib();
 my $cpu = cpu_seconds() - $cpu0;
@@ -1201,6 +1602,14 @@ printf "soak: %d rate-limit requests: %d TTL answers, checks %d allowed, "
             l_multi_denied l_multi_refused l_guaranteed)},
     map({ $lst{"${_}_expired"} // '?' } qw(ttl window gcra)),
     $lst{limits_used_memory} // '?', $lused0;
+printf "soak: throttling: %d charges sent, %d answered: %d allowed "
+     . "(%d units, %d unthrottled), %d throttled (reserve %d, pool %d, "
+     . "hard limit %d); %d views, %d tenant lists (%d records); %d "
+     . "connections authenticated, %d wrong secrets, %d connections "
+     . "closed after three; privileged %d done, %d refused\n",
+    @tfig{qw(sent answered allowed units unthr_units throttled reason_1
+             reason_2 reason_3 views lists list_records admins bad_auth
+             auth_closed priv_ok priv_refused)};
 failed("RSS did not return near its baseline: $rss0 -> $rss1 KiB")
     if $rss1 > $rss0 + $opt{'rss-slack'} * 1024;
 $srv->stop;
