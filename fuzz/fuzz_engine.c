@@ -19,8 +19,11 @@
 #include "engine/core/gc.h"
 #include "engine/core/groups.h"
 #include "engine/core/holdings.h"
+#include "engine/core/limits.h"
+#include "engine/core/map.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
+#include "engine/core/throttle.h"
 #include "engine/core/ticket.h"
 #include "engine/core/wheel.h"
 #include "engine/server/session.h"
@@ -30,15 +33,40 @@
 
 /* Steps: wire requests, connection ends and server shutdowns, clock moves
  * (firing the timers of waits and leases), GC sweeps, failed allocations,
- * grant deliveries in any order, paused queue listings. Invariants: every
- * answer and event as the model predicts (a shutdown event for each wait
- * and grant of a stopping connection), none missing and none more; consumption = ledgers +
+ * grant deliveries in any order, paused queue listings; rate-limit
+ * operations straight to the limits core (TTL counters, window and GCRA
+ * checks with and without peek, multi-checks, the limits' sweep) on the
+ * same clock and memory budget. Invariants: every answer and event as the
+ * model predicts (a shutdown event for each wait and grant of a stopping
+ * connection), none missing and none more; consumption = ledgers +
  * granted tickets, never above the largest admitting maximum of a current
  * holder; every queued request ends exactly once (granted or timed-out
  * event, or its owner released it or went away); lease ids count up by one
  * per grant; no event for a closed connection or a released grant; the
  * waiting figures; zero, collected and back to the memory baseline at the
- * end. */
+ * end. Rate limits: every answer as the model predicts, field by field;
+ * no window lets more than its limit through in any interval of its
+ * length, checked over a log of the allowed charges; no GCRA lets more
+ * than burst + 1 + elapsed * count / period through (exact integers); a
+ * TTL counter is gone once the clock passed its expiry; a peek, a denied
+ * or refused multi-check charge nothing (the same peeks answer the same
+ * after it); the figures per kind, used_memory and the shared budget as
+ * the model counts them; empty and at the memory baseline at the end,
+ * once everything expired and was swept.
+ * Tenant throttling, straight to the throttle core on the same clock,
+ * memory budget and GC (an escape step): capacity changes, tenants set
+ * and removed (refusals included: 0x2C, 0x04, 0x01), whole settings sets
+ * applied all or nothing, charges throttled and unthrottled, clock moves
+ * to either side of a second's boundary, paused tenant listings, sweeps,
+ * failing allocations and the shared memory limit. Every answer as the
+ * model predicts (state, reason, used, remaining, retry); a charge its
+ * reserve covers is never throttled, so a tenant demanding its reserve
+ * gets it each second; no throttled-connection charge takes a tenant past
+ * its hard limit; the units such charges are allowed since a second
+ * began (or the configuration last changed) stay within the capacity;
+ * unthrottled units are counted; every tenant view, the node view, the
+ * totals and the map's records and memory as the model has them; no
+ * record left and the memory back to its baseline at the end. */
 
 #define NCONN 4
 #define NNAMES 32
@@ -116,6 +144,97 @@ typedef struct conn {
     unsigned wakes, want_wakes; /* wake hook calls: seen, expected */
 } conn;
 
+/* ---- The rate limits' model ---- */
+
+#define NLIM 4                  /* names per kind of rate limit */
+#define LOG_MAX 128             /* allowed charges remembered per record */
+#define MULTI_ITEMS 17          /* one more than a multi-check may have */
+/* At the end the clock moves this far (ns) so every window and GCRA
+ * record is dead: beyond the longest GCRA tolerance the steps can ask
+ * for (a 1e7 / 7 ns interval times 2^32, about 6e15 ns). */
+#define LIMITS_FINISH_NS 100000000000000000ull
+
+typedef unsigned __int128 u128;
+
+/* One allowed, charged cost, for the guarantees. */
+typedef struct lcharge {
+    uint64_t t;                 /* monotonic ns of the charge */
+    uint64_t cost;
+    uint64_t epoch;             /* gcra: the emission interval's epoch */
+} lcharge;
+
+/* The count of one window slot. */
+typedef struct lslot {
+    uint64_t slot, count;
+} lslot;
+
+/* What the model knows of one rate-limit record (a kind and a name). */
+typedef struct lshadow {
+    bool present;               /* in the map, live or dead */
+    /* ttl */
+    uint64_t quota, expiry;
+    uint8_t unit;
+    /* window: the shape of the last charge (kept after the record went),
+     * the newest charged slot and the counts of slots newest - N ..
+     * newest */
+    uint64_t slot_ns;
+    uint8_t slots;
+    uint64_t newest;
+    lslot counts[CNT_WINDOW_MAX_SLOTS + 1];
+    size_t ncounts;
+    uint64_t floor;             /* window: charges before this time may
+                                   have been forgotten by a reshape */
+    /* gcra: TAT = tat_q + tat_f / tat_c ns; the last charge's rate */
+    uint64_t tat_q, tat_f;
+    uint32_t tat_c;
+    uint64_t period, count, epoch;
+    lcharge log[LOG_MAX];       /* the latest allowed charges, oldest
+                                   first */
+    size_t nlog;
+} lshadow;
+
+/* The limits' figures of one kind, as the model counts them. */
+typedef struct lfigures {
+    uint64_t objects, checks, allowed, limited, expired;
+} lfigures;
+
+/* ---- The throttle's model ---- */
+
+#define NTEN 4                  /* tenant names of the throttle steps */
+#define TSET_MAX 3              /* tenants a settings set names */
+
+/* What the model knows of one tenant. */
+typedef struct tshadow {
+    bool present;               /* the throttle has a record of it */
+    bool configured;
+    uint32_t reserved, hard;    /* its own R and H, when configured */
+    uint64_t second, used;      /* units allowed in that second */
+    uint64_t units, throttled;  /* since its record exists */
+    uint64_t covered;           /* units of inv_second's charges that its
+                                   reserve covered */
+} tshadow;
+
+/* What the model knows of the throttle: the node's figures, rolled on to
+ * a new second by a charge as the throttle does it, the totals, the
+ * tenants, and a listing that may pause between steps. */
+typedef struct tmodel {
+    uint32_t capacity, default_hard;
+    uint64_t second, used, pool_used;
+    uint64_t reserved_sum;
+    uint32_t tenants;           /* configured ones */
+    cnt_throttle_stats st;
+    tshadow ten[NTEN];
+    /* The invariants' own figures: the second they belong to and the
+     * units allowed on throttled connections (with a capacity) since the
+     * later of its start and the last change of the configuration. */
+    uint64_t inv_second, since_change;
+    bool listing;
+    cnt_map_cursor cursor;
+    bool listed[NTEN];          /* reported by the listing */
+    bool steady[NTEN];          /* a record all through the listing */
+    uint64_t baseline;          /* used_memory of the empty map */
+} tmodel;
+
 /* The whole simulation for one input. */
 typedef struct sim {
     cnt_table *table;
@@ -150,6 +269,17 @@ typedef struct sim {
     /* How queued requests ended: each exactly one way. */
     uint64_t queued, told_granted, told_timeout, cancelled, released_flying,
         closed_waiting;
+    /* The rate limits, on the table's memory budget, and their model. */
+    cnt_map_budget budget;
+    cnt_limits *limits;
+    lshadow lim[CNT_LIMITS_KINDS][NLIM];
+    lfigures lfig[CNT_LIMITS_KINDS];
+    size_t lsweep_next;         /* where cnt_limits_sweep goes on */
+    uint64_t first_limit;       /* the memory limit the input set */
+    uint64_t limits_baseline;   /* used_memory of the empty limits */
+    /* The tenant throttle, on the same budget and clock, and its model. */
+    cnt_throttle *throttle;
+    tmodel thr;
 } sim;
 
 /* The groups the sessions know (counter.group.NAME), mirrored here. */
@@ -897,7 +1027,12 @@ static void step_dump_part(sim *m, uint32_t opaque)
     m->dumping = false;
 }
 
-/* A GC sweep: removes exactly the deletable counters. */
+static size_t lim_sweep_model(sim *m, size_t first, size_t n);
+static size_t thr_sweep_model(sim *m);
+static uint64_t thr_bytes(sim *m);
+
+/* A GC sweep: removes exactly the deletable counters, the dead rate-limit
+ * records and the idle records of unconfigured tenants. */
 static void step_gc(sim *m)
 {
     uint64_t start_ms = window_now() * INTERVAL * 1000;
@@ -920,7 +1055,1569 @@ static void step_gc(sim *m)
             FUZZ_CHECK(shadow_sum(s) > 0 || s->last_touch_ms >= start_ms);
         }
     }
+    gone += lim_sweep_model(m, 0, cnt_map_buckets(cnt_limits_map(m->limits)));
+    gone += thr_sweep_model(m);
     FUZZ_CHECK(removed == gone);
+}
+
+/* ---- Rate limits, straight to the limits core ---- */
+
+/* The names of the rate limits: each used by all three kinds, which must
+ * keep them apart (and apart from the counters of the same names). */
+static const uint8_t lim_names[NLIM] = { 'a', 'b', 'c', 'd' };
+
+/* Window shapes (window ns, slots) a step picks from; the last two are
+ * invalid (a slot under 1 us, more than 64 slots). */
+static const struct {
+    uint64_t window_ns;
+    uint8_t slots;
+} win_shapes[8] = {
+    { 1000000, 10 }, { 3000000, 3 }, { 0, 0 }, { 64000, 64 },
+    { 7000, 7 }, { 2000000, 1 }, { 9990, 10 }, { 65000, 65 },
+};
+
+/* GCRA rates (count per period ns) a step picks from: fractional
+ * emission intervals, 1e6 per second, two counts of one interval, one
+ * event per ns; the last two are invalid. */
+static const struct {
+    uint32_t count;
+    uint64_t period_ns;
+} gcra_rates[8] = {
+    { 1, 1000000 }, { 3, 1000000 }, { 1000000, 1000000000 },
+    { 7, 10000000 }, { 3, 3000000 }, { 1, 1 }, { 0, 1000000 }, { 5, 0 },
+};
+
+/* Nanoseconds per TTL unit. */
+static const uint64_t lim_unit_ns[6] = {
+    1, 1000, 1000000, 1000000000, 60000000000ull, 3600000000000ull,
+};
+
+/* The record of kind k and name n in the model. */
+static lshadow *lim_rec(sim *m, unsigned k, unsigned n)
+{
+    return &m->lim[k][n];
+}
+
+/* The bucket of name n in the limits' map. */
+static size_t lim_bucket(sim *m, unsigned n)
+{
+    return cnt_map_bucket_of(cnt_limits_map(m->limits), &lim_names[n], 1);
+}
+
+/* Whether the model's record r of kind k is dead at now (the sweep frees
+ * it): a TTL past its expiry, a window whose newest count aged out, a
+ * GCRA whose TAT has passed. */
+static bool lim_dead(const lshadow *r, unsigned k, uint64_t now)
+{
+    if (k == CNT_LIMITS_TTL)
+        return now >= r->expiry;
+    if (k == CNT_LIMITS_WINDOW)
+        return now / r->slot_ns > r->newest + r->slots;
+    return r->tat_q < now || (r->tat_q == now && r->tat_f == 0);
+}
+
+/* The record leaves the map; expired says it was past its expiry. */
+static void lim_forget(sim *m, unsigned k, lshadow *r, bool expired)
+{
+    FUZZ_CHECK(r->present);
+    r->present = false;
+    r->ncounts = 0;
+    m->lfig[k].objects--;
+    m->lfig[k].expired += expired;
+}
+
+/* The record enters the map. */
+static void lim_create(sim *m, unsigned k, lshadow *r)
+{
+    FUZZ_CHECK(!r->present);
+    r->present = true;
+    m->lfig[k].objects++;
+}
+
+/* A sweep of buckets [first, first + n) (going round) at now: every dead
+ * record there goes, counted expired. Returns how many. */
+static size_t lim_sweep_model(sim *m, size_t first, size_t n)
+{
+    size_t nb = cnt_map_buckets(cnt_limits_map(m->limits)), gone = 0;
+    uint64_t now = mono_ns();
+    for (unsigned i = 0; i < NLIM; i++) {
+        size_t b = lim_bucket(m, i);
+        if ((b + nb - first) % nb >= n)
+            continue;
+        for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+            lshadow *r = lim_rec(m, k, i);
+            if (r->present && lim_dead(r, k, now)) {
+                lim_forget(m, k, r, true);
+                gone++;
+            }
+        }
+    }
+    return gone;
+}
+
+/* Arms the failure of the next allocation when fail is set; returns it. */
+static bool lim_arm(bool fail)
+{
+    if (fail)
+        cnt_fake_alloc_fail_at(1, 0);
+    return fail;
+}
+
+/* Disarms the failure; whether one was injected since lim_arm. */
+static bool lim_disarm(void)
+{
+    bool failed = cnt_fake_alloc_injected();
+    cnt_fake_alloc_fail_at(0, 0);
+    return failed;
+}
+
+/* Checks an out-of-memory answer, or its absence, against the model: a
+ * call that allocates fails when the failure is armed, and may when the
+ * memory limit is set; one that does not allocate never does. */
+static void lim_check_oom(sim *m, cnt_status st, bool armed, bool failed,
+                          bool allocates)
+{
+    FUZZ_CHECK(!failed || armed);
+    FUZZ_CHECK(!failed || st == CNT_STATUS_OUT_OF_MEMORY);
+    if (armed && allocates)
+        FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
+    if (st == CNT_STATUS_OUT_OF_MEMORY)
+        FUZZ_CHECK(allocates && (armed || m->memory_limited));
+}
+
+/* Counts a TTL operation's outcome. */
+static void lim_ttl_count(sim *m, cnt_status st)
+{
+    lfigures *f = &m->lfig[CNT_LIMITS_TTL];
+    f->checks++;
+    f->allowed += st == CNT_STATUS_OK;
+    f->limited += st == CNT_STATUS_EXISTS || st == CNT_STATUS_BELOW_ZERO ||
+                  st == CNT_STATUS_NOT_FOUND;
+}
+
+/* The model's live TTL record of name n at now, or NULL; an expired one
+ * leaves the map (lazy expiry). */
+static lshadow *lim_ttl_live(sim *m, unsigned n, uint64_t now)
+{
+    lshadow *r = lim_rec(m, CNT_LIMITS_TTL, n);
+    if (!r->present)
+        return NULL;
+    if (now < r->expiry)
+        return r;
+    lim_forget(m, CNT_LIMITS_TTL, r, true);
+    return NULL;
+}
+
+/* Checks a TTL view against the model's live record at now: time left
+ * rounded up in the record's unit, never 0. */
+static void lim_ttl_view_check(const lshadow *r, uint64_t now,
+                               const cnt_ttl_view *v)
+{
+    uint64_t left = r->expiry - now, u = lim_unit_ns[r->unit];
+    FUZZ_CHECK(v->quota == r->quota && v->unit == r->unit);
+    FUZZ_CHECK(v->ttl_left == left / u + (left % u != 0));
+    FUZZ_CHECK(v->ttl_left >= 1);
+}
+
+/* a + b, or UINT64_MAX when that does not fit (a TTL's expiry). */
+static uint64_t lim_sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* TTL insert of name n: quota from x (near 2^64 with bit 6), ttl y (or
+ * near 2^44 with x's bit 7, which overflows in the larger units), unit z
+ * % 8 (6 and 7 invalid). */
+static void lim_ttl_insert(sim *m, unsigned n, bool fail, uint8_t x,
+                           uint8_t y, uint8_t z)
+{
+    uint64_t quota = (x & 0x40) ? UINT64_MAX - (x & 0x3f) : (x & 0x3f);
+    uint64_t ttl = (x & 0x80) ? (UINT64_MAX >> 20) + y : y;
+    uint8_t unit = z % 8;
+    lshadow *r = lim_rec(m, CNT_LIMITS_TTL, n);
+    uint64_t now = mono_ns();
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_ttl_insert(m->limits, &lim_names[n], 1, quota, ttl,
+                                   unit);
+    bool failed = lim_disarm();
+    uint64_t ns;
+
+    if (ttl == 0 || unit > 5 ||
+        __builtin_mul_overflow(ttl, lim_unit_ns[unit], &ns)) {
+        FUZZ_CHECK(st == CNT_STATUS_INVALID && !failed);
+    } else if (r->present && now < r->expiry) {
+        FUZZ_CHECK(st == CNT_STATUS_EXISTS && !failed);
+    } else {
+        /* An expired record is reused in place: no allocation. */
+        lim_check_oom(m, st, armed, failed, !r->present);
+        if (st == CNT_STATUS_OK) {
+            if (r->present)
+                m->lfig[CNT_LIMITS_TTL].expired++;
+            else
+                lim_create(m, CNT_LIMITS_TTL, r);
+            r->quota = quota;
+            r->expiry = lim_sat_add(now, ns);
+            r->unit = unit;
+        } else {
+            FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
+        }
+    }
+    lim_ttl_count(m, st);
+}
+
+/* TTL query of name n. */
+static void lim_ttl_query(sim *m, unsigned n)
+{
+    cnt_ttl_view v;
+    uint64_t now = mono_ns();
+    cnt_status st = cnt_ttl_query(m->limits, &lim_names[n], 1, &v);
+    lshadow *r = lim_ttl_live(m, n, now);
+
+    if (r == NULL) {
+        FUZZ_CHECK(st == CNT_STATUS_NOT_FOUND);
+    } else {
+        FUZZ_CHECK(st == CNT_STATUS_OK);
+        lim_ttl_view_check(r, now, &v);
+    }
+    lim_ttl_count(m, st);
+}
+
+/* TTL update of name n: attribute x & 3 (2 and 3 invalid), change
+ * (x >> 2) & 3 (3 invalid), unit (x >> 4) & 7 (6 and 7 invalid); value
+ * y * 256 + z, or near 2^64 with x's bit 7. */
+static void lim_ttl_update(sim *m, unsigned n, uint8_t x, uint8_t y,
+                           uint8_t z)
+{
+    uint8_t attr = x & 3, change = (x >> 2) & 3, unit = (x >> 4) & 7;
+    uint64_t value = (x & 0x80) ? UINT64_MAX - z : (uint64_t)y * 256 + z;
+    uint64_t now = mono_ns(), ns = 0;
+    cnt_ttl_view v;
+    cnt_status st = cnt_ttl_update(m->limits, &lim_names[n], 1, attr,
+                                   change, unit, value, &v);
+    cnt_status want = CNT_STATUS_OK;
+
+    if (attr > 1 || change > 2 || unit > 5 ||
+        (attr == 1 &&
+         (__builtin_mul_overflow(value, lim_unit_ns[unit], &ns) ||
+          (change == 0 && value == 0)))) {
+        FUZZ_CHECK(st == CNT_STATUS_INVALID);
+        lim_ttl_count(m, st);
+        return;
+    }
+    lshadow *r = lim_ttl_live(m, n, now);
+    if (r == NULL) {
+        want = CNT_STATUS_NOT_FOUND;
+    } else if (attr == 0) {
+        if (change == 0)
+            r->quota = value;
+        else if (change == 1 && value > UINT64_MAX - r->quota)
+            want = CNT_STATUS_INVALID;
+        else if (change == 1)
+            r->quota += value;
+        else if (value > r->quota)
+            want = CNT_STATUS_BELOW_ZERO;
+        else
+            r->quota -= value;
+    } else {
+        if (change == 0)
+            r->expiry = lim_sat_add(now, ns);
+        else if (change == 1)
+            r->expiry = lim_sat_add(r->expiry, ns);
+        else if (ns >= r->expiry - now)
+            want = CNT_STATUS_BELOW_ZERO;
+        else
+            r->expiry -= ns;
+    }
+    FUZZ_CHECK(st == want);
+    if (st == CNT_STATUS_OK)
+        lim_ttl_view_check(r, now, &v);
+    lim_ttl_count(m, st);
+}
+
+/* TTL purge of name n. */
+static void lim_ttl_purge(sim *m, unsigned n)
+{
+    uint64_t now = mono_ns();
+    cnt_status st = cnt_ttl_purge(m->limits, &lim_names[n], 1);
+    lshadow *r = lim_ttl_live(m, n, now);
+
+    if (r == NULL) {
+        FUZZ_CHECK(st == CNT_STATUS_NOT_FOUND);
+    } else {
+        FUZZ_CHECK(st == CNT_STATUS_OK);
+        lim_forget(m, CNT_LIMITS_TTL, r, false);
+    }
+    lim_ttl_count(m, st);
+}
+
+/* Fills check arguments from step bytes: name n; sel & 7 the window shape
+ * or GCRA rate, y the limit or burst (y & 15, or near 2^32 with bit 7), z
+ * the cost (z & 7, 0 invalid, or near 2^32 with bit 7). */
+static void lim_args(cnt_check_args *a, bool gcra, unsigned n, uint8_t sel,
+                     uint8_t y, uint8_t z, bool peek)
+{
+    memset(a, 0, sizeof *a);
+    a->opcode = gcra ? CNT_LIMITS_OP_GCRA : CNT_LIMITS_OP_WINDOW;
+    a->peek = peek;
+    if (gcra) {
+        a->count = gcra_rates[sel & 7].count;
+        a->period_ns = gcra_rates[sel & 7].period_ns;
+    } else {
+        a->slots = win_shapes[sel & 7].slots;
+        a->period_ns = win_shapes[sel & 7].window_ns;
+    }
+    a->limit_or_burst = (y & 0x80) ? UINT32_MAX - (y & 0x7f) : (y & 15);
+    a->cost = (z & 0x80) ? UINT32_MAX - (z & 0x7f) : (z & 7);
+    a->name = &lim_names[n];
+    a->name_len = 1;
+}
+
+/* One check as the model judges it. */
+typedef struct ljudge {
+    const cnt_check_args *a;
+    unsigned kind, n;
+    lshadow *r;
+    uint64_t now;
+    bool allocates;             /* charging it needs memory */
+    /* window: shape, slot of now, counts seen (by slot), their sum; a
+     * record of another shape remembering some */
+    uint64_t S, N, k, used;
+    bool other;
+    lslot view[CNT_WINDOW_MAX_SLOTS + 1];
+    size_t nview;
+    /* gcra: times scaled by count */
+    u128 tat_s, new_s;
+    cnt_check_answer ans;
+} ljudge;
+
+/* Adds cost to slot k of a list of slot counts. */
+static void lim_slot_add(lslot *v, size_t *nv, uint64_t k, uint64_t cost)
+{
+    for (size_t i = 0; i < *nv; i++)
+        if (v[i].slot == k) {
+            v[i].count += cost;
+            return;
+        }
+    FUZZ_CHECK(*nv <= CNT_WINDOW_MAX_SLOTS);
+    v[(*nv)++] = (lslot){ k, cost };
+}
+
+/* When a record of another shape (which a refused call leaves as it is)
+ * has forgotten enough, by its own slots, for the cost to fit: a slot's
+ * count leaves at the end of that slot + its number of slots, oldest
+ * first. */
+static uint64_t lim_other_retry(const ljudge *j)
+{
+    const lshadow *r = j->r;
+    uint64_t own = j->now / r->slot_ns, left = j->used, last = 0;
+    bool started = false;
+
+    for (;;) {
+        /* The oldest remembered slot after last. */
+        const lslot *o = NULL;
+        for (size_t i = 0; i < r->ncounts; i++) {
+            const lslot *c = &r->counts[i];
+            if (c->count == 0 || c->slot + r->slots < own ||
+                (started && c->slot <= last))
+                continue;
+            if (o == NULL || c->slot < o->slot)
+                o = c;
+        }
+        FUZZ_CHECK(o != NULL);
+        left -= o->count;
+        if (left + j->a->cost <= j->a->limit_or_burst)
+            return (o->slot + r->slots + 1) * r->slot_ns;
+        last = o->slot;
+        started = true;
+    }
+}
+
+/* Judges a window check at j->now as the spec has it (changing nothing):
+ * the same shape counts slots k - N .. k; a record of another shape
+ * counts as what it remembers now by its own slots, all in slot k. */
+static void lim_window_judge(ljudge *j)
+{
+    const cnt_check_args *a = j->a;
+    const lshadow *r = j->r;
+    cnt_check_answer *ans = &j->ans;
+    uint64_t limit = a->limit_or_burst, cost = a->cost;
+
+    j->k = j->now / j->S;
+    if (r->present && (r->slot_ns != j->S || r->slots != j->N)) {
+        uint64_t own = j->now / r->slot_ns;
+        for (size_t i = 0; i < r->ncounts; i++)
+            if (r->counts[i].slot + r->slots >= own)
+                j->used += r->counts[i].count;
+        j->view[j->nview++] = (lslot){ j->k, j->used };
+        j->other = j->used > 0;
+    } else if (r->present) {
+        for (size_t i = 0; i < r->ncounts; i++)
+            if (r->counts[i].slot + j->N >= j->k) {
+                j->view[j->nview++] = r->counts[i];
+                j->used += r->counts[i].count;
+            }
+    }
+    /* A new record, or a new number of slots, needs memory. */
+    j->allocates = !r->present || r->slots != j->N;
+    uint64_t used = j->used;
+    ans->limit = a->limit_or_burst;
+    if (cost > limit) {
+        ans->state = CNT_CHECK_NEVER;
+        ans->retry_after_ns = UINT64_MAX;
+    } else if (used + cost <= limit) {
+        ans->state = CNT_CHECK_ALLOWED;
+        used += cost;
+        lim_slot_add(j->view, &j->nview, j->k, cost);
+    } else if (j->other) {
+        ans->state = CNT_CHECK_LIMITED;
+        ans->retry_after_ns = lim_other_retry(j) - j->now;
+    } else {
+        /* The first slot boundary where what is still remembered leaves
+         * room for the cost; after N slots nothing is. */
+        uint64_t i;
+        ans->state = CNT_CHECK_LIMITED;
+        for (i = 1; i <= j->N; i++) {
+            uint64_t keep = 0;
+            for (size_t v = 0; v < j->nview; v++)
+                if (j->view[v].slot + j->N >= j->k + i)
+                    keep += j->view[v].count;
+            if (keep + cost <= limit)
+                break;
+        }
+        ans->retry_after_ns = (j->k + i) * j->S - j->now;
+    }
+    ans->used = used > UINT32_MAX ? UINT32_MAX : (uint32_t)used;
+    ans->remaining = used < limit ? (uint32_t)(limit - used) : 0;
+    /* Everything is forgotten once the newest count's slot aged out. */
+    bool any = false;
+    uint64_t newest = 0;
+    for (size_t v = 0; v < j->nview; v++)
+        if (j->view[v].count != 0 && (!any || j->view[v].slot > newest)) {
+            any = true;
+            newest = j->view[v].slot;
+        }
+    ans->reset_after_ns = any ? (newest + j->N + 1) * j->S - j->now : 0;
+    /* A refused call leaves a record of another shape as it is: it
+     * forgets by its own slots. */
+    if (j->other && ans->state != CNT_CHECK_ALLOWED)
+        ans->reset_after_ns = (r->newest + r->slots + 1) * r->slot_ns -
+                              j->now;
+}
+
+/* x clamped to 32 bits. */
+static uint32_t lim_clamp32(u128 x)
+{
+    return x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+}
+
+/* ceil(x / d), clamped to 64 bits. */
+static uint64_t lim_ceil64(u128 x, uint64_t d)
+{
+    u128 q = x / d + (x % d != 0);
+    return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+}
+
+/* Judges a GCRA check at j->now as the spec has it, every time scaled by
+ * count (so the emission interval is exactly the period): tat = max(TAT,
+ * now), allowed iff tat + period * cost - now <= period * (burst + 1). A
+ * TAT kept over another count is read rounded up. */
+static void lim_gcra_judge(ljudge *j)
+{
+    const cnt_check_args *a = j->a;
+    const lshadow *r = j->r;
+    cnt_check_answer *ans = &j->ans;
+    uint64_t c = a->count, P = a->period_ns;
+    uint64_t L = (uint64_t)a->limit_or_burst + 1;
+    u128 now_s = (u128)j->now * c, tol = (u128)P * L, tat = now_s, after;
+    u128 rem;
+
+    if (r->present) {
+        u128 f = r->tat_f;
+        if (r->tat_c != c)
+            f = (f * c + r->tat_c - 1) / r->tat_c;
+        if ((u128)r->tat_q * c + f > tat)
+            tat = (u128)r->tat_q * c + f;
+    }
+    j->allocates = !r->present;
+    j->tat_s = tat;
+    after = tat;
+    rem = tat - now_s <= tol ? (tol - (tat - now_s)) / P : 0;
+    ans->retry_after_ns = 0;
+    if (a->cost > L) {
+        ans->state = CNT_CHECK_NEVER;
+        ans->retry_after_ns = UINT64_MAX;
+    } else {
+        j->new_s = tat + (u128)P * a->cost;
+        if (j->new_s - now_s <= tol) {
+            ans->state = CNT_CHECK_ALLOWED;
+            rem = (tol - (j->new_s - now_s)) / P;
+            after = j->new_s;
+        } else {
+            ans->state = CNT_CHECK_LIMITED;
+            ans->retry_after_ns = lim_ceil64(j->new_s - now_s - tol, c);
+        }
+    }
+    ans->limit = lim_clamp32(L);
+    ans->remaining = lim_clamp32(rem);
+    if (ans->remaining > ans->limit)
+        ans->remaining = ans->limit;
+    ans->used = ans->limit - ans->remaining;
+    ans->reset_after_ns = after > now_s ? lim_ceil64(after - now_s, c) : 0;
+}
+
+/* Resolves a check's arguments as the spec has them; false when they are
+ * invalid. Then judges it at now. */
+static bool lim_judge(sim *m, ljudge *j, const cnt_check_args *a,
+                      uint64_t now)
+{
+    memset(j, 0, sizeof *j);
+    j->a = a;
+    j->n = (unsigned)(a->name - lim_names);
+    j->now = now;
+    if (a->cost == 0)
+        return false;
+    if (a->opcode == CNT_LIMITS_OP_WINDOW) {
+        uint64_t w = a->period_ns ? a->period_ns : 1000000000u;
+        uint64_t s = a->slots ? a->slots : 10;
+        if (s > 64 || w % s != 0 || w / s < 1000)
+            return false;
+        j->kind = CNT_LIMITS_WINDOW;
+        j->S = w / s;
+        j->N = s;
+        j->r = lim_rec(m, j->kind, j->n);
+        lim_window_judge(j);
+        return true;
+    }
+    if (a->count == 0 || a->period_ns == 0)
+        return false;
+    u128 tol = (u128)a->period_ns * ((uint64_t)a->limit_or_burst + 1);
+    if (tol / a->count > ((u128)1 << 62))
+        return false;
+    j->kind = CNT_LIMITS_GCRA;
+    j->r = lim_rec(m, j->kind, j->n);
+    lim_gcra_judge(j);
+    return true;
+}
+
+/* Checks an answer field by field against the model's. */
+static void lim_answer_check(const cnt_check_answer *got,
+                             const cnt_check_answer *want)
+{
+    FUZZ_CHECK(got->state == want->state && got->limit == want->limit);
+    FUZZ_CHECK(got->remaining == want->remaining &&
+               got->used == want->used);
+    FUZZ_CHECK(got->retry_after_ns == want->retry_after_ns);
+    FUZZ_CHECK(got->reset_after_ns == want->reset_after_ns);
+}
+
+/* Counts a judged check in its kind's figures. */
+static void lim_check_count(sim *m, const ljudge *j)
+{
+    m->lfig[j->kind].checks++;
+    if (j->ans.state == CNT_CHECK_ALLOWED)
+        m->lfig[j->kind].allowed++;
+    else
+        m->lfig[j->kind].limited++;
+}
+
+/* Remembers an allowed charge of r. */
+static void lim_log(lshadow *r, uint64_t t, uint64_t cost)
+{
+    if (r->nlog == LOG_MAX) {
+        memmove(r->log, r->log + 1, (LOG_MAX - 1) * sizeof r->log[0]);
+        r->nlog--;
+    }
+    r->log[r->nlog++] = (lcharge){ t, cost, r->epoch };
+}
+
+/* Charges an allowed check in the model, then checks the guarantees over
+ * the charges remembered. Window: any interval of the window's length
+ * ending at this charge holds at most the limit (charges before a
+ * reshape's floor excepted: a shape that remembered less may have
+ * forgotten them). GCRA: from any earlier charge of the same emission
+ * interval T on, the cost allowed is at most burst + 1 + elapsed / T,
+ * exactly: sum * period <= (burst + 1) * period + elapsed * count. */
+static void lim_charge(sim *m, ljudge *j)
+{
+    lshadow *r = j->r;
+    const cnt_check_args *a = j->a;
+    uint64_t now = j->now;
+
+    if (j->kind == CNT_LIMITS_WINDOW) {
+        uint64_t W = j->S * j->N;
+        bool same = r->slot_ns == j->S && r->slots == j->N;
+        if (r->slot_ns != 0 && !same &&
+            now - r->slot_ns * r->slots > r->floor)
+            r->floor = now - r->slot_ns * r->slots;
+        if (!r->present) {
+            lim_create(m, CNT_LIMITS_WINDOW, r);
+            r->ncounts = 0;
+        } else if (!same) {
+            r->ncounts = 0;
+            r->counts[r->ncounts++] = (lslot){ j->k, j->used };
+        } else {
+            size_t keep = 0;
+            for (size_t i = 0; i < r->ncounts; i++)
+                if (r->counts[i].slot + j->N >= j->k)
+                    r->counts[keep++] = r->counts[i];
+            r->ncounts = keep;
+        }
+        r->slot_ns = j->S;
+        r->slots = (uint8_t)j->N;
+        r->newest = j->k;
+        lim_slot_add(r->counts, &r->ncounts, j->k, a->cost);
+        lim_log(r, now, a->cost);
+        uint64_t from = now - W > r->floor ? now - W : r->floor, sum = 0;
+        for (size_t i = 0; i < r->nlog; i++)
+            if (r->log[i].t >= from)
+                sum += r->log[i].cost;
+        FUZZ_CHECK(sum <= a->limit_or_burst);
+        return;
+    }
+    uint64_t c = a->count, P = a->period_ns;
+    if (r->count != 0 && (u128)r->period * c != (u128)P * r->count)
+        r->epoch++;
+    r->period = P;
+    r->count = c;
+    if (!r->present)
+        lim_create(m, CNT_LIMITS_GCRA, r);
+    r->tat_q = (uint64_t)(j->new_s / c);
+    r->tat_f = (uint64_t)(j->new_s % c);
+    r->tat_c = (uint32_t)c;
+    lim_log(r, now, a->cost);
+    u128 sum = 0, L = (u128)a->limit_or_burst + 1;
+    for (size_t i = r->nlog; i-- > 0 && r->log[i].epoch == r->epoch;) {
+        sum += r->log[i].cost;
+        FUZZ_CHECK(sum * P <= L * P + (u128)(now - r->log[i].t) * c);
+    }
+}
+
+/* A window or GCRA check of name n (peek with x's bit 7), with the model's
+ * answer checked; a peek or a refusal charges nothing, so the same call
+ * again (a peek) answers the same. */
+static void lim_check_step(sim *m, bool gcra, unsigned n, bool fail,
+                           uint8_t x, uint8_t y, uint8_t z)
+{
+    cnt_check_args a;
+    cnt_check_answer out, again;
+    ljudge j;
+
+    lim_args(&a, gcra, n, x, y, z, (x & 0x80) != 0);
+    bool valid = lim_judge(m, &j, &a, mono_ns());
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_limits_check(m->limits, &a, &out);
+    bool failed = lim_disarm();
+    if (!valid) {
+        FUZZ_CHECK(st == CNT_STATUS_INVALID && !failed);
+        m->lfig[gcra ? CNT_LIMITS_GCRA : CNT_LIMITS_WINDOW].checks++;
+        return;
+    }
+    bool charges = j.ans.state == CNT_CHECK_ALLOWED && !a.peek;
+    lim_check_oom(m, st, armed, failed, charges && j.allocates);
+    if (st == CNT_STATUS_OUT_OF_MEMORY) {
+        m->lfig[j.kind].checks++;
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK);
+    lim_answer_check(&out, &j.ans);
+    lim_check_count(m, &j);
+    if (charges) {
+        lim_charge(m, &j);
+        return;
+    }
+    a.peek = true;
+    FUZZ_CHECK(cnt_limits_check(m->limits, &a, &again) == CNT_STATUS_OK);
+    lim_answer_check(&again, &out);
+    lim_check_count(m, &j);
+}
+
+/* A multi-check: x & 0x1f items (0 and 17 invalid; 18-31 fold to 2-15),
+ * peek with x's bit 7; each item three bytes at p: b0 bit 0 GCRA, bits
+ * 1-2 the name, bits 3-5 the shape or rate; then limit and cost as
+ * lim_args. Two items of one kind and name make it invalid. Each item
+ * answers what a peek of it alone said just before; a multi-check that
+ * charges nothing (peek, a denial, no memory) leaves every item as it
+ * was: peeks after it answer as those before. Returns the bytes used, 0
+ * when p is too short. */
+static size_t lim_multi_step(sim *m, bool fail, uint8_t x, const uint8_t *p,
+                             size_t avail)
+{
+    cnt_check_args it[MULTI_ITEMS];
+    cnt_check_answer out[MULTI_ITEMS], before[MULTI_ITEMS], after;
+    ljudge j[MULTI_ITEMS];
+    size_t n = x & 0x1f;
+    bool peek = (x & 0x80) != 0, valid, all = true, allocates = false;
+    uint8_t overall = 0xff;
+    uint64_t now = mono_ns();
+
+    if (n > MULTI_ITEMS)
+        n -= 16;
+    if (avail < n * 3)
+        return 0;
+    valid = n >= 1 && n <= CNT_LIMITS_MULTI_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b0 = p[3 * i];
+        lim_args(&it[i], b0 & 1, (b0 >> 1) & 3, b0 >> 3, p[3 * i + 1],
+                 p[3 * i + 2], false);
+        if (!lim_judge(m, &j[i], &it[i], now)) {
+            valid = false;
+            continue;
+        }
+        for (size_t k = 0; k < i; k++)
+            if (j[k].kind == j[i].kind && j[k].n == j[i].n)
+                valid = false;
+        all = all && j[i].ans.state == CNT_CHECK_ALLOWED;
+        allocates = allocates || j[i].allocates;
+    }
+    if (valid)
+        for (size_t i = 0; i < n; i++) {
+            cnt_check_args a = it[i];
+            a.peek = true;
+            FUZZ_CHECK(cnt_limits_check(m->limits, &a, &before[i]) ==
+                       CNT_STATUS_OK);
+            lim_answer_check(&before[i], &j[i].ans);
+            lim_check_count(m, &j[i]);
+        }
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_limits_multi(m->limits, it, n, peek, out, &overall);
+    bool failed = lim_disarm();
+    if (!valid) {
+        /* Refused whole before anything is counted. */
+        FUZZ_CHECK(st == CNT_STATUS_INVALID && !failed);
+        return n * 3;
+    }
+    bool charges = all && !peek;
+    lim_check_oom(m, st, armed, failed, charges && allocates);
+    if (st == CNT_STATUS_OK) {
+        FUZZ_CHECK(overall == (all ? 0 : 1));
+        for (size_t i = 0; i < n; i++) {
+            lim_answer_check(&out[i], &before[i]);
+            lim_check_count(m, &j[i]);
+        }
+        if (charges) {
+            for (size_t i = 0; i < n; i++)
+                lim_charge(m, &j[i]);
+            return n * 3;
+        }
+    } else {
+        /* Nothing judged: each item counts as a check only. */
+        FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
+        for (size_t i = 0; i < n; i++)
+            m->lfig[j[i].kind].checks++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cnt_check_args a = it[i];
+        a.peek = true;
+        FUZZ_CHECK(cnt_limits_check(m->limits, &a, &after) == CNT_STATUS_OK);
+        lim_answer_check(&after, &before[i]);
+        lim_check_count(m, &j[i]);
+    }
+    return n * 3;
+}
+
+/* A partial sweep of the limits (x buckets from where the last one
+ * stopped): exactly the dead records of those buckets go. */
+static void lim_sweep_step(sim *m, uint8_t x)
+{
+    size_t nb = cnt_map_buckets(cnt_limits_map(m->limits));
+    size_t first = m->lsweep_next % nb, n = x < nb ? x : nb;
+    size_t removed = cnt_limits_sweep(m->limits, x);
+    FUZZ_CHECK(removed == lim_sweep_model(m, first, n));
+    m->lsweep_next = (first + n) % nb;
+}
+
+/* The GC's sweep of the maps of records that die by the clock (every
+ * second, between its whole sweeps): exactly the dead rate-limit records
+ * and the idle tenants go, the counters stay. */
+static void lim_records_gc_step(sim *m)
+{
+    size_t removed = cnt_gc_run_records(m->gc);
+    size_t gone = lim_sweep_model(m, 0, cnt_map_buckets(
+                                            cnt_limits_map(m->limits)));
+    FUZZ_CHECK(removed == gone + thr_sweep_model(m));
+}
+
+/* With the memory limit set, it becomes what both maps use now plus x * 4
+ * bytes (x = 0: its first value again), so that the rate limits meet it
+ * without the table having to fill it first. */
+static void lim_budget_step(sim *m, uint8_t x)
+{
+    if (!m->memory_limited)
+        return;
+    m->budget.limit = x ? cnt_map_budget_used(&m->budget) + (uint64_t)x * 4
+                        : m->first_limit;
+}
+
+/* A rate-limit step: o's low 4 bits the operation (11-15 are 1-5), bits
+ * 4-5 the name, bit 6 its first allocation fails; x, y, z its arguments,
+ * then a multi-check's items. Returns the bytes used after o, 0 when too
+ * few. */
+static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
+{
+    if (avail < 4)
+        return 0;
+    uint8_t o = p[0], x = p[1], y = p[2], z = p[3];
+    unsigned op = o & 15, n = (o >> 4) & 3;
+    bool fail = (o & 0x40) != 0;
+    uint64_t v = x | (uint64_t)y << 8;
+
+    if (op > 10)
+        op -= 10;
+
+    switch (op) {
+    case 0: lim_ttl_insert(m, n, fail, x, y, z); break;
+    case 1: lim_ttl_query(m, n); break;
+    case 2: lim_ttl_update(m, n, x, y, z); break;
+    case 3: lim_ttl_purge(m, n); break;
+    case 4: lim_check_step(m, false, n, fail, x, y, z); break;
+    case 5: lim_check_step(m, true, n, fail, x, y, z); break;
+    case 6: {
+        size_t used = lim_multi_step(m, fail, x, p + 4, avail - 4);
+        return used == 0 && (x & 0x1f) != 0 ? 0 : 4 + used;
+    }
+    case 7:
+        /* v ns, v us, v ms (both clocks) or v x 0.1 s. */
+        if ((z & 3) == 2)
+            step_clock(m, v, 0);
+        else
+            step_clock(m, 0, v * ((z & 3) == 0 ? 1 : (z & 3) == 1
+                                                    ? 1000 : 100000000));
+        break;
+    case 8: lim_sweep_step(m, x); break;
+    case 9:
+        if (x & 1)
+            lim_records_gc_step(m);
+        else
+            step_gc(m);
+        break;
+    default: lim_budget_step(m, x); break;
+    }
+    return 4;
+}
+
+/* The invariants of the limits after every step: the figures per kind as
+ * the model counted them; used_memory = the empty limits + a node per
+ * record + a window's ring; the shared budget holds exactly the nodes of
+ * both maps, within the limit. */
+static void lim_check_all(sim *m)
+{
+    cnt_limits_stats ls;
+    cnt_table_stats ts;
+    uint64_t nodes = 0, node = cnt_map_node_size(cnt_limits_map(m->limits),
+                                                 1);
+    cnt_limits_stats_get(m->limits, &ls);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+        const lfigures *f = &m->lfig[k];
+        FUZZ_CHECK(ls.kind[k].objects == f->objects &&
+                   ls.kind[k].checks == f->checks &&
+                   ls.kind[k].allowed == f->allowed &&
+                   ls.kind[k].limited == f->limited &&
+                   ls.kind[k].expired == f->expired);
+        for (unsigned n = 0; n < NLIM; n++) {
+            const lshadow *r = &m->lim[k][n];
+            if (r->present)
+                nodes += node + (k == CNT_LIMITS_WINDOW
+                                     ? ((uint64_t)r->slots + 1) * 4 : 0);
+        }
+    }
+    FUZZ_CHECK(ls.used_memory == m->limits_baseline + nodes);
+    cnt_table_get_stats(m->table, &ts);
+    uint64_t used = cnt_map_budget_used(&m->budget);
+    FUZZ_CHECK(used == ts.used_memory - m->used_baseline + nodes +
+                       thr_bytes(m));
+    FUZZ_CHECK(m->budget.limit == 0 || used <= m->budget.limit);
+}
+
+/* At the end: the clock moves past every expiry, TTL counters that would
+ * outlive that are purged, and a sweep leaves the limits empty, at their
+ * memory baseline, the figures agreeing. */
+static void lim_finish(sim *m)
+{
+    step_clock(m, 0, LIMITS_FINISH_NS);
+    for (unsigned n = 0; n < NLIM; n++) {
+        const lshadow *r = lim_rec(m, CNT_LIMITS_TTL, n);
+        if (r->present && mono_ns() < r->expiry)
+            lim_ttl_purge(m, n);
+    }
+    step_gc(m);
+    lim_check_all(m);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++)
+        FUZZ_CHECK(m->lfig[k].objects == 0);
+    cnt_limits_stats ls;
+    cnt_limits_stats_get(m->limits, &ls);
+    FUZZ_CHECK(ls.used_memory == m->limits_baseline);
+    FUZZ_CHECK(cnt_map_budget_used(&m->budget) == 0);
+}
+
+/* ---- Tenant throttling, straight to the throttle core ---- */
+
+/* The tenants' names: lengths differ, so do their records' sizes. */
+static const char *const thr_names[NTEN] = { "a", "b", "tenant-c", "d" };
+
+/* A tenant's name and length. */
+static const uint8_t *thr_name(unsigned n)
+{
+    return (const uint8_t *)thr_names[n];
+}
+
+static uint16_t thr_len(unsigned n)
+{
+    return (uint16_t)strlen(thr_names[n]);
+}
+
+/* The throttling second now. */
+static uint64_t thr_second(void)
+{
+    return mono_ns() / CNT_THROTTLE_SECOND_NS;
+}
+
+/* x clamped to 32 bits, as the views show figures. */
+static uint32_t thr_clamp(uint64_t x)
+{
+    return x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+}
+
+/* Bytes the record of tenant n costs. */
+static uint64_t thr_node_bytes(sim *m, unsigned n)
+{
+    return cnt_map_node_size(cnt_throttle_map(m->throttle), thr_len(n));
+}
+
+/* Whether the shared memory limit lets extra more bytes be charged. */
+static bool thr_fits_budget(sim *m, uint64_t extra)
+{
+    return m->budget.limit == 0 ||
+           cnt_map_budget_used(&m->budget) + extra <= m->budget.limit;
+}
+
+/* The reserve and hard limit tenant t is judged with: its own when
+ * configured, else 0 and the default hard limit. */
+static void thr_limits(const tmodel *tm, const tshadow *t, uint32_t *R,
+                       uint32_t *H)
+{
+    *R = t->configured ? t->reserved : 0;
+    *H = t->configured ? t->hard : tm->default_hard;
+}
+
+/* Tenant t's units in second s. */
+static uint64_t thr_used(const tshadow *t, uint64_t s)
+{
+    return t->present && t->second == s ? t->used : 0;
+}
+
+/* The free pool: the capacity the reserves leave (0 when they cover it). */
+static uint64_t thr_pool(const tmodel *tm)
+{
+    return tm->capacity > tm->reserved_sum
+               ? tm->capacity - tm->reserved_sum : 0;
+}
+
+/* A charge in second s: the node's figures start again in a new second,
+ * and so do the invariants'. */
+static void thr_roll(tmodel *tm, uint64_t s)
+{
+    if (s > tm->second) {
+        tm->second = s;
+        tm->used = 0;
+        tm->pool_used = 0;
+    }
+    if (s > tm->inv_second) {
+        tm->inv_second = s;
+        tm->since_change = 0;
+        for (unsigned n = 0; n < NTEN; n++)
+            tm->ten[n].covered = 0;
+    }
+}
+
+/* The configuration changed: the units allowed from now on are bounded by
+ * the capacity again (reserves and pool are judged afresh). */
+static void thr_changed(tmodel *tm)
+{
+    tm->since_change = 0;
+}
+
+/* Tenant n's record goes (a sweep freed it): it is as if never seen. */
+static void thr_forget(tmodel *tm, unsigned n)
+{
+    tshadow *t = &tm->ten[n];
+    FUZZ_CHECK(t->present && !t->configured);
+    t->present = false;
+    t->second = t->used = t->units = t->throttled = 0;
+    tm->steady[n] = false;
+}
+
+/* A record for tenant n: fresh figures. */
+static void thr_create(tmodel *tm, unsigned n)
+{
+    tshadow *t = &tm->ten[n];
+    FUZZ_CHECK(!t->present);
+    t->present = true;
+    t->second = t->used = t->units = t->throttled = 0;
+    t->reserved = t->hard = 0;
+}
+
+/* Tenant n becomes configured with R and H. */
+static void thr_configure(tmodel *tm, unsigned n, uint32_t R, uint32_t H)
+{
+    tshadow *t = &tm->ten[n];
+    tm->reserved_sum = tm->reserved_sum - (t->configured ? t->reserved : 0)
+                       + R;
+    tm->tenants += !t->configured;
+    t->configured = true;
+    t->reserved = R;
+    t->hard = H;
+}
+
+/* The sweep at now: every unconfigured record without usage in the
+ * current second goes. Returns how many. */
+static size_t thr_sweep_model(sim *m)
+{
+    uint64_t s = thr_second();
+    size_t gone = 0;
+    for (unsigned n = 0; n < NTEN; n++) {
+        const tshadow *t = &m->thr.ten[n];
+        if (t->present && !t->configured &&
+            (t->used == 0 || t->second < s)) {
+            thr_forget(&m->thr, n);
+            gone++;
+        }
+    }
+    return gone;
+}
+
+/* The view of tenant t the model expects at second s. */
+static void thr_view_model(const tmodel *tm, const tshadow *t, uint64_t s,
+                           cnt_tenant_view *v)
+{
+    memset(v, 0, sizeof *v);
+    thr_limits(tm, t, &v->reserved, &v->hard_limit);
+    v->used = thr_clamp(thr_used(t, s));
+    v->flags = t->configured ? CNT_TENANT_FLAG_CONFIGURED : 0;
+    v->throttled = t->throttled;
+    v->units = t->units;
+}
+
+/* Checks a tenant view field by field. */
+static void thr_view_check(const cnt_tenant_view *got,
+                           const cnt_tenant_view *want)
+{
+    FUZZ_CHECK(got->reserved == want->reserved &&
+               got->hard_limit == want->hard_limit &&
+               got->used == want->used && got->flags == want->flags);
+    FUZZ_CHECK(got->throttled == want->throttled &&
+               got->units == want->units);
+}
+
+/* Units a tenant with R, H and used units could still charge on a
+ * throttled connection: min(H - used, reserve left + pool left); without
+ * a capacity only H bounds it (none: 0xFFFFFFFF). */
+static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
+                              uint64_t used)
+{
+    uint64_t hard_left = used < H ? H - used : 0;
+    if (tm->capacity == 0)
+        return H == CNT_THROTTLE_UNLIMITED ? UINT32_MAX
+                                           : thr_clamp(hard_left);
+    uint64_t pool = thr_pool(tm);
+    uint64_t left = (R > used ? R - used : 0) +
+                    (pool > tm->pool_used ? pool - tm->pool_used : 0);
+    if (H != CNT_THROTTLE_UNLIMITED && hard_left < left)
+        left = hard_left;
+    return thr_clamp(left);
+}
+
+/* A charge of units to tenant n (unthrottled: the connection's privilege),
+ * its first allocation failing with fail. The model judges it as the
+ * design has it: without a capacity everything is allowed; unthrottled,
+ * always allowed, reserve first then pool (past the pool if need be);
+ * else the hard limit first, then what the reserve leaves must fit the
+ * pool. Only an allowed charge of a tenant without a record needs
+ * memory. Invariants on the answer itself: a charge its reserve covers is
+ * never throttled; an allowed throttled-connection charge leaves the
+ * tenant at or below its hard limit, and the units so allowed since the
+ * second began (or the configuration last changed) within the capacity. */
+static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
+                       uint32_t units)
+{
+    tmodel *tm = &m->thr;
+    tshadow *t = &tm->ten[n];
+    uint64_t now = mono_ns(), s = now / CNT_THROTTLE_SECOND_NS;
+    bool mem = t->present ||
+               (!fail && thr_fits_budget(m, thr_node_bytes(m, n)));
+    cnt_throttle_answer a;
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_charge(m->throttle, thr_name(n), thr_len(n),
+                                        units, unthrottled, &a);
+    bool failed = lim_disarm();
+
+    FUZZ_CHECK(!failed || (armed && !t->present));
+    tm->st.checks++;
+    if (units == 0) {
+        FUZZ_CHECK(st == CNT_STATUS_INVALID && !failed);
+        return;
+    }
+    thr_roll(tm, s);
+    uint32_t R, H;
+    thr_limits(tm, t, &R, &H);
+    uint64_t used = thr_used(t, s);
+    uint64_t reserve_left = R > used ? R - used : 0;
+    uint64_t from_pool = units > reserve_left ? units - reserve_left : 0;
+    uint64_t pool = thr_pool(tm);
+    uint8_t reason = CNT_THROTTLE_REASON_NONE;
+    bool limited = tm->capacity > 0 && !unthrottled;
+
+    if (tm->capacity == 0)
+        from_pool = 0;
+    if (limited && H != CNT_THROTTLE_UNLIMITED && used + units > H)
+        reason = CNT_THROTTLE_REASON_HARD_LIMIT;
+    else if (limited && from_pool > 0 && tm->pool_used + from_pool > pool)
+        reason = pool == 0 ? CNT_THROTTLE_REASON_RESERVE
+                           : CNT_THROTTLE_REASON_POOL_EMPTY;
+    if (reason == CNT_THROTTLE_REASON_NONE && !mem) {
+        FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK);
+    /* The guarantee of a reserve, from the answer alone. */
+    if (limited && used + units <= R)
+        FUZZ_CHECK(a.state == CNT_THROTTLE_STATE_ALLOWED);
+    if (reason == CNT_THROTTLE_REASON_NONE) {
+        if (!t->present)
+            thr_create(tm, n);
+        used += units;
+        t->second = s;
+        t->used = used;
+        t->units += units;
+        tm->used += units;
+        tm->pool_used += from_pool;
+        tm->st.allowed++;
+        tm->st.units += units;
+        if (unthrottled)
+            tm->st.unthrottled_units += units;
+    } else {
+        if (t->present)
+            t->throttled++;
+        tm->st.throttled++;
+    }
+    FUZZ_CHECK(a.state == (reason == CNT_THROTTLE_REASON_NONE
+                               ? CNT_THROTTLE_STATE_ALLOWED
+                               : CNT_THROTTLE_STATE_THROTTLED));
+    FUZZ_CHECK(a.reason == reason && a.used == thr_clamp(used));
+    FUZZ_CHECK(a.remaining == thr_remaining(tm, R, H, used));
+    if (reason == CNT_THROTTLE_REASON_NONE)
+        FUZZ_CHECK(a.retry_after_ns == 0);
+    else
+        FUZZ_CHECK(a.retry_after_ns ==
+                       (s + 1) * CNT_THROTTLE_SECOND_NS - now &&
+                   a.retry_after_ns >= 1);
+    if (a.state != CNT_THROTTLE_STATE_ALLOWED || !limited)
+        return;
+    FUZZ_CHECK(H == CNT_THROTTLE_UNLIMITED || a.used <= H);
+    if (used <= R)
+        t->covered += units;
+    FUZZ_CHECK(thr_used(t, s) >= t->covered);
+    tm->since_change += units;
+    FUZZ_CHECK(tm->since_change <= tm->capacity);
+}
+
+/* The hard limit a byte picks: v & 0x3f, near 2^32 with bit 7, or
+ * unlimited (0xff). */
+static uint32_t thr_hard_of(uint8_t v)
+{
+    if (v == 0xff)
+        return CNT_THROTTLE_UNLIMITED;
+    return (v & 0x80) ? UINT32_MAX - 1 - (v & 0x7f) : (v & 0x3f);
+}
+
+/* The reserve a byte picks: v & 0x1f, or near 2^32 with bit 7. */
+static uint32_t thr_reserve_of(uint8_t v)
+{
+    return (v & 0x80) ? UINT32_MAX - (v & 0x7f) : (v & 0x1f);
+}
+
+/* Tenant_set of tenant n: flags & 1 sets the reserve, flags & 2 the hard
+ * limit (neither: invalid); a property not set keeps its value (the
+ * defaults for a tenant not configured). Refused, changing nothing: H <
+ * R (0x04), reserves past a capacity (0x2C), no memory for a new record
+ * (0x82). */
+static void thr_set(sim *m, unsigned n, bool fail, uint8_t flags,
+                    uint32_t reserved, uint32_t hard)
+{
+    tmodel *tm = &m->thr;
+    tshadow *t = &tm->ten[n];
+    bool set_r = flags & 1, set_h = flags & 2;
+    bool mem = t->present ||
+               (!fail && thr_fits_budget(m, thr_node_bytes(m, n)));
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_set_tenant(m->throttle, thr_name(n),
+                                            thr_len(n), set_r, reserved,
+                                            set_h, hard);
+    bool failed = lim_disarm();
+    cnt_status want = CNT_STATUS_OK;
+    uint32_t R, H;
+
+    thr_limits(tm, t, &R, &H);
+    uint64_t old = t->configured ? t->reserved : 0;
+    if (set_r)
+        R = reserved;
+    if (set_h)
+        H = hard;
+    if (!set_r && !set_h)
+        want = CNT_STATUS_INVALID;
+    else if (H < R)
+        want = CNT_STATUS_INVALID;
+    else if (tm->capacity > 0 && tm->reserved_sum - old + R > tm->capacity)
+        want = CNT_STATUS_OVER_CAPACITY;
+    else if (!mem)
+        want = CNT_STATUS_OUT_OF_MEMORY;
+    FUZZ_CHECK(st == want);
+    FUZZ_CHECK(!failed || (armed && want == CNT_STATUS_OUT_OF_MEMORY));
+    if (st != CNT_STATUS_OK)
+        return;
+    if (!t->present)
+        thr_create(tm, n);
+    thr_configure(tm, n, R, H);
+    thr_changed(tm);
+}
+
+/* Tenant_remove of tenant n: back on the defaults, its record and usage
+ * staying; 0x01 when it was not configured. */
+static void thr_remove(sim *m, unsigned n)
+{
+    tmodel *tm = &m->thr;
+    tshadow *t = &tm->ten[n];
+    cnt_status st = cnt_throttle_remove_tenant(m->throttle, thr_name(n),
+                                               thr_len(n));
+    if (!t->configured) {
+        FUZZ_CHECK(st == CNT_STATUS_NOT_FOUND);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK && t->present);
+    tm->reserved_sum -= t->reserved;
+    tm->tenants--;
+    t->configured = false;
+    t->reserved = t->hard = 0;
+    thr_changed(tm);
+}
+
+/* Node_set: the capacity, refused (0x2C) below the reserves. */
+static void thr_capacity(sim *m, uint32_t capacity)
+{
+    tmodel *tm = &m->thr;
+    cnt_status st = cnt_throttle_set_capacity(m->throttle, capacity);
+    if (capacity > 0 && tm->reserved_sum > capacity) {
+        FUZZ_CHECK(st == CNT_STATUS_OVER_CAPACITY);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK);
+    tm->capacity = capacity;
+    thr_changed(tm);
+}
+
+/* The default hard limit: always taken. */
+static void thr_default_hard(sim *m, uint32_t hard)
+{
+    FUZZ_CHECK(cnt_throttle_set_default_hard(m->throttle, hard) ==
+               CNT_STATUS_OK);
+    m->thr.default_hard = hard;
+}
+
+/* Applies a settings set, all or nothing: x bit 0 has a capacity (y, or
+ * 2^32 - 1 - y with x's bit 4), bit 1 a default hard limit (z, as
+ * thr_hard_of), bits 2-3 the number of tenants; three bytes each at p:
+ * the name (b0 % 5; 4 is the empty name), the reserve and the hard limit
+ * (thr_reserve_of, thr_hard_of). The model: an empty name or H < R
+ * refuses it (0x04) first; then the records are made in order (the first
+ * allocation fails with fail; the memory limit) until a name comes twice
+ * (0x04) or one does not fit (0x82); then the reserves must fit the
+ * capacity it leaves (0x2C). Returns the bytes used, 0 when p is too
+ * short. */
+static size_t thr_apply(sim *m, bool fail, uint8_t x, uint8_t y, uint8_t z,
+                        const uint8_t *p, size_t avail)
+{
+    tmodel *tm = &m->thr;
+    size_t nt = (x >> 2) & 3;
+    cnt_throttle_setting set[TSET_MAX];
+    unsigned idx[TSET_MAX];
+    cnt_throttle_settings s = {
+        .has_capacity = x & 1,
+        .capacity = (x & 0x10) ? UINT32_MAX - y : y,
+        .has_default_hard = (x & 2) != 0,
+        .default_hard = thr_hard_of(z),
+        .ntenants = nt,
+        .tenants = set,
+    };
+    static const uint8_t empty[1];
+    cnt_status want = CNT_STATUS_OK;
+
+    if (avail < nt * 3)
+        return 0;
+    for (size_t i = 0; i < nt; i++) {
+        idx[i] = p[3 * i] % 5;
+        set[i].name = idx[i] < NTEN ? thr_name(idx[i]) : empty;
+        set[i].len = idx[i] < NTEN ? thr_len(idx[i]) : 0;
+        set[i].reserved = thr_reserve_of(p[3 * i + 1]);
+        set[i].hard = thr_hard_of(p[3 * i + 2]);
+        if (set[i].len == 0 || set[i].hard < set[i].reserved)
+            want = CNT_STATUS_INVALID;
+    }
+    /* The records it makes, in order, and the reserves it replaces. */
+    bool pinned[NTEN] = { false }, made[NTEN] = { false }, first = true;
+    uint64_t extra = 0, old_named = 0, new_named = 0;
+    for (size_t i = 0; i < nt && want == CNT_STATUS_OK; i++) {
+        unsigned n = idx[i];
+        const tshadow *t = &tm->ten[n];
+        if (!t->present && !made[n]) {
+            uint64_t b = thr_node_bytes(m, n);
+            if ((fail && first) || !thr_fits_budget(m, extra + b)) {
+                want = CNT_STATUS_OUT_OF_MEMORY;
+                break;
+            }
+            first = false;
+            extra += b;
+            made[n] = true;
+        } else if (pinned[n]) {
+            want = CNT_STATUS_INVALID;
+            break;
+        }
+        pinned[n] = true;
+        old_named += t->configured ? t->reserved : 0;
+        new_named += set[i].reserved;
+    }
+    uint32_t C = s.has_capacity ? s.capacity : tm->capacity;
+    if (want == CNT_STATUS_OK && C > 0 &&
+        tm->reserved_sum - old_named + new_named > C)
+        want = CNT_STATUS_OVER_CAPACITY;
+
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_apply(m->throttle, &s);
+    bool failed = lim_disarm();
+    FUZZ_CHECK(st == want);
+    FUZZ_CHECK(!failed || (armed && want == CNT_STATUS_OUT_OF_MEMORY));
+    if (st == CNT_STATUS_OK) {
+        for (size_t i = 0; i < nt; i++) {
+            if (!tm->ten[idx[i]].present)
+                thr_create(tm, idx[i]);
+            thr_configure(tm, idx[i], set[i].reserved, set[i].hard);
+        }
+        if (s.has_capacity)
+            tm->capacity = s.capacity;
+        if (s.has_default_hard)
+            tm->default_hard = s.default_hard;
+        thr_changed(tm);
+    }
+    return nt * 3;
+}
+
+/* The calls with an empty name (what as selects), all refused (0x04)
+ * changing nothing but the count of checks. */
+static void thr_empty_name(sim *m, uint8_t what)
+{
+    static const uint8_t none[1];
+    cnt_throttle_answer a;
+    cnt_tenant_view v;
+    cnt_status st;
+
+    switch (what & 3) {
+    case 0:
+        st = cnt_throttle_charge(m->throttle, none, 0, 1, false, &a);
+        m->thr.st.checks++;
+        break;
+    case 1: st = cnt_throttle_tenant(m->throttle, none, 0, &v); break;
+    case 2:
+        st = cnt_throttle_set_tenant(m->throttle, none, 0, true, 0, true, 0);
+        break;
+    default: st = cnt_throttle_remove_tenant(m->throttle, none, 0); break;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_INVALID);
+}
+
+/* Checks one listed record against the model (under its stripe lock:
+ * nothing but the model is touched). */
+static bool thr_list_record(void *ctx, const uint8_t *name, uint16_t len,
+                            const cnt_tenant_view *v)
+{
+    dump_check *d = ctx;
+    tmodel *tm = &d->m->thr;
+    unsigned n;
+    for (n = 0; n < NTEN; n++)
+        if (thr_len(n) == len && memcmp(thr_name(n), name, len) == 0)
+            break;
+    FUZZ_CHECK(n < NTEN && tm->ten[n].present && !tm->listed[n]);
+    tm->listed[n] = true;
+    cnt_tenant_view want;
+    thr_view_model(tm, &tm->ten[n], thr_second(), &want);
+    thr_view_check(v, &want);
+    d->records++;
+    return d->budget == 0 || --d->budget > 0;
+}
+
+/* A listing of the tenants advances by 1 to 8 records (starting one if
+ * none runs), or with x's bit 7 is given up. Every record is reported as
+ * the model has it, none twice, none the model does not have; at the end
+ * every one that had a record all along was reported. */
+static void thr_list_step(sim *m, uint8_t x)
+{
+    tmodel *tm = &m->thr;
+    if (x & 0x80) {
+        if (tm->listing)
+            cnt_throttle_list_cancel(m->throttle, &tm->cursor);
+        tm->listing = false;
+        return;
+    }
+    if (!tm->listing) {
+        tm->listing = true;
+        tm->cursor = (cnt_map_cursor){ 0 };
+        for (unsigned n = 0; n < NTEN; n++) {
+            tm->listed[n] = false;
+            tm->steady[n] = tm->ten[n].present;
+        }
+    }
+    dump_check d = { .m = m, .budget = 1 + (x & 7) };
+    if (!cnt_throttle_list(m->throttle, &tm->cursor, thr_list_record, &d))
+        return;
+    FUZZ_CHECK(!tm->cursor.paused);
+    for (unsigned n = 0; n < NTEN; n++)
+        FUZZ_CHECK(!tm->steady[n] || tm->listed[n]);
+    tm->listing = false;
+}
+
+/* The monotonic clock moves to x ns (x us with y's bit 1) before the next
+ * second starts, or after it with y's bit 0. */
+static void thr_clock_step(sim *m, uint8_t x, uint8_t y)
+{
+    uint64_t now = mono_ns();
+    uint64_t next = (now / CNT_THROTTLE_SECOND_NS + 1) *
+                    CNT_THROTTLE_SECOND_NS;
+    uint64_t d = (uint64_t)x * ((y & 2) ? 1000 : 1);
+    uint64_t to = (y & 1) ? next + d : next - 1 - d;
+    if (to > now)
+        step_clock(m, 0, to - now);
+}
+
+/* A throttle step: o's low 4 bits the operation (12-15 are 0), bits 4-5
+ * the tenant, bit 6 its first allocation fails, bit 7 an unthrottled
+ * charge; x, y, z its arguments, then a settings set's tenants. Returns
+ * the bytes used after the step byte, 0 when too few. */
+static size_t step_throttle(sim *m, const uint8_t *p, size_t avail)
+{
+    if (avail < 4)
+        return 0;
+    uint8_t o = p[0], x = p[1], y = p[2], z = p[3];
+    unsigned op = o & 15, n = (o >> 4) & 3;
+    bool fail = (o & 0x40) != 0;
+    uint64_t v = x | (uint64_t)y << 8;
+
+    if (op > 11)
+        op = 0;
+    switch (op) {
+    case 0:
+        thr_charge(m, n, fail, (o & 0x80) != 0,
+                   (x & 0x80) ? UINT32_MAX - (x & 0x7f) : (x & 0x3f));
+        break;
+    case 1:
+        thr_set(m, n, fail, y & 3, thr_reserve_of(x), thr_hard_of(z));
+        break;
+    case 2: thr_remove(m, n); break;
+    case 3: thr_capacity(m, (y & 1) ? UINT32_MAX - x : x); break;
+    case 4: thr_default_hard(m, thr_hard_of(x)); break;
+    case 5: {
+        size_t used = thr_apply(m, fail, x, y, z, p + 4, avail - 4);
+        return used == 0 && ((x >> 2) & 3) != 0 ? 0 : 4 + used;
+    }
+    case 6: thr_clock_step(m, x, y); break;
+    case 7:
+        /* v ns, v us, v ms (both clocks) or v x 0.1 s. */
+        if ((z & 3) == 2)
+            step_clock(m, v, 0);
+        else
+            step_clock(m, 0, v * ((z & 3) == 0 ? 1 : (z & 3) == 1
+                                                    ? 1000 : 100000000));
+        break;
+    case 8: thr_list_step(m, x); break;
+    case 9:
+        if (x & 1)
+            lim_records_gc_step(m);
+        else
+            step_gc(m);
+        break;
+    case 10: lim_budget_step(m, x); break;
+    default: thr_empty_name(m, x); break;
+    }
+    return 4;
+}
+
+/* Bytes of the tenant records the model has. */
+static uint64_t thr_bytes(sim *m)
+{
+    uint64_t b = 0;
+    for (unsigned n = 0; n < NTEN; n++)
+        if (m->thr.ten[n].present)
+            b += thr_node_bytes(m, n);
+    return b;
+}
+
+/* The throttle's invariants after every step: each tenant's view, the
+ * node's, the totals and the map's records and memory as the model has
+ * them; the sum of the reserves within a capacity. */
+static void thr_check_all(sim *m)
+{
+    const tmodel *tm = &m->thr;
+    uint64_t s = thr_second();
+    size_t records = 0;
+
+    for (unsigned n = 0; n < NTEN; n++) {
+        cnt_tenant_view got, want;
+        FUZZ_CHECK(cnt_throttle_tenant(m->throttle, thr_name(n), thr_len(n),
+                                       &got) == CNT_STATUS_OK);
+        thr_view_model(tm, &tm->ten[n], s, &want);
+        thr_view_check(&got, &want);
+        records += tm->ten[n].present;
+        FUZZ_CHECK(tm->ten[n].present || !tm->ten[n].configured);
+    }
+    cnt_node_view nv;
+    cnt_throttle_node(m->throttle, &nv);
+    bool current = tm->second == s;
+    FUZZ_CHECK(nv.capacity == tm->capacity &&
+               nv.used == thr_clamp(current ? tm->used : 0) &&
+               nv.pool == thr_clamp(thr_pool(tm)) &&
+               nv.pool_used == thr_clamp(current ? tm->pool_used : 0));
+    FUZZ_CHECK(nv.reserved_sum == thr_clamp(tm->reserved_sum) &&
+               nv.tenants == tm->tenants &&
+               nv.throttled == tm->st.throttled);
+    FUZZ_CHECK(tm->capacity == 0 || tm->reserved_sum <= tm->capacity);
+    cnt_throttle_stats st;
+    cnt_throttle_stats_get(m->throttle, &st);
+    FUZZ_CHECK(st.checks == tm->st.checks && st.allowed == tm->st.allowed &&
+               st.throttled == tm->st.throttled &&
+               st.units == tm->st.units &&
+               st.unthrottled_units == tm->st.unthrottled_units);
+    FUZZ_CHECK(st.checks >= st.allowed + st.throttled);
+    cnt_map_stats ms;
+    cnt_map_get_stats(cnt_throttle_map(m->throttle), &ms);
+    FUZZ_CHECK(ms.objects == records &&
+               ms.used_memory == tm->baseline + thr_bytes(m));
+}
+
+/* At the end: a listing still paused is given up, every tenant goes back
+ * to the defaults, and once the second is over a sweep leaves no record:
+ * the map at its memory baseline. */
+static void thr_finish(sim *m)
+{
+    if (m->thr.listing)
+        cnt_throttle_list_cancel(m->throttle, &m->thr.cursor);
+    m->thr.listing = false;
+    for (unsigned n = 0; n < NTEN; n++)
+        if (m->thr.ten[n].configured)
+            thr_remove(m, n);
+    step_clock(m, 0, CNT_THROTTLE_SECOND_NS);
+    step_gc(m);
+    thr_check_all(m);
+    for (unsigned n = 0; n < NTEN; n++)
+        FUZZ_CHECK(!m->thr.ten[n].present);
+    cnt_map_stats ms;
+    cnt_map_get_stats(cnt_throttle_map(m->throttle), &ms);
+    FUZZ_CHECK(ms.objects == 0 && ms.used_memory == m->thr.baseline);
 }
 
 /* ---- Waiting requests, through the session ---- */
@@ -1230,6 +2927,8 @@ static void check_all(sim *m)
                ws.expirations == m->ws.expirations &&
                ws.cancels == m->ws.cancels);
     FUZZ_CHECK(m->nfresh == 0 && m->predicted == 0);
+    lim_check_all(m);
+    thr_check_all(m);
 }
 
 /* Runs one wire request for connection c; returns the bytes it used, or 0
@@ -1268,10 +2967,14 @@ static void sim_init(sim *m, uint8_t flags)
     cnt_fake_alloc_fail_at(0, 0);
     fail_alloc = false;
     m->memory_limited = flags & 1;
+    /* One memory limit for the counters, their tickets and the rate
+     * limits, as the engine has it. */
+    m->first_limit = m->memory_limited ? 4096 + (flags >> 2) * 64 : 0;
+    cnt_map_budget_init(&m->budget, m->first_limit);
     cnt_table_config cfg = {
         .buckets = (flags & 2) ? 1 : 64,   /* one bucket: every name collides */
         .interval = INTERVAL,
-        .memory_limit = m->memory_limited ? 4096 + (flags >> 2) * 64 : 0,
+        .budget = &m->budget,
         .clock = &fuzz_clock.clock,
     };
     m->table = cnt_table_new(&cfg);
@@ -1279,10 +2982,33 @@ static void sim_init(sim *m, uint8_t flags)
     cnt_table_stats ts;
     cnt_table_get_stats(m->table, &ts);
     m->used_baseline = ts.used_memory;
+    cnt_limits_config lc = {
+        .buckets = (flags & 2) ? 1 : 8,
+        .budget = &m->budget,
+        .clock = &fuzz_clock.clock,
+    };
+    m->limits = cnt_limits_new(&lc);
+    FUZZ_CHECK(m->limits != NULL);
+    cnt_limits_stats ls;
+    cnt_limits_stats_get(m->limits, &ls);
+    m->limits_baseline = ls.used_memory;
     cnt_grant_sink sink = { fuzz_sink, m };
     cnt_table_set_grant_sink(m->table, &sink);
     m->gc = cnt_gc_new(m->table);
     FUZZ_CHECK(m->gc != NULL);
+    FUZZ_CHECK(cnt_gc_add_limits(m->gc, m->limits) == 0);
+    cnt_throttle_config tc = {
+        .buckets = (flags & 2) ? 1 : 8,
+        .budget = &m->budget,
+        .clock = &fuzz_clock.clock,
+    };
+    m->throttle = cnt_throttle_new(&tc);
+    FUZZ_CHECK(m->throttle != NULL);
+    FUZZ_CHECK(cnt_gc_add_throttle(m->gc, m->throttle) == 0);
+    cnt_map_stats tms;
+    cnt_map_get_stats(cnt_throttle_map(m->throttle), &tms);
+    m->thr.baseline = tms.used_memory;
+    m->thr.default_hard = CNT_THROTTLE_UNLIMITED;
     m->stats = cnt_stats_new(1);
     FUZZ_CHECK(m->stats != NULL);
     m->groups = cnt_groups_new();
@@ -1312,7 +3038,8 @@ static void sim_init(sim *m, uint8_t flags)
 /* Ends every connection and delivers what is still on its way (the
  * deliveries free it, telling nobody); then every counter is zero with no
  * waiter and no lease, every queued request ended exactly once, GC
- * collects everything and the table is back to its memory baseline. */
+ * collects everything and the table is back to its memory baseline; the
+ * rate limits too once every record expired. */
 static void sim_finish(sim *m)
 {
     if (m->dumping)
@@ -1335,6 +3062,8 @@ static void sim_finish(sim *m)
     cnt_table_get_stats(m->table, &ts);
     FUZZ_CHECK(ts.objects == 0);
     FUZZ_CHECK(ts.used_memory == m->used_baseline);
+    thr_finish(m);
+    lim_finish(m);
     for (size_t i = 0; i < m->nnames; i++) {
         FUZZ_CHECK(!m->names[i].exists);
         free(m->names[i].name);
@@ -1344,21 +3073,65 @@ static void sim_finish(sim *m)
     cnt_stats_free(m->stats);
     cnt_gc_free(m->gc);
     cnt_table_free(m->table);
+    cnt_limits_free(m->limits);
+    cnt_throttle_free(m->throttle);
 }
 
-/* Input: a flags byte (bit 0 a memory limit, bit 1 one bucket, bits 2-4
- * the cap of waits per connection, 0 = 1024; bits 2-7 size the memory
+/* Input: a flags byte (bit 0 a memory limit, shared by the counters, the
+ * rate limits and the tenants; bit 1 one bucket in the table, the limits
+ * and the throttle; bits
+ * 2-4 the cap of waits per connection, 0 = 1024; bits 2-7 size the memory
  * limit), then steps. A step is one byte, conn = b % 4 and kind = b / 4:
  * 0-39 and 46-47 a wire request follows (the waiting ones go through the
  * session); 40-41 the pending grant numbered by the next byte is
  * delivered; 42 the clock moves by the next byte in ms; 43 the monotonic
  * clock alone moves by the next byte x 10007 ns; 44 conn's paused queue
  * listing goes on within the next byte x 4 + 1 bytes; 45 every pending
- * grant is delivered, oldest first; 48-50 the connection ends (a new one
- * takes its place); 51 the server stops for the connection (shutdown
- * events, then it ends; a new one takes its place); 52-55 the clock moves by the next byte x 250 ms;
- * 56-59 GC; 60-61 the next Acquire or wait_acquire that allocates fails;
- * 62-63 Dump and Stats. */
+ * grant is delivered, oldest first; 48-49 the connection ends (a new one
+ * takes its place); 50 a rate-limit step follows (below); 51 the server
+ * stops for the connection (shutdown events, then it ends; a new one
+ * takes its place); 52-55 the clock moves by the next byte x 250 ms;
+ * 56-57 GC (the limits' and the tenants' sweeps included); 58-59 a
+ * throttle step follows (below); 60-61 the next Acquire or wait_acquire
+ * that allocates fails; 62-63 Dump and Stats.
+ * A rate-limit step is four bytes o x y z, straight to the limits core on
+ * the names a-d (each a TTL counter, a window and a GCRA limit): o % 16
+ * the operation (11-15 are 1-5), (o >> 4) & 3 the name, o's bit 6 makes
+ * the operation's first allocation fail. Operations: 0 TTL insert (quota
+ * x & 0x3f, or 2^64 - 1 - that with x's bit 6; ttl y, or 2^44 - 1 + y
+ * with x's bit 7; unit z % 8, 6-7 invalid); 1 TTL query; 2 TTL update
+ * (attribute x & 3, change (x >> 2) & 3, unit (x >> 4) & 7, value y * 256
+ * + z, or 2^64 - 1 - z with x's bit 7); 3 TTL purge; 4 window check and 5
+ * GCRA check (shape or rate x & 7 from win_shapes and gcra_rates, peek
+ * with x's bit 7; limit or burst y & 15, or 2^32 - 1 - (y & 0x7f) with
+ * y's bit 7; cost z & 7, or 2^32 - 1 - (z & 0x7f) with z's bit 7); 6
+ * multi-check (x & 0x1f items, 18-31 folded to 2-15, peek with x's bit 7;
+ * y and z unused; then three bytes per item, see lim_multi_step); 7 the
+ * clock moves by y * 256 + x ns, us, ms (both clocks) or 0.1 s, as z & 3
+ * says; 8 the limits' own sweep goes on over x buckets; 9 GC (with x's
+ * bit 0 only its every-second sweep of the rate limits and the tenants);
+ * 10 with the memory limit set, it becomes the memory in use + x * 4
+ * bytes (x = 0: its first value).
+ * A throttle step is four bytes o x y z, straight to the throttle core on
+ * the tenants "a", "b", "tenant-c" and "d": o % 16 the operation (12-15
+ * are 0), (o >> 4) & 3 the tenant, o's bit 6 makes the operation's first
+ * allocation fail, bit 7 makes a charge unthrottled. Operations: 0 charge
+ * (units x & 0x3f, 0 invalid, or 2^32 - 1 - (x & 0x7f) with x's bit 7);
+ * 1 tenant_set (y & 3 its flags: bit 0 the reserve x, bit 1 the hard
+ * limit z; a reserve byte is v & 0x1f, or 2^32 - 1 - (v & 0x7f) with bit
+ * 7; a hard limit byte v & 0x3f, 2^32 - 2 - (v & 0x7f) with bit 7, or
+ * unlimited for 0xff); 2 tenant_remove; 3 the capacity x, or 2^32 - 1 -
+ * x with y's bit 0; 4 the default hard limit (x, a hard limit byte); 5 a
+ * settings set applied whole (x bit 0 the capacity y, or 2^32 - 1 - y
+ * with x's bit 4; x bit 1 the default hard limit z; (x >> 2) & 3
+ * tenants, three bytes each: the tenant b0 % 5 (4: the empty name), a
+ * reserve byte and a hard limit byte); 6 the monotonic clock moves to x
+ * ns (x us with y's bit 1) before the next second starts, or after it
+ * with y's bit 0; 7 the clock moves as the rate-limit step 7 has it; 8 a
+ * tenant listing goes on by 1 + (x & 7) records (starting if none runs),
+ * or is given up with x's bit 7; 9 GC as the rate-limit step 9 has it;
+ * 10 the memory limit as the rate-limit step 10 has it; 11 a call with
+ * the empty name (x & 3: charge, view, tenant_set, tenant_remove). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sim m;
@@ -1390,15 +3163,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (kind == 45) {
             while (m.npending > 0)
                 deliver(&m, 0);
-        } else if (kind < 51) {
+        } else if (kind < 50) {
             step_end(&m, c, true);
+        } else if (kind == 50) {
+            size_t used = step_limits(&m, data + off, size - off);
+            if (used == 0)
+                break;
+            off += used;
         } else if (kind == 51) {
             step_shutdown(&m, c);
         } else if (kind < 56) {
             if (off < size)
                 step_clock(&m, (uint64_t)data[off++] * 250, 0);
-        } else if (kind < 60) {
+        } else if (kind < 58) {
             step_gc(&m);
+        } else if (kind < 60) {
+            size_t used = step_throttle(&m, data + off, size - off);
+            if (used == 0)
+                break;
+            off += used;
         } else if (kind < 62) {
             fail_alloc = true;
         } else {

@@ -5,7 +5,11 @@
 # some on server-defined groups)/renew/wait_release/queues on a few dozen
 # contended ones, and end abruptly (close, reset, half-close in the middle
 # of a request, a client that stops reading), whatever their waits are
-# doing: queued, granted, or with a grant on its way to them. Checks:
+# doing: queued, granted, or with a grant on its way to them. Rate limits
+# ride in the same pipelines: TTL counters (insert, query, update, purge),
+# window and GCRA checks (some peeks, some costs that never fit) and
+# multi-checks (now and then one naming an item twice) on a few names
+# with fixed settings, cut off by the same abrupt ends. Checks:
 # answers in order, none lost or doubled; events never inside a series and
 # each as the connection's own view allows (a queued request gets one
 # granted or timed-out event, nothing after its release, an expiry only
@@ -14,7 +18,26 @@
 # connections released their waits) the server's Get equals what the live
 # connections hold, nothing waits and no lease is left; at the end
 # everything is 0, GC removes every counter, used_memory is back to its
-# value before the run and RSS back near its baseline.
+# value before the run and RSS back near its baseline. Rate limits: each
+# answer's status, size and fields as its opcode and settings allow (a
+# multi-check's overall state agrees with its items'); no window allowed
+# more than its limit, no GCRA more than burst + 1 + elapsed * rate, in
+# any interval the answers' times pin down; at the end every record
+# expires and GC frees it (no objects of any kind), the figures per kind
+# agree with what was sent and answered, and limits_used_memory is back
+# to its value before the run. Tenant throttling rides along too (the host
+# has an admin secret and a throttle settings file): charges for a few
+# tenants (some on unthrottled connections), tenant and node views and
+# streamed tenant lists; some connections authenticate and mix the
+# privileged operations in (the others are refused them), a few send
+# wrong secrets (three: the server closes the connection). Each answer as
+# its opcode and the known limits allow (a charge its reserve covers is
+# never throttled; a hard limit throttles only what would pass it and is
+# never passed on a throttled connection); at the end, with the run-time
+# settings undone and the settings file reloaded, only the configured
+# tenants have records left, the node is the file's and idle, and the
+# figures agree with what was sent and answered (every wrong secret
+# counted, every third one closing its connection).
 #
 # Usage: soak.pl [--duration S] [--conns N] [--counters N] [--seed N]
 #                [--interval S] [--rss-slack MB]
@@ -29,7 +52,7 @@ use CounterTest;
 use Getopt::Long;
 use IO::Select;
 use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(time sleep clock_gettime CLOCK_MONOTONIC);
 use Errno qw(EAGAIN EWOULDBLOCK EINTR);
 use POSIX qw(WNOHANG);
 
@@ -65,10 +88,13 @@ my $max_waits = 6;
 my %lease_seen;     # every lease id the server gave: never twice
 
 my %fig = map { $_ => 0 } qw(requests answers acquired refused released
-    ends_close ends_reset ends_half ends_stall ends_lost quiescent mismatch_waits
+    ends_close ends_reset ends_half ends_stall ends_lost ends_auth quiescent
+    mismatch_waits
     w_acquire w_granted w_queued w_busy w_refused w_ev_granted w_ev_timeout
     w_ev_expired w_renewed w_released w_cancelled w_raced w_expired_acks
-    w_queues w_end_queued w_end_granted);
+    w_queues w_end_queued w_end_granted l_requests l_ttl l_allowed
+    l_limited l_never l_multi_allowed l_multi_denied l_multi_refused
+    l_guaranteed);
 my $fail = 0;
 
 our $server_pid;    # the host's pid, once it is up
@@ -89,7 +115,364 @@ sub host_check {
     die "soak: stopping\n";
 }
 
-my $srv = start_host(config => {
+# ---- tenant throttling: charges, views, privileges ----
+our $srv;           # the host, started once the settings below exist
+# The host starts with an admin secret and a throttle settings file. Three
+# tenants are configured by the file and never changed (their limits are
+# known, so each answer about them can be judged); two are set and removed
+# at run time by privileged connections, within reserves that always fit
+# the capacity; the rest are never configured (the file's default hard
+# limit). Some connections authenticate first and then mix privileged
+# operations in (an unthrottled connection never charges the tenant with a
+# hard limit, so its usage stays under it); a few send wrong secrets, one
+# or two (the connection lives on, unprivileged) or three (the server
+# answers and closes it).
+my $secret = sprintf 'soak-%08x-%08x', int rand 2**32, int rand 2**32;
+my %tfixed = ('soakt-00' => { reserved => 20, hard => 40 },
+              'soakt-01' => { reserved => 30, hard => UNLIMITED },
+              'soakt-02' => { reserved => 0, hard => 15 });
+my @tchurn = ('soakt-10', 'soakt-11');
+my @tfree = map { "soakt-2$_" } 0 .. 3;
+my @tnames = (sort(keys %tfixed), @tchurn, @tfree);
+my ($tcap0, $tdefault_hard, $tchurn_max) = (200, 60, 10);
+my $tfixed_sum = 0;
+$tfixed_sum += $_->{reserved} for values %tfixed;
+my $throttle_text = "# soak.pl's throttle settings\nnode.capacity = $tcap0\n"
+    . "default.hard_limit = $tdefault_hard\n"
+    . join('', map {
+          my $h = $tfixed{$_}{hard};
+          "tenant.$_ = reserved:$tfixed{$_}{reserved},hard_limit:"
+          . ($h == UNLIMITED ? 'unlimited' : $h) . "\n"
+      } sort keys %tfixed);
+my %tfig = map { $_ => 0 } qw(sent answered allowed throttled units
+    unthr_units unthr_sent bad_auth auth_closed admins priv_ok priv_refused
+    views lists list_records reason_1 reason_2 reason_3);
+
+# The limits a tenant is judged with when they are known: the file's for
+# the fixed ones, the defaults for those never configured.
+sub tenant_limits {
+    my ($name) = @_;
+    return @{ $tfixed{$name} }{qw(reserved hard)} if $tfixed{$name};
+    return (0, $tdefault_hard) if grep { $_ eq $name } @tfree;
+    return;
+}
+
+# A wrong secret: the right one cut short, made longer, or one byte off.
+sub wrong_secret {
+    my $r = rand;
+    return substr($secret, 0, 1 + int rand(length($secret) - 1)) if $r < 0.3;
+    return $secret . 'x' if $r < 0.5;
+    my $w = $secret;
+    substr($w, int rand length $w, 1) = '#';
+    return $w;
+}
+
+# An authentication request (right or wrong secret) for c's first batch.
+sub auth_request {
+    my ($c, $right) = @_;
+    my $opq = ++$c->{seq};
+    my $s = $right ? $secret : wrong_secret();
+    $tfig{bad_auth}++ unless $right;
+    return { op => OP_AUTH, opaque => $opq, right => $right, name => '',
+             bytes => req_auth($s, opaque => $opq) };
+}
+
+# A throttling request: charges (some of 0 units, refused), tenant and
+# node views, a streamed tenant list, and the privileged operations.
+sub random_throttle_request {
+    my ($c, $opq) = @_;
+    my $name = $tnames[int rand @tnames];
+    my %p = (opaque => $opq, name => $name);
+    my $r = rand;
+    if ($r < 0.55) {
+        # An unthrottled connection leaves the hard-limited tenant alone.
+        $name = $p{name} = 'soakt-01' if $c->{unthr} && $name eq 'soakt-00';
+        my $units = rand() < 0.02 ? 0 : 1 + int rand 4;
+        @p{qw(op units unthr)} = (OP_THROTTLE, $units, $c->{unthr});
+        $p{bytes} = req_throttle($name, $units, opaque => $opq);
+        $tfig{sent}++;
+        $tfig{unthr_sent} += $units if $c->{unthr};
+    } elsif ($r < 0.72) {
+        $p{op} = OP_TENANT_SHOW;
+        $p{bytes} = req_tenant_show($name, opaque => $opq);
+    } elsif ($r < 0.80) {
+        $p{op} = OP_NODE_SHOW;
+        $p{bytes} = req_node_show(opaque => $opq);
+    } elsif ($r < 0.84) {
+        $p{op} = OP_TENANT_LIST;
+        $p{bytes} = req_tenant_list(opaque => $opq);
+    } else {
+        # Privileged: each answers 0x2A unless the connection authenticated
+        # (its auth came first in its pipeline), else as noted.
+        my $q = rand;
+        my $churn = $tchurn[int rand @tchurn];
+        $p{priv} = 1;
+        $p{name} = $churn;
+        if ($q < 0.30) {
+            # The reserve, the hard limit or both; every hard limit set is
+            # at least any reserve, so each is valid.
+            my $res = int rand($tchurn_max + 1);
+            my $hard = rand() < 0.2 ? UNLIMITED
+                                    : $tchurn_max + int rand 20;
+            my $w = rand;
+            $res = undef if $w < 0.25;
+            $hard = undef if $w >= 0.25 && $w < 0.5;
+            @p{qw(op want)} = (OP_TENANT_SET, [ST_OK]);
+            $p{bytes} = req_tenant_set($churn, $res, $hard, opaque => $opq);
+        } elsif ($q < 0.38) {
+            # A hard limit below the reserve: invalid.
+            @p{qw(op want)} = (OP_TENANT_SET, [ST_INVALID]);
+            $p{bytes} = req_tenant_set($churn, 5, 4, opaque => $opq);
+        } elsif ($q < 0.46) {
+            # A reserve no capacity can hold.
+            @p{qw(op want)} = (OP_TENANT_SET, [ST_OVER_CAPACITY]);
+            $p{bytes} = req_tenant_set($churn, 0xfffffff0, UNLIMITED,
+                                       opaque => $opq);
+        } elsif ($q < 0.62) {
+            @p{qw(op want)} = (OP_TENANT_REMOVE, [ST_OK, ST_NOT_FOUND]);
+            $p{bytes} = req_tenant_remove($churn, opaque => $opq);
+        } elsif ($q < 0.74) {
+            # Room for every reserve, or too little for the fixed ones.
+            my $small = rand() < 0.3;
+            my $cap = $small ? 1 : 100 + int rand 200;
+            @p{qw(op want)} = (OP_NODE_SET,
+                               [$small ? ST_OVER_CAPACITY : ST_OK]);
+            $p{bytes} = req_node_set($cap, opaque => $opq);
+        } elsif ($q < 0.86) {
+            @p{qw(op want)} = (OP_RELOAD, [ST_OK]);
+            $p{bytes} = req_reload(opaque => $opq);
+        } else {
+            @p{qw(op want)} = (OP_UNTHROTTLE, [ST_OK]);
+            $p{bytes} = req_unthrottle(opaque => $opq);
+            # Requests after it in the pipeline run unthrottled.
+            $c->{unthr} = 1 if $c->{admin};
+        }
+        $p{want} = [ST_NOT_PERMITTED] unless $c->{admin};
+    }
+    return \%p;
+}
+
+# Checks a tenant view (a tenant_show answer or a listed record's view):
+# zero padding, known flags, and the known limits of a fixed or never
+# configured tenant; a throttled connection never took the hard-limited
+# tenant past its limit, and nobody else charges it.
+sub check_tenant_view {
+    my ($what, $name, $v) = @_;
+    if (!$v) {
+        failed("$what: not a tenant view");
+        return;
+    }
+    failed("$what: pad " . hexdump($v->{pad}) . ", flags $v->{flags}")
+        if $v->{pad} ne "\0\0\0" || $v->{flags} > 1;
+    failed("$what: used $v->{used} > units $v->{units}")
+        if $v->{used} > $v->{units};
+    my ($res, $hard) = tenant_limits($name);
+    return unless defined $res;
+    my $conf = $tfixed{$name} ? 1 : 0;
+    failed("$what: reserved $v->{reserved} hard $v->{hard_limit} flags "
+           . "$v->{flags}, not $res $hard $conf")
+        if $v->{reserved} != $res || $v->{hard_limit} != $hard
+           || $v->{flags} != $conf;
+    failed("$what: used $v->{used} past the hard limit $hard")
+        if $name eq 'soakt-00' && $v->{used} > $hard;
+}
+
+# Checks a throttling answer against what its request and the known
+# limits allow.
+sub check_throttle_answer {
+    my ($c, $q, $st, $body) = @_;
+    my $what = sprintf 'conn %d: op %02x on %s', $c->{id}, $q->{op},
+                       $q->{name};
+    my $op = $q->{op};
+    if ($op == OP_AUTH) {
+        my $want = $q->{right} ? ST_OK : ST_AUTH_FAILED;
+        failed("$what: auth answered $st, not $want") if $st != $want;
+        $tfig{admins}++ if $q->{right} && $st == ST_OK;
+        if (!$q->{right} && ++$c->{auth_failed} >= AUTH_MAX_FAILURES) {
+            # The server closes the connection after this answer.
+            $c->{auth_closing} = 1;
+            $tfig{auth_closed}++;
+        }
+        return;
+    }
+    if ($q->{priv}) {
+        failed("$what answered $st, not " . join('/', @{ $q->{want} }))
+            unless grep { $_ == $st } @{ $q->{want} };
+        failed("$what: OK with a body") if $st == ST_OK && length $body;
+        $tfig{ $st == ST_OK ? 'priv_ok' : 'priv_refused' }++;
+        return;
+    }
+    if ($op == OP_NODE_SHOW) {
+        my $v = $st == ST_OK && length $body == NODE_VIEW_SIZE
+              ? parse_node_view({ magic => 0x91, status => $st,
+                                  body => $body }) : undef;
+        if (!$v) {
+            failed("$what answered $st with " . length($body) . ' bytes');
+            return;
+        }
+        my $ok = $v->{capacity} >= 100 && $v->{capacity} < 300
+                 && $v->{pool} + $v->{reserved_sum} == $v->{capacity}
+                 && $v->{reserved_sum} >= $tfixed_sum
+                 && $v->{reserved_sum} <= $tfixed_sum + $tchurn_max * @tchurn
+                 && $v->{tenants} >= keys(%tfixed)
+                 && $v->{tenants} <= keys(%tfixed) + @tchurn;
+        failed("$what: " . join ' ', map { "$_ $v->{$_}" } sort keys %$v)
+            unless $ok;
+        $tfig{views}++;
+        return;
+    }
+    if ($op == OP_TENANT_SHOW) {
+        check_tenant_view($what, $q->{name}, parse_tenant_view(
+            { magic => 0x91, status => $st, body => $body }));
+        $tfig{views}++;
+        return;
+    }
+    # A charge.
+    if ($q->{units} == 0) {
+        failed("$what: 0 units answered $st, not 0x04") if $st != ST_INVALID;
+        return;
+    }
+    my $a = parse_throttle_answer({ magic => 0x91, status => $st,
+                                    body => $body });
+    if (!$a) {
+        failed("$what answered $st with " . length($body) . ' bytes');
+        return;
+    }
+    $tfig{answered}++;
+    my ($s, $why, $used, $u) = (@$a{qw(state reason used)}, $q->{units});
+    failed("$what: state $s reason $why retry $a->{retry_after_ns} pads "
+           . hexdump($a->{pad} . $a->{pad2}))
+        if $a->{pad} ne "\0\0" || $a->{pad2} ne "\0" x 4 || $s > 1
+           || ($s == 0 && ($why != 0 || $a->{retry_after_ns} != 0))
+           || ($s == 1 && ($why < 1 || $why > 3
+                           || $a->{retry_after_ns} < 1
+                           || $a->{retry_after_ns} > 1_000_000_000));
+    failed("$what: an unthrottled connection throttled") if $q->{unthr} && $s;
+    if ($s == 0) {
+        $tfig{allowed}++;
+        $tfig{units} += $u;
+        $tfig{unthr_units} += $u if $q->{unthr};
+    } else {
+        $tfig{throttled}++;
+        $tfig{"reason_$why"}++;
+    }
+    my ($res, $hard) = tenant_limits($q->{name});
+    return unless defined $res;
+    # A charge its reserve covers is never throttled for want of room; a
+    # hard limit throttles only what would pass it, and what it allows
+    # stays at or under it.
+    failed("$what: $u units throttled (reason $why) with $used of the "
+           . "reserve $res used")
+        if $s == 1 && $why != 3 && $used + $u <= $res;
+    if ($hard != UNLIMITED) {
+        failed("$what: throttled for the hard limit $hard at $used + $u")
+            if $s == 1 && $why == 3 && $used + $u <= $hard;
+        failed("$what: allowed to $used past the hard limit $hard")
+            if $s == 0 && !$q->{unthr} && $used > $hard;
+        failed("$what: remaining $a->{remaining} past the hard limit $hard "
+               . "at $used") if $used <= $hard
+               && $a->{remaining} > $hard - $used;
+    } elsif ($s == 1 && $why == 3) {
+        failed("$what: throttled for a hard limit it does not have");
+    }
+}
+
+# Checks one record of a tenant list; at its end, every fixed tenant was
+# listed once.
+sub check_tenant_record {
+    my ($c, $body) = @_;
+    my $v = parse_tenant_record({ magic => 0x91, status => 0,
+                                  body => $body });
+    my $name = $v ? $v->{name} : '?';
+    failed("conn $c->{id}: tenant list record " . hexdump($body))
+        unless $v && grep { $_ eq $name } @tnames;
+    check_tenant_view("conn $c->{id}: listed $name", $name, $v) if $v;
+    $c->{tlisted}{$name}++;
+    $tfig{list_records}++;
+}
+
+sub check_tenant_list_end {
+    my ($c) = @_;
+    for my $n (sort keys %tfixed) {
+        my $k = $c->{tlisted}{$n} // 0;
+        failed("conn $c->{id}: tenant list showed $n $k times") if $k != 1;
+    }
+    delete $c->{tlisted};
+    $tfig{lists}++;
+}
+
+# At the end: the run-time tenants removed and the settings reloaded, the
+# records of tenants not configured (idle now) swept within a second or
+# two, so the list holds the fixed tenants alone; the node back to the
+# file's settings with no usage; the figures against what was sent and
+# answered; every wrong secret counted and every third one closing.
+sub check_throttle_end {
+    my $chk = $srv->connect;
+    my $r = $chk->call(req_auth($secret));
+    failed("final auth answered $r->{status}") if !$r || $r->{status};
+    for my $n (@tchurn) {
+        $r = $chk->call(req_tenant_remove($n));
+        failed("final tenant_remove $n answered $r->{status}")
+            if !$r || ($r->{status} != ST_OK && $r->{status} != ST_NOT_FOUND);
+    }
+    $r = $chk->call(req_reload());
+    failed("final reload answered $r->{status}") if !$r || $r->{status};
+    my (@listed, $node);
+    wait_until(sub {
+        $chk->send(req_tenant_list(opaque => 7));
+        @listed = ();
+        while (my $a = $chk->response) {
+            last unless length $a->{body};
+            my $v = parse_tenant_record($a);
+            push @listed, $v ? $v->{name} : '?';
+        }
+        $node = parse_node_view($chk->call(req_node_show()));
+        return join(' ', sort @listed) eq join(' ', sort keys %tfixed)
+               && $node && $node->{used} == 0;
+    }, 10) or failed("tenant records after the run: @listed; node used "
+                     . ($node ? $node->{used} : '?'));
+    my %st = map { @$_ } $chk->stats_pairs;
+    $chk->close;
+    my $want_node = "capacity $tcap0 pool " . ($tcap0 - $tfixed_sum)
+                    . " reserved_sum $tfixed_sum tenants " . keys(%tfixed);
+    my $got_node = $node ? "capacity $node->{capacity} pool $node->{pool} "
+                           . "reserved_sum $node->{reserved_sum} tenants "
+                           . "$node->{tenants}" : '?';
+    failed("node at the end: $got_node, not $want_node")
+        if $got_node ne $want_node;
+    my %f = map { $_ => $st{"throttle_$_"} // -1 } qw(capacity used tenants
+        checks allowed throttled units unthrottled_units);
+    my $what = 'Stats ' . join ' ', map { "throttle_$_ $f{$_}" } sort keys %f;
+    failed("$what: the node is not the file's, idle")
+        if $f{capacity} != $tcap0 || $f{used} != 0
+           || $f{tenants} != keys %tfixed;
+    failed("$what: checks not between $tfig{answered} answered and "
+           . "$tfig{sent} sent")
+        if $f{checks} < $tfig{answered} || $f{checks} > $tfig{sent};
+    failed("$what: fewer than the $tfig{allowed} allowed ($tfig{units} "
+           . "units, $tfig{unthr_units} unthrottled), $tfig{throttled} "
+           . "throttled seen")
+        if $f{allowed} < $tfig{allowed} || $f{throttled} < $tfig{throttled}
+           || $f{units} < $tfig{units}
+           || $f{unthrottled_units} < $tfig{unthr_units};
+    failed("$what: allowed + throttled > checks, or more unthrottled units "
+           . "than the $tfig{unthr_sent} sent")
+        if $f{allowed} + $f{throttled} > $f{checks}
+           || $f{unthrottled_units} > $tfig{unthr_sent}
+           || $f{unthrottled_units} > $f{units};
+    failed("node throttled $node->{throttled}, Stats $f{throttled}")
+        if $node && $node->{throttled} != $f{throttled};
+    failed("Stats auth_failures " . ($st{auth_failures} // '?')
+           . ", auth_closes " . ($st{auth_closes} // '?') . "; "
+           . "$tfig{bad_auth} wrong secrets sent, $tfig{auth_closed} "
+           . "connections closed after three")
+        if ($st{auth_failures} // -1) != $tfig{bad_auth}
+           || ($st{auth_closes} // -1) != $tfig{auth_closed};
+    return %st;
+}
+
+$srv = start_throttle_host(
+    secret => $secret, throttle => $throttle_text, config => {
     'consumption_stats.interval' => $opt{interval}, threads => 2,
     buckets => 4096, max_waits => $max_waits,
     map { ("group.$_" => "max:$group{$_}{max},wait:$group{$_}{wait}ms,"
@@ -109,6 +492,8 @@ sub server_stats {
 # run must come back to exactly this.
 my %st0 = server_stats();
 my $used0 = $st0{used_memory} // die "soak: no used_memory in Stats\n";
+my $lused0 = $st0{limits_used_memory}
+    // die "soak: no limits_used_memory in Stats\n";
 
 # Resident set of the server, in KiB.
 sub rss_kib {
@@ -138,6 +523,17 @@ sub conn_open {
               pending => [], held => {}, batches => 3 + int rand 40,
               fate => pick_fate(), w => {}, wop => {}, ended => {},
               releasing => {}, renewing => {} };
+    # Its part in the throttling: authenticated first, one or two wrong
+    # secrets first (then it ends calmly, so every attempt is answered),
+    # three wrong secrets and nothing after (the server closes it).
+    my $r = rand;
+    if ($r < 0.15) {
+        $c->{admin} = 1;
+    } elsif ($r < 0.20) {
+        @$c{qw(fumbler fate)} = (1 + int rand 2, 'close');
+    } elsif ($r < 0.22) {
+        @$c{qw(locked fate batches)} = (1, 'close', 1);
+    }
     $conns{$c->{fd}} = $c;
     return $c;
 }
@@ -413,11 +809,370 @@ sub check_event {
     }
 }
 
+# ---- rate limits: TTL counters, windows, GCRA, multi-checks ----
+# A few names, each a TTL counter, a window and a GCRA limit at once (three
+# separate objects). Each name's window and GCRA settings are fixed, so the
+# guarantees can be checked from the answers alone: the server judges a
+# call at some time between its sending and its answer (both read from the
+# monotonic clock here, as the server's), so every allowed call whose span
+# lies within an interval lies within it on the server too.
+my @lnames = map { sprintf 'soakl-%02d', $_ } 0 .. 15;
+my %lim;
+for my $n (@lnames) {
+    my $w = (200_000_000, 500_000_000, 1_000_000_000)[int rand 3];
+    $lim{$n} = {
+        limit => 3 + int rand 10, window_ns => $w,
+        slots => (0, 5, 20)[int rand 3],
+        burst => int rand 6, count => 1 + int rand 20,
+        period_ns => (100_000_000, 1_000_000_000)[int rand 2],
+        unit => rand() < 0.7 ? UNIT_MS : UNIT_US,
+    };
+}
+my %lallowed;       # "w name" / "g name" => [[sent, answered, cost], ...]
+my %lsent = map { $_ => 0 } qw(ttl ttl_purge window gcra window_items
+                               gcra_items);
+my %lseen = map { $_ => 0 } qw(ttl window gcra window_allowed window_limited
+    gcra_allowed gcra_limited ttl_ok ttl_refused ttl_insert_ok ttl_purge);
+
+# Seconds on the monotonic clock, the one the server judges by.
+sub mono { clock_gettime(CLOCK_MONOTONIC) }
+
+# One window or GCRA item of a check: its kind, name and cost.
+sub random_check_item {
+    my ($kind, $name) = @_;
+    my $s = $lim{$name};
+    my $r = rand;
+    my $cost = $r < 0.8 ? 1 : $r < 0.97 ? 2 + int rand 2
+             : ($kind eq 'w' ? $s->{limit} : $s->{burst} + 1) + 1;
+    return { kind => $kind, name => $name, cost => $cost };
+}
+
+# The body of a check item (flags 0: a multi-check's items carry none).
+sub check_item_body {
+    my ($it, $flags) = @_;
+    my $s = $lim{ $it->{name} };
+    return $it->{kind} eq 'w'
+        ? window_check_body($it->{name}, $s->{limit}, cost => $it->{cost},
+                            window_ns => $s->{window_ns},
+                            slots => $s->{slots}, flags => $flags)
+        : gcra_check_body($it->{name}, $s->{burst}, $s->{count},
+                          $s->{period_ns}, cost => $it->{cost},
+                          flags => $flags);
+}
+
+# A rate-limit request of any of the seven opcodes.
+sub random_limit_request {
+    my ($c, $opq) = @_;
+    my $name = $lnames[int rand @lnames];
+    my $s = $lim{$name};
+    my %p = (opaque => $opq, name => $name, lsent => mono());
+    my $r = rand;
+    if ($r < 0.30) {
+        my $u = $s->{unit};
+        my $ttl_ms = 50 + int rand 1500;
+        my $v = $u == UNIT_MS ? $ttl_ms : $ttl_ms * 1000;
+        my $q = rand;
+        if ($q < 0.4) {
+            @p{qw(op)} = (OP_TTL_INSERT);
+            $p{bytes} = req_ttl_insert($name, int rand 100, $v, $u,
+                                       opaque => $opq);
+        } elsif ($q < 0.65) {
+            $p{op} = OP_TTL_QUERY;
+            $p{bytes} = req_ttl_query($name, opaque => $opq);
+        } elsif ($q < 0.9) {
+            # Quota: any change; time left: set it (up to 1.5 s), or move
+            # it a little, so every counter still expires soon after the
+            # run.
+            my $attr = rand() < 0.5 ? TTL_ATTR_QUOTA : TTL_ATTR_TTL;
+            my $change = int rand 3;
+            my $val = $attr == TTL_ATTR_QUOTA ? int rand 20
+                    : $change == CHANGE_PATCH ? $v
+                    : ($u == UNIT_MS ? 1 : 1000) * (1 + int rand 20);
+            $p{op} = OP_TTL_UPDATE;
+            $p{bytes} = req_ttl_update($name, $attr, $change, $u, $val,
+                                       opaque => $opq);
+        } else {
+            $p{op} = OP_TTL_PURGE;
+            $p{bytes} = req_ttl_purge($name, opaque => $opq);
+            $lsent{ttl_purge}++;
+        }
+        $lsent{ttl}++;
+    } elsif ($r < 0.85) {
+        my $kind = $r < 0.60 ? 'w' : 'g';
+        my $it = random_check_item($kind, $name);
+        $p{peek} = rand() < 0.1;
+        $p{items} = [$it];
+        $p{op} = $kind eq 'w' ? OP_WINDOW_CHECK : OP_GCRA_CHECK;
+        $p{bytes} = req($p{op}, check_item_body($it, $p{peek} ? FLAG_PEEK : 0),
+                        opaque => $opq);
+        $lsent{ $kind eq 'w' ? 'window' : 'gcra' }++;
+    } else {
+        # 1..4 items on distinct kinds and names; now and then the same
+        # one twice, which the server must refuse whole (0x04).
+        my (@items, %used);
+        for (1 .. 1 + int rand 4) {
+            my $kind = rand() < 0.5 ? 'w' : 'g';
+            my $n = $lnames[int rand @lnames];
+            next if $used{"$kind $n"}++;
+            push @items, random_check_item($kind, $n);
+        }
+        $p{dup} = rand() < 0.03;
+        push @items, { %{ $items[0] } } if $p{dup};
+        $p{peek} = rand() < 0.1;
+        $p{items} = \@items;
+        $p{op} = OP_MULTI_CHECK;
+        $p{bytes} = req(OP_MULTI_CHECK,
+                        pack('CC', $p{peek} ? FLAG_PEEK : 0, scalar @items)
+                        . join('', map {
+                              my $b = check_item_body($_, 0);
+                              pack('Cn', $_->{kind} eq 'w' ? OP_WINDOW_CHECK
+                                                         : OP_GCRA_CHECK,
+                                   length $b) . $b
+                          } @items), opaque => $opq);
+        unless ($p{dup}) {
+            $lsent{ $_->{kind} eq 'w' ? 'window_items' : 'gcra_items' }++
+                for @items;
+        }
+    }
+    $fig{l_requests}++;
+    return \%p;
+}
+
+# Checks one check answer (a hash from parse_check_body) against its
+# item's settings; returns its state, or -1 when it is malformed.
+sub check_item_answer {
+    my ($what, $it, $a) = @_;
+    my $s = $lim{ $it->{name} };
+    if (!$a) {
+        failed("$what: not a check answer");
+        return -1;
+    }
+    my $st = $a->{state};
+    my ($limit, $never, $longest);
+    if ($it->{kind} eq 'w') {
+        # Everything is forgotten within window + one slot.
+        my $slots = $s->{slots} || 10;
+        ($limit, $never) = ($s->{limit}, $it->{cost} > $s->{limit});
+        $longest = $s->{window_ns} + $s->{window_ns} / $slots;
+        failed("$what: used $a->{used} + remaining $a->{remaining} "
+               . "!= limit $limit") if $a->{used} <= $limit
+               && $a->{remaining} != $limit - $a->{used};
+    } else {
+        ($limit, $never) = ($s->{burst} + 1, $it->{cost} > $s->{burst} + 1);
+        # The TAT is at most the tolerance (and a limited cost) ahead.
+        $longest = int(($s->{period_ns} * ($limit + $it->{cost}))
+                       / $s->{count}) + 1;
+        failed("$what: used $a->{used} != limit - remaining")
+            if $a->{used} != $limit - $a->{remaining};
+    }
+    failed("$what: state $st, pad " . hexdump($a->{pad}) . ", limit "
+           . "$a->{limit} (want $limit)")
+        if $st > 2 || $a->{pad} ne "\0\0\0" || $a->{limit} != $limit;
+    failed("$what: cost $it->{cost} over limit $limit, state $st")
+        if $never != ($st == CHECK_NEVER);
+    failed("$what: allowed with retry_after_ns $a->{retry_after_ns}")
+        if $st == CHECK_ALLOWED && $a->{retry_after_ns} != 0;
+    failed("$what: limited with retry_after_ns $a->{retry_after_ns}")
+        if $st == CHECK_LIMITED && ($a->{retry_after_ns} == 0
+                                    || $a->{retry_after_ns} > $longest);
+    failed("$what: never with retry_after_ns $a->{retry_after_ns}")
+        if $st == CHECK_NEVER && $a->{retry_after_ns} != RETRY_NEVER;
+    failed("$what: reset_after_ns $a->{reset_after_ns} > $longest")
+        if $a->{reset_after_ns} > $longest;
+    failed("$what: remaining $a->{remaining} > limit $limit")
+        if $a->{remaining} > $limit;
+    my $k = $it->{kind} eq 'w' ? 'window' : 'gcra';
+    $lseen{$k}++;
+    $lseen{ $st == CHECK_ALLOWED ? "${k}_allowed" : "${k}_limited" }++;
+    $fig{ $st == CHECK_ALLOWED ? 'l_allowed' : $st == CHECK_LIMITED
+          ? 'l_limited' : 'l_never' }++;
+    return $st;
+}
+
+# Remembers an allowed, charged item for the guarantees.
+sub charged {
+    my ($q, $it, $now) = @_;
+    push @{ $lallowed{"$it->{kind} $it->{name}"} },
+         [$q->{lsent}, $now, $it->{cost}];
+}
+
+# Checks a rate-limit answer: the statuses each opcode may answer, body
+# sizes, each check's fields against its settings, a multi-check's
+# overall state against its items'.
+sub check_limit_answer {
+    my ($c, $q, $st, $body) = @_;
+    my $now = mono();
+    my $what = sprintf 'conn %d: op %02x on %s', $c->{id}, $q->{op},
+                       $q->{name};
+    my $op = $q->{op};
+    if ($op <= OP_TTL_PURGE) {
+        my %may = (OP_TTL_INSERT, [ST_OK, ST_EXISTS],
+                   OP_TTL_QUERY, [ST_OK, ST_NOT_FOUND],
+                   OP_TTL_UPDATE, [ST_OK, ST_NOT_FOUND, ST_BELOW_ZERO],
+                   OP_TTL_PURGE, [ST_OK, ST_NOT_FOUND]);
+        failed("$what answered $st") unless grep { $_ == $st } @{ $may{$op} };
+        my $view = $op == OP_TTL_QUERY || $op == OP_TTL_UPDATE;
+        if ($st == ST_OK && $view) {
+            my ($quota, $left, $unit) = length $body == TTL_VIEW_SIZE
+                ? unpack('Q>Q>C', $body) : (0, 0, -1);
+            # Time left: at most the longest ever set (1.55 s) plus the
+            # small increases, in the counter's own unit, never 0.
+            my $most = 60 * ($lim{ $q->{name} }{unit} == UNIT_MS ? 1e3 : 1e6);
+            failed("$what: view " . hexdump($body))
+                if $unit != $lim{ $q->{name} }{unit} || $left < 1
+                   || $left > $most;
+        } elsif ($st == ST_OK && length $body) {
+            failed("$what: OK with a body of " . length($body) . ' bytes');
+        }
+        $lseen{ttl}++;
+        $lseen{ $st == ST_OK ? 'ttl_ok' : 'ttl_refused' }++;
+        $lseen{ttl_insert_ok}++ if $op == OP_TTL_INSERT && $st == ST_OK;
+        $lseen{ttl_purge}++ if $op == OP_TTL_PURGE && $st == ST_OK;
+        $fig{l_ttl}++;
+        return;
+    }
+    if ($op == OP_MULTI_CHECK && $q->{dup}) {
+        failed("$what: a repeated item answered $st, not 0x04")
+            if $st != ST_INVALID;
+        $fig{l_multi_refused}++;
+        return;
+    }
+    if ($st != ST_OK) {
+        failed("$what answered $st");
+        return;
+    }
+    if ($op != OP_MULTI_CHECK) {
+        my $it = $q->{items}[0];
+        my $s = check_item_answer($what, $it, parse_check_body($body));
+        charged($q, $it, $now) if $s == CHECK_ALLOWED && !$q->{peek};
+        return;
+    }
+    my $n = @{ $q->{items} };
+    my ($overall, $count) = length $body >= 2 ? unpack('CC', $body) : (9, 0);
+    if ($count != $n || length $body != 2 + CHECK_ANSWER_SIZE * $n) {
+        failed("$what: $n items answered with " . length($body) . ' bytes');
+        return;
+    }
+    my $all = 1;
+    for my $i (0 .. $n - 1) {
+        my $s = check_item_answer("$what item $i", $q->{items}[$i],
+            parse_check_body(substr $body, 2 + CHECK_ANSWER_SIZE * $i,
+                             CHECK_ANSWER_SIZE));
+        $all = 0 if $s != CHECK_ALLOWED;
+    }
+    failed("$what: overall $overall with items all allowed: $all")
+        if $overall != ($all ? 0 : 1);
+    if ($all && !$q->{peek}) {
+        charged($q, $_, $now) for @{ $q->{items} };
+    }
+    $fig{ $all ? 'l_multi_allowed' : 'l_multi_denied' }++;
+}
+
+# The guarantees over the allowed charges: from each charge on (sent at
+# s0), the charges after it whose answers came by time e all happened
+# within [s0, e] on the server: a window allows at most its limit when e
+# - s0 <= window; a GCRA limit at most burst + 1 + (e - s0) * count /
+# period.
+sub check_limit_guarantees {
+    for my $key (sort keys %lallowed) {
+        my ($kind, $name) = split ' ', $key;
+        my $s = $lim{$name};
+        my @a = sort { $a->[0] <=> $b->[0] } @{ $lallowed{$key} };
+        for my $i (0 .. $#a) {
+            my ($s0, $e, $sum) = ($a[$i][0], 0, 0);
+            for my $k ($i .. $#a) {
+                $e = $a[$k][1] if $a[$k][1] > $e;
+                $sum += $a[$k][2];
+                if ($kind eq 'w') {
+                    last if $e - $s0 > $s->{window_ns} / 1e9;
+                    next if $sum <= $s->{limit};
+                    failed(sprintf "window %s allowed %d > %d within %.6f s",
+                           $name, $sum, $s->{limit}, $e - $s0);
+                } else {
+                    my $most = $s->{burst} + 1 + ($e - $s0) * 1e9
+                             * $s->{count} / $s->{period_ns};
+                    last if $k - $i > 400;
+                    next if $sum <= $most + 1e-6;
+                    failed(sprintf "gcra %s allowed %d > %.3f within %.6f s",
+                           $name, $sum, $most, $e - $s0);
+                }
+                return;
+            }
+        }
+        $fig{l_guaranteed} += @a;
+    }
+}
+
+# The server's rate-limit figures at the end, against what was sent and
+# what was answered (answers lost with a reset connection may or may not
+# have been counted): no objects; checks between those answered and those
+# sent; each TTL operation is counted as such (command rows); allowed and
+# limited at least as many as seen; each record charged expired at least
+# once; limits_used_memory back to its value before the run.
+sub check_limit_figures {
+    my (%st) = @_;
+    my $ttl_cmds = 0;
+    $ttl_cmds += $st{"command:$_"} // 0
+        for qw(ttl_insert ttl_query ttl_update ttl_purge);
+    my %seen_names;
+    $seen_names{ (split ' ', $_)[0] }++ for keys %lallowed;
+    my %sent = (ttl => $lsent{ttl},
+                window => $lsent{window} + $lsent{window_items},
+                gcra => $lsent{gcra} + $lsent{gcra_items});
+    for my $k (qw(ttl window gcra)) {
+        my %f = map { $_ => $st{"${k}_$_"} } qw(objects checks allowed
+                                                  limited expired);
+        if (grep { !defined } values %f) {
+            failed("Stats has no ${k}_* figures");
+            next;
+        }
+        my $what = "Stats $k: " . join ' ', map { "$_ $f{$_}" }
+                                                sort keys %f;
+        failed("$what: checks not between $lseen{$k} answered and "
+               . "$sent{$k} sent")
+            if $f{checks} < $lseen{$k} || $f{checks} > $sent{$k};
+        failed("$what: allowed + limited > checks")
+            if $f{allowed} + $f{limited} > $f{checks};
+        if ($k eq 'ttl') {
+            failed("$what: $ttl_cmds TTL requests counted")
+                if $f{checks} != $ttl_cmds;
+            failed("$what: every TTL request is allowed or limited")
+                if $f{allowed} + $f{limited} != $f{checks};
+            failed("$what: fewer than the $lseen{ttl_ok} successes, "
+                   . "$lseen{ttl_refused} refusals seen")
+                if $f{allowed} < $lseen{ttl_ok}
+                   || $f{limited} < $lseen{ttl_refused};
+            # Each counter inserted ends expired or purged.
+            failed("$what: fewer expired than the $lseen{ttl_insert_ok} "
+                   . "inserts seen minus the $lsent{ttl_purge} purges sent")
+                if $f{expired} + $lsent{ttl_purge} < $lseen{ttl_insert_ok};
+        } else {
+            my $c = $k eq 'window' ? 'w' : 'g';
+            my ($al, $li) = @lseen{"${k}_allowed", "${k}_limited"};
+            failed("$what: fewer than the $al allowed, $li limited seen")
+                if $f{allowed} < $al || $f{limited} < $li;
+            failed("$what: command:${k}_check "
+                   . ($st{"command:${k}_check"} // '?') . ", $lsent{$k} sent")
+                if ($st{"command:${k}_check"} // -1) > $lsent{$k}
+                   || ($st{"command:${k}_check"} // -1) < 0;
+            failed("$what: $seen_names{$c} names were charged, each must "
+                   . "have expired") if $f{expired} < ($seen_names{$c} // 0)
+                   || $f{expired} > $f{allowed};
+        }
+        failed("$what: objects left") if $f{objects} != 0;
+    }
+    failed("limits_used_memory " . ($st{limits_used_memory} // '?')
+           . " at the end, $lused0 before the run")
+        if ($st{limits_used_memory} // -1) != $lused0;
+}
+
 # Builds one random request; remembers what its answer must look like.
 sub random_request {
     my ($c) = @_;
     my $opq = ++$c->{seq};
     return random_wait_request($c, $opq) if rand() < 0.3;
+    return random_limit_request($c, $opq) if rand() < 0.25;
+    return random_throttle_request($c, $opq) if rand() < 0.2;
     my $r = rand;
     my $name = $names[int rand @names];
     my %p = (opaque => $opq, name => $name);
@@ -492,16 +1247,23 @@ sub check_answer {
     }
     my ($st, $body, $name) = ($a->{status}, $a->{body}, $q->{name});
     my $held = $c->{held}{$name} // 0;
-    if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES) {
+    if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES ||
+        $q->{op} == OP_TENANT_LIST) {
         if ($a->{body_len} > 0 && $st == 0) {       # a record: keep waiting
             $c->{in_series} = 1;
             check_queues_record($c, $body) if $q->{op} == OP_QUEUES;
+            check_tenant_record($c, $body) if $q->{op} == OP_TENANT_LIST;
             return;
         }
         $c->{in_series} = 0;
         $fig{w_queues}++ if $q->{op} == OP_QUEUES;
+        check_tenant_list_end($c) if $q->{op} == OP_TENANT_LIST;
+    } elsif ($q->{op} >= OP_AUTH && $q->{op} <= OP_RELOAD) {
+        check_throttle_answer($c, $q, $st, $body);
     } elsif ($q->{op} >= OP_WAIT_ACQUIRE && $q->{op} <= OP_WAIT_RELEASE) {
         check_wait_answer($c, $q, $st, $body);
+    } elsif ($q->{op} >= OP_TTL_INSERT && $q->{op} <= OP_MULTI_CHECK) {
+        check_limit_answer($c, $q, $st, $body);
     } elsif ($q->{op} == OP_ACQUIRE) {
         if ($st == ST_OK && $body eq u32($q->{res})) {
             $c->{held}{$name} = $held + $q->{res};
@@ -590,7 +1352,18 @@ sub conn_end {
 sub conn_next_batch {
     my ($c) = @_;
     if ($c->{batches}-- > 0) {
-        for (1 .. 1 + int rand 8) {
+        my @auth;
+        if (!$c->{started}++) {
+            push @auth, auth_request($c, 1) if $c->{admin};
+            push @auth, auth_request($c, 0) for 1 .. ($c->{fumbler} // 0);
+            push @auth, auth_request($c, 0) for 1 .. ($c->{locked} ? 3 : 0);
+        }
+        for my $p (@auth) {
+            push @{ $c->{pending} }, $p;
+            $c->{out} .= $p->{bytes};
+            $fig{requests}++;
+        }
+        for (1 .. ($c->{locked} ? int rand 3 : 1 + int rand 8)) {
             my $p = random_request($c);
             push @{ $c->{pending} }, $p;
             $c->{out} .= $p->{bytes};
@@ -687,6 +1460,8 @@ sub run_loop {
                        . scalar(@{ $c->{pending} }) . " answers")
                     if @{ $c->{pending} };
                 conn_end($c, 'half');
+            } elsif ($c->{auth_closing}) {
+                conn_end($c, 'auth');
             } else {
                 failed("conn $c->{id}: server closed the connection");
                 conn_end($c, 'close');
@@ -776,6 +1551,23 @@ failed("used_memory $st{used_memory} after GC, $used0 before the run")
 failed("Stats curr_connections = $st{curr_connections}")
     if defined $st{curr_connections} && $st{curr_connections} > 1;
 
+# The rate limits: every record expires soon after its last use, and GC
+# then frees it; the figures per kind agree with what was sent and seen,
+# and their memory is back to what it was before the run.
+check_limit_guarantees();
+my %lst;
+$chk = $srv->connect;
+wait_until(sub {
+    %lst = map { @$_ } $chk->stats_pairs;
+    return !grep { ($lst{"${_}_objects"} // 1) != 0 } qw(ttl window gcra);
+}, 4 * $opt{interval} + 30)
+    or failed('rate-limit records left after expiry and GC: '
+              . join ', ', map { "$_ " . ($lst{"${_}_objects"} // '?') }
+                               qw(ttl window gcra));
+$chk->close;
+check_limit_figures(%lst);
+check_throttle_end();
+
 my $rss1 = rss_kib();
 my $cpu = cpu_seconds() - $cpu0;
 printf "soak: %d requests, %d answers (%d acquired, %d refused, %d released)\n",
@@ -802,6 +1594,22 @@ printf "soak: %d quiescent checks (%d re-polls), server CPU %.1f s, "
      . "end %d KiB, gc_count %s\n",
     $fig{quiescent}, $fig{mismatch_waits}, $cpu, $rss_start, $rss0,
     $rss_peak, $rss1, $st{gc_count} // '?';
+printf "soak: %d rate-limit requests: %d TTL answers, checks %d allowed, "
+     . "%d limited, %d never; multi-checks %d allowed, %d denied, %d "
+     . "refused; %d allowed charges under the guarantees; Stats expired "
+     . "ttl %s, window %s, gcra %s; limits_used_memory %s (before %d)\n",
+    @fig{qw(l_requests l_ttl l_allowed l_limited l_never l_multi_allowed
+            l_multi_denied l_multi_refused l_guaranteed)},
+    map({ $lst{"${_}_expired"} // '?' } qw(ttl window gcra)),
+    $lst{limits_used_memory} // '?', $lused0;
+printf "soak: throttling: %d charges sent, %d answered: %d allowed "
+     . "(%d units, %d unthrottled), %d throttled (reserve %d, pool %d, "
+     . "hard limit %d); %d views, %d tenant lists (%d records); %d "
+     . "connections authenticated, %d wrong secrets, %d connections "
+     . "closed after three; privileged %d done, %d refused\n",
+    @tfig{qw(sent answered allowed units unthr_units throttled reason_1
+             reason_2 reason_3 views lists list_records admins bad_auth
+             auth_closed priv_ok priv_refused)};
 failed("RSS did not return near its baseline: $rss0 -> $rss1 KiB")
     if $rss1 > $rss0 + $opt{'rss-slack'} * 1024;
 $srv->stop;
