@@ -546,29 +546,8 @@ sub pick_fate {
 }
 
 # ---- waiting acquisition: requests and each connection's view ----
-use constant {
-    OP_WAIT_ACQUIRE => 0x20, OP_RENEW => 0x21, OP_WAIT_RELEASE => 0x22,
-    OP_QUEUES => 0x23,
-    ST_EXCEEDS => 0x23, ST_ACTIVE => 0x24, ST_UNKNOWN_GROUP => 0x25,
-    ST_TOO_MANY => 0x26, ST_EXPIRED => 0x27,
-    EV_GRANTED => 1, EV_TIMED_OUT => 2, EV_EXPIRED => 3,
-    USE_GROUP => 0xffffffff,
-};
 
-sub req_wait_acquire {
-    my ($name, $res, $max, $wait, $lease, %o) = @_;
-    return req(OP_WAIT_ACQUIRE,
-               pack('NNNNn', $res, $max, $wait, $lease, length $name) . $name,
-               %o);
-}
-sub req_renew {
-    my ($name, $lease, %o) = @_;
-    return req(OP_RENEW, pack('Nn', $lease, length $name) . $name, %o);
-}
-sub req_wait_release {
-    my ($name, %o) = @_;
-    return req(OP_WAIT_RELEASE, pack('n', length $name) . $name, %o);
-}
+# (req_wait_acquire, req_renew and req_wait_release are CounterTest's.)
 
 # A wait_acquire request, renew, wait_release or queue listing. A
 # connection's view of its requests ($c->{w}{name}: queued, granted or
@@ -587,8 +566,8 @@ sub random_wait_request {
         my $max = $g && rand() < 0.5 ? 0 : $cap{$name};
         my $wait = rand() < 0.2 ? 0 : 20 + int rand 300;
         my $lease = rand() < 0.4 ? 0 : 100 + int rand 600;
-        $wait = USE_GROUP if $g && rand() < 0.5;
-        $lease = USE_GROUP if $g && rand() < 0.5;
+        $wait = GROUP_DEFAULT if $g && rand() < 0.5;
+        $lease = GROUP_DEFAULT if $g && rand() < 0.5;
         $max = 0 if !$g && rand() < 0.02;         # no such group: 0x25
         $res = $cap{$name} + 1 if rand() < 0.02;  # never fits: 0x23
         @p{qw(op res max wait lease)} = (OP_WAIT_ACQUIRE, $res, $max, $wait,
@@ -597,13 +576,13 @@ sub random_wait_request {
                                      opaque => $opq);
         $fig{w_acquire}++;
     } elsif ($r < 0.72) {
-        my $lease = $g && $g->{lease} && rand() < 0.3 ? USE_GROUP
+        my $lease = $g && $g->{lease} && rand() < 0.3 ? GROUP_DEFAULT
                                                     : 100 + int rand 500;
         @p{qw(op lease)} = (OP_RENEW, $lease);
         $p{bytes} = req_renew($name, $lease, opaque => $opq);
         # A renew may shorten the lease: from now on the grant is surely
         # held only until this renew's lease runs out, counted from now.
-        $lease = $g->{lease} if $lease == USE_GROUP;
+        $lease = $g->{lease} if $lease == GROUP_DEFAULT;
         push @{ $c->{renewing}{$name} }, time + $lease / 1000;
     } elsif ($r < 0.96) {
         $p{op} = OP_WAIT_RELEASE;
@@ -620,11 +599,11 @@ sub random_wait_request {
 }
 
 # The settings a wait_acquire or renew resolves to (a group's maximum
-# always wins; its wait and lease fill in USE_GROUP).
+# always wins; its wait and lease fill in GROUP_DEFAULT).
 sub effective {
     my ($q) = @_;
     my $g = $group{ $q->{name} } or return @$q{qw(max wait lease)};
-    return ($g->{max}, map { $q->{$_} == USE_GROUP ? $g->{$_} : $q->{$_} }
+    return ($g->{max}, map { $q->{$_} == GROUP_DEFAULT ? $g->{$_} : $q->{$_} }
                            qw(wait lease));
 }
 
@@ -675,13 +654,13 @@ sub check_wait_answer {
         my ($max, $wait, $lease) = effective($q);
         my $want;
         if ($max == 0) { $want = ST_UNKNOWN_GROUP }
-        elsif ($q->{res} > $max) { $want = ST_EXCEEDS }
-        elsif ($t && $t->{state} ne 'expired') { $want = ST_ACTIVE }
+        elsif ($q->{res} > $max) { $want = ST_EXCEEDS_MAXIMUM }
+        elsif ($t && $t->{state} ne 'expired') { $want = ST_ALREADY_ACTIVE }
         if (!defined $want && $t) {
             wait_forget($c, $t);            # asking again acknowledges it
             $fig{w_expired_acks}++;
         }
-        $want //= ST_TOO_MANY if keys %{ $c->{w} } >= $max_waits;
+        $want //= ST_TOO_MANY_WAITS if keys %{ $c->{w} } >= $max_waits;
         if (defined $want) {
             failed("$what answered $st, not $want") if $st != $want;
             $fig{w_refused}++;
@@ -716,12 +695,12 @@ sub check_wait_answer {
             failed("$what answered state $state");
         }
     } elsif ($q->{op} == OP_RENEW) {
-        my $lease = $q->{lease} == USE_GROUP ? $group{$name}{lease}
+        my $lease = $q->{lease} == GROUP_DEFAULT ? $group{$name}{lease}
                                              : $q->{lease};
         my $until = shift @{ $c->{renewing}{$name} };
         delete $c->{renewing}{$name} unless @{ $c->{renewing}{$name} };
         my $want = !$t ? ST_NOT_ACQUIRED
-                 : $t->{state} eq 'expired' ? ST_EXPIRED
+                 : $t->{state} eq 'expired' ? ST_LEASE_EXPIRED
                  : $t->{state} eq 'queued' ? ST_NOT_ACQUIRED : ST_OK;
         failed("$what answered $st, not $want") if $st != $want;
         if ($want == ST_OK && $st == ST_OK) {
@@ -732,7 +711,7 @@ sub check_wait_answer {
             $t->{sure_until} = $until;
             $fig{w_renewed}++;
         }
-        if ($want == ST_EXPIRED) {
+        if ($want == ST_LEASE_EXPIRED) {
             wait_forget($c, $t);
             $fig{w_expired_acks}++;
         }
@@ -743,7 +722,7 @@ sub check_wait_answer {
             return;
         }
         if ($t->{state} eq 'expired') {
-            failed("$what answered $st, not 0x27") if $st != ST_EXPIRED;
+            failed("$what answered $st, not 0x27") if $st != ST_LEASE_EXPIRED;
             $fig{w_expired_acks}++;
         } elsif ($st != ST_OK || length $body != 4) {
             failed("$what answered $st");
@@ -799,7 +778,7 @@ sub check_event {
         failed("$what: lease id $id, value $value") if $id || $value;
         wait_forget($c, $t);
         $fig{w_ev_timeout}++;
-    } elsif ($code == EV_EXPIRED && $t->{state} eq 'granted' && $t->{lease}) {
+    } elsif ($code == EV_LEASE_EXPIRED && $t->{state} eq 'granted' && $t->{lease}) {
         failed("$what: lease id $id value $value, not $t->{id} $t->{res}")
             if $id != $t->{id} || $value != $t->{res};
         $t->{state} = 'expired';
