@@ -69,6 +69,10 @@ typedef struct cnt_ticket {
     uint8_t state;              /* lock: a cnt_ticket_state */
     uint8_t flags;              /* lock: CNT_TICKET_* */
     uint8_t timer_kind;         /* owner: CNT_TIMER_* of the armed timer */
+    bool told_expired;          /* owner: its lease expired and the client
+                                   was told (the owner's copy of state ==
+                                   EXPIRED, which only the owner's timer
+                                   sets: readable without the lock) */
     uint16_t name_len;          /* set once */
     uint8_t name[];             /* set once: the counter's name */
 } cnt_ticket;

@@ -388,7 +388,7 @@ static void session_wait_acquire(cnt_session *s, const cnt_request *req,
         st = CNT_STATUS_UNKNOWN_GROUP;
     else if (req->resources > maximum)
         st = CNT_STATUS_EXCEEDS_MAXIMUM;
-    else if (old != NULL && old->state != CNT_TICKET_EXPIRED)
+    else if (old != NULL && !old->told_expired)
         st = CNT_STATUS_ALREADY_ACTIVE;
     if (st == CNT_STATUS_OK && old != NULL)
         session_forget(s, old);         /* an expiry already told */
@@ -539,6 +539,7 @@ void cnt_session_fire(cnt_timer *t, void *ctx)
             return;
         /* The ticket stays, EXPIRED, until the client acknowledges it
          * (renew and release answer "lease expired") or asks again. */
+        k->told_expired = true;
         session_put_event(s, CNT_EVENT_LEASE_EXPIRED, k, k->lease_id,
                           released);
     }
