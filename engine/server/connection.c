@@ -226,15 +226,20 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd)
     return c;
 }
 
-/* Session hook: events wait in s's output; the connection sends them on
- * the loop's next turn (through its write callback, which also works when
- * the write event is not added). */
+/* Session hook: events wait in s's output; the connection sends them
+ * through its write callback, which the loop runs as soon as the socket
+ * takes bytes. The write event is added, not made active by hand:
+ * libevent does not put an event that is active but not added into its
+ * poll set when event_add comes before the callback runs, so a read in
+ * the same loop turn that wanted to write would leave the connection
+ * believing in a write event that never comes (a stream then stalls for
+ * good, and the connection outlives its client). */
 void cnt_connection_wake(cnt_session *s)
 {
     cnt_connection *c = (cnt_connection *)((uint8_t *)s -
                                            offsetof(cnt_connection,
                                                     session));
-    event_active(c->wev, EV_WRITE, 1);
+    conn_event_set(c->wev, &c->writing, true);
 }
 
 /* Session hook: logs a failed authentication; see connection.h. */
