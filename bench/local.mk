@@ -34,7 +34,8 @@ noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \
-	doc/performance.md doc/performance-ops.png doc/performance-p99.png
+	doc/performance.md doc/performance-ops.png doc/performance-p99.png \
+	doc/performance-throttle.png
 
 if HAVE_CMOCKA
 check_PROGRAMS += bench/test_hist
