@@ -116,14 +116,9 @@ static int usage_error(const char *fmt, ...)
 /* Parses a decimal u32 (digits only); false if it is not one. */
 static bool parse_u32(const char *s, uint32_t *out)
 {
-    char *end;
-    unsigned long long v;
+    uint64_t v;
 
-    if (s[0] < '0' || s[0] > '9')
-        return false;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > UINT32_MAX)
+    if (!ctl_parse_u64(s, &v) || v > UINT32_MAX)
         return false;
     *out = (uint32_t)v;
     return true;
