@@ -84,6 +84,13 @@ static int parse_item(const char *p, size_t len, mcc_server_spec *s,
             return fail(err, errlen, "server \"%.*s\": brackets are only "
                         "for IPv6 addresses", (int)len, p);
     } else {
+        size_t colons = 0;
+
+        for (size_t i = 0; i < len; i++)
+            colons += p[i] == ':';
+        if (colons > 2)
+            return fail(err, errlen, "server \"%.*s\": too many ':' (write "
+                        "an IPv6 address as [ADDRESS])", (int)len, p);
         rest = memchr(p, ':', len);
         if (rest == NULL)
             return fail(err, errlen, "server \"%.*s\": no port (expected "
@@ -98,9 +105,7 @@ static int parse_item(const char *p, size_t len, mcc_server_spec *s,
     for (size_t i = 0; i < hlen; i++)
         if (!host_char(host[i], bracketed))
             return fail(err, errlen, "server \"%.*s\": bad character in "
-                        "host%s", (int)len, p,
-                        !bracketed && host[i] == ':'
-                            ? " (write an IPv6 address as [ADDRESS])" : "");
+                        "host", (int)len, p);
     memcpy(s->host, host, hlen);
     s->host[hlen] = '\0';
 
