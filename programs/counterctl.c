@@ -4,7 +4,9 @@
  * node, the privileged ones authenticated with --secret-file), and `run`,
  * which holds resources while a command runs. With --wait, --lease or a
  * group's maximum, acquire and run wait in the server's queue
- * (wait_acquire) and run renews the lease.
+ * (wait_acquire) and run renews the lease. With --servers, a command
+ * about a name goes to the server ketama places the name on (as
+ * libmemcached would place the key), and the others run on every server.
  * Exit codes: counterctl.h. */
 #include "config.h"
 
@@ -26,6 +28,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "client/ketama.h"
 #include "programs/counterctl.h"
 
 /* Room for any request counterctl sends: header, Acquire fields, name. */
@@ -37,11 +40,16 @@ typedef struct ctl_options {
     const char *port;
     int timeout_ms;
     const char *secret_file;    /* --secret-file; NULL if not given */
+    const char *servers;        /* --servers; NULL if not given */
+    bool host_given;            /* -s given (excludes --servers) */
+    bool port_given;            /* -p given (excludes --servers) */
 } ctl_options;
 
 static const char usage_text[] =
     "usage: counterctl [-s HOST] [-p PORT] [-t SECONDS] [--secret-file PATH]\n"
     "                  COMMAND [ARGS]\n"
+    "       counterctl --servers HOST:PORT[:WEIGHT],... [-t SECONDS]\n"
+    "                  [--secret-file PATH] COMMAND [ARGS]\n"
     "commands:\n"
     "  noop                          check that the server answers\n"
     "  get NAME                      print the current consumption of NAME\n"
@@ -71,6 +79,7 @@ static const char usage_text[] =
     "  node show                     print the node's throttling figures\n"
     "  node set --capacity N         units per second, 0: off (privileged)\n"
     "  node reload                   re-read the settings file (privileged)\n"
+    "  where NAME                    print the server NAME maps to (no connection)\n"
     "acquire and run with --wait, --lease or MAXIMUM - wait in the server's\n"
     "queue up to --wait seconds (default 0); acquire then prints the\n"
     "consumption. --lease: the server releases unless renewed within\n"
@@ -84,9 +93,16 @@ static const char usage_text[] =
     "retry_after_ns; tenant show and node show print their figures, one\n"
     "`key value` per line. Privileged commands and throttle --unthrottled\n"
     "authenticate with the secret in --secret-file's file.\n"
+    "--servers: a command about a counter or tenant NAME goes to the server\n"
+    "NAME maps to (libmemcached's weighted ketama); if that server is down it\n"
+    "fails (69) and is never tried elsewhere. The other commands run on every\n"
+    "server in list order, each output after `# server HOST:PORT` when there\n"
+    "are several; the exit status is the highest.\n"
     "options:\n"
     "  -s, --host HOST     server (default 127.0.0.1)\n"
     "  -p, --port PORT     counter port (default 11215)\n"
+    "      --servers LIST  HOST:PORT[:WEIGHT],... ([ADDR]:PORT for IPv6),\n"
+    "                      instead of -s and -p\n"
     "  -t, --timeout SECS  wait at most this long for each answer (default 10)\n"
     "      --secret-file PATH  the admin secret, for privileged commands\n"
     "  -h, --help          show this help\n"
@@ -1806,6 +1822,7 @@ static int parse_options(int argc, char **argv, ctl_options *o)
         { "port", required_argument, NULL, 'p' },
         { "timeout", required_argument, NULL, 't' },
         { "secret-file", required_argument, NULL, 'S' },
+        { "servers", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 }
@@ -1825,11 +1842,13 @@ static int parse_options(int argc, char **argv, ctl_options *o)
         switch (ch) {
         case 's':
             o->host = optarg;
+            o->host_given = true;
             break;
         case 'p':
             if (!parse_u32(optarg, &port) || port == 0 || port > 65535)
                 return usage_error("bad port: \"%s\"", optarg);
             o->port = optarg;
+            o->port_given = true;
             break;
         case 't':
             if (!parse_seconds(optarg, &secs) || secs <= 0 || secs > 86400)
@@ -1840,6 +1859,9 @@ static int parse_options(int argc, char **argv, ctl_options *o)
             if (optarg[0] == '\0')
                 return usage_error("%s", "--secret-file needs a path");
             o->secret_file = optarg;
+            break;
+        case 'L':
+            o->servers = optarg;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -1855,6 +1877,10 @@ static int parse_options(int argc, char **argv, ctl_options *o)
             return usage_error("unknown option \"-%c\"", optopt);
         }
     }
+    /* Two ways of naming the server would leave a name's placement in
+     * doubt. */
+    if (o->servers != NULL && (o->host_given || o->port_given))
+        return usage_error("%s", "--servers and -s/-p exclude each other");
     return -1;
 }
 
@@ -1869,14 +1895,151 @@ static int flush_stdout(int rc)
     return rc;
 }
 
-/* Entry point: parse, connect, run one command. */
-int main(int argc, char **argv)
-{
-    ctl_options o = { "127.0.0.1", "11215", 10000, NULL };
+/* A command with its parsed arguments, as run_command needs it. */
+typedef struct ctl_command {
+    const char *cmd;
+    int argc;
+    char **argv;
     hold_args h;
     limit_args l;
     throttle_args t;
-    ctl_conn *c;
+} ctl_command;
+
+/* Connects to host:port and runs the command there; the exit code. */
+static int run_command(const ctl_options *o, const char *host,
+                       const char *port, ctl_command *v)
+{
+    const char *cmd = v->cmd;
+    ctl_conn *c = ctl_conn_new(host, port, o->timeout_ms);
+    int rc;
+
+    if (c == NULL)
+        return CTL_EXIT_UNAVAILABLE;
+    if (strcmp(cmd, "stats") == 0)
+        rc = cmd_stats(c);
+    else if (strcmp(cmd, "dump") == 0)
+        rc = cmd_dump(c);
+    else if (strcmp(cmd, "run") == 0)
+        rc = cmd_run(c, &v->h);
+    else if (strcmp(cmd, "acquire") == 0 && v->h.waiting)
+        rc = cmd_wait_acquire(c, &v->h);
+    else if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "window") == 0 ||
+             strcmp(cmd, "gcra") == 0)
+        rc = cmd_limit(c, &v->l);
+    else if (throttle_command(cmd))
+        rc = cmd_throttle(c, &v->t, o->secret_file);
+    else
+        rc = cmd_simple(c, cmd, v->argv);
+    rc = flush_stdout(rc);
+    ctl_conn_free(c);
+    return rc;
+}
+
+/* The servers of --servers and their ketama circle. */
+typedef struct ctl_servers {
+    mcc_server_spec list[CTL_SERVERS_MAX];
+    size_t n;
+    mcc_ketama *ketama;
+} ctl_servers;
+
+/* Runs the command on list[i]. */
+static int run_on(const ctl_options *o, const ctl_servers *sv, size_t i,
+                  ctl_command *v)
+{
+    char port[8];
+
+    snprintf(port, sizeof port, "%u", (unsigned)sv->list[i].port);
+    return run_command(o, sv->list[i].host, port, v);
+}
+
+/* where NAME: prints the server NAME maps to, connecting to none. */
+static int cmd_where(const ctl_options *o, const ctl_servers *sv, int argc,
+                     char **argv)
+{
+    char text[MCC_SERVER_TEXT_MAX];
+
+    if (argc != 1)
+        return usage_error("%s", "where takes 1 argument");
+    if (!name_ok(argv[0]))
+        return usage_error("counter name must be 1 to 65535 bytes: \"%s\"",
+                           argv[0]);
+    if (sv->n == 0)
+        puts(ctl_format_server(o->host, o->port, text, sizeof text));
+    else
+        puts(mcc_server_format(&sv->list[mcc_ketama_lookup(
+                                   sv->ketama, argv[0], strlen(argv[0]))],
+                               text, sizeof text));
+    return flush_stdout(CTL_EXIT_OK);
+}
+
+/* With --servers: a command about a name runs on the name's server
+ * only, and fails if that one cannot be reached: moving it to another
+ * server would let two servers each grant the maximum. The others run
+ * on every server, in list order; the exit code is the highest. */
+static int run_servers(const ctl_options *o, const ctl_servers *sv,
+                       ctl_command *v)
+{
+    const char *key = ctl_route_key(v->cmd, v->argc, v->argv);
+    char text[MCC_SERVER_TEXT_MAX];
+    int worst = CTL_EXIT_OK;
+
+    if (key != NULL) {
+        size_t i = mcc_ketama_lookup(sv->ketama, key, strlen(key));
+        int rc = run_on(o, sv, i, v);
+
+        if (rc == CTL_EXIT_UNAVAILABLE)
+            ctl_error("\"%s\" maps to %s of --servers: not tried on another "
+                      "server", key,
+                      mcc_server_format(&sv->list[i], text, sizeof text));
+        return rc;
+    }
+    for (size_t i = 0; i < sv->n; i++) {
+        int rc;
+
+        if (sv->n > 1) {
+            printf("# server %s\n",
+                   mcc_server_format(&sv->list[i], text, sizeof text));
+            /* Before any error of this server reaches stderr. */
+            rc = flush_stdout(CTL_EXIT_OK);
+            if (rc != CTL_EXIT_OK)
+                return rc;
+        }
+        rc = run_on(o, sv, i, v);
+        if (rc > worst)
+            worst = rc;
+    }
+    return worst;
+}
+
+/* Parses --servers into sv and builds its circle; 0, or the exit code
+ * after saying why. */
+static int load_servers(const char *arg, ctl_servers *sv)
+{
+    char err[512];
+    int n = mcc_servers_parse(arg, sv->list, CTL_SERVERS_MAX, err,
+                              sizeof err);
+
+    if (n < 0)
+        return usage_error("--servers: %s", err);
+    sv->n = (size_t)n;
+    sv->ketama = mcc_ketama_new(sv->list, sv->n);
+    if (sv->ketama == NULL) {
+        ctl_error("%s", "out of memory");
+        return CTL_EXIT_SOFTWARE;
+    }
+    return 0;
+}
+
+/* Entry point: parse, connect, run one command. */
+int main(int argc, char **argv)
+{
+    ctl_options o = {
+        .host = "127.0.0.1", .port = "11215", .timeout_ms = 10000,
+        .secret_file = NULL, .servers = NULL, .host_given = false,
+        .port_given = false,
+    };
+    static ctl_servers sv;
+    static ctl_command v;
     const char *cmd;
     int rc = parse_options(argc, argv, &o);
 
@@ -1887,45 +2050,40 @@ int main(int argc, char **argv)
     cmd = argv[optind++];
     argc -= optind;
     argv += optind;
+    v.cmd = cmd;
+    v.argc = argc;
+    v.argv = argv;
+    if (o.servers != NULL) {
+        rc = load_servers(o.servers, &sv);
+        if (rc != 0)
+            return rc;
+    }
+    if (strcmp(cmd, "where") == 0) {
+        rc = cmd_where(&o, &sv, argc, argv);
+        mcc_ketama_free(sv.ketama);
+        return rc;
+    }
     if (strcmp(cmd, "noop") == 0 || strcmp(cmd, "get") == 0 ||
         strcmp(cmd, "release") == 0)
         rc = check_simple_args(cmd, argc, argv);
     else if (strcmp(cmd, "acquire") == 0 || strcmp(cmd, "run") == 0)
-        rc = parse_hold_args(cmd, argc, argv, &h);
+        rc = parse_hold_args(cmd, argc, argv, &v.h);
     else if (strcmp(cmd, "stats") == 0 || strcmp(cmd, "dump") == 0)
         rc = argc == 0 ? 0 : usage_error("%s takes no arguments", cmd);
     else if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "window") == 0 ||
              strcmp(cmd, "gcra") == 0)
-        rc = parse_limit_args(cmd, argc, argv, &l);
+        rc = parse_limit_args(cmd, argc, argv, &v.l);
     else if (throttle_command(cmd))
-        rc = parse_throttle_args(cmd, argc, argv, &t);
+        rc = parse_throttle_args(cmd, argc, argv, &v.t);
     else
         rc = usage_error("unknown command \"%s\"", cmd);
     /* The secret is read (and any fault in its file found) before
      * connecting; verbs that need no privilege leave it unread. */
-    if (rc == 0 && throttle_command(cmd) && throttle_privileged(&t))
-        rc = load_secret(&t, o.secret_file);
-    if (rc != 0)
-        return rc;
-    c = ctl_conn_new(o.host, o.port, o.timeout_ms);
-    if (c == NULL)
-        return CTL_EXIT_UNAVAILABLE;
-    if (strcmp(cmd, "stats") == 0)
-        rc = cmd_stats(c);
-    else if (strcmp(cmd, "dump") == 0)
-        rc = cmd_dump(c);
-    else if (strcmp(cmd, "run") == 0)
-        rc = cmd_run(c, &h);
-    else if (strcmp(cmd, "acquire") == 0 && h.waiting)
-        rc = cmd_wait_acquire(c, &h);
-    else if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "window") == 0 ||
-             strcmp(cmd, "gcra") == 0)
-        rc = cmd_limit(c, &l);
-    else if (throttle_command(cmd))
-        rc = cmd_throttle(c, &t, o.secret_file);
-    else
-        rc = cmd_simple(c, cmd, argv);
-    rc = flush_stdout(rc);
-    ctl_conn_free(c);
+    if (rc == 0 && throttle_command(cmd) && throttle_privileged(&v.t))
+        rc = load_secret(&v.t, o.secret_file);
+    if (rc == 0)
+        rc = sv.n > 0 ? run_servers(&o, &sv, &v)
+                      : run_command(&o, o.host, o.port, &v);
+    mcc_ketama_free(sv.ketama);
     return rc;
 }

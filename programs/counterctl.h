@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client/servers.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
 
@@ -162,5 +163,23 @@ ctl_secret ctl_read_secret(const char *path, uint8_t *buf, size_t *len,
 /* Overwrites n bytes at p with zeros in a way the compiler keeps, for
  * buffers that held the secret. */
 void ctl_wipe(void *p, size_t n);
+
+/* ---- --servers ---- */
+
+/* Most servers --servers may list. */
+#define CTL_SERVERS_MAX 256
+
+/* The argument that places a command on one server of --servers: the
+ * counter name (get, acquire, release, run, ttl, window, gcra) or the
+ * tenant (throttle, tenant show TENANT, tenant set, tenant remove); NULL
+ * for a command that runs on every server (noop, stats, dump, tenant
+ * show without TENANT, node). argv holds the command's arguments after
+ * its name, already checked by its own parser. */
+const char *ctl_route_key(const char *cmd, int argc, char **argv);
+
+/* Writes host and port as "HOST:PORT" ("[HOST]:PORT" when host holds a
+ * ':', an IPv6 address) into buf of len bytes; returns buf. */
+char *ctl_format_server(const char *host, const char *port, char *buf,
+                        size_t len);
 
 #endif

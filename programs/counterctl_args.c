@@ -1,12 +1,14 @@
 /* counterctl_args.c: the parsers of counterctl's arguments that need more
  * than strtoull: durations with a unit (`250ms`, `5min`), 64-bit numbers,
  * hard limits (`unlimited`), and the --secret-file reader, which must take
- * the file exactly as the server takes its own. Kept apart from
+ * the file exactly as the server takes its own; and which server of
+ * --servers a command goes to. Kept apart from
  * counterctl.c, which has main(), so that a unit test can link them. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,4 +139,35 @@ ctl_secret ctl_read_secret(const char *path, uint8_t *buf, size_t *len,
     }
     *len = n;
     return CTL_SECRET_OK;
+}
+
+/* The name a command's state is kept under decides its server: the
+ * counter's name, or the tenant's for the throttling verbs (a tenant's
+ * settings must sit where its charges go). Positions are those the
+ * command parsers checked. */
+const char *ctl_route_key(const char *cmd, int argc, char **argv)
+{
+    static const char *const first[] = {
+        "get", "acquire", "release", "run", "window", "gcra", "throttle",
+    };
+
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        if (strcmp(cmd, first[i]) == 0)
+            return argc >= 1 ? argv[0] : NULL;
+    /* ttl SUBCOMMAND NAME ...; tenant show|set|remove TENANT ... (tenant
+     * show alone lists every tenant of each server). */
+    if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "tenant") == 0)
+        return argc >= 2 ? argv[1] : NULL;
+    return NULL;
+}
+
+/* Brackets an IPv6 address, so that its port stays readable. */
+char *ctl_format_server(const char *host, const char *port, char *buf,
+                        size_t len)
+{
+    bool v6 = strchr(host, ':') != NULL;
+
+    snprintf(buf, len, "%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "",
+             port);
+    return buf;
 }

@@ -62,7 +62,7 @@ endif
 bin_PROGRAMS += counterctl
 counterctl_SOURCES = programs/counterctl.c programs/counterctl_net.c \
 	programs/counterctl_args.c
-counterctl_LDADD = libcntproto.la
+counterctl_LDADD = client/libmcchash.la libcntproto.la
 noinst_HEADERS += programs/counterctl.h
 
 if HAVE_CMOCKA
@@ -72,6 +72,7 @@ TESTS += programs/test_counterctl_args
 programs_test_counterctl_args_SOURCES = programs/test_counterctl_args.c \
 	programs/counterctl_args.c
 programs_test_counterctl_args_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-programs_test_counterctl_args_LDADD = libcntproto.la $(CMOCKA_LIBS)
+programs_test_counterctl_args_LDADD = client/libmcchash.la libcntproto.la \
+	$(CMOCKA_LIBS)
 endif
 # ---- end counterctl ----

@@ -2,7 +2,10 @@
  * (counterctl_args.c): durations with units, kept as written, and the
  * refusals (a bare number, an unknown unit, too large) that counterctl
  * turns into usage errors naming the argument; hard limits; and the
- * --secret-file reader, which must take a file as the server does. */
+ * --secret-file reader, which must take a file as the server does; and
+ * what --servers needs: its list, which argument places each command on
+ * a server (or none, for the commands run on every server), and the
+ * HOST:PORT form servers are named in. */
 #include "config.h"
 
 #include <errno.h>
@@ -239,6 +242,91 @@ static void test_read_secret(void **state)
     assert_int_equal(err, EISDIR);
 }
 
+/* --servers takes the client's server lists: its errors are usage
+ * errors that name the bad item. */
+static void test_servers_list(void **state)
+{
+    mcc_server_spec list[CTL_SERVERS_MAX];
+    char err[256];
+
+    (void)state;
+    assert_int_equal(mcc_servers_parse("127.0.0.1:11215,127.0.0.1:11216:3",
+                                       list, CTL_SERVERS_MAX, err,
+                                       sizeof err), 2);
+    assert_int_equal(list[1].weight, 3);
+    assert_int_equal(mcc_servers_parse("127.0.0.1", list, CTL_SERVERS_MAX,
+                                       err, sizeof err), -1);
+    assert_non_null(strstr(err, "\"127.0.0.1\""));
+}
+
+/* A command and the key it is routed by (NULL: every server). */
+struct route_row {
+    const char *cmd;
+    const char *args[6];
+    const char *key;
+};
+
+static const struct route_row route_rows[] = {
+    { "get", { "n1" }, "n1" },
+    { "acquire", { "n2", "1", "5" }, "n2" },
+    { "acquire", { "n3", "1", "-", "--wait", "2" }, "n3" },
+    { "release", { "n4", "1" }, "n4" },
+    { "run", { "n5", "1", "2", "--", "true" }, "n5" },
+    { "window", { "n6", "10" }, "n6" },
+    { "gcra", { "n7", "1", "2", "1s" }, "n7" },
+    { "ttl", { "insert", "n8", "3", "1s" }, "n8" },
+    { "ttl", { "query", "n9" }, "n9" },
+    { "throttle", { "t1", "5" }, "t1" },
+    { "tenant", { "show", "t2" }, "t2" },
+    { "tenant", { "set", "t3", "--reserved", "4" }, "t3" },
+    { "tenant", { "remove", "t4" }, "t4" },
+    { "tenant", { "show" }, NULL },
+    { "noop", { NULL }, NULL },
+    { "stats", { NULL }, NULL },
+    { "dump", { NULL }, NULL },
+    { "node", { "show" }, NULL },
+    { "node", { "set", "--capacity", "5" }, NULL },
+    { "node", { "reload" }, NULL },
+};
+
+/* Each command goes by its counter or tenant name, or to every server. */
+static void test_route_key(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof route_rows / sizeof route_rows[0]; i++) {
+        const struct route_row *r = &route_rows[i];
+        char *argv[7] = { NULL };
+        int argc = 0;
+        const char *got;
+
+        while (argc < 6 && r->args[argc] != NULL) {
+            argv[argc] = (char *)r->args[argc];
+            argc++;
+        }
+        got = ctl_route_key(r->cmd, argc, argv);
+        if (r->key == NULL && got != NULL)
+            fail_msg("%s: routed by \"%s\", expected every server", r->cmd,
+                     got);
+        if (r->key != NULL && (got == NULL || strcmp(got, r->key) != 0))
+            fail_msg("%s: routed by \"%s\", expected \"%s\"", r->cmd,
+                     got != NULL ? got : "(every server)", r->key);
+    }
+}
+
+/* Servers are named HOST:PORT, an IPv6 address in brackets. */
+static void test_format_server(void **state)
+{
+    char buf[MCC_SERVER_TEXT_MAX];
+
+    (void)state;
+    assert_string_equal(ctl_format_server("127.0.0.1", "11215", buf,
+                                          sizeof buf), "127.0.0.1:11215");
+    assert_string_equal(ctl_format_server("::1", "7", buf, sizeof buf),
+                        "[::1]:7");
+    assert_string_equal(ctl_format_server("db.example", "1", buf,
+                                          sizeof buf), "db.example:1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +335,9 @@ int main(void)
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_parse_hard_limit),
         cmocka_unit_test(test_read_secret),
+        cmocka_unit_test(test_servers_list),
+        cmocka_unit_test(test_route_key),
+        cmocka_unit_test(test_format_server),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

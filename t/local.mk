@@ -35,16 +35,19 @@ E2E_TESTS = \
 	t/31-protocol-doc.t \
 	t/32-throttle.t \
 	t/33-throttle-privileges.t \
-	t/34-counterctl-throttle.t
+	t/34-counterctl-throttle.t \
+	t/35-servers.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
 	COUNTER_SO=$(abs_top_builddir)/.libs/counter.so \
-	COUNTERCTL=$(abs_top_builddir)/counterctl$(EXEEXT)
+	COUNTERCTL=$(abs_top_builddir)/counterctl$(EXEEXT) \
+	KETAMA_MAP=$(abs_top_builddir)/tests/ketama_map$(EXEEXT)
 
 if HAVE_PROVE
-check-local: mchost$(EXEEXT) counterctl$(EXEEXT) counter.la
+check-local: mchost$(EXEEXT) counterctl$(EXEEXT) counter.la \
+		tests/ketama_map$(EXEEXT)
 	$(E2E_ENV) $(PROVE) $(PROVE_FLAGS) -I$(srcdir)/t/lib $(srcdir)/t/*.t
 else
 check-local:
