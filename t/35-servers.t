@@ -146,10 +146,8 @@ is($out, join('', map { "# server $_\n" } @addr),
    'noop: a header per server, in list order');
 ($rc, $out) = sctl('dump');
 is($rc, 0, 'dump on every server: 0');
-my @sections = split /^# server (\S+)\n/m, $out;
-shift @sections;
-my %dumped = @sections;
-is_deeply([sort keys %dumped], [sort @addr], 'dump: a section per server');
+my @headers = $out =~ /^# server (\S+)$/mg;
+is_deeply(\@headers, \@addr, 'dump: a section per server, in list order');
 ($rc, $out) = ctl('--servers', $addr[0], 'noop');
 is_deeply([$rc, $out], [0, ''], 'a single server: no header');
 
