@@ -161,6 +161,15 @@ class TestBlocking(unittest.TestCase):
         pl.get("b-pipe-none")
         with self.assertRaises(m.StatusError):
             pl.execute()
+        # More than one chunk, and a streamed answer among them.
+        pl = c.pipeline()
+        for i in range(3000):
+            pl.acquire("b-pipe-%d" % (i % 7), 1, 100000)
+        pl.dump()
+        res = pl.execute()
+        self.assertEqual(res[:3000], [1] * 3000)
+        self.assertEqual(sum(r.current for r in res[3000]
+                             if r.name.startswith(b"b-pipe-")), 3000)
 
 
 @needs_host
@@ -316,6 +325,20 @@ class TestAsync(unittest.IsolatedAsyncioTestCase):
                                  ops.noop(None))
             self.assertEqual(res[0], 1)
             self.assertIsInstance(res[1], m.StatusError)
+            pl = c.pipeline()
+            for _ in range(100):
+                pl.acquire("a-pipe", 1, 1000)
+            pl.get("a-pipe")
+            pl.stats()
+            res = await pl.execute()
+            self.assertEqual(res[:101], [1] * 100 + [100])
+            self.assertIn("objects", res[101])
+            pl.get("a-none")
+            with self.assertRaises(m.StatusError):
+                await pl.execute()
+            # Concurrent coroutines pipeline on the one connection too.
+            got = await asyncio.gather(*(c.get("a-pipe") for _ in range(50)))
+            self.assertEqual(got, [100] * 50)
             with self.assertRaises(ValueError):
                 await c.get("")
 
@@ -352,6 +375,9 @@ class TestAsync(unittest.IsolatedAsyncioTestCase):
             await asyncio.wait_for(held.lost.wait(), 5)
             with self.assertRaises(m.ServerDown):
                 await b.noop()
+            await b.close()
+            rest = [e async for e in b.events()]    # ends at the close
+            self.assertEqual(rest, [])
         finally:
             await a.close()
             await b.close()

@@ -13,10 +13,16 @@ from typing import Any, AsyncIterator, Optional, Union
 
 from . import ops
 from . import protocol as p
+from .client import _Ops, run_streamed
 from .ketama import Router, ServerSpec
 from .protocol import Request
 
 Name = Union[str, bytes]
+
+
+def _seen(fut: asyncio.Future) -> None:
+    if not fut.cancelled():
+        fut.exception()
 
 
 class _AConn:
@@ -44,6 +50,9 @@ class _AConn:
         self.next_opaque = (self.next_opaque + 1) & p.U32_MAX or 1
         req.records = []
         fut = asyncio.get_running_loop().create_future()
+        # Marks a failure as seen even when its caller gave up waiting
+        # (cancelled), so asyncio does not log it as never retrieved.
+        fut.add_done_callback(_seen)
         self.pending.append((req, fut))
         self.writer.write(p.encode_packet(req.opcode, req.body, req.opaque))
         return fut
@@ -81,7 +90,6 @@ class _AConn:
             raise p.ProtocolError("answer does not match its request")
         try:
             if req.stream:
-                from .client import run_streamed
                 if not run_streamed(req, pkt):
                     return
                 result: Any = [dataclasses.replace(r, server=self.label)
@@ -215,20 +223,27 @@ class AsyncClient:
         self.secret = secret
         self._conns: dict[int, _AConn] = {}
         self._locks: dict[int, asyncio.Lock] = {}
-        self._events: asyncio.Queue[p.Event] = asyncio.Queue()
+        # None marks the client's close for the events() iterators.
+        self._events: asyncio.Queue[Optional[p.Event]] = asyncio.Queue()
         self._waits: dict[tuple[_AConn, int], asyncio.Future] = {}
         self._leases: dict[tuple[_AConn, int], AsyncLease] = {}
+        # Wait_acquire requests of wait_acquire() whose lease object is not
+        # made yet, and the loss an event reported for one meanwhile (the
+        # reader may run ahead of the coroutine that makes the lease).
+        self._unmade: set[tuple[_AConn, int]] = set()
+        self._early_loss: dict[tuple[_AConn, int], str] = {}
 
     def server_for(self, name: Name) -> str:
         """The "host:port" a name maps to."""
         return self.router.server_for(p.name_bytes(name))
 
     async def close(self) -> None:
-        """Closes every connection."""
+        """Closes every connection; events() iterators end."""
         conns = list(self._conns.values())
         self._conns.clear()
         for c in conns:
             await c.close()
+        self._events.put_nowait(None)
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -237,16 +252,26 @@ class AsyncClient:
         await self.close()
 
     async def events(self) -> AsyncIterator[p.Event]:
-        """Every event, in the order received, as they come."""
+        """Every event, in the order received, as they come; ends when the
+        client is closed."""
         while True:
-            yield await self._events.get()
+            ev = await self._events.get()
+            if ev is None:
+                return
+            yield ev
 
     def pending_events(self) -> list[p.Event]:
         """The events received and not yet taken, without waiting."""
         out = []
         while not self._events.empty():
-            out.append(self._events.get_nowait())
+            ev = self._events.get_nowait()
+            if ev is not None:
+                out.append(ev)
         return out
+
+    def pipeline(self) -> "AsyncPipeline":
+        """A batch of requests written together; `await p.execute()`."""
+        return AsyncPipeline(self)
 
     # -- machinery ----------------------------------------------------------
 
@@ -255,10 +280,13 @@ class AsyncClient:
         fut = self._waits.pop((conn, ev.opaque), None)
         if fut is not None and not fut.done():
             fut.set_result(ev)
-        lease = self._leases.get((conn, ev.opaque))
-        if lease is not None and ev.kind in (p.EventKind.LEASE_EXPIRED,
-                                             p.EventKind.SHUTDOWN):
-            lease._lose(ev.kind_name.replace("_", " "))
+        if ev.kind in (p.EventKind.LEASE_EXPIRED, p.EventKind.SHUTDOWN):
+            why = ev.kind_name.replace("_", " ")
+            lease = self._leases.get((conn, ev.opaque))
+            if lease is not None:
+                lease._lose(why)
+            elif (conn, ev.opaque) in self._unmade:
+                self._early_loss[(conn, ev.opaque)] = why
         self._events.put_nowait(ev)
 
     def _lost(self, conn: _AConn, mark_down: bool) -> None:
@@ -272,6 +300,8 @@ class AsyncClient:
                 fut.set_exception(p.ServerDown(conn.label, "connection lost"))
         for key in [k for k in self._leases if k[0] is conn]:
             self._leases.pop(key)._lose("connection lost")
+        for key in [k for k in self._unmade if k[0] is conn]:
+            self._early_loss.setdefault(key, "connection lost")
 
     def _indexes(self, req: Request) -> list[int]:
         if req.key is None or req.server is not None:
@@ -404,8 +434,22 @@ class AsyncClient:
         req = ops.wait_acquire(name, resources, maximum, wait_ms, lease_ms)
         conn = await self._pick(req)
         fut = conn.send(req)
+        key = (conn, req.opaque)
+        self._unmade.add(key)
+        try:
+            return await self._finish_wait(conn, req, fut, name, resources,
+                                           wait_ms, lease_ms, auto_renew)
+        finally:
+            self._unmade.discard(key)
+            self._early_loss.pop(key, None)
+
+    async def _finish_wait(self, conn: _AConn, req: Request,
+                           fut: asyncio.Future, name: Name, resources: int,
+                           wait_ms: int, lease_ms: int,
+                           auto_renew: bool) -> AsyncLease:
         # The event may follow the answer in the same read: be ready.
         evf = asyncio.get_running_loop().create_future()
+        evf.add_done_callback(_seen)
         self._waits[(conn, req.opaque)] = evf
         try:
             ans: p.WaitAnswer = await self._await(conn, fut)
@@ -434,7 +478,11 @@ class AsyncClient:
             lid, cons = ev.lease_id, ev.value
         lease = AsyncLease(self, conn, n, req.opaque, lid, resources, cons,
                            lease_ms)
-        self._leases[(conn, req.opaque)] = lease
+        early = self._early_loss.pop((conn, req.opaque), None)
+        if early is not None:
+            lease._lose(early)
+        else:
+            self._leases[(conn, req.opaque)] = lease
         if auto_renew:
             lease.start_renewal()
         return lease
@@ -543,3 +591,34 @@ class AsyncClient:
     async def reload(self, server: Optional[str] = None) -> None:
         """Reads the throttle settings file again (privileged)."""
         return await self._run(ops.reload(server))
+
+
+class AsyncPipeline(_Ops):
+    """Requests queued by the blocking client's method names (they return
+    None here), then written together by `await execute()`; results in
+    the order queued. Not for the lease helpers."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self.client = client
+        self._reqs: list[Request] = []
+
+    def _router(self) -> Router:
+        return self.client.router
+
+    def _run(self, req: Request) -> Any:
+        self._reqs.append(req)
+        return None
+
+    def __len__(self) -> int:
+        return len(self._reqs)
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        """Sends the queued requests; a StatusError is raised after every
+        answer came, or with raise_on_error=False put in its place."""
+        reqs, self._reqs = self._reqs, []
+        results = await self.client.gather(*reqs)
+        if raise_on_error:
+            for r in results:
+                if isinstance(r, BaseException):
+                    raise r
+        return results

@@ -21,6 +21,8 @@ from .protocol import Request
 Name = Union[str, bytes]
 #: The most events kept for events() before the oldest are dropped.
 EVENT_BACKLOG = 65536
+#: The most requests a pipeline writes before reading their answers.
+PIPELINE_CHUNK = 1024
 
 
 class _Ops:
@@ -276,7 +278,14 @@ class Lease:
 
     def __exit__(self, *exc: object) -> None:
         if not self.released:
-            self.release()
+            try:
+                self.release()
+            except (p.StatusError, p.ServerDown):
+                # A lost lease answers 0x27 (or its server is gone): that
+                # was reported through lost; an exception already on its
+                # way out matters more than this one.
+                if exc[0] is None and not self.lost:
+                    raise
 
 
 class Client(_Ops):
@@ -633,10 +642,15 @@ class Pipeline(_Ops):
             groups.setdefault(conn.index, []).append(i)
         results: list[Any] = [None] * len(reqs)
         for idx, members in groups.items():
-            got = self.client._exchange(conns[idx], [reqs[i] for i in members],
-                                        raise_on_error=False)
-            for i, r in zip(members, got):
-                results[i] = r
+            # In chunks: a batch whose answers overfill both sockets'
+            # buffers before this side reads would stall both ends.
+            for k in range(0, len(members), PIPELINE_CHUNK):
+                part = members[k:k + PIPELINE_CHUNK]
+                got = self.client._exchange(conns[idx],
+                                            [reqs[i] for i in part],
+                                            raise_on_error=False)
+                for i, r in zip(part, got):
+                    results[i] = r
         if raise_on_error:
             for r in results:
                 if isinstance(r, BaseException):
