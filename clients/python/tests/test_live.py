@@ -92,6 +92,11 @@ class TestBlocking(unittest.TestCase):
         with self.assertRaises(m.StatusError) as cm:
             lease.release()
         self.assertEqual(cm.exception.status, m.Status.LEASE_EXPIRED)
+        # A lease lost inside a with block: the exit acknowledges quietly.
+        with a.wait_acquire("b-exp", 1, 1, 0, 100) as lease:
+            self.assertEqual([e.kind for e in a.events(timeout=5)],
+                             [m.EventKind.LEASE_EXPIRED])
+            self.assertTrue(lease.lost)
 
     def test_rate_limits(self) -> None:
         c = self.client()

@@ -212,7 +212,7 @@ class AsyncClient:
     """The asyncio client; same arguments and operations as Client (each a
     coroutine). Close it with `await client.close()` or `async with`."""
 
-    def __init__(self, servers: ServerSpec, timeout: float = 5.0,
+    def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
                  remap_rate_limits: bool = False, retry_ms: int = 1000
                  ) -> None:

@@ -300,7 +300,7 @@ class Client(_Ops):
     callable given each event as it is read.
     """
 
-    def __init__(self, servers: ServerSpec, timeout: float = 5.0,
+    def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
                  remap_rate_limits: bool = False, retry_ms: int = 1000,
                  on_event: Optional[Callable[[p.Event], None]] = None
@@ -374,11 +374,13 @@ class Client(_Ops):
                     (self.timeout or 5.0)
             ev = self._await_event(conn, key, deadline)
         except TimeoutError:
-            self._waiting.discard(key)
-            self._wait_events.pop(key, None)
+            # The server did not say in time: cancel the wait (a grant
+            # that raced this is returned by the same request).
             self._run_on(conn, ops.wait_release(n))
             raise
-        self._waiting.discard(key)
+        finally:
+            self._waiting.discard(key)
+            self._wait_events.pop(key, None)
         if ev.kind == p.EventKind.GRANTED:
             lease = Lease(self, conn, n, req.opaque, ev.lease_id, resources,
                           ev.value)
