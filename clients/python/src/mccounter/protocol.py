@@ -1,0 +1,716 @@
+"""The counter protocol's bytes: constants, request encoders, the packet
+decoder and the typed results of every opcode (doc/protocol.md).
+
+This module does no I/O, so the blocking and the asyncio clients share it,
+and the tests can check it against the hex examples of the protocol page.
+"""
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Optional, TypeVar, Union
+
+MAGIC_REQUEST = 0x90
+MAGIC_RESPONSE = 0x91
+MAGIC_EVENT = 0x92
+HEADER_SIZE = 12
+NAME_MAX = 65535
+#: The largest legal body: Gcra_check's fixed part and the longest name.
+BODY_MAX = 26 + NAME_MAX
+#: The most items one Multi_check may carry.
+MULTI_MAX = 16
+#: Wait_acquire's maximum (as 0), wait or lease: "use the group's setting".
+GROUP_DEFAULT = 0xFFFFFFFF
+#: A hard limit (and a throttle answer's remaining) that is no limit.
+UNLIMITED = 0xFFFFFFFF
+#: A check's retry_after_ns when the call can never be allowed.
+RETRY_NEVER = 0xFFFFFFFFFFFFFFFF
+U32_MAX = 0xFFFFFFFF
+U64_MAX = 0xFFFFFFFFFFFFFFFF
+
+_HEADER = struct.Struct(">BBBBII")
+
+
+class Op(enum.IntEnum):
+    """Opcodes of the protocol and of this server's extensions."""
+    NOOP = 0x00
+    GET = 0x01
+    ACQUIRE = 0x02
+    RELEASE = 0x03
+    STATS = 0x10
+    DUMP = 0x11
+    WAIT_ACQUIRE = 0x20
+    RENEW = 0x21
+    WAIT_RELEASE = 0x22
+    QUEUES = 0x23
+    TTL_INSERT = 0x30
+    TTL_QUERY = 0x31
+    TTL_UPDATE = 0x32
+    TTL_PURGE = 0x33
+    WINDOW_CHECK = 0x34
+    GCRA_CHECK = 0x35
+    MULTI_CHECK = 0x36
+    AUTH = 0x40
+    THROTTLE = 0x41
+    TENANT_SHOW = 0x42
+    TENANT_LIST = 0x43
+    NODE_SHOW = 0x44
+    TENANT_SET = 0x45
+    TENANT_REMOVE = 0x46
+    NODE_SET = 0x47
+    UNTHROTTLE = 0x48
+    RELOAD = 0x49
+
+
+class Status(enum.IntEnum):
+    """Response statuses (byte 2 of an answer's header)."""
+    OK = 0x00
+    NOT_FOUND = 0x01
+    INVALID = 0x04
+    RESOURCE_NOT_AVAILABLE = 0x21
+    NOT_ACQUIRED = 0x22
+    EXCEEDS_MAXIMUM = 0x23
+    ALREADY_ACTIVE = 0x24
+    UNKNOWN_GROUP = 0x25
+    TOO_MANY_WAITS = 0x26
+    LEASE_EXPIRED = 0x27
+    EXISTS = 0x28
+    BELOW_ZERO = 0x29
+    NOT_PERMITTED = 0x2A
+    AUTH_FAILED = 0x2B
+    OVER_CAPACITY = 0x2C
+    UNKNOWN_COMMAND = 0x81
+    OUT_OF_MEMORY = 0x82
+
+
+STATUS_TEXT = {
+    Status.NOT_FOUND: "Not found",
+    Status.INVALID: "Invalid arguments",
+    Status.RESOURCE_NOT_AVAILABLE: "Resource not available",
+    Status.NOT_ACQUIRED: "Not acquired",
+    Status.EXCEEDS_MAXIMUM: "Exceeds maximum",
+    Status.ALREADY_ACTIVE: "Already active",
+    Status.UNKNOWN_GROUP: "Unknown group",
+    Status.TOO_MANY_WAITS: "Too many waits",
+    Status.LEASE_EXPIRED: "Lease expired",
+    Status.EXISTS: "Exists",
+    Status.BELOW_ZERO: "Below zero",
+    Status.NOT_PERMITTED: "Not permitted",
+    Status.AUTH_FAILED: "Auth failed",
+    Status.OVER_CAPACITY: "Over capacity",
+    Status.UNKNOWN_COMMAND: "Unknown command",
+    Status.OUT_OF_MEMORY: "Out of memory",
+}
+
+
+class EventKind(enum.IntEnum):
+    """Event codes: the opcode byte of a packet with magic 0x92."""
+    GRANTED = 0x01
+    TIMED_OUT = 0x02
+    LEASE_EXPIRED = 0x03
+    SHUTDOWN = 0x04
+
+
+class Unit(enum.IntEnum):
+    """Time units of the TTL opcodes."""
+    NS = 0
+    US = 1
+    MS = 2
+    S = 3
+    MIN = 4
+    H = 5
+
+
+class TtlAttribute(enum.IntEnum):
+    """What a Ttl_update changes."""
+    QUOTA = 0
+    TTL = 1
+
+
+class TtlChange(enum.IntEnum):
+    """How a Ttl_update changes it."""
+    PATCH = 0
+    INCREASE = 1
+    DECREASE = 2
+
+
+class CheckState(enum.IntEnum):
+    """A check answer's state."""
+    ALLOWED = 0
+    LIMITED = 1
+    NEVER = 2
+
+
+class ThrottleReason(enum.IntEnum):
+    """Why a Throttle charge was throttled."""
+    NONE = 0
+    RESERVE = 1
+    POOL_EMPTY = 2
+    HARD_LIMIT = 3
+
+
+class CounterError(Exception):
+    """Base of the errors this package raises (besides ValueError)."""
+
+
+class StatusError(CounterError):
+    """The server answered a request with a status other than 0."""
+
+    def __init__(self, status: int, text: str, opcode: int) -> None:
+        self.status = status
+        self.text = text
+        self.opcode = opcode
+        try:
+            opname = Op(opcode).name.lower()
+        except ValueError:
+            opname = "0x%02x" % opcode
+        super().__init__("%s: status 0x%02x %s" % (opname, status, text))
+
+
+class ProtocolError(CounterError):
+    """The server sent bytes that are not a valid answer."""
+
+
+class ServerDown(CounterError, ConnectionError):
+    """The server a name maps to cannot be reached (or was lost)."""
+
+    def __init__(self, server: str, why: str) -> None:
+        self.server = server
+        super().__init__("server %s is down: %s" % (server, why))
+
+
+class WaitTimedOut(CounterError):
+    """A queued Wait_acquire was dropped by the server after its wait_ms."""
+
+
+# ---------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class Packet:
+    """One decoded packet: an answer (magic 0x91) or an event (0x92)."""
+    magic: int
+    opcode: int
+    status: int
+    opaque: int
+    body: bytes
+
+
+@dataclass(frozen=True)
+class WaitAnswer:
+    """Wait_acquire's answer: granted now, or queued at a position."""
+    granted: bool
+    position: int
+    lease_id: int
+    consumption: int
+
+
+@dataclass(frozen=True)
+class Event:
+    """A packet the server sent on its own about a Wait_acquire request."""
+    kind: int
+    opaque: int
+    lease_id: int
+    value: int
+    name: bytes
+    server: str = ""
+
+    @property
+    def kind_name(self) -> str:
+        """Printable event kind ("granted", ...; "0xNN" when unknown)."""
+        try:
+            return EventKind(self.kind).name.lower()
+        except ValueError:
+            return "0x%02x" % self.kind
+
+
+@dataclass(frozen=True)
+class DumpRecord:
+    """One counter of a Dump: consumption and peak in the current window."""
+    name: bytes
+    current: int
+    maximum: int
+    server: str = ""
+
+
+@dataclass(frozen=True)
+class QueueRecord:
+    """One counter with waiters, from Queues."""
+    name: bytes
+    consumption: int
+    length: int
+    server: str = ""
+
+
+@dataclass(frozen=True)
+class TtlView:
+    """A TTL counter: its quota and time left (rounded up) in its unit."""
+    quota: int
+    ttl: int
+    unit: Unit
+
+
+@dataclass(frozen=True)
+class CheckAnswer:
+    """The answer of a Window_check, Gcra_check or Multi_check item."""
+    state: CheckState
+    limit: int
+    remaining: int
+    used: int
+    retry_after_ns: int
+    reset_after_ns: int
+
+    @property
+    def allowed(self) -> bool:
+        """True when the call was allowed (and charged unless peeked)."""
+        return self.state == CheckState.ALLOWED
+
+
+@dataclass(frozen=True)
+class MultiAnswer:
+    """Multi_check's answer: all allowed and charged, or none charged."""
+    allowed: bool
+    items: list[CheckAnswer]
+
+
+@dataclass(frozen=True)
+class ThrottleAnswer:
+    """A Throttle charge's answer."""
+    allowed: bool
+    reason: ThrottleReason
+    used: int
+    remaining: int
+    retry_after_ns: int
+
+
+@dataclass(frozen=True)
+class TenantView:
+    """A tenant's settings and counts (Tenant_show, Tenant_list)."""
+    reserved: int
+    hard_limit: int
+    used: int
+    configured: bool
+    throttled: int
+    units: int
+    name: bytes = b""
+    server: str = ""
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A node's capacity and counts this second (Node_show)."""
+    capacity: int
+    used: int
+    pool: int
+    pool_used: int
+    reserved: int
+    tenants: int
+    throttled: int
+
+
+@dataclass(frozen=True)
+class WindowItem:
+    """A Window_check to put in a Multi_check."""
+    name: Union[str, bytes]
+    limit: int
+    cost: int = 1
+    window_ns: int = 0
+    slots: int = 0
+
+
+@dataclass(frozen=True)
+class GcraItem:
+    """A Gcra_check to put in a Multi_check."""
+    name: Union[str, bytes]
+    burst: int
+    count: int
+    period_ns: int
+    cost: int = 1
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Request(Generic[T]):
+    """One request ready to send: its opcode and body, the name it is
+    routed by (None: a node-wide request), whether the failure policy may
+    move it, and how to turn the answer (or the records of a streamed
+    answer) into its result."""
+    opcode: int
+    body: bytes
+    key: Optional[bytes]
+    decode: Callable[[Packet], T]
+    remap: bool = False
+    stream: bool = False
+    server: Optional[str] = None
+    records: list = field(default_factory=list)
+    opaque: int = 0
+
+
+# ---------------------------------------------------------------------------
+# Encoding
+
+
+def name_bytes(name: Union[str, bytes], what: str = "name") -> bytes:
+    """Returns the name as bytes, refusing empty and too long names."""
+    if isinstance(name, str):
+        b = name.encode("utf-8")
+    elif isinstance(name, (bytes, bytearray, memoryview)):
+        b = bytes(name)
+    else:
+        raise TypeError("%s must be str or bytes, not %s"
+                        % (what, type(name).__name__))
+    if not b:
+        raise ValueError("%s is empty" % what)
+    if len(b) > NAME_MAX:
+        raise ValueError("%s is %d bytes, more than %d"
+                         % (what, len(b), NAME_MAX))
+    return b
+
+
+def _uint(value: int, what: str, bits: int, low: int = 0) -> int:
+    """Checks that value is an integer in [low, 2^bits - 1]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int" % what)
+    top = (1 << bits) - 1
+    if value < low or value > top:
+        raise ValueError("%s is %d, not in %d..%d" % (what, value, low, top))
+    return value
+
+
+def encode_packet(opcode: int, body: bytes = b"", opaque: int = 0) -> bytes:
+    """Returns a request packet: the 12-byte header and the body."""
+    return _HEADER.pack(MAGIC_REQUEST, opcode, 0, 0, len(body),
+                        opaque & U32_MAX) + body
+
+
+def _named(fixed: bytes, name: bytes) -> bytes:
+    return fixed + struct.pack(">H", len(name)) + name
+
+
+def body_get(name: bytes) -> bytes:
+    """Get's body."""
+    return _named(b"", name)
+
+
+def body_acquire(name: bytes, resources: int, maximum: int) -> bytes:
+    """Acquire's body; resources must be 1..maximum."""
+    _uint(resources, "resources", 32, 1)
+    _uint(maximum, "maximum", 32)
+    if resources > maximum:
+        raise ValueError("resources %d are above the maximum %d"
+                         % (resources, maximum))
+    return _named(struct.pack(">II", resources, maximum), name)
+
+
+def body_release(name: bytes, resources: int) -> bytes:
+    """Release's body."""
+    _uint(resources, "resources", 32)
+    return _named(struct.pack(">I", resources), name)
+
+
+def body_wait_acquire(name: bytes, resources: int, maximum: int,
+                      wait_ms: int, lease_ms: int) -> bytes:
+    """Wait_acquire's body (maximum 0, wait or lease 0xffffffff: the
+    group's setting)."""
+    _uint(resources, "resources", 32, 1)
+    _uint(maximum, "maximum", 32)
+    _uint(wait_ms, "wait_ms", 32)
+    _uint(lease_ms, "lease_ms", 32)
+    if maximum != 0 and resources > maximum:
+        raise ValueError("resources %d are above the maximum %d"
+                         % (resources, maximum))
+    return _named(struct.pack(">IIII", resources, maximum, wait_ms,
+                              lease_ms), name)
+
+
+def body_renew(name: bytes, lease_ms: int) -> bytes:
+    """Renew's body (lease_ms 1 or more)."""
+    _uint(lease_ms, "lease_ms", 32, 1)
+    return _named(struct.pack(">I", lease_ms), name)
+
+
+def body_ttl_insert(name: bytes, quota: int, ttl: int,
+                    unit: int = Unit.S) -> bytes:
+    """Ttl_insert's body."""
+    _uint(quota, "quota", 64)
+    _uint(ttl, "ttl", 64, 1)
+    _uint(unit, "unit", 32)
+    if unit > Unit.H:
+        raise ValueError("unit %d is not a time unit (0..5)" % unit)
+    return _named(struct.pack(">QQB", quota, ttl, unit), name)
+
+
+def body_ttl_update(name: bytes, attribute: int, change: int, value: int,
+                    unit: int = Unit.S) -> bytes:
+    """Ttl_update's body."""
+    if attribute not in (0, 1):
+        raise ValueError("attribute %r is not 0 (quota) or 1 (ttl)"
+                         % (attribute,))
+    if change not in (0, 1, 2):
+        raise ValueError("change %r is not 0, 1 or 2" % (change,))
+    _uint(value, "value", 64)
+    if unit not in range(0, 6):
+        raise ValueError("unit %r is not a time unit (0..5)" % (unit,))
+    return _named(struct.pack(">BBBQ", attribute, change, unit, value), name)
+
+
+def body_window(name: bytes, limit: int, cost: int = 1, window_ns: int = 0,
+                slots: int = 0, peek: bool = False) -> bytes:
+    """Window_check's body."""
+    _uint(limit, "limit", 32)
+    _uint(cost, "cost", 32, 1)
+    _uint(window_ns, "window_ns", 64)
+    _uint(slots, "slots", 8)
+    if slots > 64:
+        raise ValueError("slots is %d, more than 64" % slots)
+    return _named(struct.pack(">BBHIIQ", 1 if peek else 0, slots, 0, limit,
+                              cost, window_ns), name)
+
+
+def body_gcra(name: bytes, burst: int, count: int, period_ns: int,
+              cost: int = 1, peek: bool = False) -> bytes:
+    """Gcra_check's body."""
+    _uint(burst, "burst", 32)
+    _uint(count, "count", 32, 1)
+    _uint(cost, "cost", 32, 1)
+    _uint(period_ns, "period_ns", 64, 1)
+    return _named(struct.pack(">BxxxIIIQ", 1 if peek else 0, burst, count,
+                              cost, period_ns), name)
+
+
+def body_multi(items: list[Union[WindowItem, GcraItem]],
+               peek: bool = False) -> bytes:
+    """Multi_check's body (1 to 16 window and GCRA items)."""
+    if not items:
+        raise ValueError("multi-check needs at least one item")
+    if len(items) > MULTI_MAX:
+        raise ValueError("multi-check has %d items, more than %d"
+                         % (len(items), MULTI_MAX))
+    out = [struct.pack(">BB", 1 if peek else 0, len(items))]
+    for it in items:
+        n = name_bytes(it.name)
+        if isinstance(it, WindowItem):
+            op, b = Op.WINDOW_CHECK, body_window(n, it.limit, it.cost,
+                                                 it.window_ns, it.slots)
+        elif isinstance(it, GcraItem):
+            op, b = Op.GCRA_CHECK, body_gcra(n, it.burst, it.count,
+                                             it.period_ns, it.cost)
+        else:
+            raise TypeError("multi-check items are WindowItem or GcraItem")
+        out.append(struct.pack(">BH", op, len(b)) + b)
+    body = b"".join(out)
+    if len(body) > BODY_MAX:
+        raise ValueError("multi-check body is %d bytes, more than %d"
+                         % (len(body), BODY_MAX))
+    return body
+
+
+def body_throttle(tenant: bytes, units: int) -> bytes:
+    """Throttle's body (units 1 or more)."""
+    _uint(units, "units", 32, 1)
+    return _named(struct.pack(">I", units), tenant)
+
+
+def body_tenant_set(tenant: bytes, reserved: Optional[int],
+                    hard_limit: Optional[int]) -> bytes:
+    """Tenant_set's body; None leaves that value as it is."""
+    if reserved is None and hard_limit is None:
+        raise ValueError("tenant_set needs reserved or hard_limit")
+    flags = (1 if reserved is not None else 0) | \
+            (2 if hard_limit is not None else 0)
+    r = _uint(reserved, "reserved", 32) if reserved is not None else 0
+    h = _uint(hard_limit, "hard_limit", 32) if hard_limit is not None else 0
+    if reserved is not None and hard_limit is not None and h < r:
+        raise ValueError("hard_limit %d is below reserved %d" % (h, r))
+    return _named(struct.pack(">BxxxII", flags, r, h), tenant)
+
+
+def body_node_set(capacity: int) -> bytes:
+    """Node_set's body."""
+    return struct.pack(">I", _uint(capacity, "capacity", 32))
+
+
+# ---------------------------------------------------------------------------
+# Decoding
+
+
+def decode_packet(buf: Union[bytes, bytearray, memoryview]
+                  ) -> Optional[tuple[Packet, int]]:
+    """Decodes the packet at the front of buf: (packet, bytes used), or
+    None while less than a whole packet is there. Raises ProtocolError for
+    a magic other than 0x91 or 0x92 (the stream cannot be trusted)."""
+    if len(buf) < HEADER_SIZE:
+        return None
+    magic, opcode, status, _res, blen, opaque = _HEADER.unpack_from(buf, 0)
+    if magic not in (MAGIC_RESPONSE, MAGIC_EVENT):
+        raise ProtocolError("bad magic 0x%02x from the server" % magic)
+    if len(buf) < HEADER_SIZE + blen:
+        return None
+    body = bytes(buf[HEADER_SIZE:HEADER_SIZE + blen])
+    return Packet(magic, opcode, status, opaque, body), HEADER_SIZE + blen
+
+
+def check_status(p: Packet) -> None:
+    """Raises StatusError for an answer whose status is not 0."""
+    if p.status != 0:
+        text = p.body.decode("ascii", "replace")
+        raise StatusError(p.status, text, p.opcode)
+
+
+def _need(p: Packet, n: int, what: str) -> bytes:
+    if len(p.body) < n:
+        raise ProtocolError("%s answer is %d bytes, expected %d"
+                            % (what, len(p.body), n))
+    return p.body
+
+
+def _name_at(body: bytes, off: int, what: str) -> bytes:
+    if len(body) < off + 2:
+        raise ProtocolError("%s record too short" % what)
+    (n,) = struct.unpack_from(">H", body, off)
+    if len(body) < off + 2 + n:
+        raise ProtocolError("%s record name runs past its body" % what)
+    return body[off + 2:off + 2 + n]
+
+
+def decode_none(p: Packet) -> None:
+    """An answer whose body says nothing."""
+    check_status(p)
+
+
+def decode_u32(p: Packet) -> int:
+    """An answer whose body is a u32 (Get, Acquire, Wait_release)."""
+    check_status(p)
+    return struct.unpack_from(">I", _need(p, 4, "u32"))[0]
+
+
+def decode_u64(p: Packet) -> int:
+    """An answer whose body is a u64 (Renew's lease id)."""
+    check_status(p)
+    return struct.unpack_from(">Q", _need(p, 8, "u64"))[0]
+
+
+def decode_stats(p: Packet) -> dict[str, str]:
+    """Stats' name/value pairs, in the server's order."""
+    check_status(p)
+    out: dict[str, str] = {}
+    b, off = p.body, 0
+    while off < len(b):
+        if off + 4 > len(b):
+            raise ProtocolError("stats pair header cut short")
+        nl, vl = struct.unpack_from(">HH", b, off)
+        off += 4
+        if off + nl + vl > len(b):
+            raise ProtocolError("stats pair runs past the body")
+        k = b[off:off + nl].decode("ascii", "replace")
+        v = b[off + nl:off + nl + vl].decode("ascii", "replace")
+        out[k] = v
+        off += nl + vl
+    return out
+
+
+def decode_wait(p: Packet) -> WaitAnswer:
+    """Wait_acquire's 20-byte answer."""
+    check_status(p)
+    b = _need(p, 20, "wait_acquire")
+    state, pos, lid, cons = struct.unpack_from(">BxxxIQI", b)
+    return WaitAnswer(state == 0, pos, lid, cons)
+
+
+def decode_event(p: Packet, server: str = "") -> Event:
+    """An event packet's body."""
+    b = _need(p, 14, "event")
+    lid, value = struct.unpack_from(">QI", b)
+    return Event(p.opcode, p.opaque, lid, value, _name_at(b, 12, "event"),
+                 server)
+
+
+def decode_dump_record(p: Packet) -> DumpRecord:
+    """One Dump record."""
+    b = _need(p, 10, "dump")
+    cur, mx = struct.unpack_from(">II", b)
+    return DumpRecord(_name_at(b, 8, "dump"), cur, mx)
+
+
+def decode_queue_record(p: Packet) -> QueueRecord:
+    """One Queues record."""
+    b = _need(p, 10, "queues")
+    cons, length = struct.unpack_from(">II", b)
+    return QueueRecord(_name_at(b, 8, "queues"), cons, length)
+
+
+def decode_ttl_view(p: Packet) -> TtlView:
+    """Ttl_query's and Ttl_update's 17-byte view."""
+    check_status(p)
+    q, t, u = struct.unpack_from(">QQB", _need(p, 17, "ttl view"))
+    try:
+        unit = Unit(u)
+    except ValueError:
+        raise ProtocolError("unknown time unit %d" % u) from None
+    return TtlView(q, t, unit)
+
+
+def _check_answer(b: bytes, off: int) -> CheckAnswer:
+    st, lim, rem, used, retry, reset = struct.unpack_from(">BxxxIIIQQ",
+                                                          b, off)
+    try:
+        state = CheckState(st)
+    except ValueError:
+        raise ProtocolError("unknown check state %d" % st) from None
+    return CheckAnswer(state, lim, rem, used, retry, reset)
+
+
+def decode_check(p: Packet) -> CheckAnswer:
+    """Window_check's and Gcra_check's 32-byte answer."""
+    check_status(p)
+    return _check_answer(_need(p, 32, "check"), 0)
+
+
+def decode_multi(p: Packet) -> MultiAnswer:
+    """Multi_check's answer: overall, count, a check answer per item."""
+    check_status(p)
+    b = _need(p, 2, "multi_check")
+    overall, count = b[0], b[1]
+    _need(p, 2 + 32 * count, "multi_check")
+    items = [_check_answer(b, 2 + 32 * i) for i in range(count)]
+    return MultiAnswer(overall == 0, items)
+
+
+def decode_throttle(p: Packet) -> ThrottleAnswer:
+    """Throttle's 24-byte answer."""
+    check_status(p)
+    st, reason, used, rem, retry = struct.unpack_from(
+        ">BBxxIIxxxxQ", _need(p, 24, "throttle"))
+    try:
+        r = ThrottleReason(reason)
+    except ValueError:
+        raise ProtocolError("unknown throttle reason %d" % reason) from None
+    return ThrottleAnswer(st == 0, r, used, rem, retry)
+
+
+def _tenant_view(b: bytes, name: bytes) -> TenantView:
+    res, hard, used, flags, thr, units = struct.unpack_from(">IIIBxxxQQ", b)
+    return TenantView(res, hard, used, bool(flags & 1), thr, units, name)
+
+
+def decode_tenant_view(p: Packet) -> TenantView:
+    """Tenant_show's 32-byte view."""
+    check_status(p)
+    return _tenant_view(_need(p, 32, "tenant view"), b"")
+
+
+def decode_tenant_record(p: Packet) -> TenantView:
+    """One Tenant_list record: the view and the tenant's name."""
+    b = _need(p, 34, "tenant record")
+    return _tenant_view(b, _name_at(b, 32, "tenant"))
+
+
+def decode_node_view(p: Packet) -> NodeView:
+    """Node_show's 32-byte view."""
+    check_status(p)
+    return NodeView(*struct.unpack_from(">IIIIIIQ",
+                                        _need(p, 32, "node view")))
