@@ -1,0 +1,2 @@
+/* test_client.c: placeholder */
+int main(void) { return 0; }
