@@ -1389,26 +1389,13 @@ int mcc_run_until(mcc_client *c, const bool *done, int64_t deadline)
     return MCC_OK;
 }
 
-/* Drives every connection for a while. */
+/* Runs one round of the loop. */
 int mcc_poll(mcc_client *c, int timeout_ms)
 {
-    int64_t deadline;
-
-    if (!c)
+    if (!c || timeout_ms < -1)
         return MCC_ERR_INVALID;
     if (c->in_callback)
         return MCC_ERR_BUSY;
-    if (timeout_ms == 0) {
-        run_once(c, 0);
-        return mcc_pending(c) ? MCC_ERR_TIMEOUT : MCC_OK;
-    }
-    deadline = timeout_ms < 0 ? -1 : mcc_now_ms() + timeout_ms;
-    for (;;) {
-        int64_t now = mcc_now_ms();
-        if (mcc_pending(c) == 0 && mcc_leases_next(c) < 0)
-            return MCC_OK;
-        if (deadline >= 0 && now >= deadline)
-            return MCC_ERR_TIMEOUT;
-        run_once(c, deadline < 0 ? -1 : deadline - now);
-    }
+    run_once(c, timeout_ms);
+    return MCC_OK;
 }

@@ -48,5 +48,6 @@ check_PROGRAMS += client/test_client
 TESTS += client/test_client
 client_test_client_SOURCES = client/test_client.c
 client_test_client_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
-client_test_client_LDADD = client/libmccounter.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+client_test_client_LDADD = client/libmccounter.la libcntproto.la \
+	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif

@@ -403,10 +403,12 @@ int mcc_next_timeout_ms(const mcc_client *c);
  * a later answer is dropped) and renews leases. */
 void mcc_tick(mcc_client *c);
 
-/* Drives every connection with poll() for up to timeout_ms (-1: until no
- * request is pending and no lease is held; 0: once, without waiting):
- * for programs without a loop of their own. Returns MCC_OK or
- * MCC_ERR_TIMEOUT if requests are still pending at the end. */
+/* Runs one round of a loop of the library's own, for programs without
+ * one: waits with poll() up to timeout_ms (-1: until something happens;
+ * at once when there is no connection and nothing timed) for a
+ * connection to be ready or a timer to be due, handles what is ready and
+ * runs mcc_tick. Call it in a loop to receive events and keep leases
+ * renewed. Returns MCC_OK (MCC_ERR_BUSY from inside a callback). */
 int mcc_poll(mcc_client *c, int timeout_ms);
 
 /* Returns the number of requests in flight on all connections. */
