@@ -51,3 +51,7 @@ client_test_client_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 client_test_client_LDADD = client/libmccounter.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif
+
+# The manual pages of the library, one per family of functions.
+dist_man_MANS += doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
+	doc/mcc_lease.3
