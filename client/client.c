@@ -113,6 +113,7 @@ static void conn_close(mcc_conn *k)
     if (k->fd >= 0)
         close(k->fd);
     k->fd = -1;
+    k->gen++;
     k->state = MCC_CONN_CLOSED;
     k->out_off = k->out_len = 0;
     k->in_len = 0;
@@ -631,21 +632,32 @@ static void conn_fail(mcc_client *c, size_t i, int error)
     mcc_conn *k = &c->servers[i].conn;
     int rest = error == MCC_ERR_CONNECT ? MCC_ERR_CONNECT : MCC_ERR_IO;
     bool first = true;
+    unsigned old_gen = k->gen;
+    size_t old_count = k->q_count;
     mcc_event ev;
-    mcc_waiter *w;
 
     conn_close(k);
     k->down_until = mcc_now_ms() + c->retry_ms;
     notify(c, i);
-    while (k->q_count) {
+    /* Callbacks may already queue requests again (with a retry pause of
+     * 0, on a new connection): those go to the tail, so exactly the old
+     * ones are taken from the head, and they stay in place meanwhile so
+     * that a callback can still make one an orphan. */
+    while (old_count--) {
         mcc_inflight p = queue_pop(k);
         bool counts = !p.internal_auth;
         fail_pending(c, i, &p, first && counts ? error : rest);
         if (counts)
             first = false;
     }
-    while ((w = k->waiters) != NULL) {
-        k->waiters = w->next;
+    for (;;) {
+        mcc_waiter *w, **pw;
+        for (pw = &k->waiters; (w = *pw) != NULL; pw = &w->next)
+            if (w->gen == old_gen)
+                break;
+        if (!w)
+            break;
+        *pw = w->next;
         w->next = NULL;
         w->linked = false;
         c->in_callback++;
@@ -971,10 +983,10 @@ static int handle_packet(mcc_client *c, size_t i, const cnt_response *res)
 static void process_input(mcc_client *c, size_t i)
 {
     mcc_conn *k = &c->servers[i].conn;
-    int fd = k->fd;
+    unsigned gen = k->gen;
     size_t off = 0;
 
-    while (k->fd == fd && k->state == MCC_CONN_UP) {
+    while (k->gen == gen && k->state == MCC_CONN_UP) {
         cnt_response res;
         cnt_decode_result d =
             cnt_response_decode(k->in + off, k->in_len - off, &res);
@@ -998,7 +1010,7 @@ static void process_input(mcc_client *c, size_t i)
         }
         off += res.size;
     }
-    if (k->fd == fd && off > 0) {
+    if (k->gen == gen && off > 0) {
         memmove(k->in, k->in + off, k->in_len - off);
         k->in_len -= off;
     }
@@ -1060,12 +1072,13 @@ static int do_readable(mcc_client *c, size_t i)
 {
     mcc_conn *k = &c->servers[i].conn;
     int fd = k->fd;
+    unsigned gen = k->gen;
 
     if (k->state == MCC_CONN_CLOSED)
         return MCC_OK;
     if (k->state == MCC_CONN_CONNECTING && !finish_connect(c, i))
         return k->state == MCC_CONN_CLOSED ? MCC_ERR_CONNECT : MCC_OK;
-    while (k->fd == fd && k->state == MCC_CONN_UP) {
+    while (k->gen == gen && k->state == MCC_CONN_UP) {
         ssize_t n;
         if (k->in_len >= MCC_RESPONSE_MAX) {
             conn_fail(c, i, MCC_ERR_PROTOCOL);
@@ -1084,7 +1097,7 @@ static int do_readable(mcc_client *c, size_t i)
         conn_fail(c, i, MCC_ERR_IO);
         return MCC_ERR_IO;
     }
-    if (k->fd != fd)
+    if (k->gen != gen)
         return MCC_ERR_IO;
     notify(c, i);
     return MCC_OK;
@@ -1174,6 +1187,7 @@ void mcc_waiter_add(mcc_client *c, size_t server, mcc_waiter *w)
 {
     mcc_conn *k = &c->servers[server].conn;
 
+    w->gen = k->gen;
     w->next = k->waiters;
     k->waiters = w;
     w->linked = true;

@@ -56,6 +56,7 @@ typedef struct mcc_inflight {
  * runs when once is set, or always when the connection is lost. */
 typedef struct mcc_waiter {
     uint32_t opaque;
+    unsigned gen;             /* the connection's gen when linked */
     bool once;
     bool linked;
     void (*fn)(mcc_client *c, struct mcc_waiter *w,
@@ -73,6 +74,9 @@ typedef enum mcc_conn_state {
 /* One server's connection. */
 typedef struct mcc_conn {
     int fd;
+    unsigned gen;             /* changes whenever the socket closes, so a
+                               * loop over one socket notices (an fd number
+                               * may come back at once) */
     mcc_conn_state state;
     int64_t connect_deadline;
     int64_t down_until;       /* no reconnect before this (monotonic ms) */
