@@ -57,6 +57,8 @@ typedef struct logbook {
 
 /* Appends one formatted line to a logbook. */
 static void log_add(logbook *lb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void log_add(logbook *lb, const char *fmt, ...)
 {
     va_list ap;
 
