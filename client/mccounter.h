@@ -361,7 +361,9 @@ typedef struct mcc_event {
 typedef void (*mcc_event_callback)(mcc_client *c, const mcc_event *ev,
                                    void *arg);
 
-/* Sets the callback of events (NULL: events are dropped). */
+/* Sets the callback of events (NULL: events are dropped). The events of
+ * a blocking mcc_wait_acquire's request (until it returns) and of a lease
+ * helper's go to them instead. */
 void mcc_client_set_event_callback(mcc_client *c, mcc_event_callback fn,
                                    void *arg);
 
