@@ -842,6 +842,55 @@ static void test_event_loop_api(void **state)
     fake_finish(f);
 }
 
+/* Closes the first connection after a Get, then answers a Get on a
+ * second one. */
+static void script_reconnect(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    struct pollfd p = { f->lfd, POLLIN, 0 };
+
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    close(f->fd);
+    f->len = 0;
+    f->fd = -1;
+    if (poll(&p, 1, GIVE_UP_MS) != 1) {
+        fake_fail(f, "no second connection");
+        return;
+    }
+    f->fd = accept(f->lfd, NULL, NULL);
+    if (f->fd < 0 || !fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    fake_write(f, out, cnt_encode_u32(out, CNT_OP_GET, rq.opaque, 5));
+}
+
+/* Logs, and on a lost connection asks again at once (a retry pause of
+ * 0 lets it reconnect from inside the failure's own callback). */
+static void cb_retry(mcc_client *c, const mcc_result *r, void *arg)
+{
+    log_result(c, r, arg);
+    if (r->error == MCC_ERR_IO)
+        log_add(arg, "again:%d", mcc_get_async(c, "a", 1, log_result, arg));
+}
+
+static void test_reconnect_in_callback(void **state)
+{
+    fake *f = fake_start(script_reconnect);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+
+    (void)state;
+    mcc_client_set_retry_ms(c, 0);
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_get_async(c, "a", 1, cb_retry, lb), MCC_OK);
+    poll_until(c, lb, 4);
+    log_expect(lb, "01:-6", "again:0", "ev16:-6:s00", "01:0:5", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
 /* Grants a lease helper's Wait_acquire, then closes the connection. */
 static void script_lease_drop(fake *f)
 {
@@ -1399,6 +1448,7 @@ int main(void)
         cmocka_unit_test(test_server_down_remap),
         cmocka_unit_test(test_event_loop_api),
         cmocka_unit_test(test_lease_connection_lost),
+        cmocka_unit_test(test_reconnect_in_callback),
     };
     const struct CMUnitTest online[] = {
         cmocka_unit_test(test_live_blocking),
