@@ -14,6 +14,9 @@ client_libmccounter_la_SOURCES = \
 	client/errors.c \
 	client/ketama.c \
 	client/servers.c
+# Hidden by default: only what mccounter.h declares is exported, so the
+# internal mcc_* helpers (continuum, parser, submit path) stay private.
+client_libmccounter_la_CFLAGS = $(AM_CFLAGS) $(VISIBILITY_CFLAGS)
 client_libmccounter_la_LIBADD = libcntproto.la
 client_libmccounter_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined
 if HAVE_LD_VERSION_SCRIPT

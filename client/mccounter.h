@@ -24,6 +24,13 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility so that its internal
+ * functions (mcc_-prefixed too) stay out of its ABI; what this header
+ * declares is what it exports. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
 /* ---- Errors ---- */
 
 /* Client error codes (negative; MCC_OK is 0). */
@@ -631,6 +638,10 @@ mcc_lease_state mcc_lease_get_state(const mcc_lease *lease);
 
 /* Returns the lease id (fencing token) of a granted lease, else 0. */
 uint64_t mcc_lease_id(const mcc_lease *lease);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
