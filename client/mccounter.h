@@ -292,9 +292,9 @@ int mcc_client_add_server(mcc_client *c, const char *host, uint16_t port,
                           uint32_t weight);
 
 /* Replaces the (still unused) server list with "HOST:PORT[:WEIGHT],..."
- * (IPv6 as [addr]:port[:weight]); returns the count or MCC_ERR_INVALID,
- * with a message naming the bad item in err[0..errlen) when err is not
- * NULL. */
+ * (IPv6 as [addr]:port[:weight]); returns the count or an error:
+ * MCC_ERR_INVALID for a bad list, with a message naming the bad item in
+ * err[0..errlen) when err is not NULL. */
 int mcc_client_set_servers(mcc_client *c, const char *list, char *err,
                            size_t errlen);
 
@@ -331,9 +331,9 @@ int mcc_client_set_retry_ms(mcc_client *c, int retry_ms);
  * would each grant the maximum. */
 void mcc_client_set_remap_rate_limits(mcc_client *c, bool on);
 
-/* Bounds each connection: at most max_requests in flight and max_bytes of
- * unsent output (defaults 65536 and 4 MiB); beyond, operations fail with
- * MCC_ERR_BUSY. */
+/* Bounds each connection: at most max_requests (>= 1) in flight and
+ * max_bytes of unsent output (at least 65573, the largest request;
+ * defaults 65536 and 4 MiB); beyond, operations fail with MCC_ERR_BUSY. */
 int mcc_client_set_max_queue(mcc_client *c, size_t max_requests,
                              size_t max_bytes);
 
