@@ -1,0 +1,1415 @@
+/* client.c: the core of libmccounter: servers and the continuum, one
+ * non-blocking connection per server, the pipeline of requests in flight
+ * (answers are matched in order and their opaques checked), events,
+ * timeouts, the failure policy, and the poll() loop the blocking calls
+ * and mcc_poll drive it with. Operations (ops.c) only encode and call
+ * mcc_submit; everything that reads a socket is here. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/internal.h"
+#include "protocol/request.h"
+
+/* ---- Small helpers ---- */
+
+/* Monotonic clock in milliseconds. */
+int64_t mcc_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Returns the scratch buffer, allocating it on first use. */
+uint8_t *mcc_scratch(mcc_client *c)
+{
+    if (!c->scratch)
+        c->scratch = malloc(CNT_REQUEST_MAX);
+    return c->scratch;
+}
+
+/* Returns a fresh opaque; 0 is skipped so that it can mean "none". */
+uint32_t mcc_next_opaque(mcc_client *c)
+{
+    if (++c->next_opaque == 0)
+        c->next_opaque = 1;
+    return c->next_opaque;
+}
+
+/* Checks a name's length against the protocol's bounds. */
+int mcc_check_name(const void *name, size_t len)
+{
+    if (!name || len == 0 || len > CNT_NAME_MAX)
+        return MCC_ERR_NAME;
+    return MCC_OK;
+}
+
+/* Runs an application callback, counting the depth so that calls that
+ * must not run inside one (blocking calls, the loop) can refuse. */
+static void call_cb(mcc_client *c, mcc_callback cb, const mcc_result *r,
+                    void *arg)
+{
+    if (!cb)
+        return;
+    c->in_callback++;
+    cb(c, r, arg);
+    c->in_callback--;
+}
+
+/* Same for a record callback. */
+static void call_rcb(mcc_client *c, mcc_record_callback cb,
+                     const mcc_record *rec, void *arg)
+{
+    if (!cb)
+        return;
+    c->in_callback++;
+    cb(c, rec, arg);
+    c->in_callback--;
+}
+
+/* Same for the event callback. */
+static void call_event(mcc_client *c, const mcc_event *ev)
+{
+    if (!c->ev_cb)
+        return;
+    c->in_callback++;
+    c->ev_cb(c, ev, c->ev_arg);
+    c->in_callback--;
+}
+
+/* ---- Client setup ---- */
+
+/* Creates a client with no servers. */
+mcc_client *mcc_client_new(void)
+{
+    mcc_client *c = calloc(1, sizeof *c);
+
+    if (!c)
+        return NULL;
+    c->timeout_ms = MCC_DEFAULT_TIMEOUT_MS;
+    c->retry_ms = MCC_DEFAULT_RETRY_MS;
+    c->max_requests = MCC_DEFAULT_MAX_REQUESTS;
+    c->max_bytes = MCC_DEFAULT_MAX_BYTES;
+    return c;
+}
+
+/* Closes a connection's socket and forgets what it buffered (nothing is
+ * reported: callers report). */
+static void conn_close(mcc_conn *k)
+{
+    if (k->fd >= 0)
+        close(k->fd);
+    k->fd = -1;
+    k->gen++;
+    k->state = MCC_CONN_CLOSED;
+    k->out_off = k->out_len = 0;
+    k->in_len = 0;
+}
+
+/* Frees the client, its connections and its leases. */
+void mcc_client_free(mcc_client *c)
+{
+    if (!c)
+        return;
+    mcc_leases_free(c);
+    for (size_t i = 0; i < c->n_servers; i++) {
+        mcc_conn *k = &c->servers[i].conn;
+        conn_close(k);
+        free(k->out);
+        free(k->in);
+        free(k->q);
+    }
+    free(c->servers);
+    free(c->up);
+    free(c->pfd);
+    free(c->pidx);
+    mcc_ketama_free(c->ketama);
+    if (c->secret) {
+        memset(c->secret, 0, c->secret_len);
+        free(c->secret);
+    }
+    free(c->scratch);
+    free(c);
+}
+
+/* Rebuilds the continuum from the server list. */
+static int rebuild_continuum(mcc_client *c)
+{
+    mcc_server_spec *specs = malloc(c->n_servers * sizeof *specs);
+    mcc_ketama *k;
+
+    if (!specs)
+        return MCC_ERR_NOMEM;
+    for (size_t i = 0; i < c->n_servers; i++)
+        specs[i] = c->servers[i].spec;
+    k = mcc_ketama_new(specs, c->n_servers);
+    free(specs);
+    if (!k)
+        return MCC_ERR_NOMEM;
+    mcc_ketama_free(c->ketama);
+    c->ketama = k;
+    return MCC_OK;
+}
+
+/* Appends one server without rebuilding the continuum. */
+static int append_server(mcc_client *c, const char *host, uint16_t port,
+                         uint32_t weight)
+{
+    mcc_server *s;
+    size_t hl;
+
+    if (!host || port == 0)
+        return MCC_ERR_INVALID;
+    hl = strlen(host);
+    if (hl == 0 || hl >= sizeof s->spec.host)
+        return MCC_ERR_INVALID;
+    if (c->n_servers == c->cap_servers) {
+        size_t cap = c->cap_servers ? c->cap_servers * 2 : 4;
+        mcc_server *ns = realloc(c->servers, cap * sizeof *ns);
+        bool *up;
+        struct pollfd *pfd;
+        size_t *pidx;
+        if (!ns)
+            return MCC_ERR_NOMEM;
+        c->servers = ns;
+        up = realloc(c->up, cap * sizeof *up);
+        if (!up)
+            return MCC_ERR_NOMEM;
+        c->up = up;
+        pfd = realloc(c->pfd, cap * sizeof *pfd);
+        if (!pfd)
+            return MCC_ERR_NOMEM;
+        c->pfd = pfd;
+        pidx = realloc(c->pidx, cap * sizeof *pidx);
+        if (!pidx)
+            return MCC_ERR_NOMEM;
+        c->pidx = pidx;
+        c->cap_servers = cap;
+    }
+    s = &c->servers[c->n_servers];
+    memset(s, 0, sizeof *s);
+    memcpy(s->spec.host, host, hl + 1);
+    s->spec.port = port;
+    s->spec.weight = weight ? weight : 1;
+    snprintf(s->label, sizeof s->label,
+             strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
+    s->conn.fd = -1;
+    s->conn.seen_fd = -1;
+    return (int)c->n_servers++;
+}
+
+/* Adds a server and rebuilds the continuum. */
+int mcc_client_add_server(mcc_client *c, const char *host, uint16_t port,
+                          uint32_t weight)
+{
+    int idx, rc;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    idx = append_server(c, host, port, weight);
+    if (idx < 0)
+        return idx;
+    rc = rebuild_continuum(c);
+    if (rc != MCC_OK) {
+        c->n_servers--;
+        return rc;
+    }
+    return idx;
+}
+
+/* Replaces the server list with a parsed one; only before any server has
+ * a connection or requests (indexes would change under them). */
+int mcc_client_set_servers(mcc_client *c, const char *list, char *err,
+                           size_t errlen)
+{
+    mcc_server_spec *specs;
+    size_t max;
+    int n, rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!c || !list)
+        return MCC_ERR_INVALID;
+    for (size_t i = 0; i < c->n_servers; i++)
+        if (c->servers[i].conn.fd >= 0 || c->servers[i].conn.q_count) {
+            if (err && errlen)
+                snprintf(err, errlen, "servers are in use");
+            return MCC_ERR_INVALID;
+        }
+    /* Every item needs at least "h:1" and a comma. */
+    max = strlen(list) / 2 + 1;
+    specs = calloc(max, sizeof *specs);
+    if (!specs)
+        return MCC_ERR_NOMEM;
+    n = mcc_servers_parse(list, specs, max, err, errlen);
+    if (n < 1) {
+        free(specs);
+        return MCC_ERR_INVALID;
+    }
+    for (size_t i = 0; i < c->n_servers; i++) {
+        free(c->servers[i].conn.out);
+        free(c->servers[i].conn.in);
+        free(c->servers[i].conn.q);
+    }
+    c->n_servers = 0;
+    for (int i = 0; i < n; i++) {
+        rc = append_server(c, specs[i].host, specs[i].port, specs[i].weight);
+        if (rc < 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "bad server '%s'", specs[i].host);
+            free(specs);
+            c->n_servers = 0;
+            return rc;
+        }
+    }
+    free(specs);
+    rc = rebuild_continuum(c);
+    if (rc != MCC_OK) {
+        c->n_servers = 0;
+        return rc;
+    }
+    return n;
+}
+
+/* Returns the number of servers. */
+size_t mcc_client_server_count(const mcc_client *c)
+{
+    return c ? c->n_servers : 0;
+}
+
+/* Returns the server a name maps to, ignoring failures. */
+size_t mcc_client_server_for(const mcc_client *c, const void *name,
+                             size_t len)
+{
+    if (!c || c->n_servers == 0 || !c->ketama)
+        return (size_t)-1;
+    return mcc_ketama_lookup(c->ketama, name, len);
+}
+
+/* Returns "host:port" of server i. */
+const char *mcc_client_server_name(const mcc_client *c, size_t i)
+{
+    if (!c || i >= c->n_servers)
+        return NULL;
+    return c->servers[i].label;
+}
+
+/* Sets the default timeout. */
+int mcc_client_set_timeout(mcc_client *c, int timeout_ms)
+{
+    if (!c || timeout_ms <= 0)
+        return MCC_ERR_INVALID;
+    c->timeout_ms = timeout_ms;
+    return MCC_OK;
+}
+
+/* Sets (or clears) the secret sent on each new connection. */
+int mcc_client_set_secret(mcc_client *c, const void *secret, size_t len)
+{
+    uint8_t *copy = NULL;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    if (secret) {
+        if (len == 0 || len > CNT_NAME_MAX)
+            return MCC_ERR_NAME;
+        copy = malloc(len);
+        if (!copy)
+            return MCC_ERR_NOMEM;
+        memcpy(copy, secret, len);
+    }
+    if (c->secret) {
+        memset(c->secret, 0, c->secret_len);
+        free(c->secret);
+    }
+    c->secret = copy;
+    c->secret_len = secret ? len : 0;
+    return MCC_OK;
+}
+
+/* Sets how long a failed server is left alone. */
+int mcc_client_set_retry_ms(mcc_client *c, int retry_ms)
+{
+    if (!c || retry_ms < 0)
+        return MCC_ERR_INVALID;
+    c->retry_ms = retry_ms;
+    return MCC_OK;
+}
+
+/* Turns remapping of rate-limit names on or off. */
+void mcc_client_set_remap_rate_limits(mcc_client *c, bool on)
+{
+    if (c)
+        c->remap = on;
+}
+
+/* Sets the per-connection bounds. */
+int mcc_client_set_max_queue(mcc_client *c, size_t max_requests,
+                             size_t max_bytes)
+{
+    if (!c || max_requests == 0 || max_bytes < CNT_REQUEST_MAX)
+        return MCC_ERR_INVALID;
+    c->max_requests = max_requests;
+    c->max_bytes = max_bytes;
+    return MCC_OK;
+}
+
+/* Sets the event callback. */
+void mcc_client_set_event_callback(mcc_client *c, mcc_event_callback fn,
+                                   void *arg)
+{
+    if (!c)
+        return;
+    c->ev_cb = fn;
+    c->ev_arg = arg;
+}
+
+/* Sets the watch callback. */
+void mcc_client_set_watch_callback(mcc_client *c, mcc_watch_callback fn,
+                                   void *arg)
+{
+    if (!c)
+        return;
+    c->w_cb = fn;
+    c->w_arg = arg;
+}
+
+/* ---- Server choice and failure policy ---- */
+
+/* Tells whether server i is in its retry pause (failed, not connected). */
+static bool server_down(const mcc_client *c, size_t i, int64_t now)
+{
+    const mcc_conn *k = &c->servers[i].conn;
+
+    return k->state == MCC_CONN_CLOSED && now < k->down_until;
+}
+
+/* Picks a name's server, moving rate-limit names off a down server when
+ * remapping is on. */
+int mcc_pick_server(mcc_client *c, const void *name, size_t len,
+                    bool remappable, size_t *server)
+{
+    int64_t now;
+    size_t s;
+
+    if (c->n_servers == 0 || !c->ketama)
+        return MCC_ERR_INVALID;
+    s = mcc_ketama_lookup(c->ketama, name, len);
+    if (s >= c->n_servers)
+        return MCC_ERR_INVALID;
+    now = mcc_now_ms();
+    if (server_down(c, s, now)) {
+        if (!remappable || !c->remap)
+            return MCC_ERR_SERVER_DOWN;
+        for (size_t i = 0; i < c->n_servers; i++)
+            c->up[i] = !server_down(c, i, now);
+        s = mcc_ketama_lookup_up(c->ketama, name, len, c->up);
+        if (s >= c->n_servers)
+            return MCC_ERR_SERVER_DOWN;
+    }
+    *server = s;
+    return MCC_OK;
+}
+
+/* ---- Connections ---- */
+
+/* What a connection waits for. */
+static int conn_wants(const mcc_conn *k)
+{
+    switch (k->state) {
+    case MCC_CONN_CONNECTING:
+        return MCC_WANT_WRITE;
+    case MCC_CONN_UP:
+        return MCC_WANT_READ | (k->out_len > k->out_off ? MCC_WANT_WRITE : 0);
+    default:
+        return 0;
+    }
+}
+
+/* Tells the watch callback when server i's fd or interest changed. */
+static void notify(mcc_client *c, size_t i)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    int wants = conn_wants(k);
+
+    if (k->seen_fd == k->fd && k->seen_wants == wants)
+        return;
+    k->seen_fd = k->fd;
+    k->seen_wants = wants;
+    if (c->w_cb) {
+        c->in_callback++;
+        c->w_cb(c, i, k->fd, wants, c->w_arg);
+        c->in_callback--;
+    }
+}
+
+/* Makes room for need more unsent bytes. */
+static int out_reserve(mcc_conn *k, size_t need)
+{
+    if (k->out_off > 0) {
+        memmove(k->out, k->out + k->out_off, k->out_len - k->out_off);
+        k->out_len -= k->out_off;
+        k->out_off = 0;
+    }
+    if (k->out_cap - k->out_len < need) {
+        size_t cap = k->out_cap ? k->out_cap : 4096;
+        uint8_t *nb;
+        while (cap - k->out_len < need)
+            cap *= 2;
+        nb = realloc(k->out, cap);
+        if (!nb)
+            return MCC_ERR_NOMEM;
+        k->out = nb;
+        k->out_cap = cap;
+    }
+    return MCC_OK;
+}
+
+/* Appends an entry to the ring of requests in flight. */
+static int queue_push(mcc_conn *k, const mcc_inflight *p)
+{
+    if (k->q_count == k->q_cap) {
+        size_t cap = k->q_cap ? k->q_cap * 2 : 16;
+        mcc_inflight *nq = malloc(cap * sizeof *nq);
+        if (!nq)
+            return MCC_ERR_NOMEM;
+        /* Straighten the ring so that the oldest is at index 0. */
+        for (size_t i = 0; i < k->q_count; i++)
+            nq[i] = k->q[(k->q_head + i) % k->q_cap];
+        free(k->q);
+        k->q = nq;
+        k->q_cap = cap;
+        k->q_head = 0;
+    }
+    k->q[(k->q_head + k->q_count) % k->q_cap] = *p;
+    k->q_count++;
+    return MCC_OK;
+}
+
+/* Returns the i-th oldest request in flight. */
+static mcc_inflight *queue_at(mcc_conn *k, size_t i)
+{
+    return &k->q[(k->q_head + i) % k->q_cap];
+}
+
+/* Removes and returns the oldest request in flight. */
+static mcc_inflight queue_pop(mcc_conn *k)
+{
+    mcc_inflight p = k->q[k->q_head];
+
+    k->q_head = (k->q_head + 1) % k->q_cap;
+    k->q_count--;
+    return p;
+}
+
+/* Queues the Auth a new connection starts with. */
+static int queue_auth(mcc_client *c, mcc_conn *k)
+{
+    mcc_inflight p;
+    size_t len;
+    int rc;
+
+    rc = out_reserve(k, CNT_HEADER_SIZE + CNT_AUTH_FIXED + c->secret_len);
+    if (rc != MCC_OK)
+        return rc;
+    memset(&p, 0, sizeof p);
+    p.opaque = mcc_next_opaque(c);
+    p.op = CNT_OP_AUTH;
+    p.internal_auth = true;
+    p.deadline = mcc_now_ms() + c->timeout_ms;
+    rc = queue_push(k, &p);
+    if (rc != MCC_OK)
+        return rc;
+    len = cnt_encode_auth(k->out + k->out_len, p.opaque, c->secret,
+                          (uint16_t)c->secret_len);
+    k->out_len += len;
+    return MCC_OK;
+}
+
+/* Opens server i's connection (non-blocking connect). */
+static int conn_open(mcc_client *c, size_t i)
+{
+    mcc_server *s = &c->servers[i];
+    mcc_conn *k = &s->conn;
+    struct addrinfo hints, *res = NULL, *ai;
+    char port[8];
+    int fd = -1, one = 1;
+
+    if (!k->in) {
+        k->in = malloc(MCC_RESPONSE_MAX);
+        if (!k->in)
+            return MCC_ERR_NOMEM;
+    }
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    snprintf(port, sizeof port, "%u", (unsigned)s->spec.port);
+    if (getaddrinfo(s->spec.host, port, &hints, &res) != 0) {
+        k->down_until = mcc_now_ms() + c->retry_ms;
+        return MCC_ERR_CONNECT;
+    }
+    k->state = MCC_CONN_CLOSED;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family,
+                    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            k->state = MCC_CONN_UP;
+            break;
+        }
+        if (errno == EINPROGRESS) {
+            k->state = MCC_CONN_CONNECTING;
+            break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        k->down_until = mcc_now_ms() + c->retry_ms;
+        return MCC_ERR_CONNECT;
+    }
+    k->fd = fd;
+    k->connect_deadline = mcc_now_ms() + c->timeout_ms;
+    k->in_len = 0;
+    k->out_off = k->out_len = 0;
+    if (c->secret) {
+        int rc = queue_auth(c, k);
+        if (rc != MCC_OK) {
+            conn_close(k);
+            return rc;
+        }
+    }
+    return MCC_OK;
+}
+
+/* Reports the end of a request with an error to its owner. */
+static void fail_pending(mcc_client *c, size_t i, const mcc_inflight *p,
+                         int error)
+{
+    if (p->orphan || p->internal_auth)
+        return;
+    if (p->rcb) {
+        mcc_record rec;
+        memset(&rec, 0, sizeof rec);
+        rec.op = p->op;
+        rec.error = error;
+        rec.server = i;
+        call_rcb(c, p->rcb, &rec, p->arg);
+    } else {
+        mcc_result r;
+        memset(&r, 0, sizeof r);
+        r.op = p->op;
+        r.error = error;
+        r.server = i;
+        r.opaque = p->opaque;
+        call_cb(c, p->cb, &r, p->arg);
+    }
+}
+
+/* Closes server i's connection after a failure and reports it, in order:
+ * the oldest request in flight gets error, the others MCC_ERR_IO (or
+ * MCC_ERR_CONNECT when it never came up), then the watchers of waits, then
+ * the ERROR event. The server is left alone for the retry pause. */
+static void conn_fail(mcc_client *c, size_t i, int error)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    int rest = error == MCC_ERR_CONNECT ? MCC_ERR_CONNECT : MCC_ERR_IO;
+    bool first = true;
+    unsigned old_gen = k->gen;
+    size_t old_count = k->q_count;
+    mcc_event ev;
+
+    conn_close(k);
+    k->down_until = mcc_now_ms() + c->retry_ms;
+    notify(c, i);
+    /* Callbacks may already queue requests again (with a retry pause of
+     * 0, on a new connection): those go to the tail, so exactly the old
+     * ones are taken from the head, and they stay in place meanwhile so
+     * that a callback can still make one an orphan. */
+    while (old_count--) {
+        mcc_inflight p = queue_pop(k);
+        bool counts = !p.internal_auth;
+        fail_pending(c, i, &p, first && counts ? error : rest);
+        if (counts)
+            first = false;
+    }
+    for (;;) {
+        mcc_waiter *w, **pw;
+        for (pw = &k->waiters; (w = *pw) != NULL; pw = &w->next)
+            if (w->gen == old_gen)
+                break;
+        if (!w)
+            break;
+        *pw = w->next;
+        w->next = NULL;
+        w->linked = false;
+        c->in_callback++;
+        w->fn(c, w, NULL, rest);
+        c->in_callback--;
+    }
+    memset(&ev, 0, sizeof ev);
+    ev.kind = MCC_EVENT_ERROR;
+    ev.server = i;
+    ev.error = error;
+    call_event(c, &ev);
+}
+
+/* ---- Reading answers ---- */
+
+/* Fills r's answer from a status-0 answer; false if its body is not what
+ * the operation answers. */
+static bool parse_answer(const cnt_response *res, mcc_result *r)
+{
+    switch (res->opcode) {
+    case CNT_OP_GET:
+    case CNT_OP_ACQUIRE:
+        if (res->body_len < 4)
+            return false;
+        r->value = cnt_get_u32(res->body);
+        return true;
+    case CNT_OP_WAIT_RELEASE:
+        return cnt_parse_wait_release_answer(res, &r->value);
+    case CNT_OP_WAIT_ACQUIRE: {
+        cnt_wait_answer a;
+        if (!cnt_parse_wait_answer(res, &a))
+            return false;
+        r->wait.state = a.state;
+        r->wait.position = a.position;
+        r->wait.lease_id = a.lease_id;
+        r->wait.consumption = a.consumption;
+        return true;
+    }
+    case CNT_OP_RENEW:
+        return cnt_parse_renew_answer(res, &r->lease_id);
+    case CNT_OP_TTL_QUERY:
+    case CNT_OP_TTL_UPDATE: {
+        cnt_ttl_answer a;
+        if (!cnt_parse_ttl_view(res, &a))
+            return false;
+        r->ttl.quota = a.quota;
+        r->ttl.ttl_left = a.ttl_left;
+        r->ttl.unit = a.unit;
+        return true;
+    }
+    case CNT_OP_WINDOW_CHECK:
+    case CNT_OP_GCRA_CHECK: {
+        cnt_check_result a;
+        if (!cnt_parse_check_answer(res, &a))
+            return false;
+        r->check.state = a.state;
+        r->check.limit = a.limit;
+        r->check.remaining = a.remaining;
+        r->check.used = a.used;
+        r->check.retry_after_ns = a.retry_after_ns;
+        r->check.reset_after_ns = a.reset_after_ns;
+        return true;
+    }
+    case CNT_OP_MULTI_CHECK: {
+        cnt_multi_answer m;
+        if (!cnt_parse_multi_answer(res, &m))
+            return false;
+        r->multi.overall = m.overall;
+        r->multi.count = m.count;
+        for (uint8_t j = 0; j < m.count; j++) {
+            cnt_check_result a;
+            if (!cnt_multi_answer_item(&m, j, &a))
+                return false;
+            r->multi.items[j].state = a.state;
+            r->multi.items[j].limit = a.limit;
+            r->multi.items[j].remaining = a.remaining;
+            r->multi.items[j].used = a.used;
+            r->multi.items[j].retry_after_ns = a.retry_after_ns;
+            r->multi.items[j].reset_after_ns = a.reset_after_ns;
+        }
+        return true;
+    }
+    case CNT_OP_THROTTLE: {
+        cnt_throttle_answer a;
+        if (!cnt_parse_throttle_answer(res, &a))
+            return false;
+        r->throttle.state = a.state;
+        r->throttle.reason = a.reason;
+        r->throttle.used = a.used;
+        r->throttle.remaining = a.remaining;
+        r->throttle.retry_after_ns = a.retry_after_ns;
+        return true;
+    }
+    case CNT_OP_TENANT_SHOW: {
+        cnt_tenant_view v;
+        if (!cnt_parse_tenant_view(res, &v))
+            return false;
+        r->tenant.reserved = v.reserved;
+        r->tenant.hard_limit = v.hard_limit;
+        r->tenant.used = v.used;
+        r->tenant.flags = v.flags;
+        r->tenant.throttled = v.throttled;
+        r->tenant.units = v.units;
+        return true;
+    }
+    case CNT_OP_NODE_SHOW: {
+        cnt_node_view v;
+        if (!cnt_parse_node_view(res, &v))
+            return false;
+        r->node.capacity = v.capacity;
+        r->node.used = v.used;
+        r->node.pool = v.pool;
+        r->node.pool_used = v.pool_used;
+        r->node.reserved_sum = v.reserved_sum;
+        r->node.tenants = v.tenants;
+        r->node.throttled = v.throttled;
+        return true;
+    }
+    default:
+        /* Noop, Release, Ttl_insert, Ttl_purge, Auth and the privileged
+         * ones answer an empty body; anything after it is ignored. */
+        return true;
+    }
+}
+
+/* Tells whether an operation's answer is a series ended by an empty
+ * packet. */
+static bool is_series(uint8_t op)
+{
+    return op == CNT_OP_DUMP || op == CNT_OP_QUEUES ||
+           op == CNT_OP_TENANT_LIST;
+}
+
+/* Fills rec from one series packet (status 0, non-empty body); false if
+ * it is malformed. */
+static bool parse_record(const cnt_response *res, mcc_record *rec)
+{
+    switch (res->opcode) {
+    case CNT_OP_DUMP: {
+        cnt_dump_record d;
+        if (!cnt_dump_record_parse(res, &d))
+            return false;
+        rec->current = d.current;
+        rec->max = d.max;
+        rec->name = (const char *)d.name;
+        rec->name_len = d.name_len;
+        return true;
+    }
+    case CNT_OP_QUEUES: {
+        cnt_queues_record q;
+        if (!cnt_parse_queues_record(res, &q))
+            return false;
+        rec->consumption = q.consumption;
+        rec->queue_len = q.queue_len;
+        rec->name = (const char *)q.name;
+        rec->name_len = q.name_len;
+        return true;
+    }
+    default: {
+        cnt_tenant_record t;
+        if (!cnt_parse_tenant_record(res, &t))
+            return false;
+        rec->tenant.reserved = t.view.reserved;
+        rec->tenant.hard_limit = t.view.hard_limit;
+        rec->tenant.used = t.view.used;
+        rec->tenant.flags = t.view.flags;
+        rec->tenant.throttled = t.view.throttled;
+        rec->tenant.units = t.view.units;
+        rec->name = (const char *)t.name;
+        rec->name_len = t.name_len;
+        return true;
+    }
+    }
+}
+
+/* Ends the oldest request, a series, with error/status. */
+static void finish_series(mcc_client *c, size_t i, int error, uint8_t status)
+{
+    mcc_inflight p = queue_pop(&c->servers[i].conn);
+    mcc_record rec;
+
+    if (p.orphan)
+        return;
+    memset(&rec, 0, sizeof rec);
+    rec.op = p.op;
+    rec.error = error;
+    rec.status = status;
+    rec.server = i;
+    call_rcb(c, p.rcb, &rec, p.arg);
+}
+
+/* Handles one packet of a series or Stats; an error code when the server's
+ * bytes make no sense. */
+static int handle_series(mcc_client *c, size_t i, const cnt_response *res)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    mcc_inflight *head = queue_at(k, 0);
+    mcc_record rec;
+
+    if (res->status != CNT_STATUS_OK) {
+        finish_series(c, i, MCC_ERR_STATUS, res->status);
+        return MCC_OK;
+    }
+    memset(&rec, 0, sizeof rec);
+    rec.op = head->op;
+    rec.more = true;
+    rec.server = i;
+    if (res->opcode == CNT_OP_STATS) {
+        size_t pos = 0;
+        const char *name, *value;
+        uint16_t nl, vl;
+        while (cnt_stats_next(res, &pos, &name, &nl, &value, &vl)) {
+            head = queue_at(k, 0);
+            if (head->orphan)
+                continue;
+            rec.name = name;
+            rec.name_len = nl;
+            rec.value = value;
+            rec.value_len = vl;
+            call_rcb(c, head->rcb, &rec, head->arg);
+        }
+        if (pos != res->body_len)
+            return MCC_ERR_PROTOCOL;
+        finish_series(c, i, MCC_OK, 0);
+        return MCC_OK;
+    }
+    if (res->body_len == 0) {
+        finish_series(c, i, MCC_OK, 0);
+        return MCC_OK;
+    }
+    if (!parse_record(res, &rec))
+        return MCC_ERR_PROTOCOL;
+    /* A long series is progress, not a hang: its deadline moves on. */
+    head->deadline = mcc_now_ms() + c->timeout_ms;
+    if (!head->orphan)
+        call_rcb(c, head->rcb, &rec, head->arg);
+    return MCC_OK;
+}
+
+/* Handles an event packet: to the watcher of its Wait_acquire if any,
+ * else to the event callback; unknown codes are ignored. */
+static int handle_event(mcc_client *c, size_t i, const cnt_response *res)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    cnt_event_packet ev;
+    mcc_waiter *w, **pw;
+    mcc_event e;
+
+    if (res->opcode < CNT_EVENT_GRANTED || res->opcode > CNT_EVENT_SHUTDOWN)
+        return MCC_OK;
+    if (!cnt_parse_event(res, &ev))
+        return MCC_ERR_PROTOCOL;
+    for (pw = &k->waiters; (w = *pw) != NULL; pw = &w->next) {
+        if (w->opaque != res->opaque)
+            continue;
+        if (w->once) {
+            *pw = w->next;
+            w->next = NULL;
+            w->linked = false;
+        }
+        c->in_callback++;
+        w->fn(c, w, &ev, MCC_OK);
+        c->in_callback--;
+        return MCC_OK;
+    }
+    memset(&e, 0, sizeof e);
+    e.kind = (mcc_event_kind)ev.code;
+    e.server = i;
+    e.opaque = res->opaque;
+    e.lease_id = ev.lease_id;
+    e.value = ev.value;
+    e.name = (const char *)ev.name;
+    e.name_len = ev.name_len;
+    call_event(c, &e);
+    return MCC_OK;
+}
+
+/* Handles one decoded packet; an error code closes the connection. */
+static int handle_packet(mcc_client *c, size_t i, const cnt_response *res)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    mcc_inflight *head, p;
+    mcc_result r;
+
+    if (cnt_response_is_event(res))
+        return handle_event(c, i, res);
+    if (k->q_count == 0)
+        return MCC_ERR_PROTOCOL;
+    head = queue_at(k, 0);
+    if (res->opaque != head->opaque || res->opcode != head->op)
+        return MCC_ERR_PROTOCOL;
+    if (is_series(head->op) || head->op == CNT_OP_STATS)
+        return handle_series(c, i, res);
+    memset(&r, 0, sizeof r);
+    r.op = head->op;
+    r.server = i;
+    r.opaque = head->opaque;
+    if (res->status != CNT_STATUS_OK) {
+        r.error = MCC_ERR_STATUS;
+        r.status = res->status;
+    } else if (!parse_answer(res, &r)) {
+        return MCC_ERR_PROTOCOL;
+    }
+    p = queue_pop(k);
+    if (p.internal_auth) {
+        if (r.error != MCC_OK) {
+            mcc_event e;
+            memset(&e, 0, sizeof e);
+            e.kind = MCC_EVENT_ERROR;
+            e.server = i;
+            e.error = MCC_ERR_AUTH;
+            e.status = r.status;
+            call_event(c, &e);
+        }
+        return MCC_OK;
+    }
+    if (!p.orphan)
+        call_cb(c, p.cb, &r, p.arg);
+    return MCC_OK;
+}
+
+/* Decodes and handles every whole packet buffered on server i. */
+static void process_input(mcc_client *c, size_t i)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    unsigned gen = k->gen;
+    size_t off = 0;
+
+    while (k->gen == gen && k->state == MCC_CONN_UP) {
+        cnt_response res;
+        cnt_decode_result d =
+            cnt_response_decode(k->in + off, k->in_len - off, &res);
+        int rc;
+        if (d == CNT_DECODE_NEED_MORE) {
+            if (cnt_response_size(k->in + off, k->in_len - off) >
+                MCC_RESPONSE_MAX) {
+                conn_fail(c, i, MCC_ERR_PROTOCOL);
+                return;
+            }
+            break;
+        }
+        if (d != CNT_DECODE_OK) {
+            conn_fail(c, i, MCC_ERR_PROTOCOL);
+            return;
+        }
+        rc = handle_packet(c, i, &res);
+        if (rc != MCC_OK) {
+            conn_fail(c, i, rc);
+            return;
+        }
+        off += res.size;
+    }
+    if (k->gen == gen && off > 0) {
+        memmove(k->in, k->in + off, k->in_len - off);
+        k->in_len -= off;
+    }
+}
+
+/* Finishes a non-blocking connect once the socket is writable; false
+ * while it is still going (or after failing it). */
+static bool finish_connect(mcc_client *c, size_t i)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    int err = 0;
+    socklen_t len = sizeof err;
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+
+    if (getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err) {
+        conn_fail(c, i, MCC_ERR_CONNECT);
+        return false;
+    }
+    if (getpeername(k->fd, (struct sockaddr *)&peer, &plen) != 0)
+        return false;           /* still connecting */
+    k->state = MCC_CONN_UP;
+    return true;
+}
+
+/* Sends what server i has buffered. */
+static int do_writable(mcc_client *c, size_t i)
+{
+    mcc_conn *k = &c->servers[i].conn;
+
+    if (k->state == MCC_CONN_CLOSED)
+        return MCC_OK;
+    if (k->state == MCC_CONN_CONNECTING && !finish_connect(c, i)) {
+        notify(c, i);
+        return k->state == MCC_CONN_CLOSED ? MCC_ERR_CONNECT : MCC_OK;
+    }
+    while (k->out_off < k->out_len) {
+        ssize_t n = send(k->fd, k->out + k->out_off, k->out_len - k->out_off,
+                         MSG_NOSIGNAL);
+        if (n > 0) {
+            k->out_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        conn_fail(c, i, MCC_ERR_IO);
+        return MCC_ERR_IO;
+    }
+    if (k->out_off == k->out_len)
+        k->out_off = k->out_len = 0;
+    notify(c, i);
+    return MCC_OK;
+}
+
+/* Reads what server i sent and handles it. */
+static int do_readable(mcc_client *c, size_t i)
+{
+    mcc_conn *k = &c->servers[i].conn;
+    int fd = k->fd;
+    unsigned gen = k->gen;
+
+    if (k->state == MCC_CONN_CLOSED)
+        return MCC_OK;
+    if (k->state == MCC_CONN_CONNECTING && !finish_connect(c, i))
+        return k->state == MCC_CONN_CLOSED ? MCC_ERR_CONNECT : MCC_OK;
+    while (k->gen == gen && k->state == MCC_CONN_UP) {
+        ssize_t n;
+        if (k->in_len >= MCC_RESPONSE_MAX) {
+            conn_fail(c, i, MCC_ERR_PROTOCOL);
+            return MCC_ERR_PROTOCOL;
+        }
+        n = recv(fd, k->in + k->in_len, MCC_RESPONSE_MAX - k->in_len, 0);
+        if (n > 0) {
+            k->in_len += (size_t)n;
+            process_input(c, i);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        conn_fail(c, i, MCC_ERR_IO);
+        return MCC_ERR_IO;
+    }
+    if (k->gen != gen)
+        return MCC_ERR_IO;
+    notify(c, i);
+    return MCC_OK;
+}
+
+/* ---- Submitting ---- */
+
+/* Queues an encoded request on its server. */
+int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
+               mcc_sub *s)
+{
+    mcc_conn *k;
+    cnt_request dec;
+    mcc_inflight p;
+    int rc;
+
+    /* The server's own decoder judges the request: whatever it would
+     * answer 0x04 is refused here, before anything is sent. */
+    if (cnt_request_decode(req, len, &dec) != CNT_DECODE_OK ||
+        dec.size != len)
+        return MCC_ERR_INVALID;
+    if (s->server >= c->n_servers)
+        return MCC_ERR_INVALID;
+    k = &c->servers[s->server].conn;
+    if (k->state == MCC_CONN_CLOSED) {
+        if (mcc_now_ms() < k->down_until)
+            return MCC_ERR_SERVER_DOWN;
+        rc = conn_open(c, s->server);
+        if (rc != MCC_OK) {
+            notify(c, s->server);
+            return rc;
+        }
+    }
+    if (k->q_count >= c->max_requests ||
+        k->out_len - k->out_off + len > c->max_bytes)
+        return MCC_ERR_BUSY;
+    rc = out_reserve(k, len);
+    if (rc != MCC_OK)
+        return rc;
+    memset(&p, 0, sizeof p);
+    p.opaque = cnt_get_u32(req + CNT_OFF_OPAQUE);
+    p.op = op;
+    p.cb = s->cb;
+    p.rcb = s->rcb;
+    p.arg = s->arg;
+    p.deadline = s->deadline ? s->deadline : mcc_now_ms() + c->timeout_ms;
+    rc = queue_push(k, &p);
+    if (rc != MCC_OK)
+        return rc;
+    memcpy(k->out + k->out_len, req, len);
+    k->out_len += len;
+    s->opaque = p.opaque;
+    notify(c, s->server);
+    return MCC_OK;
+}
+
+/* Marks one request in flight an orphan. */
+void mcc_orphan(mcc_client *c, size_t server, uint32_t opaque)
+{
+    mcc_conn *k;
+
+    if (server >= c->n_servers)
+        return;
+    k = &c->servers[server].conn;
+    for (size_t j = 0; j < k->q_count; j++) {
+        mcc_inflight *p = queue_at(k, j);
+        if (p->opaque == opaque && !p->internal_auth)
+            p->orphan = true;
+    }
+}
+
+/* Marks every request in flight for arg an orphan. */
+void mcc_orphan_arg(mcc_client *c, void *arg)
+{
+    for (size_t i = 0; i < c->n_servers; i++) {
+        mcc_conn *k = &c->servers[i].conn;
+        for (size_t j = 0; j < k->q_count; j++) {
+            mcc_inflight *p = queue_at(k, j);
+            if (p->arg == arg)
+                p->orphan = true;
+        }
+    }
+}
+
+/* Links an event watcher. */
+void mcc_waiter_add(mcc_client *c, size_t server, mcc_waiter *w)
+{
+    mcc_conn *k = &c->servers[server].conn;
+
+    w->gen = k->gen;
+    w->next = k->waiters;
+    k->waiters = w;
+    w->linked = true;
+}
+
+/* Unlinks an event watcher (nothing if it is not linked). */
+void mcc_waiter_remove(mcc_client *c, size_t server, mcc_waiter *w)
+{
+    mcc_waiter **pw;
+
+    if (!w->linked || server >= c->n_servers)
+        return;
+    for (pw = &c->servers[server].conn.waiters; *pw; pw = &(*pw)->next)
+        if (*pw == w) {
+            *pw = w->next;
+            break;
+        }
+    w->next = NULL;
+    w->linked = false;
+}
+
+/* ---- The non-blocking API ---- */
+
+/* Returns server i's socket or -1. */
+int mcc_fd(const mcc_client *c, size_t i)
+{
+    if (!c || i >= c->n_servers)
+        return -1;
+    return c->servers[i].conn.fd;
+}
+
+/* Returns what server i's socket waits for. */
+int mcc_wants(const mcc_client *c, size_t i)
+{
+    if (!c || i >= c->n_servers)
+        return 0;
+    return conn_wants(&c->servers[i].conn);
+}
+
+/* Handles readability of server i's socket. */
+int mcc_on_readable(mcc_client *c, size_t i)
+{
+    if (!c || i >= c->n_servers)
+        return MCC_ERR_INVALID;
+    if (c->in_callback)
+        return MCC_ERR_BUSY;
+    return do_readable(c, i);
+}
+
+/* Handles writability of server i's socket. */
+int mcc_on_writable(mcc_client *c, size_t i)
+{
+    if (!c || i >= c->n_servers)
+        return MCC_ERR_INVALID;
+    if (c->in_callback)
+        return MCC_ERR_BUSY;
+    return do_writable(c, i);
+}
+
+/* Returns the earliest time (monotonic ms) mcc_tick has work, or -1. */
+static int64_t next_due(const mcc_client *c)
+{
+    int64_t due = mcc_leases_next(c);
+
+    for (size_t i = 0; i < c->n_servers; i++) {
+        const mcc_conn *k = &c->servers[i].conn;
+        int64_t t = -1;
+        if (k->state == MCC_CONN_CONNECTING)
+            t = k->connect_deadline;
+        for (size_t j = 0; j < k->q_count; j++) {
+            const mcc_inflight *p = &k->q[(k->q_head + j) % k->q_cap];
+            /* An orphan at the head bounds how long a silent server is
+             * waited for: one more timeout after its own. */
+            int64_t d = p->orphan ? (j == 0 ? p->deadline + c->timeout_ms
+                                            : -1)
+                                  : p->deadline;
+            if (d >= 0 && (t < 0 || d < t))
+                t = d;
+        }
+        if (t >= 0 && (due < 0 || t < due))
+            due = t;
+    }
+    return due;
+}
+
+/* Returns the milliseconds until mcc_tick has work, or -1. */
+int mcc_next_timeout_ms(const mcc_client *c)
+{
+    int64_t due, now;
+
+    if (!c)
+        return -1;
+    due = next_due(c);
+    if (due < 0)
+        return -1;
+    now = mcc_now_ms();
+    if (due <= now)
+        return 0;
+    return due - now > INT_MAX ? INT_MAX : (int)(due - now);
+}
+
+/* Fails what is past its time on every connection, renews leases. */
+static void do_tick(mcc_client *c)
+{
+    int64_t now = mcc_now_ms();
+
+    for (size_t i = 0; i < c->n_servers; i++) {
+        mcc_conn *k = &c->servers[i].conn;
+        if (k->state == MCC_CONN_CONNECTING && now >= k->connect_deadline) {
+            conn_fail(c, i, MCC_ERR_CONNECT);
+            continue;
+        }
+        if (k->q_count && queue_at(k, 0)->orphan &&
+            now >= queue_at(k, 0)->deadline + c->timeout_ms) {
+            conn_fail(c, i, MCC_ERR_TIMEOUT);
+            continue;
+        }
+        /* Callbacks may queue more requests, which only go to the end:
+         * the index of what is left to look at stays valid. */
+        for (size_t j = 0; j < k->q_count; j++) {
+            mcc_inflight *p = queue_at(k, j), copy;
+            if (p->orphan || p->deadline > now)
+                continue;
+            p->orphan = true;
+            if (p->internal_auth)
+                continue;
+            copy = *p;
+            copy.orphan = false;
+            fail_pending(c, i, &copy, MCC_ERR_TIMEOUT);
+            if (k->state == MCC_CONN_CLOSED)
+                break;
+        }
+    }
+    mcc_leases_tick(c, now);
+}
+
+/* Runs what is due. */
+void mcc_tick(mcc_client *c)
+{
+    if (!c || c->in_callback)
+        return;
+    do_tick(c);
+}
+
+/* Returns the number of requests in flight. */
+size_t mcc_pending(const mcc_client *c)
+{
+    size_t n = 0;
+
+    if (!c)
+        return 0;
+    for (size_t i = 0; i < c->n_servers; i++)
+        n += c->servers[i].conn.q_count;
+    return n;
+}
+
+/* One round of the loop: polls every connection for at most wait_ms
+ * (-1: no bound), handles what is ready, then ticks. */
+static void run_once(mcc_client *c, int64_t wait_ms)
+{
+    struct pollfd *pfd = c->pfd;
+    size_t n = 0;
+    int64_t due = next_due(c);
+
+    if (due >= 0) {
+        int64_t until = due - mcc_now_ms();
+        if (until < 0)
+            until = 0;
+        if (wait_ms < 0 || until < wait_ms)
+            wait_ms = until;
+    }
+    if (wait_ms > INT_MAX)
+        wait_ms = INT_MAX;
+    for (size_t i = 0; i < c->n_servers; i++) {
+        int w = conn_wants(&c->servers[i].conn);
+        if (c->servers[i].conn.fd < 0 || w == 0)
+            continue;
+        pfd[n].fd = c->servers[i].conn.fd;
+        pfd[n].events = (short)((w & MCC_WANT_READ ? POLLIN : 0) |
+                                (w & MCC_WANT_WRITE ? POLLOUT : 0));
+        pfd[n].revents = 0;
+        c->pidx[n++] = i;
+    }
+    if (n == 0 && wait_ms < 0)
+        wait_ms = 0;            /* nothing could ever wake us */
+    if (poll(pfd, n, (int)wait_ms) > 0) {
+        for (size_t j = 0; j < n; j++) {
+            size_t i = c->pidx[j];
+            short re = pfd[j].revents;
+            if ((re & (POLLOUT | POLLERR | POLLHUP)) &&
+                c->servers[i].conn.fd == pfd[j].fd)
+                do_writable(c, i);
+            if ((re & (POLLIN | POLLERR | POLLHUP)) &&
+                c->servers[i].conn.fd == pfd[j].fd)
+                do_readable(c, i);
+        }
+    }
+    do_tick(c);
+}
+
+/* Drives the connections until *done or the deadline. */
+int mcc_run_until(mcc_client *c, const bool *done, int64_t deadline)
+{
+    while (!*done) {
+        int64_t now = mcc_now_ms();
+        if (deadline >= 0 && now >= deadline)
+            return MCC_ERR_TIMEOUT;
+        if (mcc_pending(c) == 0 && mcc_leases_next(c) < 0 &&
+            deadline < 0)
+            return MCC_ERR_TIMEOUT;
+        run_once(c, deadline < 0 ? -1 : deadline - now);
+    }
+    return MCC_OK;
+}
+
+/* Runs one round of the loop. */
+int mcc_poll(mcc_client *c, int timeout_ms)
+{
+    if (!c || timeout_ms < -1)
+        return MCC_ERR_INVALID;
+    if (c->in_callback)
+        return MCC_ERR_BUSY;
+    run_once(c, timeout_ms);
+    return MCC_OK;
+}

@@ -1,0 +1,64 @@
+# client/local.mk: build rules of libmccounter, the installed C client
+# library (included by the top Makefile.am after protocol/local.mk). The
+# protocol codec (libcntproto.la) is linked in whole; the version script
+# exports only the mcc_* symbols, so the codec's cnt_* stay private.
+
+lib_LTLIBRARIES = client/libmccounter.la
+include_HEADERS = client/mccounter.h
+noinst_HEADERS += client/internal.h
+
+client_libmccounter_la_SOURCES = \
+	client/client.c \
+	client/ops.c \
+	client/lease.c \
+	client/errors.c \
+	client/ketama.c \
+	client/servers.c \
+	client/md5.c
+# The placement sources are compiled again here (libmcchash.la, of
+# client/ketama.mk, serves counterctl and the tests) so that they get the
+# library's hidden visibility.
+# Hidden by default: only what mccounter.h declares is exported, so the
+# internal mcc_* helpers (continuum, parser, submit path) stay private.
+client_libmccounter_la_CFLAGS = $(AM_CFLAGS) $(VISIBILITY_CFLAGS)
+client_libmccounter_la_LIBADD = libcntproto.la
+client_libmccounter_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined
+if HAVE_LD_VERSION_SCRIPT
+client_libmccounter_la_LDFLAGS += \
+	-Wl,--version-script=$(srcdir)/client/libmccounter.sym
+else
+client_libmccounter_la_LDFLAGS += -export-symbols-regex '^mcc_'
+endif
+EXTRA_client_libmccounter_la_DEPENDENCIES = $(srcdir)/client/libmccounter.sym
+
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = client/mccounter.pc
+EXTRA_DIST += client/libmccounter.sym client/mccounter.pc.in
+
+# The header compiles alone, and the library exports only mcc_* (run by
+# make check; the script gets the compiler and the paths from here).
+TESTS += client/test_exports.sh
+EXTRA_DIST += client/test_exports.sh
+# The environment of every test (no other directory sets it): the client
+# tests find mchost and counter.so as t/ does, and the export check its
+# tools and files.
+AM_TESTS_ENVIRONMENT = \
+	MCHOST='$(abs_top_builddir)/mchost$(EXEEXT)'; \
+	COUNTER_SO='$(abs_top_builddir)/.libs/counter.so'; \
+	CLIENT_CC='$(CC)'; CLIENT_NM='$(NM)'; \
+	CLIENT_HEADER='$(abs_top_srcdir)/client/mccounter.h'; \
+	CLIENT_SO='$(abs_top_builddir)/client/.libs/libmccounter.so'; \
+	export MCHOST COUNTER_SO CLIENT_CC CLIENT_NM CLIENT_HEADER CLIENT_SO;
+
+if HAVE_CMOCKA
+check_PROGRAMS += client/test_client
+TESTS += client/test_client
+client_test_client_SOURCES = client/test_client.c
+client_test_client_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+client_test_client_LDADD = client/libmccounter.la libcntproto.la \
+	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
+endif
+
+# The manual pages of the library, one per family of functions.
+dist_man_MANS += doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
+	doc/mcc_lease.3

@@ -1,0 +1,1142 @@
+/* ops.c: every operation of the protocol, twice. Each do_<op> checks the
+ * arguments a server would refuse (with the client's own, clearer codes),
+ * encodes the request with the protocol codec into the scratch buffer,
+ * picks the server and hands it to mcc_submit; mcc_<op>_async wraps it
+ * with the application's callback, mcc_<op> with a callback of its own
+ * and drives the loop until the answer or the timeout. */
+#include "config.h"
+
+#include <string.h>
+
+#include "client/internal.h"
+#include "protocol/request.h"
+
+/* ---- Shared steps ---- */
+
+/* Checks the client and the name and returns the scratch buffer. */
+static int prep_named(mcc_client *c, const void *name, size_t len,
+                      uint8_t **buf)
+{
+    int rc;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    rc = mcc_check_name(name, len);
+    if (rc != MCC_OK)
+        return rc;
+    *buf = mcc_scratch(c);
+    return *buf ? MCC_OK : MCC_ERR_NOMEM;
+}
+
+/* Picks the name's server and queues the request there. */
+static int send_named(mcc_client *c, const void *name, size_t len,
+                      bool remappable, const uint8_t *req, size_t n,
+                      uint8_t op, mcc_sub *s)
+{
+    int rc = mcc_pick_server(c, name, len, remappable, &s->server);
+
+    if (rc != MCC_OK)
+        return rc;
+    return mcc_submit(c, req, n, op, s);
+}
+
+/* Queues a request without a name on server. */
+static int send_to(mcc_client *c, size_t server, const uint8_t *req,
+                   size_t n, uint8_t op, mcc_sub *s)
+{
+    s->server = server;
+    return mcc_submit(c, req, n, op, s);
+}
+
+/* Queues a body-less request (Noop, Stats, Dump, Queues, Tenant_list,
+ * Node_show, Unthrottle, Reload) on server. */
+static int do_bodyless(mcc_client *c, size_t server, uint8_t op, mcc_sub *s)
+{
+    uint8_t *b;
+    size_t n;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    n = cnt_encode_request_header(b, op, 0, mcc_next_opaque(c));
+    return send_to(c, server, b, n, op, s);
+}
+
+/* ---- The operations ---- */
+
+static int do_get(mcc_client *c, const void *name, size_t len, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, false, b,
+                      cnt_encode_get(b, mcc_next_opaque(c), name,
+                                     (uint16_t)len),
+                      CNT_OP_GET, s);
+}
+
+/* Acquire: resources 1..maximum, or the server answers 0x04. */
+static int do_acquire(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, uint32_t maximum, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    if (resources == 0 || resources > maximum)
+        return MCC_ERR_RESOURCES;
+    return send_named(c, name, len, false, b,
+                      cnt_encode_acquire(b, mcc_next_opaque(c), resources,
+                                         maximum, name, (uint16_t)len),
+                      CNT_OP_ACQUIRE, s);
+}
+
+static int do_release(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, false, b,
+                      cnt_encode_release(b, mcc_next_opaque(c), resources,
+                                         name, (uint16_t)len),
+                      CNT_OP_RELEASE, s);
+}
+
+/* Wait_acquire: resources 1 or more, and within a non-zero maximum (a
+ * maximum of 0 is the group's, which only the server knows). */
+int mcc_do_wait_acquire(mcc_client *c, const void *name, size_t len,
+                        uint32_t resources, uint32_t maximum,
+                        uint32_t wait_ms, uint32_t lease_ms, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    if (resources == 0 || (maximum != 0 && resources > maximum))
+        return MCC_ERR_RESOURCES;
+    return send_named(c, name, len, false, b,
+                      cnt_encode_wait_acquire(b, mcc_next_opaque(c),
+                                              resources, maximum, wait_ms,
+                                              lease_ms, name, (uint16_t)len),
+                      CNT_OP_WAIT_ACQUIRE, s);
+}
+
+int mcc_do_renew(mcc_client *c, const void *name, size_t len,
+                 uint32_t lease_ms, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    if (lease_ms == 0)
+        return MCC_ERR_INVALID;
+    return send_named(c, name, len, false, b,
+                      cnt_encode_renew(b, mcc_next_opaque(c), lease_ms, name,
+                                       (uint16_t)len),
+                      CNT_OP_RENEW, s);
+}
+
+int mcc_do_wait_release(mcc_client *c, const void *name, size_t len,
+                        mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, false, b,
+                      cnt_encode_wait_release(b, mcc_next_opaque(c), name,
+                                              (uint16_t)len),
+                      CNT_OP_WAIT_RELEASE, s);
+}
+
+static int do_ttl_insert(mcc_client *c, const void *name, size_t len,
+                         uint64_t quota, uint64_t ttl, uint8_t unit,
+                         mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, true, b,
+                      cnt_encode_ttl_insert(b, mcc_next_opaque(c), quota, ttl,
+                                            unit, name, (uint16_t)len),
+                      CNT_OP_TTL_INSERT, s);
+}
+
+static int do_ttl_query(mcc_client *c, const void *name, size_t len,
+                        mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, true, b,
+                      cnt_encode_ttl_query(b, mcc_next_opaque(c), name,
+                                           (uint16_t)len),
+                      CNT_OP_TTL_QUERY, s);
+}
+
+static int do_ttl_update(mcc_client *c, const void *name, size_t len,
+                         uint8_t attribute, uint8_t change, uint8_t unit,
+                         uint64_t value, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, true, b,
+                      cnt_encode_ttl_update(b, mcc_next_opaque(c), attribute,
+                                            change, unit, value, name,
+                                            (uint16_t)len),
+                      CNT_OP_TTL_UPDATE, s);
+}
+
+static int do_ttl_purge(mcc_client *c, const void *name, size_t len,
+                        mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, true, b,
+                      cnt_encode_ttl_purge(b, mcc_next_opaque(c), name,
+                                           (uint16_t)len),
+                      CNT_OP_TTL_PURGE, s);
+}
+
+static int do_window_check(mcc_client *c, const void *name, size_t len,
+                           bool peek, uint8_t slots, uint32_t limit,
+                           uint32_t cost, uint64_t window_ns, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, true, b,
+                      cnt_encode_window_check(b, mcc_next_opaque(c),
+                                              peek ? CNT_CHECK_FLAG_PEEK : 0,
+                                              slots, limit, cost, window_ns,
+                                              name, (uint16_t)len),
+                      CNT_OP_WINDOW_CHECK, s);
+}
+
+static int do_gcra_check(mcc_client *c, const void *name, size_t len,
+                         bool peek, uint32_t burst, uint32_t count,
+                         uint32_t cost, uint64_t period_ns, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, name, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, name, len, true, b,
+                      cnt_encode_gcra_check(b, mcc_next_opaque(c),
+                                            peek ? CNT_CHECK_FLAG_PEEK : 0,
+                                            burst, count, cost, period_ns,
+                                            name, (uint16_t)len),
+                      CNT_OP_GCRA_CHECK, s);
+}
+
+/* Multi_check: 1..16 items whose names all live on one server (the
+ * server evaluates them atomically; two servers cannot). */
+static int do_multi_check(mcc_client *c, const mcc_check_item *items,
+                          size_t n, bool peek, mcc_sub *s)
+{
+    cnt_multi_builder mb;
+    size_t home = 0;
+    uint8_t *b;
+    int rc;
+
+    if (!c || !items || n == 0 || n > MCC_MULTI_MAX)
+        return MCC_ERR_INVALID;
+    for (size_t i = 0; i < n; i++) {
+        rc = mcc_check_name(items[i].name, items[i].name_len);
+        if (rc != MCC_OK)
+            return rc;
+        if (items[i].op != MCC_OP_WINDOW_CHECK &&
+            items[i].op != MCC_OP_GCRA_CHECK)
+            return MCC_ERR_INVALID;
+    }
+    if (c->n_servers == 0)
+        return MCC_ERR_INVALID;
+    /* Where the names live, failures aside, then where they go now. */
+    for (size_t i = 1; i < n; i++)
+        if (mcc_client_server_for(c, items[i].name, items[i].name_len) !=
+            mcc_client_server_for(c, items[0].name, items[0].name_len))
+            return MCC_ERR_CROSS_SERVER;
+    for (size_t i = 0; i < n; i++) {
+        size_t srv;
+        rc = mcc_pick_server(c, items[i].name, items[i].name_len, true,
+                             &srv);
+        if (rc != MCC_OK)
+            return rc;
+        if (i > 0 && srv != home)
+            return MCC_ERR_CROSS_SERVER;
+        home = srv;
+    }
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    if (!cnt_multi_begin(&mb, b, CNT_REQUEST_MAX, mcc_next_opaque(c),
+                         peek ? CNT_CHECK_FLAG_PEEK : 0))
+        return MCC_ERR_INVALID;
+    for (size_t i = 0; i < n; i++) {
+        cnt_check_request it;
+        memset(&it, 0, sizeof it);
+        it.opcode = items[i].op;
+        it.slots = items[i].slots;
+        it.limit_or_burst = items[i].limit;
+        it.count = items[i].count;
+        it.cost = items[i].cost;
+        it.period_ns = items[i].period_ns;
+        it.name = items[i].name;
+        it.name_len = (uint16_t)items[i].name_len;
+        if (!cnt_multi_add(&mb, &it))
+            return MCC_ERR_INVALID;     /* the items pass one body */
+    }
+    return send_to(c, home, b, cnt_multi_finish(&mb), CNT_OP_MULTI_CHECK, s);
+}
+
+static int do_auth(mcc_client *c, size_t server, const void *secret,
+                   size_t len, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, secret, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_to(c, server, b,
+                   cnt_encode_auth(b, mcc_next_opaque(c), secret,
+                                   (uint16_t)len),
+                   CNT_OP_AUTH, s);
+}
+
+/* Throttle: units are what is charged, 0 is refused like 0 resources. */
+static int do_throttle(mcc_client *c, const void *tenant, size_t len,
+                       uint32_t units, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, tenant, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    if (units == 0)
+        return MCC_ERR_RESOURCES;
+    return send_named(c, tenant, len, false, b,
+                      cnt_encode_throttle(b, mcc_next_opaque(c), units,
+                                          tenant, (uint16_t)len),
+                      CNT_OP_THROTTLE, s);
+}
+
+static int do_tenant_show(mcc_client *c, const void *tenant, size_t len,
+                          mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, tenant, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, tenant, len, false, b,
+                      cnt_encode_tenant_show(b, mcc_next_opaque(c), tenant,
+                                             (uint16_t)len),
+                      CNT_OP_TENANT_SHOW, s);
+}
+
+static int do_tenant_set(mcc_client *c, const void *tenant, size_t len,
+                         uint8_t flags, uint32_t reserved,
+                         uint32_t hard_limit, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, tenant, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, tenant, len, false, b,
+                      cnt_encode_tenant_set(b, mcc_next_opaque(c), flags,
+                                            reserved, hard_limit, tenant,
+                                            (uint16_t)len),
+                      CNT_OP_TENANT_SET, s);
+}
+
+static int do_tenant_remove(mcc_client *c, const void *tenant, size_t len,
+                            mcc_sub *s)
+{
+    uint8_t *b;
+    int rc = prep_named(c, tenant, len, &b);
+
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, tenant, len, false, b,
+                      cnt_encode_tenant_remove(b, mcc_next_opaque(c), tenant,
+                                               (uint16_t)len),
+                      CNT_OP_TENANT_REMOVE, s);
+}
+
+static int do_node_set(mcc_client *c, size_t server, uint32_t capacity,
+                       mcc_sub *s)
+{
+    uint8_t *b;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    return send_to(c, server, b,
+                   cnt_encode_node_set(b, mcc_next_opaque(c), capacity),
+                   CNT_OP_NODE_SET, s);
+}
+
+/* ---- Asynchronous wrappers ---- */
+
+/* A submission answered through the application's callback. */
+static mcc_sub async_sub(mcc_callback cb, mcc_record_callback rcb, void *arg)
+{
+    mcc_sub s;
+
+    memset(&s, 0, sizeof s);
+    s.cb = cb;
+    s.rcb = rcb;
+    s.arg = arg;
+    return s;
+}
+
+/* Sends a Noop to a server. */
+int mcc_noop_async(mcc_client *c, size_t server, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_bodyless(c, server, CNT_OP_NOOP, &s);
+}
+
+/* Reads a counter. */
+int mcc_get_async(mcc_client *c, const void *name, size_t len,
+                  mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_get(c, name, len, &s);
+}
+
+/* Acquires resources. */
+int mcc_acquire_async(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, uint32_t maximum, mcc_callback cb,
+                      void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_acquire(c, name, len, resources, maximum, &s);
+}
+
+/* Releases resources. */
+int mcc_release_async(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_release(c, name, len, resources, &s);
+}
+
+/* Streams a server's stats. */
+int mcc_stats_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                    void *arg)
+{
+    mcc_sub s = async_sub(NULL, cb, arg);
+    return do_bodyless(c, server, CNT_OP_STATS, &s);
+}
+
+/* Streams a server's counters. */
+int mcc_dump_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                   void *arg)
+{
+    mcc_sub s = async_sub(NULL, cb, arg);
+    return do_bodyless(c, server, CNT_OP_DUMP, &s);
+}
+
+/* Waits for resources (the events follow through the event callback). */
+int mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
+                           uint32_t resources, uint32_t maximum,
+                           uint32_t wait_ms, uint32_t lease_ms,
+                           mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return mcc_do_wait_acquire(c, name, len, resources, maximum, wait_ms,
+                               lease_ms, &s);
+}
+
+/* Renews a grant. */
+int mcc_renew_async(mcc_client *c, const void *name, size_t len,
+                    uint32_t lease_ms, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return mcc_do_renew(c, name, len, lease_ms, &s);
+}
+
+/* Ends a wait or a grant. */
+int mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
+                           mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return mcc_do_wait_release(c, name, len, &s);
+}
+
+/* Streams a server's queues. */
+int mcc_queues_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                     void *arg)
+{
+    mcc_sub s = async_sub(NULL, cb, arg);
+    return do_bodyless(c, server, CNT_OP_QUEUES, &s);
+}
+
+/* Creates a TTL record. */
+int mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
+                         uint64_t quota, uint64_t ttl, uint8_t unit,
+                         mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_ttl_insert(c, name, len, quota, ttl, unit, &s);
+}
+
+/* Reads a TTL record. */
+int mcc_ttl_query_async(mcc_client *c, const void *name, size_t len,
+                        mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_ttl_query(c, name, len, &s);
+}
+
+/* Changes a TTL record. */
+int mcc_ttl_update_async(mcc_client *c, const void *name, size_t len,
+                         uint8_t attribute, uint8_t change, uint8_t unit,
+                         uint64_t value, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_ttl_update(c, name, len, attribute, change, unit, value, &s);
+}
+
+/* Removes a TTL record. */
+int mcc_ttl_purge_async(mcc_client *c, const void *name, size_t len,
+                        mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_ttl_purge(c, name, len, &s);
+}
+
+/* Checks a window. */
+int mcc_window_check_async(mcc_client *c, const void *name, size_t len,
+                           bool peek, uint8_t slots, uint32_t limit,
+                           uint32_t cost, uint64_t window_ns,
+                           mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_window_check(c, name, len, peek, slots, limit, cost, window_ns,
+                           &s);
+}
+
+/* Checks a GCRA limit. */
+int mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
+                         bool peek, uint32_t burst, uint32_t count,
+                         uint32_t cost, uint64_t period_ns,
+                         mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_gcra_check(c, name, len, peek, burst, count, cost, period_ns,
+                         &s);
+}
+
+/* Checks several limits as one. */
+int mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
+                          size_t n, bool peek, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_multi_check(c, items, n, peek, &s);
+}
+
+/* Authenticates a connection. */
+int mcc_auth_async(mcc_client *c, size_t server, const void *secret,
+                   size_t len, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_auth(c, server, secret, len, &s);
+}
+
+/* Charges a tenant. */
+int mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
+                       uint32_t units, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_throttle(c, tenant, len, units, &s);
+}
+
+/* Shows a tenant. */
+int mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
+                          mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_tenant_show(c, tenant, len, &s);
+}
+
+/* Streams a server's tenants. */
+int mcc_tenant_list_async(mcc_client *c, size_t server,
+                          mcc_record_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(NULL, cb, arg);
+    return do_bodyless(c, server, CNT_OP_TENANT_LIST, &s);
+}
+
+/* Shows a server's node view. */
+int mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
+                        void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_bodyless(c, server, CNT_OP_NODE_SHOW, &s);
+}
+
+/* Configures a tenant. */
+int mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
+                         uint8_t flags, uint32_t reserved,
+                         uint32_t hard_limit, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
+}
+
+/* Removes a tenant's configuration. */
+int mcc_tenant_remove_async(mcc_client *c, const void *tenant, size_t len,
+                            mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_tenant_remove(c, tenant, len, &s);
+}
+
+/* Sets a server's capacity. */
+int mcc_node_set_async(mcc_client *c, size_t server, uint32_t capacity,
+                       mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_node_set(c, server, capacity, &s);
+}
+
+/* Unthrottles a connection. */
+int mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
+                         void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_bodyless(c, server, CNT_OP_UNTHROTTLE, &s);
+}
+
+/* Makes a server reload its settings. */
+int mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
+                     void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return do_bodyless(c, server, CNT_OP_RELOAD, &s);
+}
+
+/* ---- Blocking wrappers ---- */
+
+/* What a blocking call waits on. */
+typedef struct sync_ctx {
+    bool done;
+    mcc_result res;
+    mcc_record_callback urcb;   /* the application's, for series */
+    void *uarg;
+} sync_ctx;
+
+/* Takes a blocking call's answer. */
+static void sync_cb(mcc_client *c, const mcc_result *r, void *arg)
+{
+    sync_ctx *x = arg;
+
+    (void)c;
+    x->res = *r;
+    x->done = true;
+}
+
+/* Passes a series' records on and takes its end. */
+static void sync_rcb(mcc_client *c, const mcc_record *rec, void *arg)
+{
+    sync_ctx *x = arg;
+
+    if (x->urcb)
+        x->urcb(c, rec, x->uarg);
+    if (!rec->more) {
+        x->res.error = rec->error;
+        x->res.status = rec->status;
+        x->done = true;
+    }
+}
+
+/* Prepares a blocking call: refuses one from inside a callback (the loop
+ * is already running below it), sets the deadline. */
+static int sync_start(mcc_client *c, int timeout_ms, uint8_t op,
+                      sync_ctx *x, mcc_sub *s)
+{
+    memset(x, 0, sizeof *x);
+    memset(s, 0, sizeof *s);
+    x->res.op = op;
+    if (!c || timeout_ms < -1)
+        return MCC_ERR_INVALID;
+    if (c->in_callback)
+        return MCC_ERR_BUSY;
+    s->cb = sync_cb;
+    s->arg = x;
+    s->deadline = mcc_now_ms() + (timeout_ms < 0 ? c->timeout_ms
+                                                 : timeout_ms);
+    return MCC_OK;
+}
+
+/* Finishes a blocking call whose request was submitted with result rc. */
+static int sync_end(mcc_client *c, int rc, sync_ctx *x, mcc_sub *s,
+                    mcc_result *out)
+{
+    if (rc == MCC_OK) {
+        mcc_run_until(c, &x->done, s->deadline);
+        if (!x->done) {
+            mcc_orphan(c, s->server, s->opaque);
+            x->res.error = MCC_ERR_TIMEOUT;
+            x->res.server = s->server;
+            x->res.opaque = s->opaque;
+        }
+    } else {
+        x->res.error = rc;
+    }
+    if (out)
+        *out = x->res;
+    return x->res.error;
+}
+
+/* A blocking series: records go to cb, the end decides the result. */
+static int sync_series(mcc_client *c, size_t server, uint8_t op,
+                       mcc_record_callback cb, void *arg, int timeout_ms)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, op, &x, &s);
+
+    if (rc != MCC_OK)
+        return rc;
+    s.cb = NULL;
+    s.rcb = sync_rcb;
+    x.urcb = cb;
+    x.uarg = arg;
+    return sync_end(c, do_bodyless(c, server, op, &s), &x, &s, NULL);
+}
+
+/* Blocking Noop. */
+int mcc_noop(mcc_client *c, size_t server, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_NOOP, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_bodyless(c, server, CNT_OP_NOOP, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Get. */
+int mcc_get(mcc_client *c, const void *name, size_t len, int timeout_ms,
+            mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_GET, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_get(c, name, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Acquire. */
+int mcc_acquire(mcc_client *c, const void *name, size_t len,
+                uint32_t resources, uint32_t maximum, int timeout_ms,
+                mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_ACQUIRE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_acquire(c, name, len, resources, maximum, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Release. */
+int mcc_release(mcc_client *c, const void *name, size_t len,
+                uint32_t resources, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_RELEASE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_release(c, name, len, resources, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Stats. */
+int mcc_stats(mcc_client *c, size_t server, mcc_record_callback cb,
+              void *arg, int timeout_ms)
+{
+    return sync_series(c, server, CNT_OP_STATS, cb, arg, timeout_ms);
+}
+
+/* Blocking Dump. */
+int mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
+             void *arg, int timeout_ms)
+{
+    return sync_series(c, server, CNT_OP_DUMP, cb, arg, timeout_ms);
+}
+
+/* Blocking Queues. */
+int mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
+               void *arg, int timeout_ms)
+{
+    return sync_series(c, server, CNT_OP_QUEUES, cb, arg, timeout_ms);
+}
+
+/* Blocking Tenant_list. */
+int mcc_tenant_list(mcc_client *c, size_t server, mcc_record_callback cb,
+                    void *arg, int timeout_ms)
+{
+    return sync_series(c, server, CNT_OP_TENANT_LIST, cb, arg, timeout_ms);
+}
+
+/* The end of a blocking wait: its granted or timed-out event, or the
+ * loss of its connection. */
+typedef struct wait_ctx {
+    bool done;
+    int error;
+    cnt_event_packet ev;
+} wait_ctx;
+
+/* Takes the event a blocking wait is waiting for. */
+static void wait_event(mcc_client *c, mcc_waiter *w,
+                       const cnt_event_packet *ev, int error)
+{
+    wait_ctx *wc = w->ctx;
+
+    (void)c;
+    wc->done = true;
+    wc->error = error;
+    if (ev) {
+        wc->ev = *ev;
+        wc->ev.name = NULL;     /* not kept past the call */
+        wc->ev.name_len = 0;
+    }
+}
+
+/* Blocking Wait_acquire: the answer, then when queued the event. */
+int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
+                     uint32_t resources, uint32_t maximum, uint32_t wait_ms,
+                     uint32_t lease_ms, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    wait_ctx wc;
+    mcc_waiter w;
+    int64_t until;
+    int rc = sync_start(c, timeout_ms, MCC_OP_WAIT_ACQUIRE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = mcc_do_wait_acquire(c, name, len, resources, maximum, wait_ms,
+                                 lease_ms, &s);
+    if (rc != MCC_OK)
+        return sync_end(c, rc, &x, &s, out);
+    /* Watch for the event before any answer can be read: the grant may
+     * follow the "queued" answer in the same read. */
+    memset(&wc, 0, sizeof wc);
+    memset(&w, 0, sizeof w);
+    w.opaque = s.opaque;
+    w.once = true;
+    w.fn = wait_event;
+    w.ctx = &wc;
+    mcc_waiter_add(c, s.server, &w);
+    rc = sync_end(c, rc, &x, &s, NULL);
+    if (rc != MCC_OK || x.res.wait.state != MCC_WAIT_QUEUED) {
+        mcc_waiter_remove(c, s.server, &w);
+        if (out)
+            *out = x.res;
+        return rc;
+    }
+    until = s.deadline + (wait_ms != MCC_GROUP_DEFAULT ? wait_ms : 0);
+    mcc_run_until(c, &wc.done, until);
+    if (!wc.done) {
+        /* Still queued past the call's time: cancel the wait (a grant
+         * racing it is returned by the same request). */
+        mcc_sub rs;
+        mcc_waiter_remove(c, s.server, &w);
+        memset(&rs, 0, sizeof rs);
+        (void)mcc_do_wait_release(c, name, len, &rs);
+        x.res.error = MCC_ERR_TIMEOUT;
+    } else if (wc.error != MCC_OK) {
+        x.res.error = wc.error;
+    } else if (wc.ev.code == CNT_EVENT_GRANTED) {
+        x.res.wait.state = MCC_WAIT_GRANTED;
+        x.res.wait.position = 0;
+        x.res.wait.lease_id = wc.ev.lease_id;
+        x.res.wait.consumption = wc.ev.value;
+    } else if (wc.ev.code == CNT_EVENT_TIMED_OUT) {
+        x.res.wait.state = MCC_WAIT_TIMED_OUT;
+        x.res.wait.position = 0;
+    } else {
+        x.res.error = MCC_ERR_IO;   /* shutdown while queued */
+    }
+    if (out)
+        *out = x.res;
+    return x.res.error;
+}
+
+/* Blocking Renew. */
+int mcc_renew(mcc_client *c, const void *name, size_t len, uint32_t lease_ms,
+              int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_RENEW, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = mcc_do_renew(c, name, len, lease_ms, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Wait_release. */
+int mcc_wait_release(mcc_client *c, const void *name, size_t len,
+                     int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_WAIT_RELEASE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = mcc_do_wait_release(c, name, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Ttl_insert. */
+int mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
+                   uint64_t quota, uint64_t ttl, uint8_t unit,
+                   int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_INSERT, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_ttl_insert(c, name, len, quota, ttl, unit, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Ttl_query. */
+int mcc_ttl_query(mcc_client *c, const void *name, size_t len,
+                  int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_QUERY, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_ttl_query(c, name, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Ttl_update. */
+int mcc_ttl_update(mcc_client *c, const void *name, size_t len,
+                   uint8_t attribute, uint8_t change, uint8_t unit,
+                   uint64_t value, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_UPDATE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_ttl_update(c, name, len, attribute, change, unit, value, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Ttl_purge. */
+int mcc_ttl_purge(mcc_client *c, const void *name, size_t len,
+                  int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_PURGE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_ttl_purge(c, name, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Window_check. */
+int mcc_window_check(mcc_client *c, const void *name, size_t len, bool peek,
+                     uint8_t slots, uint32_t limit, uint32_t cost,
+                     uint64_t window_ns, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_WINDOW_CHECK, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_window_check(c, name, len, peek, slots, limit, cost,
+                             window_ns, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Gcra_check. */
+int mcc_gcra_check(mcc_client *c, const void *name, size_t len, bool peek,
+                   uint32_t burst, uint32_t count, uint32_t cost,
+                   uint64_t period_ns, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_GCRA_CHECK, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_gcra_check(c, name, len, peek, burst, count, cost, period_ns,
+                           &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Multi_check. */
+int mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
+                    bool peek, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_MULTI_CHECK, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_multi_check(c, items, n, peek, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Auth. */
+int mcc_auth(mcc_client *c, size_t server, const void *secret, size_t len,
+             int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_AUTH, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_auth(c, server, secret, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Throttle. */
+int mcc_throttle(mcc_client *c, const void *tenant, size_t len,
+                 uint32_t units, int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_THROTTLE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_throttle(c, tenant, len, units, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Tenant_show. */
+int mcc_tenant_show(mcc_client *c, const void *tenant, size_t len,
+                    int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TENANT_SHOW, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_tenant_show(c, tenant, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Node_show. */
+int mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
+                  mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_NODE_SHOW, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_bodyless(c, server, CNT_OP_NODE_SHOW, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Tenant_set. */
+int mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
+                   uint8_t flags, uint32_t reserved, uint32_t hard_limit,
+                   int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TENANT_SET, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Tenant_remove. */
+int mcc_tenant_remove(mcc_client *c, const void *tenant, size_t len,
+                      int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_TENANT_REMOVE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_tenant_remove(c, tenant, len, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Node_set. */
+int mcc_node_set(mcc_client *c, size_t server, uint32_t capacity,
+                 int timeout_ms, mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_NODE_SET, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_node_set(c, server, capacity, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Unthrottle. */
+int mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
+                   mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_UNTHROTTLE, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_bodyless(c, server, CNT_OP_UNTHROTTLE, &s);
+    return sync_end(c, rc, &x, &s, out);
+}
+
+/* Blocking Reload. */
+int mcc_reload(mcc_client *c, size_t server, int timeout_ms,
+               mcc_result *out)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, MCC_OP_RELOAD, &x, &s);
+
+    if (rc == MCC_OK)
+        rc = do_bodyless(c, server, CNT_OP_RELOAD, &s);
+    return sync_end(c, rc, &x, &s, out);
+}

@@ -1,0 +1,1468 @@
+/* test_client.c: unit and integration tests of libmccounter. Three parts:
+ * arguments the client refuses before sending anything (no server
+ * needed); a scripted fake server on 127.0.0.1, run in a thread, that
+ * cuts answers into single bytes, pipelines them with events, declares an
+ * oversized body, answers the wrong opaque or closes mid-answer; and the
+ * real mchost with counter.so (MCHOST and COUNTER_SO in the environment,
+ * as t/ uses them; those tests are skipped without MCHOST), where every
+ * operation runs once blocking and once async, the lease helper is
+ * granted, renews and loses a lease, events arrive in order and 1000
+ * requests are pipelined. Nothing here asserts how long anything took. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/mccounter.h"
+#include "protocol/request.h"
+#include "protocol/response.h"
+
+/* How long anything may take before a test gives up (a bound against
+ * hangs, never an assertion about speed). */
+#define GIVE_UP_MS 10000
+
+/* Sleeps ms milliseconds. */
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- A log of what the client reported, compared as text ---- */
+
+typedef struct logbook {
+    int n;
+    char item[2048][48];
+} logbook;
+
+/* Appends one formatted line to a logbook. */
+static void log_add(logbook *lb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void log_add(logbook *lb, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (lb->n >= (int)(sizeof lb->item / sizeof lb->item[0]))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(lb->item[lb->n++], sizeof lb->item[0], fmt, ap);
+    va_end(ap);
+}
+
+/* Logs a result as "op:error[:value]". */
+static void log_result(mcc_client *c, const mcc_result *r, void *arg)
+{
+    (void)c;
+    if (r->error == MCC_OK && (r->op == MCC_OP_GET || r->op == MCC_OP_ACQUIRE))
+        log_add(arg, "%02x:%d:%u", r->op, r->error, r->value);
+    else if (r->error == MCC_OK && r->op == MCC_OP_WAIT_ACQUIRE)
+        log_add(arg, "%02x:%d:w%u", r->op, r->error, r->wait.state);
+    else if (r->error == MCC_ERR_STATUS)
+        log_add(arg, "%02x:%d:s%02x", r->op, r->error, r->status);
+    else
+        log_add(arg, "%02x:%d", r->op, r->error);
+}
+
+/* Logs an event as "ev<kind>:<error>[:name]". */
+static void log_event(mcc_client *c, const mcc_event *e, void *arg)
+{
+    (void)c;
+    if (e->kind == MCC_EVENT_ERROR)
+        log_add(arg, "ev%d:%d:s%02x", e->kind, e->error, e->status);
+    else
+        log_add(arg, "ev%d:%.*s", e->kind, (int)e->name_len, e->name);
+}
+
+/* Logs a record as "rec:<name>" and the end as "end:<error>". */
+static void log_record(mcc_client *c, const mcc_record *rec, void *arg)
+{
+    (void)c;
+    if (rec->more)
+        log_add(arg, "rec:%.*s", (int)rec->name_len, rec->name);
+    else
+        log_add(arg, "end:%d", rec->error);
+}
+
+/* Logs only the end of a series as "end:<error>". */
+static void log_end(mcc_client *c, const mcc_record *rec, void *arg)
+{
+    (void)c;
+    if (!rec->more)
+        log_add(arg, "end:%d", rec->error);
+}
+
+/* Asserts the logbook holds exactly the lines given (NULL-terminated). */
+static void log_expect(const logbook *lb, ...)
+{
+    va_list ap;
+    const char *want;
+    int i = 0;
+
+    va_start(ap, lb);
+    while ((want = va_arg(ap, const char *)) != NULL) {
+        if (i >= lb->n)
+            fail_msg("log has %d lines, expected more (next: %s)", lb->n,
+                     want);
+        if (strcmp(lb->item[i], want) != 0)
+            fail_msg("log line %d is '%s', expected '%s'", i, lb->item[i],
+                     want);
+        i++;
+    }
+    va_end(ap);
+    if (i != lb->n)
+        fail_msg("log has %d lines, expected %d (extra: %s)", lb->n, i,
+                 lb->item[i]);
+}
+
+/* Drives the client until the logbook has n lines (or gives up). */
+static void poll_until(mcc_client *c, const logbook *lb, int n)
+{
+    for (int round = 0; lb->n < n && round < GIVE_UP_MS / 10; round++)
+        mcc_poll(c, 10);
+    if (lb->n < n) {
+        for (int i = 0; i < lb->n; i++)
+            print_message("log[%d] %s\n", i, lb->item[i]);
+        fail_msg("log has %d lines, waited for %d", lb->n, n);
+    }
+}
+
+/* Drives the client for about ms milliseconds. */
+static void drive_for(mcc_client *c, int ms)
+{
+    struct timespec a, b;
+
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (;;) {
+        long spent;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        spent = (b.tv_sec - a.tv_sec) * 1000 +
+                (b.tv_nsec - a.tv_nsec) / 1000000;
+        if (spent >= ms)
+            return;
+        mcc_poll(c, (int)(ms - spent));
+    }
+}
+
+/* ---- A scripted fake server ---- */
+
+typedef struct fake fake;
+typedef void (*fake_script)(fake *f);
+
+struct fake {
+    int lfd, fd;
+    uint16_t port;
+    pthread_t th;
+    fake_script script;
+    char error[256];            /* the script's first failure */
+    uint8_t buf[2 * CNT_REQUEST_MAX];
+    size_t len;
+    bool closed;                /* the script closes the connection */
+    uint8_t secret[64];         /* Auth's secret, as received */
+    size_t secret_len;
+};
+
+/* Records the first failure of a script (asserts cannot run in the
+ * server thread; the main thread checks after joining). */
+static void fake_fail(fake *f, const char *what)
+{
+    if (!f->error[0])
+        snprintf(f->error, sizeof f->error, "%s", what);
+}
+
+/* Reads one whole request into *req (header fields only stay valid);
+ * false on close, timeout or garbage. */
+static bool fake_read(fake *f, cnt_request *req)
+{
+    for (;;) {
+        cnt_decode_result d = cnt_request_decode(f->buf, f->len, req);
+        struct pollfd p = { f->fd, POLLIN, 0 };
+        ssize_t n;
+        if (d == CNT_DECODE_OK && req->size <= f->len) {
+            if (req->opcode == CNT_OP_AUTH && req->secret_len <=
+                sizeof f->secret) {
+                memcpy(f->secret, req->secret, req->secret_len);
+                f->secret_len = req->secret_len;
+            }
+            req->name = NULL;
+            req->secret = NULL;
+            req->items = NULL;
+            memmove(f->buf, f->buf + req->size, f->len - req->size);
+            f->len -= req->size;
+            return true;
+        }
+        if (d == CNT_DECODE_ERROR || d == CNT_DECODE_CLOSE) {
+            fake_fail(f, "the client sent a request the server refuses");
+            return false;
+        }
+        if (poll(&p, 1, GIVE_UP_MS) != 1)
+            return false;
+        n = read(f->fd, f->buf + f->len, sizeof f->buf - f->len);
+        if (n <= 0)
+            return false;
+        f->len += (size_t)n;
+    }
+}
+
+/* Reads one request of the given opcode; records a failure otherwise. */
+static bool fake_expect(fake *f, uint8_t opcode, cnt_request *req)
+{
+    if (!fake_read(f, req)) {
+        fake_fail(f, "no request came");
+        return false;
+    }
+    if (req->opcode != opcode) {
+        fake_fail(f, "unexpected opcode");
+        return false;
+    }
+    return true;
+}
+
+/* Writes all of p. */
+static void fake_write(fake *f, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    while (n > 0) {
+        ssize_t w = send(f->fd, b, n, MSG_NOSIGNAL);
+        if (w <= 0) {
+            fake_fail(f, "write failed");
+            return;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Writes p one byte at a time, pausing between them so that the client
+ * reads the answer in many pieces. */
+static void fake_write_slowly(fake *f, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    for (size_t i = 0; i < n; i++) {
+        fake_write(f, b + i, 1);
+        sleep_ms(1);
+    }
+}
+
+/* The server thread: accepts one connection and runs the script. */
+static void *fake_main(void *arg)
+{
+    fake *f = arg;
+    struct pollfd p = { f->lfd, POLLIN, 0 };
+
+    if (poll(&p, 1, GIVE_UP_MS) != 1) {
+        fake_fail(f, "no connection came");
+        return NULL;
+    }
+    f->fd = accept(f->lfd, NULL, NULL);
+    if (f->fd < 0) {
+        fake_fail(f, "accept failed");
+        return NULL;
+    }
+    f->script(f);
+    /* Keep the connection until the client closes it (or a script
+     * closed it already), so that a close is only ever a test's own. */
+    if (f->fd >= 0 && !f->closed) {
+        cnt_request rq;
+        while (fake_read(f, &rq))
+            ;
+    }
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    return NULL;
+}
+
+/* Binds a listening socket on 127.0.0.1 and an ephemeral port. */
+static int listen_local(uint16_t *port)
+{
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(fd >= 0);
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* Starts a fake server running script. */
+static fake *fake_start(fake_script script)
+{
+    fake *f = calloc(1, sizeof *f);
+
+    assert_non_null(f);
+    f->fd = -1;
+    f->script = script;
+    f->lfd = listen_local(&f->port);
+    assert_int_equal(pthread_create(&f->th, NULL, fake_main, f), 0);
+    return f;
+}
+
+/* Waits for the script to end, checks it did not fail and frees it. */
+static void fake_finish(fake *f)
+{
+    char error[256];
+
+    pthread_join(f->th, NULL);
+    close(f->lfd);
+    memcpy(error, f->error, sizeof error);
+    free(f);
+    if (error[0])
+        fail_msg("fake server: %s", error);
+}
+
+/* A client of one server at 127.0.0.1:port. */
+static mcc_client *client_at(uint16_t port)
+{
+    mcc_client *c = mcc_client_new();
+
+    assert_non_null(c);
+    assert_int_equal(mcc_client_add_server(c, "127.0.0.1", port, 1), 0);
+    return c;
+}
+
+/* ---- Refusals: nothing is sent ---- */
+
+static void test_refusals(void **state)
+{
+    mcc_client *c = mcc_client_new();
+    static char big[70000];
+    mcc_check_item items[17];
+    char err[128];
+    const char *a = NULL, *b = NULL;
+    char names[200][8];
+
+    (void)state;
+    assert_non_null(c);
+    /* Names. */
+    assert_int_equal(mcc_get(c, "x", 0, -1, NULL), MCC_ERR_NAME);
+    assert_int_equal(mcc_get(c, NULL, 3, -1, NULL), MCC_ERR_NAME);
+    assert_int_equal(mcc_get(c, big, 65536, -1, NULL), MCC_ERR_NAME);
+    assert_int_equal(mcc_ttl_query_async(c, big, 70000, NULL, NULL),
+                     MCC_ERR_NAME);
+    assert_int_equal(mcc_auth(c, 0, "", 0, -1, NULL), MCC_ERR_NAME);
+    /* Resources. */
+    assert_int_equal(mcc_acquire(c, "job", 3, 0, 4, -1, NULL),
+                     MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_acquire(c, "job", 3, 5, 4, -1, NULL),
+                     MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_acquire_async(c, "job", 3, 1, 0, NULL, NULL),
+                     MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_wait_acquire(c, "job", 3, 5, 4, 0, 0, -1, NULL),
+                     MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_wait_acquire_async(c, "job", 3, 0, 0, 0, 0, NULL,
+                                            NULL), MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_throttle(c, "acme", 4, 0, -1, NULL),
+                     MCC_ERR_RESOURCES);
+    /* Legal arguments but no server. */
+    assert_int_equal(mcc_get(c, "job", 3, -1, NULL), MCC_ERR_INVALID);
+    assert_int_equal(mcc_wait_acquire_async(c, "job", 3, 1, 0, 0, 0, NULL,
+                                            NULL), MCC_ERR_INVALID);
+    assert_int_equal(mcc_noop(c, 0, -1, NULL), MCC_ERR_INVALID);
+    /* Multi-check shapes. */
+    memset(items, 0, sizeof items);
+    for (int i = 0; i < 17; i++) {
+        items[i].op = MCC_OP_WINDOW_CHECK;
+        items[i].name = "w";
+        items[i].name_len = 1;
+        items[i].limit = 10;
+        items[i].cost = 1;
+    }
+    assert_int_equal(mcc_multi_check(c, items, 17, false, -1, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_multi_check(c, items, 0, false, -1, NULL),
+                     MCC_ERR_INVALID);
+    items[1].name_len = 0;
+    assert_int_equal(mcc_multi_check(c, items, 2, false, -1, NULL),
+                     MCC_ERR_NAME);
+    items[1].name_len = 1;
+    items[1].op = MCC_OP_GET;
+    assert_int_equal(mcc_multi_check(c, items, 2, false, -1, NULL),
+                     MCC_ERR_INVALID);
+    /* Server lists. */
+    assert_int_equal(mcc_client_set_servers(c, "nohostport", err,
+                                            sizeof err), MCC_ERR_INVALID);
+    assert_true(strlen(err) > 0);
+    assert_int_equal(mcc_client_set_servers(c, "127.0.0.1:1,127.0.0.1:2:3",
+                                            err, sizeof err), 2);
+    assert_int_equal(mcc_client_server_count(c), 2);
+    assert_string_equal(mcc_client_server_name(c, 1), "127.0.0.1:2");
+    assert_null(mcc_client_server_name(c, 2));
+    assert_int_equal(mcc_client_add_server(c, "::1", 3, 1), 2);
+    assert_string_equal(mcc_client_server_name(c, 2), "[::1]:3");
+    /* What the server's decoder would refuse is refused here. */
+    assert_int_equal(mcc_ttl_insert(c, "t", 1, 1, 1, 9, -1, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_window_check(c, "w", 1, false, 0, 10, 0, 0, -1,
+                                      NULL), MCC_ERR_INVALID);
+    assert_int_equal(mcc_gcra_check(c, "g", 1, false, 1, 0, 1, 1000, -1,
+                                    NULL), MCC_ERR_INVALID);
+    assert_int_equal(mcc_renew(c, "r", 1, 0, -1, NULL), MCC_ERR_INVALID);
+    assert_int_equal(mcc_tenant_set(c, "t", 1, 0x04, 0, 0, -1, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_noop(c, 7, -1, NULL), MCC_ERR_INVALID);
+    /* Multi-check items on two servers. */
+    for (int i = 0; i < 200 && (!a || !b); i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i);
+        if (mcc_client_server_for(c, names[i], strlen(names[i])) == 0)
+            a = a ? a : names[i];
+        else
+            b = b ? b : names[i];
+    }
+    assert_non_null(a);
+    assert_non_null(b);
+    items[0].name = a;
+    items[0].name_len = strlen(a);
+    items[1] = items[0];
+    items[1].name = b;
+    items[1].name_len = strlen(b);
+    assert_int_equal(mcc_multi_check(c, items, 2, false, -1, NULL),
+                     MCC_ERR_CROSS_SERVER);
+    /* Lease helper arguments. */
+    {
+        mcc_lease *l = NULL;
+        assert_int_equal(mcc_lease_acquire_async(c, "l", 1, 1, 1, 0, 0,
+                                                 NULL, NULL, &l),
+                         MCC_ERR_INVALID);
+        assert_int_equal(mcc_lease_acquire_async(c, "", 0, 1, 1, 0, 100,
+                                                 NULL, NULL, &l),
+                         MCC_ERR_NAME);
+        assert_null(l);
+    }
+    /* Nothing was sent: no connection was opened. */
+    for (size_t i = 0; i < mcc_client_server_count(c); i++)
+        assert_int_equal(mcc_fd(c, i), -1);
+    assert_int_equal(mcc_pending(c), 0);
+    /* Texts. */
+    for (int e = 0; e >= -13; e--)
+        assert_true(strlen(mcc_strerror(e)) > 0);
+    assert_string_equal(mcc_status_text(0x01), "Not found");
+    assert_string_equal(mcc_status_text(0x77), "Unknown status");
+    mcc_client_free(c);
+}
+
+/* ---- Fake-server scripts and their tests ---- */
+
+/* Answers a Get with 7 and a Dump with two records, a byte at a time. */
+static void script_partial(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[256];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    n = cnt_encode_u32(out, CNT_OP_GET, rq.opaque, 7);
+    fake_write_slowly(f, out, n);
+    if (!fake_expect(f, CNT_OP_DUMP, &rq))
+        return;
+    n = cnt_encode_dump_record(out, rq.opaque, 1, 2, (const uint8_t *)"ab",
+                               2);
+    n += cnt_encode_dump_record(out + n, rq.opaque, 3, 4,
+                                (const uint8_t *)"cd", 2);
+    n += cnt_encode_empty(out + n, CNT_OP_DUMP, rq.opaque);
+    fake_write_slowly(f, out, n);
+}
+
+static void test_partial_reads(void **state)
+{
+    fake *f = fake_start(script_partial);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_result r;
+
+    (void)state;
+    assert_int_equal(mcc_get(c, "job", 3, GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(r.value, 7);
+    assert_int_equal(r.op, MCC_OP_GET);
+    assert_int_equal(mcc_dump(c, 0, log_record, lb, GIVE_UP_MS), MCC_OK);
+    log_expect(lb, "rec:ab", "rec:cd", "end:0", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Reads three requests (Get, Wait_acquire, Get), then answers them in one
+ * write with events between the answers: granted for the wait, one with
+ * an unknown code (ignored). */
+static void script_pipeline(fake *f)
+{
+    cnt_request r1, r2, r3;
+    uint8_t out[512];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_GET, &r1) ||
+        !fake_expect(f, CNT_OP_WAIT_ACQUIRE, &r2) ||
+        !fake_expect(f, CNT_OP_GET, &r3))
+        return;
+    n = cnt_encode_u32(out, CNT_OP_GET, r1.opaque, 1);
+    n += cnt_encode_wait_answer(out + n, r2.opaque, CNT_WAIT_QUEUED, 1, 0, 2);
+    n += cnt_encode_event(out + n, 0x09, r2.opaque, 0, 0,
+                          (const uint8_t *)"zz", 2);
+    n += cnt_encode_event(out + n, CNT_EVENT_GRANTED, r2.opaque, 5, 3,
+                          (const uint8_t *)"w", 1);
+    n += cnt_encode_u32(out + n, CNT_OP_GET, r3.opaque, 3);
+    fake_write(f, out, n);
+}
+
+/* A callback that tries a blocking call inside (refused) and logs. */
+static void cb_try_blocking(mcc_client *c, const mcc_result *r, void *arg)
+{
+    log_result(c, r, arg);
+    log_add(arg, "nested:%d", mcc_get(c, "x", 1, 10, NULL));
+}
+
+static void test_pipeline_events(void **state)
+{
+    fake *f = fake_start(script_pipeline);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_get_async(c, "a", 1, cb_try_blocking, lb), MCC_OK);
+    assert_int_equal(mcc_wait_acquire_async(c, "w", 1, 1, 1, 1000, 0,
+                                            log_result, lb), MCC_OK);
+    assert_int_equal(mcc_get_async(c, "c", 1, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_pending(c), 3);
+    poll_until(c, lb, 5);
+    log_expect(lb, "01:0:1", "nested:-12", "20:0:w1", "ev1:w", "01:0:3",
+               NULL);
+    assert_int_equal(mcc_pending(c), 0);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Answers a Get with a header declaring a body of nearly 4 GiB. */
+static void script_oversized(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[CNT_HEADER_SIZE];
+
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    cnt_encode_response_header(out, CNT_OP_GET, 0, 0xfffffff0u, rq.opaque);
+    fake_write(f, out, sizeof out);
+    /* Wait for the client to close. */
+    fake_read(f, &rq);
+}
+
+static void test_oversized_body(void **state)
+{
+    fake *f = fake_start(script_oversized);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+
+    (void)state;
+    mcc_client_set_retry_ms(c, 600000);
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_get_async(c, "a", 1, log_result, lb), MCC_OK);
+    poll_until(c, lb, 2);
+    log_expect(lb, "01:-8", "ev16:-8:s00", NULL);
+    /* The failed server is left alone for the retry pause. */
+    assert_int_equal(mcc_get(c, "a", 1, -1, NULL), MCC_ERR_SERVER_DOWN);
+    assert_int_equal(mcc_fd(c, 0), -1);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Answers a Get with another request's opaque. */
+static void script_wrong_opaque(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    n = cnt_encode_u32(out, CNT_OP_GET, rq.opaque + 1, 1);
+    fake_write(f, out, n);
+    fake_read(f, &rq);
+}
+
+static void test_wrong_opaque(void **state)
+{
+    fake *f = fake_start(script_wrong_opaque);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_result r;
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_get(c, "a", 1, GIVE_UP_MS, &r), MCC_ERR_PROTOCOL);
+    assert_int_equal(r.error, MCC_ERR_PROTOCOL);
+    log_expect(lb, "ev16:-8:s00", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Reads two Gets, sends half an answer and closes. */
+static void script_close_mid_answer(fake *f)
+{
+    cnt_request r1, r2;
+    uint8_t out[64];
+
+    if (!fake_expect(f, CNT_OP_GET, &r1) || !fake_expect(f, CNT_OP_GET, &r2))
+        return;
+    cnt_encode_u32(out, CNT_OP_GET, r1.opaque, 1);
+    fake_write(f, out, 7);
+    f->closed = true;
+}
+
+static void test_close_mid_answer(void **state)
+{
+    fake *f = fake_start(script_close_mid_answer);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_get_async(c, "a", 1, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_get_async(c, "b", 1, log_result, lb), MCC_OK);
+    poll_until(c, lb, 3);
+    log_expect(lb, "01:-6", "01:-6", "ev16:-6:s00", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Keeps the first Get unanswered until the second arrives (the client
+ * sends it only after the first timed out), then answers both. */
+static void script_late_answer(fake *f)
+{
+    cnt_request r1, r2;
+    uint8_t out[64];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_GET, &r1) || !fake_expect(f, CNT_OP_GET, &r2))
+        return;
+    n = cnt_encode_u32(out, CNT_OP_GET, r1.opaque, 1);
+    n += cnt_encode_u32(out + n, CNT_OP_GET, r2.opaque, 2);
+    fake_write(f, out, n);
+}
+
+static void test_timeout_late_answer(void **state)
+{
+    fake *f = fake_start(script_late_answer);
+    mcc_client *c = client_at(f->port);
+    mcc_result r;
+
+    (void)state;
+    assert_int_equal(mcc_get(c, "a", 1, 50, &r), MCC_ERR_TIMEOUT);
+    /* The late answer to the first is dropped; the second gets its own. */
+    assert_int_equal(mcc_get(c, "b", 1, GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(r.value, 2);
+    mcc_client_free(c);
+    fake_finish(f);
+}
+
+/* Expects the Auth first and refuses it, then answers a Get. */
+static void script_auth(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_AUTH, &rq))
+        return;
+    if (f->secret_len != 6 || memcmp(f->secret, "s3cret", 6) != 0)
+        fake_fail(f, "wrong secret");
+    n = cnt_encode_error(out, CNT_OP_AUTH, CNT_STATUS_AUTH_FAILED, rq.opaque);
+    fake_write(f, out, n);
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    n = cnt_encode_u32(out, CNT_OP_GET, rq.opaque, 4);
+    fake_write(f, out, n);
+}
+
+static void test_auth_on_connect(void **state)
+{
+    fake *f = fake_start(script_auth);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_result r;
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_client_set_secret(c, "s3cret", 6), MCC_OK);
+    assert_int_equal(mcc_get(c, "a", 1, GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(r.value, 4);
+    log_expect(lb, "ev16:-13:s2b", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Answers one Window_check (allowed). */
+static void script_window(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    cnt_check_result res = { CNT_CHECK_ALLOWED, 10, 9, 1, 0, 5 };
+
+    if (!fake_expect(f, CNT_OP_WINDOW_CHECK, &rq))
+        return;
+    fake_write(f, out, cnt_encode_check_answer(out, CNT_OP_WINDOW_CHECK,
+                                               rq.opaque, &res));
+}
+
+static void test_server_down_remap(void **state)
+{
+    fake *f = fake_start(script_window);
+    mcc_client *c = mcc_client_new();
+    uint16_t dead_port;
+    int dead = listen_local(&dead_port);
+    char name[16] = "";
+    mcc_result r;
+    int rc;
+
+    (void)state;
+    close(dead);                /* nothing listens there any more */
+    assert_int_equal(mcc_client_add_server(c, "127.0.0.1", dead_port, 1), 0);
+    assert_int_equal(mcc_client_add_server(c, "127.0.0.1", f->port, 1), 1);
+    mcc_client_set_retry_ms(c, 600000);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "k%d", i);
+        if (mcc_client_server_for(c, name, strlen(name)) == 0)
+            break;
+    }
+    assert_int_equal(mcc_client_server_for(c, name, strlen(name)), 0);
+    rc = mcc_get(c, name, strlen(name), GIVE_UP_MS, &r);
+    assert_int_equal(rc, MCC_ERR_CONNECT);
+    /* Down now: refused at once, and rate limits stay put while
+     * remapping is off. */
+    assert_int_equal(mcc_get(c, name, strlen(name), -1, NULL),
+                     MCC_ERR_SERVER_DOWN);
+    assert_int_equal(mcc_window_check(c, name, strlen(name), false, 0, 10, 1,
+                                      0, -1, NULL), MCC_ERR_SERVER_DOWN);
+    mcc_client_set_remap_rate_limits(c, true);
+    assert_int_equal(mcc_window_check(c, name, strlen(name), false, 0, 10, 1,
+                                      0, GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(r.server, 1);
+    assert_int_equal(r.check.remaining, 9);
+    /* Semaphores never move. */
+    assert_int_equal(mcc_acquire(c, name, strlen(name), 1, 1, -1, NULL),
+                     MCC_ERR_SERVER_DOWN);
+    mcc_client_free(c);
+    fake_finish(f);
+}
+
+/* Answers two Noops. */
+static void script_two_noops(fake *f)
+{
+    cnt_request r1, r2;
+    uint8_t out[64];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_NOOP, &r1) || !fake_expect(f, CNT_OP_NOOP, &r2))
+        return;
+    n = cnt_encode_empty(out, CNT_OP_NOOP, r1.opaque);
+    n += cnt_encode_empty(out + n, CNT_OP_NOOP, r2.opaque);
+    fake_write(f, out, n);
+}
+
+/* Logs what the watch callback is told. */
+static void log_watch(mcc_client *c, size_t server, int fd, int wants,
+                      void *arg)
+{
+    (void)c;
+    log_add(arg, "watch:%zu:%s:%d", server, fd >= 0 ? "fd" : "none", wants);
+}
+
+static void test_event_loop_api(void **state)
+{
+    fake *f = fake_start(script_two_noops);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    logbook *wl = calloc(1, sizeof *wl);
+
+    (void)state;
+    assert_int_equal(mcc_client_set_max_queue(c, 2, CNT_REQUEST_MAX),
+                     MCC_OK);
+    mcc_client_set_watch_callback(c, log_watch, wl);
+    assert_int_equal(mcc_wants(c, 0), 0);
+    assert_int_equal(mcc_noop_async(c, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_noop_async(c, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_noop_async(c, 0, log_result, lb), MCC_ERR_BUSY);
+    assert_true(mcc_fd(c, 0) >= 0);
+    assert_true(mcc_wants(c, 0) & MCC_WANT_WRITE);
+    assert_true(mcc_next_timeout_ms(c) >= 0);
+    /* The application's own loop. */
+    for (int round = 0; lb->n < 2 && round < GIVE_UP_MS / 10; round++) {
+        struct pollfd p = { mcc_fd(c, 0), 0, 0 };
+        int w = mcc_wants(c, 0);
+        p.events = (short)((w & MCC_WANT_READ ? POLLIN : 0) |
+                           (w & MCC_WANT_WRITE ? POLLOUT : 0));
+        if (poll(&p, 1, 10) > 0) {
+            if (p.revents & POLLOUT)
+                mcc_on_writable(c, 0);
+            if (p.revents & (POLLIN | POLLHUP | POLLERR))
+                mcc_on_readable(c, 0);
+        }
+        mcc_tick(c);
+    }
+    log_expect(lb, "00:0", "00:0", NULL);
+    assert_int_equal(mcc_next_timeout_ms(c), -1);
+    /* The watch callback saw the connection open and wanting to write. */
+    assert_true(wl->n >= 2);
+    assert_string_equal(wl->item[wl->n - 1], "watch:0:fd:1");
+    mcc_client_free(c);
+    free(lb);
+    free(wl);
+    fake_finish(f);
+}
+
+/* Closes the first connection after a Get, then answers a Get on a
+ * second one. */
+static void script_reconnect(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    struct pollfd p = { f->lfd, POLLIN, 0 };
+
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    close(f->fd);
+    f->len = 0;
+    f->fd = -1;
+    if (poll(&p, 1, GIVE_UP_MS) != 1) {
+        fake_fail(f, "no second connection");
+        return;
+    }
+    f->fd = accept(f->lfd, NULL, NULL);
+    if (f->fd < 0 || !fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    fake_write(f, out, cnt_encode_u32(out, CNT_OP_GET, rq.opaque, 5));
+}
+
+/* Logs, and on a lost connection asks again at once (a retry pause of
+ * 0 lets it reconnect from inside the failure's own callback). */
+static void cb_retry(mcc_client *c, const mcc_result *r, void *arg)
+{
+    log_result(c, r, arg);
+    if (r->error == MCC_ERR_IO)
+        log_add(arg, "again:%d", mcc_get_async(c, "a", 1, log_result, arg));
+}
+
+static void test_reconnect_in_callback(void **state)
+{
+    fake *f = fake_start(script_reconnect);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+
+    (void)state;
+    mcc_client_set_retry_ms(c, 0);
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_get_async(c, "a", 1, cb_retry, lb), MCC_OK);
+    poll_until(c, lb, 4);
+    log_expect(lb, "01:-6", "again:0", "ev16:-6:s00", "01:0:5", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Grants a lease helper's Wait_acquire, then closes the connection. */
+static void script_lease_drop(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+
+    if (!fake_expect(f, CNT_OP_WAIT_ACQUIRE, &rq))
+        return;
+    fake_write(f, out, cnt_encode_wait_answer(out, rq.opaque,
+                                              CNT_WAIT_GRANTED, 0, 9, 1));
+    f->closed = true;
+}
+
+/* Logs what a lease helper reports. */
+static void log_lease(mcc_client *c, mcc_lease *l, mcc_lease_state st,
+                      int error, uint8_t status, void *arg)
+{
+    (void)c;
+    (void)l;
+    log_add(arg, "lease:%d:%d:s%02x", st, error, status);
+}
+
+/* Releases the lease from inside its own callback when it is lost. */
+static void release_on_loss(mcc_client *c, mcc_lease *l, mcc_lease_state st,
+                            int error, uint8_t status, void *arg)
+{
+    log_lease(c, l, st, error, status, arg);
+    if (st == MCC_LEASE_LOST)
+        mcc_lease_release(l);
+}
+
+static void test_lease_connection_lost(void **state)
+{
+    fake *f = fake_start(script_lease_drop);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_lease *l = NULL;
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_lease_acquire_async(c, "L", 1, 1, 1, 0, 60000,
+                                             release_on_loss, lb, &l),
+                     MCC_OK);
+    assert_int_equal(mcc_lease_get_state(l), MCC_LEASE_WAITING);
+    poll_until(c, lb, 3);
+    log_expect(lb, "lease:1:0:s00", "lease:3:-6:s00", "ev16:-6:s00", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* ---- The real server ---- */
+
+typedef struct live {
+    pid_t pid;
+    char dir[64];
+    uint16_t port;              /* the counter port */
+} live;
+
+static live the_live;
+static const char live_secret[] = "t0p-s3cret";
+
+/* Reads the memcache port's stats and returns counter_port (0 if none). */
+static uint16_t counter_port_of(uint16_t mc_port)
+{
+    struct sockaddr_in a;
+    char buf[16384];
+    size_t len = 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    char *p;
+
+    if (fd < 0)
+        return 0;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(mc_port);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        write(fd, "stats\r\n", 7) != 7) {
+        close(fd);
+        return 0;
+    }
+    while (len < sizeof buf - 1) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        ssize_t n;
+        if (poll(&pf, 1, GIVE_UP_MS) != 1)
+            break;
+        n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (strstr(buf, "END\r\n"))
+            break;
+    }
+    close(fd);
+    buf[len] = '\0';
+    p = strstr(buf, "STAT counter_port ");
+    return p ? (uint16_t)atoi(p + 18) : 0;
+}
+
+/* Starts mchost with counter.so (as t/lib/CounterTest.pm does) when MCHOST
+ * is set; otherwise the live tests skip. */
+static int live_setup(void **state)
+{
+    const char *mchost = getenv("MCHOST"), *so = getenv("COUNTER_SO");
+    char portfile[128], secretfile[128], x[512];
+    FILE *fp;
+
+    (void)state;
+    memset(&the_live, 0, sizeof the_live);
+    if (!mchost || !*mchost || !so || !*so)
+        return 0;
+    snprintf(the_live.dir, sizeof the_live.dir, "/tmp/mcc-test-XXXXXX");
+    if (!mkdtemp(the_live.dir))
+        return -1;
+    snprintf(portfile, sizeof portfile, "%s/port", the_live.dir);
+    snprintf(secretfile, sizeof secretfile, "%s/secret", the_live.dir);
+    fp = fopen(secretfile, "w");
+    if (!fp)
+        return -1;
+    fprintf(fp, "%s\n", live_secret);
+    fclose(fp);
+    chmod(secretfile, 0600);
+    snprintf(x, sizeof x,
+             "%s,counter.enable=true;counter.port=0;"
+             "counter.admin_secret_file=%s", so, secretfile);
+    the_live.pid = fork();
+    if (the_live.pid < 0)
+        return -1;
+    if (the_live.pid == 0) {
+        char errfile[128];
+        snprintf(errfile, sizeof errfile, "%s/stderr", the_live.dir);
+        if (!freopen("/dev/null", "r", stdin) ||
+            !freopen(errfile, "w", stderr))
+            _exit(127);
+        execl(mchost, mchost, "-p", "0", "-l", "127.0.0.1", "-F", portfile,
+              "-X", x, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < GIVE_UP_MS / 10; i++) {
+        int mc = 0;
+        fp = fopen(portfile, "r");
+        if (fp) {
+            if (fscanf(fp, "%d", &mc) != 1)
+                mc = 0;
+            fclose(fp);
+        }
+        if (mc > 0) {
+            the_live.port = counter_port_of((uint16_t)mc);
+            break;
+        }
+        if (waitpid(the_live.pid, NULL, WNOHANG) == the_live.pid) {
+            the_live.pid = 0;
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    return the_live.port ? 0 : -1;
+}
+
+/* Stops the mchost the setup started (by its pid) and removes its files. */
+static int live_teardown(void **state)
+{
+    char path[160];
+
+    (void)state;
+    if (the_live.pid > 0) {
+        int st;
+        kill(the_live.pid, SIGTERM);
+        for (int i = 0; i < GIVE_UP_MS / 10; i++) {
+            if (waitpid(the_live.pid, &st, WNOHANG) == the_live.pid)
+                break;
+            sleep_ms(10);
+            if (i == GIVE_UP_MS / 10 - 1) {
+                kill(the_live.pid, SIGKILL);
+                waitpid(the_live.pid, &st, 0);
+            }
+        }
+        the_live.pid = 0;
+    }
+    if (the_live.dir[0]) {
+        snprintf(path, sizeof path, "%s/port", the_live.dir);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/secret", the_live.dir);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/stderr", the_live.dir);
+        unlink(path);
+        rmdir(the_live.dir);
+    }
+    return 0;
+}
+
+/* A client of the live server, or a skip. */
+static mcc_client *live_client(void)
+{
+    if (!the_live.port)
+        skip();
+    return client_at(the_live.port);
+}
+
+/* Counts records and remembers whether a given name was among them. */
+typedef struct tally {
+    int records, ends, last_error;
+    const char *want;
+    bool seen;
+} tally;
+
+/* Counts the records of a series. */
+static void tally_record(mcc_client *c, const mcc_record *rec, void *arg)
+{
+    tally *t = arg;
+
+    (void)c;
+    if (!rec->more) {
+        t->ends++;
+        t->last_error = rec->error;
+        return;
+    }
+    t->records++;
+    if (t->want && rec->name_len == strlen(t->want) &&
+        memcmp(rec->name, t->want, rec->name_len) == 0)
+        t->seen = true;
+}
+
+static void test_live_blocking(void **state)
+{
+    mcc_client *c = live_client();
+    mcc_result r;
+    tally t;
+    mcc_check_item items[2];
+
+    (void)state;
+    assert_int_equal(mcc_noop(c, 0, -1, &r), MCC_OK);
+    assert_int_equal(mcc_acquire(c, "blk", 3, 2, 5, -1, &r), MCC_OK);
+    assert_int_equal(r.value, 2);
+    assert_int_equal(mcc_get(c, "blk", 3, -1, &r), MCC_OK);
+    assert_int_equal(r.value, 2);
+    memset(&t, 0, sizeof t);
+    t.want = "blk";
+    assert_int_equal(mcc_dump(c, 0, tally_record, &t, -1), MCC_OK);
+    assert_true(t.seen);
+    assert_int_equal(t.ends, 1);
+    assert_int_equal(mcc_release(c, "blk", 3, 2, -1, &r), MCC_OK);
+    assert_int_equal(mcc_release(c, "blk", 3, 2, -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_NOT_ACQUIRED);
+    assert_int_equal(mcc_get(c, "never-made", 10, -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_NOT_FOUND);
+    memset(&t, 0, sizeof t);
+    t.want = "objects";
+    assert_int_equal(mcc_stats(c, 0, tally_record, &t, -1), MCC_OK);
+    assert_true(t.seen);
+    /* Waits and leases. */
+    assert_int_equal(mcc_wait_acquire(c, "wblk", 4, 1, 2, 0, 0, -1, &r),
+                     MCC_OK);
+    assert_int_equal(r.wait.state, MCC_WAIT_GRANTED);
+    assert_true(r.wait.lease_id > 0);
+    {
+        uint64_t id = r.wait.lease_id;
+        assert_int_equal(mcc_renew(c, "wblk", 4, 60000, -1, &r), MCC_OK);
+        assert_true(r.lease_id == id);
+    }
+    memset(&t, 0, sizeof t);
+    assert_int_equal(mcc_queues(c, 0, tally_record, &t, -1), MCC_OK);
+    assert_int_equal(t.ends, 1);
+    assert_int_equal(mcc_wait_release(c, "wblk", 4, -1, &r), MCC_OK);
+    assert_int_equal(r.value, 1);
+    /* Rate limits. */
+    assert_int_equal(mcc_ttl_insert(c, "tblk", 4, 10, 60, MCC_UNIT_S, -1, &r),
+                     MCC_OK);
+    assert_int_equal(mcc_ttl_query(c, "tblk", 4, -1, &r), MCC_OK);
+    assert_int_equal(r.ttl.quota, 10);
+    assert_int_equal(mcc_ttl_update(c, "tblk", 4, MCC_TTL_ATTR_QUOTA,
+                                    MCC_TTL_PATCH, MCC_UNIT_S, 20, -1, &r),
+                     MCC_OK);
+    assert_int_equal(r.ttl.quota, 20);
+    assert_int_equal(mcc_ttl_purge(c, "tblk", 4, -1, &r), MCC_OK);
+    assert_int_equal(mcc_window_check(c, "wl", 2, false, 0, 10, 1, 0, -1, &r),
+                     MCC_OK);
+    assert_int_equal(r.check.state, MCC_CHECK_ALLOWED);
+    assert_int_equal(r.check.remaining, 9);
+    assert_int_equal(mcc_gcra_check(c, "gl", 2, true, 5, 10, 1, 1000000000u,
+                                    -1, &r), MCC_OK);
+    assert_int_equal(r.check.state, MCC_CHECK_ALLOWED);
+    memset(items, 0, sizeof items);
+    items[0].op = MCC_OP_WINDOW_CHECK;
+    items[0].name = "ml";
+    items[0].name_len = 2;
+    items[0].limit = 10;
+    items[0].cost = 1;
+    items[1].op = MCC_OP_GCRA_CHECK;
+    items[1].name = "ml";
+    items[1].name_len = 2;
+    items[1].limit = 5;
+    items[1].count = 10;
+    items[1].cost = 1;
+    items[1].period_ns = 1000000000u;
+    assert_int_equal(mcc_multi_check(c, items, 2, false, -1, &r), MCC_OK);
+    assert_int_equal(r.multi.overall, MCC_MULTI_ALLOWED);
+    assert_int_equal(r.multi.count, 2);
+    assert_int_equal(r.multi.items[0].remaining, 9);
+    /* Throttling, privileged ones after Auth. */
+    assert_int_equal(mcc_tenant_set(c, "acme", 4, MCC_TENANT_SET_HARD, 0, 50,
+                                    -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_NOT_PERMITTED);
+    assert_int_equal(mcc_auth(c, 0, "wrong", 5, -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_AUTH_FAILED);
+    assert_int_equal(mcc_auth(c, 0, live_secret, strlen(live_secret), -1, &r),
+                     MCC_OK);
+    assert_int_equal(mcc_node_set(c, 0, 1000, -1, &r), MCC_OK);
+    assert_int_equal(mcc_tenant_set(c, "acme", 4, MCC_TENANT_SET_HARD, 0, 50,
+                                    -1, &r), MCC_OK);
+    assert_int_equal(mcc_throttle(c, "acme", 4, 5, -1, &r), MCC_OK);
+    assert_int_equal(r.throttle.state, MCC_THROTTLE_ALLOWED);
+    assert_int_equal(mcc_tenant_show(c, "acme", 4, -1, &r), MCC_OK);
+    assert_int_equal(r.tenant.hard_limit, 50);
+    memset(&t, 0, sizeof t);
+    t.want = "acme";
+    assert_int_equal(mcc_tenant_list(c, 0, tally_record, &t, -1), MCC_OK);
+    assert_true(t.seen);
+    assert_int_equal(mcc_node_show(c, 0, -1, &r), MCC_OK);
+    assert_int_equal(r.node.capacity, 1000);
+    assert_int_equal(mcc_tenant_remove(c, "acme", 4, -1, &r), MCC_OK);
+    assert_int_equal(mcc_unthrottle(c, 0, -1, &r), MCC_OK);
+    assert_int_equal(mcc_reload(c, 0, -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_NOT_FOUND);   /* no config file */
+    assert_int_equal(mcc_node_set(c, 0, 0, -1, &r), MCC_OK);
+    mcc_client_free(c);
+}
+
+static void test_live_async(void **state)
+{
+    mcc_client *c = live_client();
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_check_item it;
+
+    (void)state;
+    memset(&it, 0, sizeof it);
+    it.op = MCC_OP_WINDOW_CHECK;
+    it.name = "aml";
+    it.name_len = 3;
+    it.limit = 10;
+    it.cost = 1;
+    assert_int_equal(mcc_noop_async(c, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_acquire_async(c, "as", 2, 1, 3, log_result, lb), 0);
+    assert_int_equal(mcc_get_async(c, "as", 2, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_release_async(c, "as", 2, 1, log_result, lb), 0);
+    assert_int_equal(mcc_stats_async(c, 0, log_end, lb), MCC_OK);
+    poll_until(c, lb, 5);
+    log_expect(lb, "00:0", "02:0:1", "01:0:1", "03:0", "end:0", NULL);
+    lb->n = 0;
+    assert_int_equal(mcc_dump_async(c, 0, NULL, NULL), MCC_OK);
+    assert_int_equal(mcc_wait_acquire_async(c, "aw", 2, 1, 1, 0, 0,
+                                            log_result, lb), MCC_OK);
+    assert_int_equal(mcc_renew_async(c, "aw", 2, 60000, log_result, lb), 0);
+    assert_int_equal(mcc_queues_async(c, 0, log_record, lb), MCC_OK);
+    assert_int_equal(mcc_wait_release_async(c, "aw", 2, log_result, lb), 0);
+    assert_int_equal(mcc_ttl_insert_async(c, "at", 2, 5, 60, MCC_UNIT_S,
+                                          log_result, lb), MCC_OK);
+    assert_int_equal(mcc_ttl_query_async(c, "at", 2, log_result, lb), 0);
+    assert_int_equal(mcc_ttl_update_async(c, "at", 2, MCC_TTL_ATTR_TTL,
+                                          MCC_TTL_INCREASE, MCC_UNIT_S, 5,
+                                          log_result, lb), MCC_OK);
+    assert_int_equal(mcc_ttl_purge_async(c, "at", 2, log_result, lb), 0);
+    assert_int_equal(mcc_window_check_async(c, "awl", 3, false, 0, 10, 1, 0,
+                                            log_result, lb), MCC_OK);
+    assert_int_equal(mcc_gcra_check_async(c, "agl", 3, false, 5, 10, 1,
+                                          1000000000u, log_result, lb), 0);
+    assert_int_equal(mcc_multi_check_async(c, &it, 1, true, log_result, lb),
+                     MCC_OK);
+    assert_int_equal(mcc_auth_async(c, 0, live_secret, strlen(live_secret),
+                                    log_result, lb), MCC_OK);
+    assert_int_equal(mcc_throttle_async(c, "beta", 4, 1, log_result, lb), 0);
+    assert_int_equal(mcc_tenant_show_async(c, "beta", 4, log_result, lb), 0);
+    assert_int_equal(mcc_tenant_list_async(c, 0, NULL, NULL), MCC_OK);
+    assert_int_equal(mcc_node_show_async(c, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_tenant_set_async(c, "beta", 4, MCC_TENANT_SET_RESERVED | MCC_TENANT_SET_HARD,
+                                          0, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_tenant_remove_async(c, "beta", 4, log_result, lb),
+                     MCC_OK);
+    assert_int_equal(mcc_node_set_async(c, 0, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_unthrottle_async(c, 0, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_reload_async(c, 0, log_result, lb), MCC_OK);
+    poll_until(c, lb, 20);
+    for (int round = 0; mcc_pending(c) && round < GIVE_UP_MS / 10; round++)
+        mcc_poll(c, 10);
+    assert_int_equal(mcc_pending(c), 0);
+    log_expect(lb, "20:0:w0", "21:0", "end:0", "22:0", "30:0", "31:0",
+               "32:0", "33:0", "34:0", "35:0", "36:0", "40:0", "41:0",
+               "42:0", "44:0", "45:0", "46:0", "47:0", "48:0", "49:-10:s01",
+               NULL);
+    mcc_client_free(c);
+    free(lb);
+}
+
+/* Events of queued waits, in the order they happen. */
+static void test_live_events(void **state)
+{
+    mcc_client *holder = live_client();
+    mcc_client *waiter = client_at(the_live.port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_result r;
+
+    (void)state;
+    mcc_client_set_event_callback(waiter, log_event, lb);
+    assert_int_equal(mcc_acquire(holder, "ev1", 3, 1, 1, -1, &r), MCC_OK);
+    assert_int_equal(mcc_acquire(holder, "ev2", 3, 1, 1, -1, &r), MCC_OK);
+    assert_int_equal(mcc_wait_acquire_async(waiter, "ev1", 3, 1, 1, 60000, 0,
+                                            log_result, lb), MCC_OK);
+    assert_int_equal(mcc_wait_acquire_async(waiter, "ev2", 3, 1, 1, 20, 0,
+                                            log_result, lb), MCC_OK);
+    /* The short wait times out on its own... */
+    poll_until(waiter, lb, 3);
+    log_expect(lb, "20:0:w1", "20:0:w1", "ev2:ev2", NULL);
+    /* ...and the release of ev1 grants the long one. */
+    assert_int_equal(mcc_release(holder, "ev1", 3, 1, -1, &r), MCC_OK);
+    poll_until(waiter, lb, 4);
+    log_expect(lb, "20:0:w1", "20:0:w1", "ev2:ev2", "ev1:ev1", NULL);
+    /* A blocking wait that times out on the server, then one granted when
+     * the holder's connection ends. */
+    assert_int_equal(mcc_wait_acquire(waiter, "ev2", 3, 1, 1, 20, 0, -1, &r),
+                     MCC_OK);
+    assert_int_equal(r.wait.state, MCC_WAIT_TIMED_OUT);
+    mcc_client_free(holder);
+    assert_int_equal(mcc_wait_acquire(waiter, "ev2", 3, 1, 1, 60000, 0,
+                                      GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(r.wait.state, MCC_WAIT_GRANTED);
+    assert_true(r.wait.lease_id > 0);
+    /* The blocking waits' events were theirs, not the callback's. */
+    assert_int_equal(lb->n, 4);
+    mcc_client_free(waiter);
+    free(lb);
+}
+
+static void test_live_lease(void **state)
+{
+    mcc_client *c = live_client();
+    mcc_client *other = client_at(the_live.port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_lease *l = NULL, *l2 = NULL;
+    mcc_result r;
+    uint64_t id;
+
+    (void)state;
+    /* Granted at once, then kept alive for several lease periods by the
+     * background renewals (a lease of 1.5 s renewed every 0.5 s, so that
+     * the blocking calls below on the other client leave it room). */
+    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 0, 1500,
+                                             log_lease, lb, &l), MCC_OK);
+    poll_until(c, lb, 1);
+    log_expect(lb, "lease:1:0:s00", NULL);
+    id = mcc_lease_id(l);
+    assert_true(id > 0);
+    drive_for(c, 4000);         /* several renewals */
+    log_expect(lb, "lease:1:0:s00", NULL);
+    assert_int_equal(mcc_lease_get_state(l), MCC_LEASE_GRANTED);
+    /* Another connection finds the counter full all along. */
+    assert_int_equal(mcc_acquire(other, "lz", 2, 1, 1, -1, &r),
+                     MCC_ERR_STATUS);
+    assert_int_equal(mcc_get(other, "lz", 2, -1, &r), MCC_OK);
+    assert_int_equal(r.value, 1);
+    /* Released: the counter is free again. */
+    mcc_lease_release(l);
+    assert_int_equal(mcc_noop(c, 0, -1, NULL), MCC_OK);
+    assert_int_equal(mcc_acquire(other, "lz", 2, 1, 1, -1, &r), MCC_OK);
+    /* Queued behind other's holding, granted on its release. */
+    lb->n = 0;
+    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 60000, 150,
+                                             log_lease, lb, &l2), MCC_OK);
+    assert_int_equal(mcc_noop(c, 0, -1, NULL), MCC_OK);
+    assert_int_equal(lb->n, 0);
+    assert_int_equal(mcc_release(other, "lz", 2, 1, -1, &r), MCC_OK);
+    poll_until(c, lb, 1);
+    log_expect(lb, "lease:1:0:s00", NULL);
+    /* Lost: the loop does not run for longer than the lease, so nothing
+     * renews it and the server lets it expire. */
+    sleep_ms(600);
+    poll_until(c, lb, 2);
+    log_expect(lb, "lease:1:0:s00", "lease:3:0:s27", NULL);
+    assert_int_equal(mcc_lease_id(l2), 0);
+    mcc_lease_release(l2);
+    assert_int_equal(mcc_noop(c, 0, -1, NULL), MCC_OK);
+    /* A wait that times out. */
+    assert_int_equal(mcc_acquire(other, "lz", 2, 1, 1, -1, &r), MCC_OK);
+    lb->n = 0;
+    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 0, 150,
+                                             log_lease, lb, &l), MCC_OK);
+    poll_until(c, lb, 1);
+    log_expect(lb, "lease:2:-10:s21", NULL);
+    mcc_lease_release(l);
+    /* A lease still held when the client is freed goes with it. */
+    assert_int_equal(mcc_release(other, "lz", 2, 1, -1, &r), MCC_OK);
+    lb->n = 0;
+    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 0, 150,
+                                             log_lease, lb, &l), MCC_OK);
+    poll_until(c, lb, 1);
+    mcc_client_free(c);
+    mcc_client_free(other);
+    free(lb);
+}
+
+/* Checks 1000 pipelined answers come back in order. */
+typedef struct order {
+    int n, bad;
+    uint32_t last;
+} order;
+
+/* Counts answers and checks their opaques only increase. */
+static void order_cb(mcc_client *c, const mcc_result *r, void *arg)
+{
+    order *o = arg;
+
+    (void)c;
+    if (r->error != MCC_OK || (o->n && r->opaque <= o->last))
+        o->bad++;
+    o->last = r->opaque;
+    o->n++;
+}
+
+static void test_live_pipeline(void **state)
+{
+    mcc_client *c = live_client();
+    order o;
+    mcc_result r;
+
+    (void)state;
+    memset(&o, 0, sizeof o);
+    for (int i = 0; i < 1000; i++) {
+        int rc = i % 2 ? mcc_get_async(c, "pipe", 4, order_cb, &o)
+                       : mcc_acquire_async(c, "pipe", 4, 1, 1000, order_cb,
+                                           &o);
+        assert_int_equal(rc, MCC_OK);
+    }
+    assert_int_equal(mcc_pending(c), 1000);
+    for (int round = 0; o.n < 1000 && round < GIVE_UP_MS / 10; round++)
+        mcc_poll(c, 10);
+    assert_int_equal(o.n, 1000);
+    assert_int_equal(o.bad, 0);
+    assert_int_equal(mcc_get(c, "pipe", 4, -1, &r), MCC_OK);
+    assert_int_equal(r.value, 500);
+    mcc_client_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest offline[] = {
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_partial_reads),
+        cmocka_unit_test(test_pipeline_events),
+        cmocka_unit_test(test_oversized_body),
+        cmocka_unit_test(test_wrong_opaque),
+        cmocka_unit_test(test_close_mid_answer),
+        cmocka_unit_test(test_timeout_late_answer),
+        cmocka_unit_test(test_auth_on_connect),
+        cmocka_unit_test(test_server_down_remap),
+        cmocka_unit_test(test_event_loop_api),
+        cmocka_unit_test(test_lease_connection_lost),
+        cmocka_unit_test(test_reconnect_in_callback),
+    };
+    const struct CMUnitTest online[] = {
+        cmocka_unit_test(test_live_blocking),
+        cmocka_unit_test(test_live_async),
+        cmocka_unit_test(test_live_events),
+        cmocka_unit_test(test_live_lease),
+        cmocka_unit_test(test_live_pipeline),
+    };
+    int failed;
+
+    signal(SIGPIPE, SIG_IGN);
+    failed = cmocka_run_group_tests_name("client (no server)", offline, NULL,
+                                         NULL);
+    failed += cmocka_run_group_tests_name("client (mchost)", online,
+                                          live_setup, live_teardown);
+    return failed ? 1 : 0;
+}
