@@ -5,7 +5,7 @@
 # not run by make check), the Redis side of the rate-limit rows redis-bench,
 # and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
-	redis-bench
+	redis-bench client-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -24,6 +24,10 @@ limits_micro_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 redis_bench_SOURCES = bench/redis-bench.c bench/setup.c bench/hist.c \
 	bench/procstat.c bench/net.c
 redis_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
+# counter-bench's pair workload through libmccounter's non-blocking API.
+client_bench_SOURCES = bench/client-bench.c bench/setup.c bench/hist.c
+client_bench_LDADD = client/libmccounter.la libcntproto.la $(PTHREAD_LIBS)
 
 noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 	bench/net.h
