@@ -35,6 +35,7 @@ my @profile = read_kv("$tmp/profile.kv");
 my @wait = read_kv("$tmp/wait.kv");
 my @limits = read_kv("$tmp/limits.kv");
 my @throttle = read_kv("$tmp/throttle.kv");
+my @clients = read_kv("$tmp/clients.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -231,6 +232,7 @@ p "";
 wait_section();
 limits_section();
 throttle_section();
+clients_section();
 
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
 my @targets;
@@ -280,6 +282,7 @@ target('one counter: ours >= 2x reference ops/s',
 wait_targets();
 limits_targets();
 throttle_targets();
+clients_targets();
 
 p "## Targets\n",
   "Each is written as a ratio (or a figure) that must reach the bound (>=)",
@@ -329,7 +332,10 @@ p "",
   "--b-conns 32 -t 10 --capacity C --reserve R` against a server whose",
   "settings file (`counter.throttle.config`) says `node.capacity = C` and",
   "`tenant.fairA-0000000000 = reserved:R`. `BENCH_THROTTLE=0` skips the",
-  "throttle rows.";
+  "throttle rows. The client rows: `client-bench -p PORT -c 64 -d 32 -k",
+  "1000 --kv` (the pair workload through libmccounter) next to",
+  "`counter-bench -W pair` with the same figures, and `python3",
+  "clients/python/bench.py 127.0.0.1:PORT 3`; `BENCH_CLIENTS=0` skips them.";
 
 # The waiting rows, keyed "workload:server" or "semaphore:MODE:server".
 sub wait_rows {
@@ -828,6 +834,75 @@ sub throttle_targets {
     target_cmp('throttle fairness: B sent / capacity, every second (B alone would exceed it) >= 1',
                $ok ? $bmin / $sum->{capacity} : undef,
                $ok ? "least of $n s: $bmin sent" : 'fairness run', '>=', 1);
+}
+
+# The client rows by "server:depth": raw and libmccounter (pair, 64 x
+# 32), python (get, depth 1 and 32), and the Python version.
+sub client_rows {
+    my %r;
+    for my $x (@clients) { $r{"$x->{server}:" . ($x->{depth} // '')} = $x }
+    return \%r;
+}
+sub client_ops {
+    my ($rows, $k) = @_;
+    my $r = $rows->{$k};
+    return undef unless $r && !$r->{failed} && defined $r->{ops_s} && !$r->{errors};
+    return $r->{ops_s};
+}
+
+# The section "Client libraries": what libmccounter's non-blocking API
+# costs against counter-bench's own loop, and the Python client's rate.
+sub clients_section {
+    return unless @clients;
+    my $rows = client_rows();
+    my ($raw, $lib) = map { client_ops($rows, $_) } 'raw:32', 'libmccounter:32';
+    p "## Client libraries\n",
+      "The pair workload (Acquire + Release of 1 on 1000 names), 64",
+      "connections x depth 32, 2 client threads, against one server of",
+      "ours: once driven by counter-bench's own epoll loop over raw sockets",
+      "and the codec, once by `client-bench`, the same workload through",
+      "libmccounter's non-blocking API (one `mcc_client` per connection, its",
+      "fd in the thread's epoll through the watch callback, each answer's",
+      "callback issuing the slot's next request). The two alternate, run by",
+      "run, in the same server; the median of each is shown.\n",
+      "| client | ops/s | p99 us | / raw | target | holds |",
+      "|---|---:|---:|---:|---|---|";
+    my $v = ratio($lib, $raw);
+    for my $row (['counter-bench (raw)', 'raw:32', '', ''],
+                 ['libmccounter, non-blocking', 'libmccounter:32', '>= 0.9',
+                  !defined $v ? 'n/a' : $v >= 0.9 ? 'MET' : '**MISS**']) {
+        my ($name, $k, $want, $holds) = @$row;
+        my $o = client_ops($rows, $k);
+        my $r = $rows->{$k};
+        p "| $name | " . fmt_ops($o) . ' | ' .
+          ($r && defined $r->{p99_us} ? sprintf('%.0f', $r->{p99_us}) : 'n/a') .
+          ' | ' . fmt_ratio(ratio($o, $raw)) . " | $want | $holds |";
+    }
+    p "";
+    my ($py1, $py32) = map { client_ops($rows, $_) } 'python:1', 'python:32';
+    my $ver = $rows->{'python:'} ? $rows->{'python:'}{version} : undef;
+    if (defined $py1 || defined $py32) {
+        p "The Python client (`clients/python/bench.py`, blocking `Client`," .
+          (defined $ver ? " Python $ver," : '') . " one",
+          "connection): Gets on one name, one per round trip (depth 1) and",
+          "32 per round trip through `pipeline()` (depth 32). No target: the",
+          "figures say what to expect of an interpreted client on this",
+          "machine.\n",
+          "| Python client | requests/s |", "|---|---:|",
+          "| depth 1 | " . fmt_ops($py1) . ' |',
+          "| pipelined, depth 32 | " . fmt_ops($py32) . ' |', "";
+    } else {
+        p "The Python client was not measured (no python3 of 3.11 or later).\n";
+    }
+}
+
+# The client target.
+sub clients_targets {
+    return unless @clients;
+    my $rows = client_rows();
+    target_cmp('libmccounter non-blocking / raw loop, pair 64 conns x depth 32 >= 0.9',
+               ratio(client_ops($rows, 'libmccounter:32'), client_ops($rows, 'raw:32')),
+               '1000 names', '>=', 0.9);
 }
 
 # The "Method" section: system calls, instructions and allocations per

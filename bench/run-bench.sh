@@ -7,8 +7,11 @@
 # floor and Redis; one hot name; accuracy with the real clock), then the
 # tenant-throttling rows (Throttle charges on ours and the floor; one hot
 # tenant; a tenant with a reserve against one flooding, per second), then
-# writes doc/performance.md (tables, ratios, memory, GC, waiting, rate
-# limits, throttling, machine, targets) and its PNG plots.
+# then the client rows (the pair workload through libmccounter's
+# non-blocking API against counter-bench's own loop on the same server;
+# the Python client's requests per second), then writes
+# doc/performance.md (tables, ratios, memory, GC, waiting, rate limits,
+# throttling, clients, machine, targets) and its PNG plots.
 #
 # usage: bench/run-bench.sh [BUILDDIR]      (default: the current directory)
 # environment:
@@ -20,7 +23,7 @@
 #                                     without it they say so)
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
 #   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_LIMITS=1
-#   BENCH_THROTTLE=1 BENCH_PROFILE=1
+#   BENCH_THROTTLE=1 BENCH_CLIENTS=1 BENCH_PROFILE=1
 #                                     sections to run (0 = skip); PROFILE
 #                                     is bench/profile.sh (strace,
 #                                     callgrind, perf: the Method section)
@@ -52,6 +55,7 @@ floor="$build/counter-floor"
 wbench="$build/wait-bench"
 micro="$build/limits-micro"
 rbench="$build/redis-bench"
+cbench="$build/client-bench"
 mchost="$build/mchost"
 so="$build/.libs/counter.so"
 yrmcdsd=${YRMCDSD:-/usr/sbin/yrmcdsd}
@@ -548,6 +552,51 @@ run_throttle() {
     stop_server
 }
 
+# The client rows, on one server of ours: the pair workload (Acquire +
+# Release of 1 on 1000 names) at 64 connections x depth 32 driven by
+# counter-bench's own loop (raw sockets, the codec) and by client-bench
+# (the same workload through libmccounter's non-blocking API, one
+# mcc_client per connection), alternately, $repeat times each, the median
+# of each kept; then the Python client (clients/python/bench.py: Gets at
+# depth 1, one per round trip, and pipelined 32 per round trip), when a
+# python3 of 3.11 or later is there.
+run_clients() {
+    local l="$tmp/clients" i out p py=""
+    mkdir -p "$l"; : >"$l/raw"; : >"$l/lib"; : >"$l/py1"; : >"$l/py32"
+    [ -x "$cbench" ] || { log "$cbench is not built: no client rows"; return 0; }
+    start_ours 86400 || { stop_server; echo "server=libmccounter workload=pair conns=64 depth=32 keys=1000 failed=1"; return 1; }
+    for i in $(seq "$repeat"); do
+        one_run raw pair 64 32 1000 "$dur" "$warm" >>"$l/raw"
+        log "libmccounter pair c=64 d=32 k=1000"
+        "$cbench" -p "$srv_port" -c 64 -d 32 -k 1000 -t "$dur" -w "$warm" \
+            -l libmccounter --kv >>"$l/lib" 2>"$tmp/cell.err" ||
+            log "run failed: $(cat "$tmp/cell.err")"
+    done
+    median "$l/raw" raw pair 64 32 1000
+    median "$l/lib" libmccounter pair 64 32 1000
+    for p in python3 python3.13 python3.12 python3.11; do
+        command -v "$p" >/dev/null || continue
+        "$p" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null &&
+            { py=$p; break; }
+    done
+    if [ -z "$py" ]; then
+        log "no python3 >= 3.11: no Python row"
+    else
+        for i in $(seq "$repeat"); do
+            log "python client, run $i"
+            out=$("$py" "$src/clients/python/bench.py" "127.0.0.1:$srv_port" "$dur" 2>"$tmp/cell.err") ||
+                { log "python run failed: $(cat "$tmp/cell.err")"; continue; }
+            set -- $out
+            echo "server=python workload=get conns=1 depth=1 keys=1 ops_s=$1" >>"$l/py1"
+            echo "server=python workload=get conns=1 depth=32 keys=1 ops_s=$2" >>"$l/py32"
+        done
+        median "$l/py1" python get 1 1 1
+        median "$l/py32" python get 1 32 1
+        echo "server=python version=$("$py" -c 'import platform; print(platform.python_version())')"
+    fi
+    stop_server
+}
+
 # RSS empty (default buckets) and with $fill live 16-byte-name counters.
 run_memory() {
     local name=$1 rss0
@@ -573,6 +622,7 @@ run_gc() {
 
 : >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
 : >"$tmp/wait.kv"; : >"$tmp/limits.kv"; : >"$tmp/throttle.kv"
+: >"$tmp/clients.kv"
 if [ "${BENCH_MATRIX:-1}" = 1 ]; then
     run_matrix_interleaved >>"$tmp/matrix.kv"
 fi
@@ -598,6 +648,10 @@ fi
 
 if [ "${BENCH_THROTTLE:-1}" = 1 ]; then
     run_throttle >>"$tmp/throttle.kv"
+fi
+
+if [ "${BENCH_CLIENTS:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
+    run_clients >>"$tmp/clients.kv"
 fi
 
 if [ "${BENCH_PROFILE:-1}" = 1 ]; then

@@ -6,7 +6,8 @@
 # with redis-bench the same way when it is installed; then starts our
 # server (mchost + counter.so, two workers) and runs a tiny version of each
 # waiting row of wait-bench (hand-off, the semaphore queued and polled,
-# pending leases) and of the rate-limit rows (skipped when the server does
+# pending leases), the pair workload through libmccounter (client-bench)
+# and a tiny version of the rate-limit rows (skipped when the server does
 # not know the checks: 0x81), checking their key=value lines; then the
 # tenant-throttling rows: Throttle charges on the floor and on a second
 # server of ours started with a throttle settings file, and a short
@@ -193,6 +194,11 @@ check_wait "$tmp/poll.out" mode=poll failures=0 grants_s requests_per_grant
     -P "$ours_pid" -l ours >"$tmp/leases.out" || fail "leases run failed"
 check_wait "$tmp/leases.out" leases=400 events=400 missing=0 expirations=400 \
     errors=0 rss_after_kb bytes_per_lease_used idle_probes
+
+# The client row: the pair workload through libmccounter's non-blocking API.
+"$bin/client-bench" -p "$cport" -c 4 -d 8 -t 0.3 -w 0.05 -l ours --kv \
+    >"$tmp/lib.out" || fail "client-bench run failed"
+check_wait "$tmp/lib.out" via=libmccounter errors=0 ops_s p99_us
 
 # The rate-limit rows on ours, unless it does not know the checks yet.
 "$bin/counter-bench" -p "$cport" -c 2 -d 4 -t 0.2 -w 0 -W window -l ours \

@@ -33,6 +33,25 @@ int64_t mcc_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The clock for a new request's deadline: inside a callback, the time
+ * read when the call that runs it began (a millisecond clock does not move
+ * much while a batch of answers is handled, and a read per request would
+ * cost as much as the rest of queueing it); otherwise a fresh read. */
+static int64_t client_now(mcc_client *c)
+{
+    if (c->in_callback && c->clock_valid)
+        return c->clock_ms;
+    return mcc_now_ms();
+}
+
+/* Starts a driving call (reading, writing, ticking): reads the clock
+ * once for the callbacks it runs. */
+static void clock_begin(mcc_client *c)
+{
+    c->clock_ms = mcc_now_ms();
+    c->clock_valid = true;
+}
+
 /* Returns the scratch buffer, allocating it on first use. */
 uint8_t *mcc_scratch(mcc_client *c)
 {
@@ -407,11 +426,16 @@ int mcc_pick_server(mcc_client *c, const void *name, size_t len,
 
     if (c->n_servers == 0 || !c->ketama)
         return MCC_ERR_INVALID;
-    s = mcc_ketama_lookup(c->ketama, name, len);
+    /* One server needs no hashing (the ring would only say 0). */
+    s = c->n_servers == 1 ? 0 : mcc_ketama_lookup(c->ketama, name, len);
     if (s >= c->n_servers)
         return MCC_ERR_INVALID;
-    now = mcc_now_ms();
-    if (server_down(c, s, now)) {
+    /* Only a closed connection can be down: no clock read otherwise. */
+    if (c->servers[s].conn.state != MCC_CONN_CLOSED)
+        now = 0;
+    else
+        now = mcc_now_ms();
+    if (now != 0 && server_down(c, s, now)) {
         if (!remappable || !c->remap)
             return MCC_ERR_SERVER_DOWN;
         for (size_t i = 0; i < c->n_servers; i++)
@@ -439,21 +463,50 @@ static int conn_wants(const mcc_conn *k)
     }
 }
 
-/* Tells the watch callback when server i's fd or interest changed. */
+/* Tells the watch callback when server i's fd or interest changed; while
+ * answers are being handled (defer_notify) it only notes the change, and
+ * notify_deferred tells it at the end. A socket that was closed and
+ * replaced meanwhile, even by one with the same fd number (the kernel
+ * reuses them at once), is told as fd -1 first, so that the application
+ * drops its registration of the old socket before it adds the new one. */
 static void notify(mcc_client *c, size_t i)
 {
     mcc_conn *k = &c->servers[i].conn;
-    int wants = conn_wants(k);
+    int wants;
 
+    if (c->defer_notify > 0) {
+        k->notify_pending = true;
+        return;
+    }
+    k->notify_pending = false;
+    if (k->seen_fd >= 0 && k->seen_gen != k->gen) {
+        k->seen_fd = -1;
+        k->seen_wants = 0;
+        if (c->w_cb) {
+            c->in_callback++;
+            c->w_cb(c, i, -1, 0, c->w_arg);
+            c->in_callback--;
+        }
+    }
+    wants = conn_wants(k);
     if (k->seen_fd == k->fd && k->seen_wants == wants)
         return;
     k->seen_fd = k->fd;
+    k->seen_gen = k->gen;
     k->seen_wants = wants;
     if (c->w_cb) {
         c->in_callback++;
         c->w_cb(c, i, k->fd, wants, c->w_arg);
         c->in_callback--;
     }
+}
+
+/* Tells the watch callback the changes noted while it was deferred. */
+static void notify_deferred(mcc_client *c)
+{
+    for (size_t i = 0; i < c->n_servers; i++)
+        if (c->servers[i].conn.notify_pending)
+            notify(c, i);
 }
 
 /* Makes room for need more unsent bytes. */
@@ -951,10 +1004,15 @@ static int handle_packet(mcc_client *c, size_t i, const cnt_response *res)
         return MCC_ERR_PROTOCOL;
     if (is_series(head->op) || head->op == CNT_OP_STATS)
         return handle_series(c, i, res);
-    memset(&r, 0, sizeof r);
+    /* Only the header fields are cleared: the answer fields are set by
+     * parse_answer, the one of op's kind, and clearing the whole union
+     * (a multi-check's 16 items) would cost more than the answer. */
     r.op = head->op;
+    r.error = MCC_OK;
+    r.status = 0;
     r.server = i;
     r.opaque = head->opaque;
+    r.lease_id = 0;             /* the union's first 8 bytes: value too */
     if (res->status != CNT_STATUS_OK) {
         r.error = MCC_ERR_STATUS;
         r.status = res->status;
@@ -1036,17 +1094,12 @@ static bool finish_connect(mcc_client *c, size_t i)
     return true;
 }
 
-/* Sends what server i has buffered. */
-static int do_writable(mcc_client *c, size_t i)
+/* Sends what server i's connection (up) has buffered, until the socket
+ * takes no more; MCC_ERR_IO after failing the connection. */
+static int flush_out(mcc_client *c, size_t i)
 {
     mcc_conn *k = &c->servers[i].conn;
 
-    if (k->state == MCC_CONN_CLOSED)
-        return MCC_OK;
-    if (k->state == MCC_CONN_CONNECTING && !finish_connect(c, i)) {
-        notify(c, i);
-        return k->state == MCC_CONN_CLOSED ? MCC_ERR_CONNECT : MCC_OK;
-    }
     while (k->out_off < k->out_len) {
         ssize_t n = send(k->fd, k->out + k->out_off, k->out_len - k->out_off,
                          MSG_NOSIGNAL);
@@ -1063,6 +1116,22 @@ static int do_writable(mcc_client *c, size_t i)
     }
     if (k->out_off == k->out_len)
         k->out_off = k->out_len = 0;
+    return MCC_OK;
+}
+
+/* Sends what server i has buffered. */
+static int do_writable(mcc_client *c, size_t i)
+{
+    mcc_conn *k = &c->servers[i].conn;
+
+    if (k->state == MCC_CONN_CLOSED)
+        return MCC_OK;
+    if (k->state == MCC_CONN_CONNECTING && !finish_connect(c, i)) {
+        notify(c, i);
+        return k->state == MCC_CONN_CLOSED ? MCC_ERR_CONNECT : MCC_OK;
+    }
+    if (flush_out(c, i) != MCC_OK)
+        return MCC_ERR_IO;
     notify(c, i);
     return MCC_OK;
 }
@@ -1074,20 +1143,32 @@ static int do_readable(mcc_client *c, size_t i)
     int fd = k->fd;
     unsigned gen = k->gen;
 
+    int rc = MCC_OK;
+
     if (k->state == MCC_CONN_CLOSED)
         return MCC_OK;
     if (k->state == MCC_CONN_CONNECTING && !finish_connect(c, i))
         return k->state == MCC_CONN_CLOSED ? MCC_ERR_CONNECT : MCC_OK;
+    clock_begin(c);
+    c->defer_notify++;
     while (k->gen == gen && k->state == MCC_CONN_UP) {
         ssize_t n;
+        size_t room = MCC_RESPONSE_MAX - k->in_len;
         if (k->in_len >= MCC_RESPONSE_MAX) {
             conn_fail(c, i, MCC_ERR_PROTOCOL);
-            return MCC_ERR_PROTOCOL;
+            rc = MCC_ERR_PROTOCOL;
+            break;
         }
-        n = recv(fd, k->in + k->in_len, MCC_RESPONSE_MAX - k->in_len, 0);
+        n = recv(fd, k->in + k->in_len, room, 0);
         if (n > 0) {
             k->in_len += (size_t)n;
             process_input(c, i);
+            /* A read that left most of the buffer empty drained the
+             * socket, most likely: save the recv that would say EAGAIN
+             * (what is left, if anything, makes the socket readable
+             * again: the application's poll is level-triggered). */
+            if ((size_t)n < room / 2)
+                break;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -1095,12 +1176,22 @@ static int do_readable(mcc_client *c, size_t i)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
         conn_fail(c, i, MCC_ERR_IO);
-        return MCC_ERR_IO;
+        rc = MCC_ERR_IO;
+        break;
     }
-    if (k->gen != gen)
-        return MCC_ERR_IO;
+    /* The answers' callbacks queued their follow-up requests: send them
+     * now, in one go, as a server sends its answers after a read; the
+     * socket is only watched for writing if it did not take them all. */
+    if (rc == MCC_OK && k->gen == gen && k->state == MCC_CONN_UP &&
+        k->out_off < k->out_len && flush_out(c, i) != MCC_OK)
+        rc = MCC_ERR_IO;
+    c->defer_notify--;
+    c->clock_valid = false;
     notify(c, i);
-    return MCC_OK;
+    notify_deferred(c);
+    if (rc == MCC_OK && k->gen != gen)
+        rc = MCC_ERR_IO;
+    return rc;
 }
 
 /* ---- Submitting ---- */
@@ -1143,7 +1234,7 @@ int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
     p.cb = s->cb;
     p.rcb = s->rcb;
     p.arg = s->arg;
-    p.deadline = s->deadline ? s->deadline : mcc_now_ms() + c->timeout_ms;
+    p.deadline = s->deadline ? s->deadline : client_now(c) + c->timeout_ms;
     rc = queue_push(k, &p);
     if (rc != MCC_OK)
         return rc;
@@ -1294,6 +1385,8 @@ static void do_tick(mcc_client *c)
 {
     int64_t now = mcc_now_ms();
 
+    c->clock_ms = now;
+    c->clock_valid = true;
     for (size_t i = 0; i < c->n_servers; i++) {
         mcc_conn *k = &c->servers[i].conn;
         if (k->state == MCC_CONN_CONNECTING && now >= k->connect_deadline) {
@@ -1322,6 +1415,7 @@ static void do_tick(mcc_client *c)
         }
     }
     mcc_leases_tick(c, now);
+    c->clock_valid = false;
 }
 
 /* Runs what is due. */

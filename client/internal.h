@@ -88,6 +88,8 @@ typedef struct mcc_conn {
     size_t q_head, q_count, q_cap;
     mcc_waiter *waiters;
     int seen_fd, seen_wants;  /* last told to the watch callback */
+    unsigned seen_gen;        /* gen of the socket seen_fd was */
+    bool notify_pending;      /* a change not yet told (deferred) */
 } mcc_conn;
 
 typedef struct mcc_server {
@@ -117,6 +119,12 @@ struct mcc_client {
     void *w_arg;
     struct mcc_lease *leases; /* every live lease helper */
     int in_callback;          /* depth of application callbacks running */
+    int defer_notify;         /* > 0 while answers are being handled: the
+                               * requests their callbacks queue are sent
+                               * at the end, without a round of watch
+                               * callbacks (and epoll_ctl) per request */
+    bool clock_valid;         /* clock_ms may be used for deadlines */
+    int64_t clock_ms;         /* the clock read once per driving call */
 };
 
 /* Monotonic clock in milliseconds. */

@@ -397,7 +397,9 @@ int mcc_fd(const mcc_client *c, size_t i);
 int mcc_wants(const mcc_client *c, size_t i);
 
 /* Tells the client server i's socket is readable: reads, decodes and runs
- * callbacks. Returns MCC_OK or the error that closed the connection. */
+ * callbacks, then sends what they queued. Watch the socket
+ * level-triggered: bytes may be left for the next readiness. Returns
+ * MCC_OK or the error that closed the connection. */
 int mcc_on_readable(mcc_client *c, size_t i);
 
 /* Tells the client server i's socket is writable: finishes a connect and

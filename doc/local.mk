@@ -11,3 +11,5 @@ dist_doc_DATA += doc/design.md
 dist_doc_DATA += doc/rate-limits.md
 # Tenant throttling: the per-second model, its formulas and guarantees.
 dist_doc_DATA += doc/throttling.md
+# The client libraries (C and Python), scale-out and its failure policy.
+dist_doc_DATA += doc/clients.md

@@ -6,4 +6,3 @@ noinst_PROGRAMS += examples/licence
 examples_licence_SOURCES = examples/licence.c
 examples_licence_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client
 examples_licence_LDADD = client/libmccounter.la
-EXTRA_DIST += examples/README.md

@@ -36,14 +36,16 @@ E2E_TESTS = \
 	t/32-throttle.t \
 	t/33-throttle-privileges.t \
 	t/34-counterctl-throttle.t \
-	t/35-servers.t
+	t/35-servers.t \
+	t/36-examples.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
 	COUNTER_SO=$(abs_top_builddir)/.libs/counter.so \
 	COUNTERCTL=$(abs_top_builddir)/counterctl$(EXEEXT) \
-	KETAMA_MAP=$(abs_top_builddir)/tests/ketama_map$(EXEEXT)
+	KETAMA_MAP=$(abs_top_builddir)/tests/ketama_map$(EXEEXT) \
+	EXAMPLE_LICENCE=$(abs_top_builddir)/examples/licence$(EXEEXT)
 
 if HAVE_PROVE
 check-local: mchost$(EXEEXT) counterctl$(EXEEXT) counter.la \

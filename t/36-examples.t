@@ -1,0 +1,89 @@
+#!/usr/bin/perl
+# 36-examples.t: the C example of the client library (examples/licence)
+# against a real host: a licence granted with a lease and given back; a
+# second process that waits in the server's queue while the first holds
+# the only licence, and gets it after; the lease renewed in the background
+# past its length; a refused name. (The Python examples are run by the
+# Python client's own tests.)
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use CounterTest;
+use File::Temp qw(tempdir);
+use Time::HiRes qw(sleep);
+use Test::More;
+
+my $EX = $ENV{EXAMPLE_LICENCE};
+plan skip_all => 'examples/licence not built' unless $EX && -x $EX;
+plan skip_all => 'the reference has no wait_acquire' if $ENV{CNT_TEST_REFERENCE};
+plan skip_all => 'mchost or counter.so not built' unless have_host;
+
+my $srv = start_host(config => {});
+my $list = "127.0.0.1:$srv->{counter_port}";
+my $dir = tempdir(CLEANUP => 1);
+my $watch = $srv->connect;
+
+# Starts the example with args, output in a directory of its own.
+sub ex_start {
+    my $d = tempdir(DIR => $dir);
+    return { pid => spawn_to_files($d, $EX, '-s', $list, @_), dir => $d };
+}
+
+# Waits (bounded) for it: (exit code, stdout, stderr).
+sub ex_finish { finish_bounded($_[0]{pid}, $_[0]{dir}, 30) }
+
+# Current consumption of a counter (-1 when it does not exist).
+sub current {
+    my $r = $watch->call(req_get($_[0]));
+    return $r && $r->{status} == ST_OK ? unpack('N', $r->{body}) : -1;
+}
+
+# One process: granted, works, gives the licence back.
+{
+    my ($rc, $out, $err) = ex_finish(ex_start('solo', 1, '0.2'));
+    is($rc, 0, 'a free licence: exit 0') or diag $err;
+    like($out, qr/^granted: lease id \d+$/m, 'it printed its lease id');
+    like($out, qr/^done: licence given back$/m, 'and gave the licence back');
+    ok(wait_until(sub { current('solo') <= 0 }, 5),
+       'the server holds nothing for it afterwards');
+}
+
+# Two processes, one licence: the second waits in the queue (no polling)
+# and is granted when the first gives it back. The first works 4 s, past
+# its 3 s lease: only the background renewal keeps it.
+{
+    my $first = ex_start('one', 1, 4);
+    ok(wait_until(sub { current('one') == 1 }, 10), 'the first holds it');
+    my $second = ex_start('one', 1, '0.1');
+    ok(wait_until(sub {
+        my $r = $watch->call(req_queues());
+        my @r = ($r);
+        while ($r && $r->{status} == ST_OK && length $r->{body}) {
+            $r = $watch->response;
+            push @r, $r;
+        }
+        return grep { $_ && length($_->{body}) > 10 &&
+                      substr($_->{body}, 10) eq 'one' } @r;
+    }, 10), 'the second is queued behind it');
+    my ($rc1, $out1, $err1) = ex_finish($first);
+    is($rc1, 0, 'the first worked past its lease length (renewed): exit 0')
+        or diag $err1;
+    unlike($err1, qr/lost/, 'and never lost the licence');
+    my ($rc2, $out2, $err2) = ex_finish($second);
+    is($rc2, 0, 'the second was granted after it: exit 0') or diag $err2;
+    my ($id1) = $out1 =~ /lease id (\d+)/;
+    my ($id2) = $out2 =~ /lease id (\d+)/;
+    ok(defined $id1 && defined $id2 && $id2 > $id1,
+       'its lease id (fencing token) is above the first one\'s');
+}
+
+# A name the library refuses before sending anything.
+{
+    my ($rc, $out, $err) = ex_finish(ex_start('', 1, 1));
+    is($rc, 1, 'an empty name: exit 1');
+    like($err, qr/name/i, 'the message says the name is the problem');
+}
+
+done_testing();
