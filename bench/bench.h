@@ -79,6 +79,16 @@ double bench_opt_seconds(const char *prog, const char *name, const char *s);
  * most 5 characters ("bench", "fill"). */
 void bench_name(char *out, const char *prefix, uint32_t k);
 
+/* xorshift64*: a cheap generator of the closed loops, one state per
+ * connection, seeded from the run seed so that a run can be repeated. */
+uint32_t bench_rand(uint64_t *state);
+
+/* Sleeps for seconds (fractions allowed), resuming after signals. */
+void bench_sleep(double seconds);
+
+/* Returns CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bench_now_ns(void);
+
 /* Connects a blocking TCP socket to host:port with TCP_NODELAY; -1 and a
  * message on stderr on failure. */
 int bench_connect(const char *host, const char *port, bool quiet);

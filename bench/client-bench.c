@@ -66,25 +66,6 @@ typedef struct cb_thread {
                              * reads it once per recv */
 } cb_thread;
 
-/* Returns CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t cb_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*, as in loadgen: cheap and repeatable per connection. */
-static uint32_t cb_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
 static void cb_answer(mcc_client *c, const mcc_result *r, void *arg);
 
 /* Issues slot s's next request: a Release of what it holds, else an
@@ -99,7 +80,7 @@ static void cb_issue(cb_slot *s)
                                o->names + (size_t)s->key * BENCH_NAME_LEN,
                                BENCH_NAME_LEN, 1, cb_answer, s);
     } else {
-        s->key = o->keys > 1 ? cb_rand(&s->conn->rng) % o->keys : 0;
+        s->key = o->keys > 1 ? bench_rand(&s->conn->rng) % o->keys : 0;
         rc = mcc_acquire_async(s->conn->client,
                                o->names + (size_t)s->key * BENCH_NAME_LEN,
                                BENCH_NAME_LEN, 1, CB_MAX_ANY, cb_answer, s);
@@ -164,7 +145,7 @@ static void *cb_thread_main(void *arg)
 {
     cb_thread *t = arg;
     struct epoll_event evs[64];
-    uint64_t next_tick = cb_now_ns();
+    uint64_t next_tick = bench_now_ns();
     while (atomic_load_explicit(&cb_phase, memory_order_relaxed) != CB_STOP &&
            !t->failed) {
         int n = epoll_wait(t->epfd, evs, 64, 100);
@@ -172,7 +153,7 @@ static void *cb_thread_main(void *arg)
             break;
         for (int i = 0; i < n; i++) {
             cb_conn *conn = evs[i].data.ptr;
-            t->now = cb_now_ns();
+            t->now = bench_now_ns();
             if (evs[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
                 mcc_on_writable(conn->client, 0);
             if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
@@ -180,7 +161,7 @@ static void *cb_thread_main(void *arg)
         }
         /* Timeouts only matter if the server stalls: check them now and
          * then rather than on every wake-up. */
-        uint64_t now = cb_now_ns();
+        uint64_t now = bench_now_ns();
         if (now >= next_tick) {
             for (unsigned i = 0; i < t->nconns; i++)
                 mcc_tick(t->conns[i].client);
@@ -248,15 +229,6 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     }
 }
 
-/* Sleeps for seconds (fractions allowed). */
-static void cb_sleep(double seconds)
-{
-    struct timespec ts = { .tv_sec = (time_t)seconds,
-                           .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9) };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 /* Sets up thread t's connections [first, first + n) of all. */
 static bool cb_thread_setup(cb_thread *t, cb_conn *all, unsigned first,
                             unsigned n, const bench_opts *o)
@@ -266,7 +238,7 @@ static bool cb_thread_setup(cb_thread *t, cb_conn *all, unsigned first,
     t->nconns = n;
     cnt_hist_reset(&t->hist);
     t->epfd = epoll_create1(EPOLL_CLOEXEC);
-    t->now = cb_now_ns();
+    t->now = bench_now_ns();
     if (t->epfd < 0)
         return false;
     for (unsigned i = 0; i < n; i++) {
@@ -335,12 +307,12 @@ int main(int argc, char **argv)
     }
     uint64_t t0 = 0, t1 = 0;
     if (rc == 0) {
-        cb_sleep(o.warmup);
-        t0 = cb_now_ns();
+        bench_sleep(o.warmup);
+        t0 = bench_now_ns();
         atomic_store(&cb_phase, CB_MEASURE);
-        cb_sleep(o.duration);
+        bench_sleep(o.duration);
         atomic_store(&cb_phase, CB_STOP);
-        t1 = cb_now_ns();
+        t1 = bench_now_ns();
     }
     atomic_store(&cb_phase, CB_STOP);
     for (unsigned i = 0; i < started; i++)

@@ -228,18 +228,10 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         o->threads = o->conns;
 }
 
-/* Sleeps for the given seconds (restarting after signals). */
-static void sleep_seconds(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 /* Ping: retries connect + Noop until it works or `duration` runs out. */
 static int run_ping(const bench_opts *o)
 {
-    uint64_t end = load_now_ns() + (uint64_t)(o->duration * 1e9);
+    uint64_t end = bench_now_ns() + (uint64_t)(o->duration * 1e9);
     do {
         int fd = bench_connect(o->host, o->port, true);
         if (fd >= 0) {
@@ -248,8 +240,8 @@ static int run_ping(const bench_opts *o)
             if (ok)
                 return 0;
         }
-        sleep_seconds(0.05);
-    } while (load_now_ns() < end);
+        bench_sleep(0.05);
+    } while (bench_now_ns() < end);
     fprintf(stderr, "counter-bench: no Noop answer from %s:%s\n", o->host, o->port);
     return 1;
 }
@@ -264,9 +256,9 @@ static int run_fill(const bench_opts *o)
     uint64_t rss0 = 0, rss1 = 0;
     if (o->pid != 0)
         cnt_procstat_rss(o->pid, &rss0);
-    uint64_t t0 = load_now_ns();
+    uint64_t t0 = bench_now_ns();
     long bad = bench_acquire_all(fd, "fill", o->keys, 1, 1);
-    double secs = (double)(load_now_ns() - t0) / 1e9;
+    double secs = (double)(bench_now_ns() - t0) / 1e9;
     if (bad < 0) {
         fprintf(stderr, "counter-bench: fill: connection lost\n");
         close(fd);
@@ -363,16 +355,16 @@ static void load_timeline(const bench_opts *o, load_thread *th,
                           bench_result *r)
 {
     double cpu0 = -1, cpu1 = -1;
-    sleep_seconds(o->warmup);
+    bench_sleep(o->warmup);
     if (o->pid != 0 && !cnt_procstat_cpu(o->pid, &cpu0))
         cpu0 = -1;
-    uint64_t t0 = load_now_ns();
+    uint64_t t0 = bench_now_ns();
     load_set_phase(LOAD_MEASURE);
     double left = o->duration;
     uint64_t last = 0;
     while (left > 0) {
         double step = left > 1 ? 1 : left;
-        sleep_seconds(step);
+        bench_sleep(step);
         left -= step;
         if (o->progress) {
             uint64_t now = load_live_ops(th, o->threads);
@@ -381,7 +373,7 @@ static void load_timeline(const bench_opts *o, load_thread *th,
             last = now;
         }
     }
-    uint64_t t1 = load_now_ns();
+    uint64_t t1 = bench_now_ns();
     load_set_phase(LOAD_STOP);
     if (o->pid != 0 && cpu0 >= 0 && cnt_procstat_cpu(o->pid, &cpu1))
         r->cpu = cpu1 - cpu0;
@@ -663,7 +655,7 @@ static int run_accuracy(const bench_opts *o)
 {
     char name[BENCH_NAME_LEN];
     /* A name no earlier run used: its limit starts untouched. */
-    bench_name(name, "acc", (uint32_t)(getpid() ^ (load_now_ns() / 1000)));
+    bench_name(name, "acc", (uint32_t)(getpid() ^ (bench_now_ns() / 1000)));
     acc_conn *conns = calloc(o->conns, sizeof *conns);
     acc_result r = { 0 };
     acc_ideal ideal = { .tat = 0 };
@@ -686,9 +678,9 @@ static int run_accuracy(const bench_opts *o)
             fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0)
             goto out;
     }
-    uint64_t t0 = load_now_ns(), tick = t0, last = t0, gap = 0;
+    uint64_t t0 = bench_now_ns(), tick = t0, last = t0, gap = 0;
     while (r.sent < total && r.failures == 0) {
-        uint64_t now = load_now_ns();
+        uint64_t now = bench_now_ns();
         if (now - last > gap)
             gap = now - last;
         double due_d = (double)(now - t0) * o->offered / 1e9 + 1;
@@ -724,15 +716,15 @@ static int run_accuracy(const bench_opts *o)
         sleep_until(tick);
     }
     /* Every answer, or give up after ACC_DRAIN_NS. */
-    uint64_t give_up = load_now_ns() + ACC_DRAIN_NS;
-    while (r.answered < r.sent && r.failures == 0 && load_now_ns() < give_up) {
+    uint64_t give_up = bench_now_ns() + ACC_DRAIN_NS;
+    while (r.answered < r.sent && r.failures == 0 && bench_now_ns() < give_up) {
         for (unsigned i = 0; i < o->conns; i++) {
             acc_conn *c = &conns[i];
             if (!cnt_bench_flush(c->fd, c->out, &c->out_off, &c->out_len) ||
                 !acc_read(c, &r))
                 r.failures++;
         }
-        sleep_seconds(0.001);
+        bench_sleep(0.001);
     }
     uint64_t bound = acc_bound(o, r.sent, o->offered, last - t0);
     uint64_t exact = simulate ? ideal.allowed : bound;
@@ -877,7 +869,7 @@ static void fair_free(fair_side *f)
 static int run_fairness(const bench_opts *o)
 {
     bench_opts base = *o;
-    uint64_t now = load_now_ns();
+    uint64_t now = bench_now_ns();
     base.nsec = (unsigned)(o->duration + 0.999);
     if (base.nsec == 0)
         base.nsec = 1;

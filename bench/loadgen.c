@@ -39,25 +39,6 @@ typedef struct load_slot {
     uint32_t key;
 } load_slot;
 
-uint64_t load_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*: a cheap per-connection generator; seeded from the run seed
- * so a run can be repeated. */
-static uint32_t load_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
 /* Appends the next request of slot s to c's output. */
 static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
                             uint64_t now)
@@ -73,7 +54,7 @@ static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
         n = cnt_encode_release(out, opaque, 1, name, BENCH_NAME_LEN);
         slot->release_next = false;
     } else {
-        slot->key = o->keys > 1 ? load_rand(&c->rng) % o->keys : 0;
+        slot->key = o->keys > 1 ? bench_rand(&c->rng) % o->keys : 0;
         name = o->names + (size_t)slot->key * BENCH_NAME_LEN;
         if (o->workload == BENCH_WL_GET) {
             n = cnt_encode_get(out, opaque, name, BENCH_NAME_LEN);
@@ -92,7 +73,7 @@ static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
             /* Contended: the holder keeps at least 1 of every counter, so
              * a maximum of 1 is refused and the largest one admits. */
             if (o->workload == BENCH_WL_CONTENDED)
-                max = (load_rand(&c->rng) & 1) ? 1 : LOAD_MAX_ANY;
+                max = (bench_rand(&c->rng) & 1) ? 1 : LOAD_MAX_ANY;
             n = cnt_encode_acquire(out, opaque, 1, max, name, BENCH_NAME_LEN);
         }
     }
@@ -206,7 +187,7 @@ static void load_conn_read(load_conn *c, load_thread *t, const bench_opts *o)
             return;
         }
         c->in_len += (size_t)n;
-        uint64_t now = load_now_ns();
+        uint64_t now = bench_now_ns();
         bool measuring = atomic_load_explicit(&load_phase,
                                               memory_order_relaxed) ==
                          LOAD_MEASURE;
@@ -272,7 +253,7 @@ void *load_thread_main(void *arg)
 {
     load_thread *t = arg;
     const bench_opts *o = t->opts;
-    uint64_t now = load_now_ns();
+    uint64_t now = bench_now_ns();
     for (unsigned i = 0; i < t->nconns; i++) {
         load_conn *c = t->conns[i];
         for (uint32_t s = 0; s < o->depth; s++)

@@ -56,9 +56,6 @@ typedef struct load_thread {
     _Atomic uint64_t ops_live;  /* for progress reports */
 } load_thread;
 
-/* Returns CLOCK_MONOTONIC in nanoseconds. */
-uint64_t load_now_ns(void);
-
 /* Sets the phase every client thread follows. */
 void load_set_phase(load_phase_t phase);
 

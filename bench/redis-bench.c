@@ -124,33 +124,6 @@ typedef struct rb_thread {
 enum { RB_WARMUP, RB_MEASURE, RB_STOP };
 static atomic_int rb_phase;
 
-/* Returns CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t rb_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleeps for the given seconds (restarting after signals). */
-static void rb_sleep(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* xorshift64*, as counter-bench's connections use. */
-static uint32_t rb_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
-}
-
 /* Appends one RESP command (an array of bulk strings) to out and returns
  * its length; with out NULL only returns the length. */
 static size_t rb_command(uint8_t *out, int argc, const char *const *argv,
@@ -254,7 +227,7 @@ static long rb_reply(const uint8_t *b, size_t len, char *type, int64_t *value,
 /* Appends the next check of c to its output. */
 static void rb_queue(rb_conn *c, const rb_opts *o, uint64_t now)
 {
-    uint32_t k = o->keys > 1 && !o->hot ? rb_rand(&c->rng) % o->keys : 0;
+    uint32_t k = o->keys > 1 && !o->hot ? bench_rand(&c->rng) % o->keys : 0;
     size_t n = o->cmd_off[k + 1] - o->cmd_off[k];
     memcpy(c->out + c->out_len, o->cmds + o->cmd_off[k], n);
     c->out_len += n;
@@ -316,7 +289,7 @@ static void rb_read(rb_conn *c, rb_thread *t, const rb_opts *o)
             return;
         }
         c->in_len += (size_t)n;
-        uint64_t now = rb_now();
+        uint64_t now = bench_now_ns();
         bool measuring = atomic_load_explicit(&rb_phase, memory_order_relaxed)
                          == RB_MEASURE;
         if (c->out_off > 0) {
@@ -374,7 +347,7 @@ static void *rb_thread_main(void *arg)
 {
     rb_thread *t = arg;
     const rb_opts *o = t->opts;
-    uint64_t now = rb_now();
+    uint64_t now = bench_now_ns();
     for (unsigned i = 0; i < t->nconns; i++) {
         for (unsigned s = 0; s < o->depth; s++)
             rb_queue(t->conns[i], o, now);
@@ -452,7 +425,7 @@ static long rb_call_argv(int fd, int argc, const char *const *argv, char *buf,
 /* Ping: retries connect + PING until +PONG or `duration` runs out. */
 static int rb_ping(const rb_opts *o)
 {
-    uint64_t end = rb_now() + (uint64_t)(o->duration * 1e9);
+    uint64_t end = bench_now_ns() + (uint64_t)(o->duration * 1e9);
     const char *argv[] = { "PING" };
     char buf[64];
     do {
@@ -463,8 +436,8 @@ static int rb_ping(const rb_opts *o)
             if (r > 0 && strncmp(buf, "+PONG", 5) == 0)
                 return 0;
         }
-        rb_sleep(0.05);
-    } while (rb_now() < end);
+        bench_sleep(0.05);
+    } while (bench_now_ns() < end);
     fprintf(stderr, "redis-bench: no PONG from %s:%s\n", o->host, o->port);
     return 1;
 }
@@ -619,13 +592,13 @@ static int rb_run(rb_opts *o)
     double cpu0 = -1, cpu1 = -1;
     uint64_t t0 = 0, t1 = 0;
     if (started == o->threads) {
-        rb_sleep(o->warmup);
+        bench_sleep(o->warmup);
         if (o->pid != 0 && !cnt_procstat_cpu(o->pid, &cpu0))
             cpu0 = -1;
-        t0 = rb_now();
+        t0 = bench_now_ns();
         atomic_store(&rb_phase, RB_MEASURE);
-        rb_sleep(o->duration);
-        t1 = rb_now();
+        bench_sleep(o->duration);
+        t1 = bench_now_ns();
     }
     atomic_store(&rb_phase, RB_STOP);
     for (unsigned i = 0; i < started; i++)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
@@ -60,6 +61,34 @@ void bench_name(char *out, const char *prefix, uint32_t k)
         if (tmp[i] == ' ')
             tmp[i] = '-';
     memcpy(out, tmp, BENCH_NAME_LEN);
+}
+
+/* Returns the next number of state's sequence; see bench.h. */
+uint32_t bench_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+/* Reads the monotonic clock; see bench.h. */
+uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps for seconds; see bench.h. */
+void bench_sleep(double seconds)
+{
+    struct timespec ts = { .tv_sec = (time_t)seconds,
+                           .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 int bench_connect(const char *host, const char *port, bool quiet)

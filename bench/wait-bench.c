@@ -98,14 +98,6 @@ typedef struct wb_conn {
 enum { WB_WARMUP, WB_MEASURE, WB_STOP };
 static atomic_int wb_phase;
 
-/* Returns CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t wb_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleeps until the monotonic clock reads at (ns). */
 static void wb_sleep_until(uint64_t at)
 {
@@ -386,7 +378,7 @@ static bool wb_release_send(wb_conn *c, const char *name, uint32_t *opaque,
     *opaque = c->opaque++;
     size_t n = cnt_encode_wait_release(req, *opaque, name, BENCH_NAME_LEN);
     if (t0 != NULL)
-        *t0 = wb_now();
+        *t0 = bench_now_ns();
     return wb_send(c, req, n);
 }
 
@@ -414,10 +406,10 @@ static uint64_t wb_noop(wb_conn *c)
     cnt_response res;
     uint32_t opaque = c->opaque++;
     size_t n = cnt_encode_simple(req, CNT_OP_NOOP, opaque);
-    uint64_t t0 = wb_now();
+    uint64_t t0 = bench_now_ns();
     if (!wb_send(c, req, n) || !wb_answer(c, CNT_OP_NOOP, opaque, &res))
         return 0;
-    uint64_t d = wb_now() - t0;
+    uint64_t d = bench_now_ns() - t0;
     return d > 0 ? d : 1;
 }
 
@@ -486,12 +478,12 @@ static int run_handoff(const wb_opts *o)
         fprintf(stderr, "wait-bench: handoff: the first grant was queued\n");
         goto out;
     }
-    uint64_t start = wb_now();
+    uint64_t start = bench_now_ns();
     uint64_t measure = start + (uint64_t)(o->warmup * 1e9);
     uint64_t end = measure + (uint64_t)(o->duration * 1e9);
     unsigned holder = 0;
     uint64_t now;
-    while ((now = wb_now()) < end) {
+    while ((now = bench_now_ns()) < end) {
         wb_conn *h = &c[holder], *w = &c[1 - holder];
         uint32_t wop, hop;
         uint64_t t0;
@@ -505,7 +497,7 @@ static int run_handoff(const wb_opts *o)
         }
         if (!wb_release_send(h, name, &hop, &t0) || !wb_event(w, wop, &ev))
             goto out;
-        uint64_t t1 = wb_now();
+        uint64_t t1 = bench_now_ns();
         if (ev.code != CNT_EVENT_GRANTED) {
             fprintf(stderr, "wait-bench: handoff: event 0x%02x instead of "
                     "granted\n", ev.code);
@@ -610,7 +602,7 @@ static bool wb_client_get(wb_client *cl, uint64_t *requests,
             *given_up = true;
             return true;
         }
-        wb_sleep_until(wb_now() + pause);
+        wb_sleep_until(bench_now_ns() + pause);
         pause = pause * 2 > WB_POLL_LAST_NS ? WB_POLL_LAST_NS : pause * 2;
     }
 }
@@ -639,14 +631,14 @@ static void *wb_client_main(void *arg)
     while (atomic_load(&wb_phase) != WB_STOP) {
         uint64_t requests = 0, refused = 0;
         bool given_up;
-        uint64_t t0 = wb_now();
+        uint64_t t0 = bench_now_ns();
         if (!wb_client_get(cl, &requests, &refused, &given_up)) {
             cl->failed = true;
             break;
         }
         if (given_up)
             break;
-        uint64_t t1 = wb_now();
+        uint64_t t1 = bench_now_ns();
         bool measured = atomic_load(&wb_phase) == WB_MEASURE;
         wb_sleep_until(t1 + (uint64_t)o->hold_us * 1000u);
         requests++;
@@ -661,7 +653,7 @@ static void *wb_client_main(void *arg)
             cnt_hist_record(&cl->wait, t1 - t0);
         }
         if (o->think_us > 0)
-            wb_sleep_until(wb_now() + (uint64_t)o->think_us * 1000u);
+            wb_sleep_until(bench_now_ns() + (uint64_t)o->think_us * 1000u);
     }
     return NULL;
 }
@@ -694,12 +686,12 @@ static int run_semaphore(const wb_opts *o)
             break;
     double seconds = 0;
     if (started == o->clients) {
-        wb_sleep_until(wb_now() + (uint64_t)(o->warmup * 1e9));
-        uint64_t t0 = wb_now();
+        wb_sleep_until(bench_now_ns() + (uint64_t)(o->warmup * 1e9));
+        uint64_t t0 = bench_now_ns();
         atomic_store(&wb_phase, WB_MEASURE);
         wb_sleep_until(t0 + (uint64_t)(o->duration * 1e9));
         atomic_store(&wb_phase, WB_STOP);
-        seconds = (double)(wb_now() - t0) / 1e9;
+        seconds = (double)(bench_now_ns() - t0) / 1e9;
     }
     atomic_store(&wb_phase, WB_STOP);
     for (unsigned i = 0; i < started; i++)
@@ -754,9 +746,9 @@ typedef struct wb_probe {
 static void *wb_probe_main(void *arg)
 {
     wb_probe *p = arg;
-    uint64_t next = wb_now();
+    uint64_t next = bench_now_ns();
     while (!atomic_load(&p->stop) && p->n < p->cap) {
-        uint64_t t0 = wb_now();
+        uint64_t t0 = bench_now_ns();
         uint64_t rtt = wb_noop(p->conn);
         if (rtt == 0) {
             p->failed = true;
@@ -765,10 +757,10 @@ static void *wb_probe_main(void *arg)
         p->at[p->n] = t0;
         p->rtt[p->n++] = rtt;
         next += WB_PROBE_PERIOD_NS;
-        if (next > wb_now())
+        if (next > bench_now_ns())
             wb_sleep_until(next);
         else
-            next = wb_now();
+            next = bench_now_ns();
     }
     return NULL;
 }
@@ -797,7 +789,7 @@ static bool wb_lease_conn(wb_conn *c, const char *names, unsigned keys,
                           uint64_t *gap)
 {
     static uint8_t out[WB_BATCH * WB_REQ_MAX];
-    uint64_t t0 = wb_now();
+    uint64_t t0 = bench_now_ns();
     uint32_t lease = WB_LEASE_PARK_MS;
     if (at != 0)
         lease = at > t0 ? (uint32_t)((at - t0 + 999999) / 1000000) : 1;
@@ -829,7 +821,7 @@ static bool wb_lease_conn(wb_conn *c, const char *names, unsigned keys,
             }
         }
     }
-    uint64_t d = wb_now() - t0;
+    uint64_t d = bench_now_ns() - t0;
     if (d > *gap)
         *gap = d;
     return true;
@@ -887,14 +879,14 @@ static void wb_storm_read(wb_conn *cs, unsigned conns, unsigned keys,
         }
     }
     struct epoll_event evs[256];
-    while (s->events < want && wb_now() < until) {
+    while (s->events < want && bench_now_ns() < until) {
         int n = epoll_wait(ep, evs, 256, 100);
         for (int e = 0; e < n; e++) {
             unsigned i = evs[e].data.u32;
             wb_conn *c = &cs[i];
             int r;
             while ((r = wb_fill(c)) > 0) {
-                uint64_t now = wb_now();
+                uint64_t now = bench_now_ns();
                 cnt_response res;
                 cnt_event_packet ev;
                 bool bad = false;
@@ -987,12 +979,12 @@ static int run_leases(const wb_opts *o)
      * the settle time in which the probe measures the idle server. If the
      * set-up still overruns it, late leases get 1 ms and the spread of
      * the deadlines in the output shows it. */
-    uint64_t t_start = wb_now(), gap = 0;
+    uint64_t t_start = bench_now_ns(), gap = 0;
     unsigned park = conns / 50 > 0 ? conns / 50 : 1;
     for (unsigned i = 0; i < park; i++)
         if (!wb_lease_conn(&cs[i], names, keys, false, 0, &deadline[i], &gap))
             goto out;
-    uint64_t now = wb_now();
+    uint64_t now = bench_now_ns();
     uint64_t per = (now - t_start) / park;
     uint64_t at = now + 2 * per * conns + (uint64_t)(o->settle * 1e9);
     for (unsigned i = park; i < conns; i++)
@@ -1002,7 +994,7 @@ static int run_leases(const wb_opts *o)
     for (unsigned i = 0; i < park; i++)
         if (!wb_lease_conn(&cs[i], names, keys, true, at, &deadline[i], &gap))
             goto out;
-    uint64_t t_set = wb_now();
+    uint64_t t_set = bench_now_ns();
     if (o->pid != 0)
         cnt_procstat_rss(o->pid, &rss1);
     if (!wb_stat(&stats, "used_memory", &used1))

@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Optional, Union
 
 from . import ops
 from . import protocol as p
-from .client import _Ops, run_streamed
+from .client import _Batch, run_streamed
 from .ketama import Router, ServerSpec
 from .protocol import Request
 
@@ -593,24 +593,10 @@ class AsyncClient:
         return await self._run(ops.reload(server))
 
 
-class AsyncPipeline(_Ops):
+class AsyncPipeline(_Batch):
     """Requests queued by the blocking client's method names (they return
     None here), then written together by `await execute()`; results in
     the order queued. Not for the lease helpers."""
-
-    def __init__(self, client: AsyncClient) -> None:
-        self.client = client
-        self._reqs: list[Request] = []
-
-    def _router(self) -> Router:
-        return self.client.router
-
-    def _run(self, req: Request) -> Any:
-        self._reqs.append(req)
-        return None
-
-    def __len__(self) -> int:
-        return len(self._reqs)
 
     async def execute(self, raise_on_error: bool = True) -> list[Any]:
         """Sends the queued requests; a StatusError is raised after every

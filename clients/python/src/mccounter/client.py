@@ -606,12 +606,11 @@ def _with_server(rec: Any, label: str) -> Any:
     return rec
 
 
-class Pipeline(_Ops):
-    """Requests queued by the same methods as the client's (they return
-    None here), then sent by execute(): one write and one round trip per
-    server, answers in order. Not for wait_acquire's Lease helper."""
+class _Batch(_Ops):
+    """What both pipelines share: the operations queue their requests
+    (returning None) for an execute() of the pipeline's own."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Any) -> None:
         self.client = client
         self._reqs: list[Request] = []
 
@@ -624,6 +623,12 @@ class Pipeline(_Ops):
 
     def __len__(self) -> int:
         return len(self._reqs)
+
+
+class Pipeline(_Batch):
+    """Requests queued by the same methods as the client's (they return
+    None here), then sent by execute(): one write and one round trip per
+    server, answers in order. Not for wait_acquire's Lease helper."""
 
     def __enter__(self) -> "Pipeline":
         return self
