@@ -200,7 +200,7 @@ static int append_server(mcc_client *c, const char *host, uint16_t port,
         mcc_server *ns = realloc(c->servers, cap * sizeof *ns);
         bool *up;
         struct pollfd *pfd;
-        size_t *pidx;
+        struct mcc_pollref *pidx;
         if (!ns)
             return MCC_ERR_NOMEM;
         c->servers = ns;
@@ -1222,12 +1222,21 @@ int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
             return rc;
         }
     }
-    if (k->q_count >= c->max_requests ||
-        k->out_len - k->out_off + len > c->max_bytes)
+    /* The Auth a new connection starts with does not count against the
+     * application's bound; and a connection just opened is told to the
+     * watch callback even when this request is refused, since its Auth
+     * (or its connect) needs the socket watched. */
+    if (k->q_count - (k->q_count > 0 && queue_at(k, 0)->internal_auth) >=
+            c->max_requests ||
+        k->out_len - k->out_off + len > c->max_bytes) {
+        notify(c, s->server);
         return MCC_ERR_BUSY;
+    }
     rc = out_reserve(k, len);
-    if (rc != MCC_OK)
+    if (rc != MCC_OK) {
+        notify(c, s->server);
         return rc;
+    }
     memset(&p, 0, sizeof p);
     p.opaque = cnt_get_u32(req + CNT_OFF_OPAQUE);
     p.op = op;
@@ -1236,8 +1245,10 @@ int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
     p.arg = s->arg;
     p.deadline = s->deadline ? s->deadline : client_now(c) + c->timeout_ms;
     rc = queue_push(k, &p);
-    if (rc != MCC_OK)
+    if (rc != MCC_OK) {
+        notify(c, s->server);
         return rc;
+    }
     memcpy(k->out + k->out_len, req, len);
     k->out_len += len;
     s->opaque = p.opaque;
@@ -1261,13 +1272,13 @@ void mcc_orphan(mcc_client *c, size_t server, uint32_t opaque)
 }
 
 /* Marks every request in flight for arg an orphan. */
-void mcc_orphan_arg(mcc_client *c, void *arg)
+void mcc_orphan_arg(mcc_client *c, mcc_callback cb, void *arg)
 {
     for (size_t i = 0; i < c->n_servers; i++) {
         mcc_conn *k = &c->servers[i].conn;
         for (size_t j = 0; j < k->q_count; j++) {
             mcc_inflight *p = queue_at(k, j);
-            if (p->arg == arg)
+            if (p->arg == arg && p->cb == cb)
                 p->orphan = true;
         }
     }
@@ -1463,19 +1474,21 @@ static void run_once(mcc_client *c, int64_t wait_ms)
         pfd[n].events = (short)((w & MCC_WANT_READ ? POLLIN : 0) |
                                 (w & MCC_WANT_WRITE ? POLLOUT : 0));
         pfd[n].revents = 0;
-        c->pidx[n++] = i;
+        c->pidx[n].server = i;
+        c->pidx[n++].gen = c->servers[i].conn.gen;
     }
     if (n == 0 && wait_ms < 0)
         wait_ms = 0;            /* nothing could ever wake us */
     if (poll(pfd, n, (int)wait_ms) > 0) {
         for (size_t j = 0; j < n; j++) {
-            size_t i = c->pidx[j];
+            size_t i = c->pidx[j].server;
+            unsigned gen = c->pidx[j].gen;
             short re = pfd[j].revents;
             if ((re & (POLLOUT | POLLERR | POLLHUP)) &&
-                c->servers[i].conn.fd == pfd[j].fd)
+                c->servers[i].conn.gen == gen)
                 do_writable(c, i);
             if ((re & (POLLIN | POLLERR | POLLHUP)) &&
-                c->servers[i].conn.fd == pfd[j].fd)
+                c->servers[i].conn.gen == gen)
                 do_readable(c, i);
         }
     }

@@ -104,7 +104,12 @@ struct mcc_client {
     mcc_ketama *ketama;
     bool *up;                 /* scratch of n_servers flags for remaps */
     struct pollfd *pfd;       /* scratch of the poll() loop */
-    size_t *pidx;             /* server of each pfd entry */
+    struct mcc_pollref {
+        size_t server;
+        unsigned gen;         /* a socket closed and replaced meanwhile,
+                               * even under the same fd number, is not
+                               * the one poll() spoke of */
+    } *pidx;                  /* server of each pfd entry */
     int timeout_ms, retry_ms;
     bool remap;
     uint8_t *secret;
@@ -155,8 +160,10 @@ int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
 /* Marks a request in flight an orphan (its callback will not run). */
 void mcc_orphan(mcc_client *c, size_t server, uint32_t opaque);
 
-/* Marks every request in flight whose arg is arg an orphan. */
-void mcc_orphan_arg(mcc_client *c, void *arg);
+/* Marks every request in flight that would call cb with arg an orphan
+ * (the application's own requests may carry the same arg: they keep
+ * their callbacks). */
+void mcc_orphan_arg(mcc_client *c, mcc_callback cb, void *arg);
 
 /* Links or unlinks an event watcher on a server's connection. */
 void mcc_waiter_add(mcc_client *c, size_t server, mcc_waiter *w);

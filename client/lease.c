@@ -193,7 +193,8 @@ static void lease_drop(mcc_lease *l)
 {
     mcc_client *c = l->c;
 
-    mcc_orphan_arg(c, l);
+    mcc_orphan_arg(c, lease_answer, l);
+    mcc_orphan_arg(c, lease_renewed, l);
     mcc_waiter_remove(c, l->server, &l->w);
     if (l->prev)
         l->prev->next = l->next;

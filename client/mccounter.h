@@ -350,7 +350,11 @@ typedef enum mcc_event_kind {
 
 /* An event. The server's events (1-4) are about the Wait_acquire whose
  * opaque is given; ERROR comes after every pending request of that server
- * got its callback with MCC_ERR_IO. */
+ * got its callback (the oldest with the error that closed the connection,
+ * the others with MCC_ERR_IO, or all with MCC_ERR_CONNECT when it never
+ * came up). An event may come about a wait the application gave up (a
+ * grant that crossed its Wait_release, which returns it): one whose
+ * opaque it no longer follows is to be ignored. */
 typedef struct mcc_event {
     mcc_event_kind kind;
     size_t server;
@@ -360,8 +364,8 @@ typedef struct mcc_event {
                                * shutdown: resources released */
     const char *name;         /* not NUL-terminated; NULL for ERROR */
     size_t name_len;
-    int error;                /* ERROR: MCC_ERR_IO, _PROTOCOL, _TIMEOUT,
-                               * _AUTH */
+    int error;                /* ERROR: MCC_ERR_IO, _CONNECT, _PROTOCOL,
+                               * _TIMEOUT, _AUTH */
     uint8_t status;           /* ERROR with MCC_ERR_AUTH: the status */
 } mcc_event;
 
@@ -527,7 +531,9 @@ int mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
  * (state MCC_WAIT_GRANTED with the lease id and consumption, or
  * MCC_WAIT_TIMED_OUT). That event is not passed to the event callback.
  * If the call's own time runs out while queued, the wait is cancelled
- * with Wait_release and MCC_ERR_TIMEOUT returned. */
+ * with Wait_release and MCC_ERR_TIMEOUT returned (a grant that crossed
+ * the cancel reaches the event callback, and the Wait_release returns
+ * it). */
 int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
                      uint32_t resources, uint32_t maximum, uint32_t wait_ms,
                      uint32_t lease_ms, int timeout_ms, mcc_result *out);

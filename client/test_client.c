@@ -942,6 +942,102 @@ static void test_lease_connection_lost(void **state)
     fake_finish(f);
 }
 
+/* Grants a lease, answers a Noop, then the lease's Wait_release. */
+static void script_lease_noop(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+
+    if (!fake_expect(f, CNT_OP_WAIT_ACQUIRE, &rq))
+        return;
+    fake_write(f, out, cnt_encode_wait_answer(out, rq.opaque,
+                                              CNT_WAIT_GRANTED, 0, 9, 1));
+    if (!fake_expect(f, CNT_OP_NOOP, &rq))
+        return;
+    fake_write(f, out, cnt_encode_empty(out, CNT_OP_NOOP, rq.opaque));
+    if (!fake_expect(f, CNT_OP_WAIT_RELEASE, &rq))
+        return;
+    fake_write(f, out, cnt_encode_u32(out, CNT_OP_WAIT_RELEASE, rq.opaque,
+                                      1));
+}
+
+static int noops_answered;
+
+/* Counts the Noop the application sent with the lease as its arg. */
+static void count_noop(mcc_client *c, const mcc_result *r, void *arg)
+{
+    (void)c;
+    (void)arg;
+    if (r->op == MCC_OP_NOOP && r->error == MCC_OK)
+        noops_answered++;
+}
+
+/* On the grant: a request of the application's own, whose arg happens to
+ * be the lease, then the lease given up. */
+static void noop_then_release(mcc_client *c, mcc_lease *l,
+                              mcc_lease_state st, int error, uint8_t status,
+                              void *arg)
+{
+    log_lease(c, l, st, error, status, arg);
+    if (st != MCC_LEASE_GRANTED)
+        return;
+    log_add(arg, "noop:%d", mcc_noop_async(c, 0, count_noop, l));
+    mcc_lease_release(l);
+}
+
+static void test_lease_release_keeps_app_requests(void **state)
+{
+    fake *f = fake_start(script_lease_noop);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_lease *l = NULL;
+
+    (void)state;
+    noops_answered = 0;
+    assert_int_equal(mcc_lease_acquire_async(c, "L", 1, 1, 1, 0, 60000,
+                                             noop_then_release, lb, &l),
+                     MCC_OK);
+    poll_until(c, lb, 2);
+    for (int round = 0; mcc_pending(c) > 0 && round < GIVE_UP_MS / 10;
+         round++)
+        mcc_poll(c, 10);
+    log_expect(lb, "lease:1:0:s00", "noop:0", NULL);
+    /* Releasing the lease drops the lease's own requests only. */
+    assert_int_equal(noops_answered, 1);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+static void test_busy_connection_still_watched(void **state)
+{
+    fake *f = fake_start(script_auth);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    logbook *wl = calloc(1, sizeof *wl);
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    mcc_client_set_watch_callback(c, log_watch, wl);
+    assert_int_equal(mcc_client_set_secret(c, "s3cret", 6), MCC_OK);
+    assert_int_equal(mcc_client_set_max_queue(c, 1, CNT_REQUEST_MAX),
+                     MCC_OK);
+    /* The Auth the connection starts with does not take the one slot. */
+    assert_int_equal(mcc_get_async(c, "a", 1, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_get_async(c, "a", 1, log_result, lb),
+                     MCC_ERR_BUSY);
+    /* The new connection was told, with its wish to write. */
+    assert_true(wl->n >= 1);
+    assert_true(strstr(wl->item[wl->n - 1], "watch:0:fd:") != NULL);
+    assert_true(mcc_wants(c, 0) & MCC_WANT_WRITE);
+    poll_until(c, lb, 2);
+    log_expect(lb, "ev16:-13:s2b", "01:0:4", NULL);
+    mcc_client_free(c);
+    free(lb);
+    free(wl);
+    fake_finish(f);
+}
+
 /* ---- The real server ---- */
 
 typedef struct live {
@@ -1449,6 +1545,8 @@ int main(void)
         cmocka_unit_test(test_event_loop_api),
         cmocka_unit_test(test_lease_connection_lost),
         cmocka_unit_test(test_reconnect_in_callback),
+        cmocka_unit_test(test_lease_release_keeps_app_requests),
+        cmocka_unit_test(test_busy_connection_still_watched),
     };
     const struct CMUnitTest online[] = {
         cmocka_unit_test(test_live_blocking),
