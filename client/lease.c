@@ -54,11 +54,26 @@ static void granted(mcc_lease *l, uint64_t lease_id)
     report(l, MCC_LEASE_GRANTED, MCC_OK, 0);
 }
 
+/* Tells whether the application was told the lease's end. */
+static bool lease_ended(const mcc_lease *l)
+{
+    return l->state == MCC_LEASE_TIMED_OUT || l->state == MCC_LEASE_LOST ||
+           l->state == MCC_LEASE_FAILED;
+}
+
 /* The Wait_acquire's answer. */
 static void lease_answer(mcc_client *c, const mcc_result *r, void *arg)
 {
     mcc_lease *l = arg;
 
+    /* A broken server sent the wait's end (an event) before its answer:
+     * the application was told already and hears nothing more; should
+     * the late answer grant, mcc_lease_release gives the grant back. */
+    if (lease_ended(l)) {
+        if (r->error == MCC_OK && r->wait.state == MCC_WAIT_GRANTED)
+            l->needs_release = true;
+        return;
+    }
     if (r->error != MCC_OK) {
         mcc_waiter_remove(c, l->server, &l->w);
         l->needs_release = false;

@@ -9,7 +9,7 @@ EXTRA_DIST += fuzz/corpus fuzz/README.md
 
 if ENABLE_FUZZ
 FUZZ_TARGETS = fuzz/fuzz_decode fuzz/fuzz_engine fuzz/fuzz_config \
-	fuzz/fuzz_connection
+	fuzz/fuzz_connection fuzz/fuzz_client
 check_PROGRAMS += $(FUZZ_TARGETS)
 
 fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c
@@ -38,11 +38,19 @@ fuzz_fuzz_connection_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_connection_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
+# The client library is linked statically (-static: the uninstalled
+# libtool archive), so that the target is a plain program, not a libtool
+# wrapper, and its code is instrumented with the rest.
+fuzz_fuzz_client_SOURCES = fuzz/fuzz_client.c
+fuzz_fuzz_client_LDFLAGS = $(AM_LDFLAGS) -static -fsanitize=fuzzer
+fuzz_fuzz_client_LDADD = client/libmccounter.la libcntproto.la
+
 fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
-	fuzz/fuzz_config$(EXEEXT) fuzz/fuzz_connection$(EXEEXT)
+	fuzz/fuzz_config$(EXEEXT) fuzz/fuzz_connection$(EXEEXT) \
+	fuzz/fuzz_client$(EXEEXT)
 else
 FUZZ_REPLAYS = fuzz/replay_decode fuzz/replay_engine fuzz/replay_config \
-	fuzz/replay_connection
+	fuzz/replay_connection fuzz/replay_client
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += $(FUZZ_REPLAYS)
 
@@ -65,6 +73,20 @@ fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connec
 fuzz_replay_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 fuzz_replay_connection_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS)
+
+fuzz_replay_client_SOURCES = fuzz/replay.c fuzz/fuzz_client.c
+fuzz_replay_client_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_client"'
+fuzz_replay_client_LDFLAGS = $(AM_LDFLAGS) -static
+fuzz_replay_client_LDADD = client/libmccounter.la libcntproto.la
+
+# The program that wrote fuzz/corpus/fuzz_client/ (the target's own file
+# with its seed writer as main): built by `make check` so that it keeps
+# compiling, run by hand (fuzz/gen_client_seeds DIR) to write the seeds.
+check_PROGRAMS += fuzz/gen_client_seeds
+fuzz_gen_client_seeds_SOURCES = fuzz/fuzz_client.c
+fuzz_gen_client_seeds_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CLIENT_SEEDS
+fuzz_gen_client_seeds_LDFLAGS = $(AM_LDFLAGS) -static
+fuzz_gen_client_seeds_LDADD = client/libmccounter.la libcntproto.la
 
 fuzz:
 	@echo "make fuzz: configure with CC=clang --enable-fuzz to build the libFuzzer targets" >&2; exit 1
