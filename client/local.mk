@@ -62,3 +62,17 @@ endif
 # The manual pages of the library, one per family of functions.
 dist_man_MANS += doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
 	doc/mcc_lease.3
+
+# What a user of the installed library does (run by make installcheck,
+# hence by make distcheck): pkg-config finds mccounter.pc where make
+# install put it, and examples/licence.c builds against the installed
+# header and library alone, links, and runs (its usage message, exit 1).
+installcheck-local:
+	@pcdir='$(DESTDIR)$(pkgconfigdir)'; \
+	tmp=`mktemp -d` || exit 1; \
+	flags=`PKG_CONFIG_PATH="$$pcdir" $(PKG_CONFIG) --define-variable=prefix='$(DESTDIR)$(prefix)' --cflags --libs mccounter` && \
+	$(CC) -std=c11 -o "$$tmp/licence" '$(abs_top_srcdir)/examples/licence.c' $$flags && \
+	{ LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' "$$tmp/licence" >/dev/null 2>&1; \
+	  test $$? = 1; } && \
+	echo "installcheck: examples/licence.c built with pkg-config mccounter ($$flags)"; \
+	rc=$$?; rm -rf "$$tmp"; exit $$rc

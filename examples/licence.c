@@ -12,6 +12,8 @@
  * within the wait or was lost, 1 any other error. Build it against an
  * installed library with
  *   cc licence.c $(pkg-config --cflags --libs mccounter) */
+#define _POSIX_C_SOURCE 200809L     /* clock_gettime under -std=c11 */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
