@@ -1,14 +1,18 @@
 """Test support: starts mchost with counter.so on kernel-chosen loopback
 ports (as t/lib/CounterTest.pm does), finds the counter port from the
-memcache text `stats`, and stops the host by pid."""
+memcache text `stats`, and stops the host by pid; and a fake loopback
+server for the failures a real host does not produce."""
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
+import threading
 import time
 from typing import Optional
 
@@ -104,3 +108,89 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class FakeServer:
+    """A loopback server that speaks just enough of the protocol for the
+    client's failure paths: it reads each request (header and body) and
+    passes (opcode, opaque, body) to reply, whose bytes it writes back
+    (None: no answer; CLOSE: close the connection). accepts counts the
+    connections taken. stop() closes everything and joins the thread."""
+
+    CLOSE = object()
+
+    def __init__(self, reply) -> None:
+        self.reply = reply
+        self.accepts = 0
+        self.requests: list[int] = []
+        self._lsock = socket.socket()
+        self._lsock.bind(("127.0.0.1", 0))
+        self._lsock.listen(8)
+        self.port = self._lsock.getsockname()[1]
+        self.server = "127.0.0.1:%d" % self.port
+        self._conns: list[socket.socket] = []
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._lsock, selectors.EVENT_READ, None)
+            bufs: dict[socket.socket, bytearray] = {}
+            while not self._stopping:
+                for key, _ in sel.select(0.05):
+                    if key.data is None:
+                        try:
+                            s, _ = self._lsock.accept()
+                        except OSError:
+                            continue
+                        self.accepts += 1
+                        self._conns.append(s)
+                        bufs[s] = bytearray()
+                        sel.register(s, selectors.EVENT_READ, s)
+                        continue
+                    s = key.data
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        sel.unregister(s)
+                        s.close()
+                        continue
+                    buf = bufs[s]
+                    buf += data
+                    while len(buf) >= 12:
+                        blen, opaque = struct.unpack_from(">II", buf, 4)
+                        if len(buf) < 12 + blen:
+                            break
+                        opcode, body = buf[1], bytes(buf[12:12 + blen])
+                        del buf[:12 + blen]
+                        self.requests.append(opcode)
+                        out = self.reply(opcode, opaque, body)
+                        if out is FakeServer.CLOSE:
+                            sel.unregister(s)
+                            s.close()
+                            break
+                        if out:
+                            s.sendall(out)
+
+    def stop(self) -> None:
+        """Stops the thread and closes the listening and client sockets."""
+        self._stopping = True
+        self._thread.join()
+        self._lsock.close()
+        for s in self._conns:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
+def answer(opcode: int, opaque: int, body: bytes = b"", status: int = 0,
+           declared: Optional[int] = None) -> bytes:
+    """An answer packet; declared overrides the body length in the header
+    (a server lying about it)."""
+    blen = len(body) if declared is None else declared
+    return struct.pack(">BBBBII", 0x91, opcode, status, 0, blen,
+                       opaque) + body

@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Optional, Union
 
 from . import ops
 from . import protocol as p
-from .client import _Batch, run_streamed
+from .client import EVENT_BACKLOG, _Batch, run_streamed
 from .ketama import Router, ServerSpec
 from .protocol import Request
 
@@ -223,8 +223,17 @@ class AsyncClient:
         self.secret = secret
         self._conns: dict[int, _AConn] = {}
         self._locks: dict[int, asyncio.Lock] = {}
-        # None marks the client's close for the events() iterators.
-        self._events: asyncio.Queue[Optional[p.Event]] = asyncio.Queue()
+        # Events not yet taken (the oldest dropped past EVENT_BACKLOG, as
+        # in the blocking client), the futures of the events() iterators
+        # waiting for more, and how many times the client was closed: an
+        # iterator ends once the client closed after it started, so that
+        # every one of them ends, however many there are.
+        self._events: collections.deque[p.Event] = collections.deque(
+            maxlen=EVENT_BACKLOG)
+        self._event_waiters: list[asyncio.Future] = []
+        self._closes = 0
+        # Closed and not connected since: events() has nothing to wait for.
+        self._closed = False
         self._waits: dict[tuple[_AConn, int], asyncio.Future] = {}
         self._leases: dict[tuple[_AConn, int], AsyncLease] = {}
         # Wait_acquire requests of wait_acquire() whose lease object is not
@@ -243,7 +252,9 @@ class AsyncClient:
         self._conns.clear()
         for c in conns:
             await c.close()
-        self._events.put_nowait(None)
+        self._closes += 1
+        self._closed = True
+        self._wake_event_waiters()
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -253,21 +264,34 @@ class AsyncClient:
 
     async def events(self) -> AsyncIterator[p.Event]:
         """Every event, in the order received, as they come; ends when the
-        client is closed."""
+        client is closed (after the events received before it)."""
+        started = self._closes
         while True:
-            ev = await self._events.get()
-            if ev is None:
+            while self._events:
+                yield self._events.popleft()
+            if self._closes != started or self._closed:
                 return
-            yield ev
+            fut = asyncio.get_running_loop().create_future()
+            self._event_waiters.append(fut)
+            try:
+                await fut
+            finally:
+                if fut in self._event_waiters:
+                    self._event_waiters.remove(fut)
 
     def pending_events(self) -> list[p.Event]:
         """The events received and not yet taken, without waiting."""
-        out = []
-        while not self._events.empty():
-            ev = self._events.get_nowait()
-            if ev is not None:
-                out.append(ev)
+        out = list(self._events)
+        self._events.clear()
         return out
+
+    def _wake_event_waiters(self) -> None:
+        """Wakes every waiting events() iterator (an event came, or the
+        client closed); each one looks again for itself."""
+        waiters, self._event_waiters = self._event_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
 
     def pipeline(self) -> "AsyncPipeline":
         """A batch of requests written together; `await p.execute()`."""
@@ -287,7 +311,8 @@ class AsyncClient:
                 lease._lose(why)
             elif (conn, ev.opaque) in self._unmade:
                 self._early_loss[(conn, ev.opaque)] = why
-        self._events.put_nowait(ev)
+        self._events.append(ev)
+        self._wake_event_waiters()
 
     def _lost(self, conn: _AConn, mark_down: bool) -> None:
         if self._conns.get(conn.index) is conn:
@@ -342,6 +367,7 @@ class AsyncClient:
                     from None
             conn = _AConn(self, idx, label, r, w)
             self._conns[idx] = conn
+            self._closed = False
             self.router.mark_up(idx)
             if self.secret is not None:
                 try:
@@ -357,9 +383,12 @@ class AsyncClient:
         try:
             return await asyncio.wait_for(asyncio.shield(fut), self.timeout)
         except asyncio.TimeoutError:
-            # The answers would come out of step: drop the connection.
-            await conn.close()
+            # The answers would come out of step: drop the connection, and
+            # leave the server alone for retry_ms as after any failure
+            # (_fail marks it down only while the connection is open, so
+            # it goes before close()).
             conn._fail("timed out")
+            await conn.close()
             raise
 
     async def _run(self, req: Request) -> Any:
@@ -451,31 +480,33 @@ class AsyncClient:
         evf = asyncio.get_running_loop().create_future()
         evf.add_done_callback(_seen)
         self._waits[(conn, req.opaque)] = evf
+        n = p.name_bytes(name)
         try:
             ans: p.WaitAnswer = await self._await(conn, fut)
-        except BaseException:
-            self._waits.pop((conn, req.opaque), None)
-            raise
-        n = p.name_bytes(name)
-        if ans.granted:
-            self._waits.pop((conn, req.opaque), None)
-            lid, cons = ans.lease_id, ans.consumption
-        else:
-            try:
+            if ans.granted:
+                lid, cons = ans.lease_id, ans.consumption
+            else:
                 if wait_ms == p.GROUP_DEFAULT:
                     ev: p.Event = await evf
                 else:
                     ev = await asyncio.wait_for(
                         evf, wait_ms / 1000.0 + (self.timeout or 5.0))
-            except asyncio.TimeoutError:
-                self._waits.pop((conn, req.opaque), None)
-                await self._run_on(conn, ops.wait_release(n))
-                raise
-            if ev.kind == p.EventKind.TIMED_OUT:
-                raise p.WaitTimedOut("wait for %r timed out" % (name,))
-            if ev.kind != p.EventKind.GRANTED:
-                raise p.ServerDown(conn.label, "shut down while waiting")
-            lid, cons = ev.lease_id, ev.value
+                if ev.kind == p.EventKind.TIMED_OUT:
+                    raise p.WaitTimedOut("wait for %r timed out" % (name,))
+                if ev.kind != p.EventKind.GRANTED:
+                    raise p.ServerDown(conn.label, "shut down while waiting")
+                lid, cons = ev.lease_id, ev.value
+        except p.WaitTimedOut:
+            # The server dropped the wait itself: nothing to give back.
+            raise
+        except BaseException:
+            # Cancelled (asyncio.wait_for timing out around us included),
+            # no event in time, or lost: the server may still hold the
+            # wait or its grant with nobody left to release it.
+            self._abandon_wait(conn, fut, n)
+            raise
+        finally:
+            self._waits.pop((conn, req.opaque), None)
         lease = AsyncLease(self, conn, n, req.opaque, lid, resources, cons,
                            lease_ms)
         early = self._early_loss.pop((conn, req.opaque), None)
@@ -486,6 +517,30 @@ class AsyncClient:
         if auto_renew:
             lease.start_renewal()
         return lease
+
+    def _abandon_wait(self, conn: _AConn, fut: asyncio.Future,
+                      name: bytes) -> None:
+        """Gives back a Wait_acquire nobody will take: once its answer
+        came and said queued or granted, a Wait_release (which cancels a
+        queued wait and returns a grant, even one that raced this) is
+        written without waiting for its answer, since the caller may be a
+        cancelled task; the answer and any failure are dropped by the
+        future's _seen callback. A refused wait (an error answer) holds
+        nothing, and releasing then could return another grant this
+        connection holds on the name."""
+        def settle(answer: asyncio.Future) -> None:
+            if answer.cancelled() or answer.exception() is not None:
+                return
+            if conn.closed or self._conns.get(conn.index) is not conn:
+                return      # a closed connection ended its waits
+            try:
+                conn.send(ops.wait_release(name))
+            except p.ServerDown:
+                pass
+        if fut.done():
+            settle(fut)
+        else:
+            fut.add_done_callback(settle)
 
     async def lease(self, name: Name, resources: int, maximum: int,
                     wait_ms: int, lease_ms: int) -> AsyncLease:

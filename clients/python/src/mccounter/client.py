@@ -373,10 +373,15 @@ class Client(_Ops):
                 deadline = time.monotonic() + wait_ms / 1000.0 + \
                     (self.timeout or 5.0)
             ev = self._await_event(conn, key, deadline)
-        except TimeoutError:
+        except TimeoutError as timed_out:
             # The server did not say in time: cancel the wait (a grant
-            # that raced this is returned by the same request).
-            self._run_on(conn, ops.wait_release(n))
+            # that raced this is returned by the same request). If the
+            # cancel fails too, the timeout is still what the caller must
+            # see; the cancel's failure comes along as its cause.
+            try:
+                self._run_on(conn, ops.wait_release(n))
+            except Exception as e:
+                raise timed_out from e
             raise
         finally:
             self._waiting.discard(key)
@@ -478,7 +483,10 @@ class Client(_Ops):
             for r in reqs:
                 results.append(self._read_result(conn, r, deadline))
         except TimeoutError:
+            # As after any failure (and as the C library does), the server
+            # is left alone for retry_ms.
             self._drop(conn)
+            self.router.mark_down(conn.index)
             raise
         except (OSError, ConnectionError) as e:
             self._drop(conn)
@@ -545,6 +553,9 @@ class Client(_Ops):
                 self._drop(conn)
                 self.router.mark_down(conn.index)
                 raise p.ServerDown(conn.label, str(e)) from None
+            except p.ProtocolError:
+                self._drop(conn)
+                raise
             if pkt.magic != p.MAGIC_EVENT:
                 self._drop(conn)
                 raise p.ProtocolError("an answer nothing asked for")
@@ -582,20 +593,28 @@ class Client(_Ops):
                         self.router.mark_down(c.index)
                         continue
                     c.buf += data
-                    while True:
-                        got = p.decode_packet(c.buf)
-                        if got is None:
-                            break
-                        pkt, used = got
-                        del c.buf[:used]
-                        if pkt.magic != p.MAGIC_EVENT:
-                            raise p.ProtocolError(
-                                "an answer nothing asked for from %s"
-                                % c.label)
-                        self._event(c, pkt)
+                    try:
+                        self._take_events(c)
+                    except p.ProtocolError:
+                        # The stream cannot be trusted past this point.
+                        self._drop(c)
+                        raise
                 if deadline is None or self._events or \
                         time.monotonic() >= deadline or not sel.get_map():
                     return
+
+    def _take_events(self, c: _Conn) -> None:
+        """Handles the whole packets in c's buffer, which must be events."""
+        while True:
+            got = p.decode_packet(c.buf)
+            if got is None:
+                return
+            pkt, used = got
+            del c.buf[:used]
+            if pkt.magic != p.MAGIC_EVENT:
+                raise p.ProtocolError("an answer nothing asked for from %s"
+                                      % c.label)
+            self._event(c, pkt)
 
 
 def _with_server(rec: Any, label: str) -> Any:

@@ -25,48 +25,123 @@ def _f32(x: float) -> float:
     return _F32.unpack(_F32.pack(x))[0]
 
 
+#: The longest host name or address a server list may hold (the C
+#: library's mcc_server_spec keeps 255 bytes and its terminator).
+HOST_MAX = 255
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz"
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+_DIGITS = frozenset("0123456789")
+
+
+def _number(text: str, maximum: int) -> Union[int, None]:
+    """text as a decimal 1..maximum, with no sign, space or other junk
+    (which int() would take); None otherwise."""
+    if not 0 < len(text) <= 10 or not set(text) <= _DIGITS:
+        return None
+    v = int(text)
+    return v if 1 <= v <= maximum else None
+
+
+def _check_host(host: str, item: str, bracketed: bool) -> None:
+    """Refuses an empty or too long host, or one with a byte no host name
+    or address has (':' and a zone's '%' only in an IPv6 address)."""
+    if not host:
+        raise ValueError("server %r: empty host" % item)
+    if len(host.encode("utf-8", "surrogatepass")) > HOST_MAX:
+        raise ValueError("server %r: host longer than %d bytes"
+                         % (item, HOST_MAX))
+    for ch in host:
+        if ch not in _HOST_CHARS and not (bracketed and ch in ":%"):
+            raise ValueError("server %r: bad character %r in host"
+                             % (item, ch))
+
+
+def _parse_item(item: str) -> tuple[str, int, int]:
+    """One "HOST:PORT[:WEIGHT]" or "[IPV6]:PORT[:WEIGHT]", by the C
+    library's grammar (client/servers.c), so that both read a list the
+    same way and so place names on the same servers."""
+    if item.startswith("["):
+        close = item.find("]")
+        if close < 0:
+            raise ValueError("server %r: no ']' after the IPv6 address"
+                             % item)
+        host, rest = item[1:close], item[close + 1:]
+        if not rest.startswith(":"):
+            raise ValueError("server %r: expected [ADDRESS]:PORT" % item)
+        if ":" not in host:
+            raise ValueError("server %r: brackets are only for IPv6 "
+                             "addresses" % item)
+        _check_host(host, item, True)
+        fields = rest[1:].split(":", 1)
+    else:
+        if item.count(":") > 2:
+            raise ValueError("server %r: too many ':' (write an IPv6 "
+                             "address as [ADDRESS])" % item)
+        if ":" not in item:
+            raise ValueError("server %r: no port (expected "
+                             "HOST:PORT[:WEIGHT])" % item)
+        host, rest = item.split(":", 1)
+        _check_host(host, item, False)
+        fields = rest.split(":", 1)
+    port = _number(fields[0], 65535)
+    if port is None:
+        raise ValueError("server %r: port must be 1 to 65535" % item)
+    weight = 1
+    if len(fields) == 2:
+        w = _number(fields[1], 0xFFFFFFFF)
+        if w is None:
+            raise ValueError("server %r: weight must be 1 to 4294967295"
+                             % item)
+        weight = w
+    return host, port, weight
+
+
+def server_label(host: str, port: int) -> str:
+    """"HOST:PORT", an IPv6 address in brackets, as the C library prints
+    a server (mcc_server_format): the form server= and server_for use."""
+    return ("[%s]:%d" if ":" in host else "%s:%d") % (host, port)
+
+
 def parse_servers(servers: ServerSpec) -> list[tuple[str, int, int]]:
-    """Returns [(host, port, weight)] from "h:p[:w],..." or a list of
-    (host, port[, weight]); refuses empty lists and bad ports or weights."""
+    """Returns [(host, port, weight)] from "h:p[:w],..." (an IPv6 address
+    as "[addr]:p[:w]") or a list of (host, port[, weight]); refuses empty
+    lists and items, bad hosts, ports and weights and a server listed
+    twice, with a ValueError naming the item."""
     out: list[tuple[str, int, int]] = []
     if isinstance(servers, str):
-        items: list = []
+        if not servers:
+            raise ValueError("empty server list")
         for part in servers.split(","):
-            part = part.strip()
             if not part:
-                continue
-            f = part.split(":")
-            if len(f) not in (2, 3) or not f[0]:
-                raise ValueError("server %r is not host:port[:weight]" % part)
-            try:
-                nums = [int(x) for x in f[1:]]
-            except ValueError:
-                raise ValueError("server %r is not host:port[:weight]"
-                                 % part) from None
-            items.append((f[0], *nums))
+                raise ValueError("empty item in server list %r" % servers)
+            out.append(_parse_item(part))
     else:
-        items = list(servers)
-    for it in items:
-        if not isinstance(it, (tuple, list)) or len(it) not in (2, 3):
-            raise ValueError("server %r is not (host, port[, weight])"
-                             % (it,))
-        host, port = it[0], it[1]
-        weight = it[2] if len(it) == 3 else 1
-        if not isinstance(host, str) or not host:
-            raise ValueError("server host %r is not a host name" % (host,))
-        if not isinstance(port, int) or not 1 <= port <= 65535:
-            raise ValueError("server %s port %r is not 1..65535"
-                             % (host, port))
-        if not isinstance(weight, int) or not 1 <= weight <= 0xFFFFFFFF:
-            raise ValueError("server %s:%d weight %r is not 1 or more"
-                             % (host, port, weight))
-        out.append((host, port, weight))
-    if not out:
-        raise ValueError("the server list is empty")
+        for it in servers:
+            if not isinstance(it, (tuple, list)) or len(it) not in (2, 3):
+                raise ValueError("server %r is not (host, port[, weight])"
+                                 % (it,))
+            host, port = it[0], it[1]
+            weight = it[2] if len(it) == 3 else 1
+            if not isinstance(host, str):
+                raise ValueError("server %r: host is not a string" % (it,))
+            # An address given apart from its port needs no brackets.
+            _check_host(host, repr(it), ":" in host)
+            if isinstance(port, bool) or not isinstance(port, int) or \
+                    not 1 <= port <= 65535:
+                raise ValueError("server %r: port must be 1 to 65535"
+                                 % (it,))
+            if isinstance(weight, bool) or not isinstance(weight, int) or \
+                    not 1 <= weight <= 0xFFFFFFFF:
+                raise ValueError("server %r: weight must be 1 to 4294967295"
+                                 % (it,))
+            out.append((host, port, weight))
+        if not out:
+            raise ValueError("empty server list")
     seen = set()
     for host, port, _ in out:
         if (host, port) in seen:
-            raise ValueError("server %s:%d is listed twice" % (host, port))
+            raise ValueError("server %r is listed twice"
+                             % server_label(host, port))
         seen.add((host, port))
     return out
 
@@ -142,7 +217,7 @@ class Router:
     def __init__(self, servers: ServerSpec, remap_rate_limits: bool = False,
                  retry_ms: int = 1000) -> None:
         self.servers = parse_servers(servers)
-        self.labels = ["%s:%d" % (h, p) for h, p, _ in self.servers]
+        self.labels = [server_label(h, p) for h, p, _ in self.servers]
         self.ring = Continuum(self.servers)
         self.remap = remap_rate_limits
         self.retry_s = retry_ms / 1000.0

@@ -18,6 +18,10 @@ HEADER_SIZE = 12
 NAME_MAX = 65535
 #: The largest legal body: Gcra_check's fixed part and the longest name.
 BODY_MAX = 26 + NAME_MAX
+#: The largest answer or event (header and body) a client accepts, as the
+#: C library bounds its read buffer: a server (or anything else on the
+#: port) declaring a bigger body would otherwise make us buffer up to 4 GiB.
+RESPONSE_MAX = 128 * 1024
 #: The most items one Multi_check may carry.
 MULTI_MAX = 16
 #: Wait_acquire's maximum (as 0), wait or lease: "use the group's setting".
@@ -542,12 +546,17 @@ def decode_packet(buf: Union[bytes, bytearray, memoryview]
                   ) -> Optional[tuple[Packet, int]]:
     """Decodes the packet at the front of buf: (packet, bytes used), or
     None while less than a whole packet is there. Raises ProtocolError for
-    a magic other than 0x91 or 0x92 (the stream cannot be trusted)."""
+    a magic other than 0x91 or 0x92, or a packet declared larger than
+    RESPONSE_MAX (the stream cannot be trusted)."""
     if len(buf) < HEADER_SIZE:
         return None
     magic, opcode, status, _res, blen, opaque = _HEADER.unpack_from(buf, 0)
     if magic not in (MAGIC_RESPONSE, MAGIC_EVENT):
         raise ProtocolError("bad magic 0x%02x from the server" % magic)
+    if HEADER_SIZE + blen > RESPONSE_MAX:
+        raise ProtocolError("the server declared a %d-byte body, more than "
+                            "%d bytes with the header"
+                            % (blen, RESPONSE_MAX))
     if len(buf) < HEADER_SIZE + blen:
         return None
     body = bytes(buf[HEADER_SIZE:HEADER_SIZE + blen])
