@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,18 +43,21 @@ typedef struct cb_slot {
     uint64_t sent_ns;
 } cb_slot;
 
-/* One connection: a client with one server, and its registration. */
+/* One connection: a client with one server, and its registration. Each
+ * starts a cache line of its own, as each thread does: a neighbour
+ * written by the other thread would otherwise cost a miss per request. */
 struct cb_conn {
-    mcc_client *client;
+    alignas(64) mcc_client *client;
     struct cb_thread *thread;
     int fd;                 /* registered with the epoll; -1: none */
     uint64_t rng;
+    uint64_t answers;       /* while measuring: for the fairness figure */
     cb_slot *slots;
 };
 
 /* A client thread: its epoll and connections, and what it measured. */
 typedef struct cb_thread {
-    pthread_t tid;
+    alignas(64) pthread_t tid;
     int epfd;
     cb_conn *conns;
     unsigned nconns;
@@ -105,8 +109,11 @@ static void cb_answer(mcc_client *c, const mcc_result *r, void *arg)
             return;
         }
     }
-    if (atomic_load_explicit(&cb_phase, memory_order_relaxed) == CB_MEASURE)
+    if (atomic_load_explicit(&cb_phase, memory_order_relaxed) ==
+        CB_MEASURE) {
         cnt_hist_record(&t->hist, t->now - s->sent_ns);
+        s->conn->answers++;
+    }
     if (atomic_load_explicit(&cb_phase, memory_order_relaxed) == CB_STOP)
         return;
     s->release_next = r->op == MCC_OP_ACQUIRE && r->error == MCC_OK;
@@ -229,37 +236,50 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     }
 }
 
-/* Sets up thread t's connections [first, first + n) of all. */
-static bool cb_thread_setup(cb_thread *t, cb_conn *all, unsigned first,
-                            unsigned n, const bench_opts *o)
+/* calloc for arrays of cache-line-aligned structures (calloc only
+ * guarantees max_align_t's alignment). */
+static void *cb_calloc_aligned(size_t n, size_t size)
+{
+    size_t bytes = n * size;
+    void *p = aligned_alloc(64, bytes);
+    if (p != NULL)
+        memset(p, 0, bytes);
+    return p;
+}
+
+/* Prepares thread t (its epoll, no connections yet). */
+static bool cb_thread_init(cb_thread *t, cb_conn *block, const bench_opts *o)
 {
     t->opts = o;
-    t->conns = all + first;
-    t->nconns = n;
+    t->conns = block;
+    t->nconns = 0;
     cnt_hist_reset(&t->hist);
-    t->epfd = epoll_create1(EPOLL_CLOEXEC);
     t->now = bench_now_ns();
-    if (t->epfd < 0)
+    t->epfd = epoll_create1(EPOLL_CLOEXEC);
+    return t->epfd >= 0;
+}
+
+/* Opens connection number index (its client, and its depth requests,
+ * which connect it) as the next one of thread t. */
+static bool cb_conn_setup(cb_thread *t, unsigned index, const bench_opts *o)
+{
+    cb_conn *conn = &t->conns[t->nconns++];
+    unsigned long port = strtoul(o->port, NULL, 10);
+
+    conn->thread = t;
+    conn->fd = -1;
+    conn->rng = o->seed * 0x9E3779B97F4A7C15ull + index + 1;
+    conn->client = mcc_client_new();
+    conn->slots = calloc(o->depth, sizeof *conn->slots);
+    if (conn->client == NULL || conn->slots == NULL || port == 0 ||
+        port > 65535 ||
+        mcc_client_add_server(conn->client, o->host, (uint16_t)port, 1) < 0)
         return false;
-    for (unsigned i = 0; i < n; i++) {
-        cb_conn *conn = &t->conns[i];
-        unsigned long port = strtoul(o->port, NULL, 10);
-        conn->thread = t;
-        conn->fd = -1;
-        conn->rng = o->seed * 0x9E3779B97F4A7C15ull + first + i + 1;
-        conn->client = mcc_client_new();
-        conn->slots = calloc(o->depth, sizeof *conn->slots);
-        if (conn->client == NULL || conn->slots == NULL ||
-            port == 0 || port > 65535 ||
-            mcc_client_add_server(conn->client, o->host, (uint16_t)port,
-                                  1) < 0)
-            return false;
-        mcc_client_set_watch_callback(conn->client, cb_watch, conn);
-        mcc_client_set_timeout(conn->client, 30000);
-        for (unsigned s = 0; s < o->depth; s++) {
-            conn->slots[s].conn = conn;
-            cb_issue(&conn->slots[s]);
-        }
+    mcc_client_set_watch_callback(conn->client, cb_watch, conn);
+    mcc_client_set_timeout(conn->client, 30000);
+    for (unsigned s = 0; s < o->depth; s++) {
+        conn->slots[s].conn = conn;
+        cb_issue(&conn->slots[s]);
     }
     return !t->failed;
 }
@@ -277,8 +297,8 @@ int main(int argc, char **argv)
     if (o.threads > o.conns)
         o.threads = o.conns;
     o.names = malloc((size_t)o.keys * BENCH_NAME_LEN);
-    cb_conn *conns = calloc(o.conns, sizeof *conns);
-    cb_thread *th = calloc(o.threads, sizeof *th);
+    cb_conn *conns = cb_calloc_aligned(o.conns, sizeof *conns);
+    cb_thread *th = cb_calloc_aligned(o.threads, sizeof *th);
     if (o.names == NULL || conns == NULL || th == NULL) {
         fprintf(stderr, "client-bench: out of memory\n");
         return 1;
@@ -289,16 +309,25 @@ int main(int argc, char **argv)
     int rc = 0;
     unsigned started = 0;
     atomic_store(&cb_phase, CB_WARMUP);
-    for (unsigned i = 0, first = 0; i < o.threads; i++) {
+    /* Connection i goes to thread i % threads, connected in the order of
+     * i, as counter-bench spreads them: the server's workers take
+     * connections in turn, so each client thread meets them alike. */
+    for (unsigned i = 0, first = 0; i < o.threads && rc == 0; i++) {
         unsigned n = o.conns / o.threads + (i < o.conns % o.threads ? 1 : 0);
-        if (!cb_thread_setup(&th[i], conns, first, n, &o)) {
+        if (!cb_thread_init(&th[i], conns + first, &o))
+            rc = 1;
+        first += n;
+    }
+    for (unsigned i = 0; i < o.conns && rc == 0; i++) {
+        cb_thread *t = &th[i % o.threads];
+        if (!cb_conn_setup(t, i, &o)) {
             fprintf(stderr, "client-bench: cannot set up connections to "
                     "%s:%s: %s\n", o.host, o.port,
-                    mcc_strerror(th[i].last_error));
+                    mcc_strerror(t->last_error));
             rc = 1;
-            break;
         }
-        first += n;
+    }
+    for (unsigned i = 0; i < o.threads && rc == 0; i++) {
         if (pthread_create(&th[i].tid, NULL, cb_thread_main, &th[i]) != 0) {
             rc = 1;
             break;
@@ -332,7 +361,12 @@ int main(int argc, char **argv)
         if (th[i].epfd > 0)
             close(th[i].epfd);
     }
+    uint64_t conn_min = UINT64_MAX, conn_max = 0;
     for (unsigned i = 0; i < o.conns; i++) {
+        if (conns[i].answers < conn_min)
+            conn_min = conns[i].answers;
+        if (conns[i].answers > conn_max)
+            conn_max = conns[i].answers;
         mcc_client_free(conns[i].client);
         free(conns[i].slots);
     }
@@ -347,10 +381,15 @@ int main(int argc, char **argv)
     if (rc == 0 && o.kv) {
         printf("server=%s workload=pair via=libmccounter conns=%u depth=%u "
                "keys=%u threads=%u seconds=%.3f ops=%" PRIu64 " ops_s=%.0f "
-               "p50_us=%.1f p99_us=%.1f errors=%" PRIu64 "\n", o.label,
-               o.conns, o.depth, o.keys, o.threads, seconds, all.count, ops_s,
-               (double)cnt_hist_quantile(&all, 0.50) * us,
-               (double)cnt_hist_quantile(&all, 0.99) * us, errors);
+               "p50_us=%.1f p99_us=%.1f conn_min_ops_s=%.0f "
+               "conn_max_ops_s=%.0f fairness=%.3f errors=%" PRIu64 "\n",
+               o.label, o.conns, o.depth, o.keys, o.threads, seconds,
+               all.count, ops_s, (double)cnt_hist_quantile(&all, 0.50) * us,
+               (double)cnt_hist_quantile(&all, 0.99) * us,
+               seconds > 0 ? (double)conn_min / seconds : 0,
+               seconds > 0 ? (double)conn_max / seconds : 0,
+               conn_max > 0 ? (double)conn_min / (double)conn_max : 0,
+               errors);
     } else if (rc == 0) {
         printf("%s through libmccounter: pair, %u connections x depth %u, "
                "%u keys, %u client threads, %.2f s measured\n", o.label,

@@ -863,10 +863,13 @@ sub clients_section {
       "and the codec, once by `client-bench`, the same workload through",
       "libmccounter's non-blocking API (one `mcc_client` per connection, its",
       "fd in the thread's epoll through the watch callback, each answer's",
-      "callback issuing the slot's next request). The two alternate, run by",
-      "run, in the same server; the median of each is shown.\n",
-      "| client | ops/s | p99 us | / raw | target | holds |",
-      "|---|---:|---:|---:|---|---|";
+      "callback issuing the slot's next request). Both put connection i on",
+      "client thread i mod 2 and connect them in order, so that each client",
+      "thread meets the server's two workers alike. The two alternate, run by",
+      "run, in the same server; the median of each is shown, with its",
+      "fairness (slowest connection's ops/s / fastest's).\n",
+      "| client | ops/s | p99 us | fairness | / raw | target | holds |",
+      "|---|---:|---:|---:|---:|---|---|";
     my $v = ratio($lib, $raw);
     for my $row (['counter-bench (raw)', 'raw:32', '', ''],
                  ['libmccounter, non-blocking', 'libmccounter:32', '>= 0.9',
@@ -876,6 +879,8 @@ sub clients_section {
         my $r = $rows->{$k};
         p "| $name | " . fmt_ops($o) . ' | ' .
           ($r && defined $r->{p99_us} ? sprintf('%.0f', $r->{p99_us}) : 'n/a') .
+          ' | ' .
+          ($r && defined $r->{fairness} ? sprintf('%.2f', $r->{fairness}) : 'n/a') .
           ' | ' . fmt_ratio(ratio($o, $raw)) . " | $want | $holds |";
     }
     p "";

@@ -541,13 +541,13 @@ static int queue_push(mcc_conn *k, const mcc_inflight *p)
             return MCC_ERR_NOMEM;
         /* Straighten the ring so that the oldest is at index 0. */
         for (size_t i = 0; i < k->q_count; i++)
-            nq[i] = k->q[(k->q_head + i) % k->q_cap];
+            nq[i] = k->q[(k->q_head + i) & (k->q_cap - 1)];
         free(k->q);
         k->q = nq;
         k->q_cap = cap;
         k->q_head = 0;
     }
-    k->q[(k->q_head + k->q_count) % k->q_cap] = *p;
+    k->q[(k->q_head + k->q_count) & (k->q_cap - 1)] = *p;
     k->q_count++;
     return MCC_OK;
 }
@@ -555,7 +555,7 @@ static int queue_push(mcc_conn *k, const mcc_inflight *p)
 /* Returns the i-th oldest request in flight. */
 static mcc_inflight *queue_at(mcc_conn *k, size_t i)
 {
-    return &k->q[(k->q_head + i) % k->q_cap];
+    return &k->q[(k->q_head + i) & (k->q_cap - 1)];
 }
 
 /* Removes and returns the oldest request in flight. */
@@ -563,7 +563,7 @@ static mcc_inflight queue_pop(mcc_conn *k)
 {
     mcc_inflight p = k->q[k->q_head];
 
-    k->q_head = (k->q_head + 1) % k->q_cap;
+    k->q_head = (k->q_head + 1) & (k->q_cap - 1);
     k->q_count--;
     return p;
 }
@@ -1206,9 +1206,10 @@ int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
     int rc;
 
     /* The server's own decoder judges the request: whatever it would
-     * answer 0x04 is refused here, before anything is sent. */
-    if (cnt_request_decode(req, len, &dec) != CNT_DECODE_OK ||
-        dec.size != len)
+     * answer 0x04 is refused here, before anything is sent. The hot
+     * operations, whose few rules their callers check, skip it. */
+    if (!s->checked && (cnt_request_decode(req, len, &dec) !=
+                            CNT_DECODE_OK || dec.size != len))
         return MCC_ERR_INVALID;
     if (s->server >= c->n_servers)
         return MCC_ERR_INVALID;
@@ -1360,7 +1361,7 @@ static int64_t next_due(const mcc_client *c)
         if (k->state == MCC_CONN_CONNECTING)
             t = k->connect_deadline;
         for (size_t j = 0; j < k->q_count; j++) {
-            const mcc_inflight *p = &k->q[(k->q_head + j) % k->q_cap];
+            const mcc_inflight *p = &k->q[(k->q_head + j) & (k->q_cap - 1)];
             /* An orphan at the head bounds how long a silent server is
              * waited for: one more timeout after its own. */
             int64_t d = p->orphan ? (j == 0 ? p->deadline + c->timeout_ms

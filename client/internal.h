@@ -35,6 +35,9 @@ typedef struct mcc_sub {
     int64_t deadline;         /* monotonic ms; 0: now + the client default */
     size_t server;            /* out: the server it went to */
     uint32_t opaque;          /* out: its opaque */
+    bool checked;             /* the operation's own checks cover every
+                               * rule the server's decoder has for it, so
+                               * mcc_submit need not decode it again */
 } mcc_sub;
 
 /* A request in flight. An orphan's answer is read and dropped: its caller
@@ -85,7 +88,7 @@ typedef struct mcc_conn {
     uint8_t *in;              /* MCC_RESPONSE_MAX bytes once connected */
     size_t in_len;
     mcc_inflight *q;           /* ring of requests in flight, oldest first */
-    size_t q_head, q_count, q_cap;
+    size_t q_head, q_count, q_cap;  /* q_cap: 0 or a power of two */
     mcc_waiter *waiters;
     int seen_fd, seen_wants;  /* last told to the watch callback */
     unsigned seen_gen;        /* gen of the socket seen_fd was */

@@ -73,6 +73,7 @@ static int do_get(mcc_client *c, const void *name, size_t len, mcc_sub *s)
 
     if (rc != MCC_OK)
         return rc;
+    s->checked = true;          /* its one rule, the name's, is checked */
     return send_named(c, name, len, false, b,
                       cnt_encode_get(b, mcc_next_opaque(c), name,
                                      (uint16_t)len),
@@ -90,6 +91,7 @@ static int do_acquire(mcc_client *c, const void *name, size_t len,
         return rc;
     if (resources == 0 || resources > maximum)
         return MCC_ERR_RESOURCES;
+    s->checked = true;          /* the name and resources are checked */
     return send_named(c, name, len, false, b,
                       cnt_encode_acquire(b, mcc_next_opaque(c), resources,
                                          maximum, name, (uint16_t)len),
@@ -104,6 +106,7 @@ static int do_release(mcc_client *c, const void *name, size_t len,
 
     if (rc != MCC_OK)
         return rc;
+    s->checked = true;          /* its one rule, the name's, is checked */
     return send_named(c, name, len, false, b,
                       cnt_encode_release(b, mcc_next_opaque(c), resources,
                                          name, (uint16_t)len),

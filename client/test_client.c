@@ -470,6 +470,56 @@ static void test_refusals(void **state)
 
 /* ---- Fake-server scripts and their tests ---- */
 
+/* The boundary requests of the hot operations, which mcc_submit does not
+ * decode again: each must be one the server's decoder accepts. */
+static const uint8_t fast_ops[] = {
+    CNT_OP_ACQUIRE, CNT_OP_ACQUIRE, CNT_OP_ACQUIRE, CNT_OP_RELEASE,
+    CNT_OP_RELEASE, CNT_OP_GET, CNT_OP_GET
+};
+
+/* Reads the hot operations' requests (fake_read fails any the server's
+ * decoder refuses) and answers each with OK. */
+static void script_fast_path(fake *f)
+{
+    for (size_t i = 0; i < sizeof fast_ops; i++) {
+        cnt_request r;
+        uint8_t out[64];
+        if (!fake_expect(f, fast_ops[i], &r))
+            return;
+        fake_write(f, out, cnt_encode_u32(out, r.opcode, r.opaque, 0));
+    }
+}
+
+static void test_fast_path_requests_decode(void **state)
+{
+    fake *f = fake_start(script_fast_path);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    static char longest[CNT_NAME_MAX];
+
+    (void)state;
+    memset(longest, 'n', sizeof longest);
+    assert_int_equal(mcc_acquire_async(c, "a", 1, 1, 1, log_result, lb),
+                     MCC_OK);
+    assert_int_equal(mcc_acquire_async(c, longest, CNT_NAME_MAX, 7,
+                                       0xffffffffu, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_acquire_async(c, "a", 1, 0xffffffffu, 0xffffffffu,
+                                       log_result, lb), MCC_OK);
+    assert_int_equal(mcc_release_async(c, "a", 1, 0, log_result, lb),
+                     MCC_OK);
+    assert_int_equal(mcc_release_async(c, longest, CNT_NAME_MAX,
+                                       0xffffffffu, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_get_async(c, "g", 1, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_get_async(c, longest, CNT_NAME_MAX, log_result,
+                                   lb), MCC_OK);
+    poll_until(c, lb, (int)sizeof fast_ops);
+    log_expect(lb, "02:0:0", "02:0:0", "02:0:0", "03:0", "03:0", "01:0:0",
+               "01:0:0", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
 /* Answers a Get with 7 and a Dump with two records, a byte at a time. */
 static void script_partial(fake *f)
 {
@@ -1534,6 +1584,7 @@ int main(void)
 {
     const struct CMUnitTest offline[] = {
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_fast_path_requests_decode),
         cmocka_unit_test(test_partial_reads),
         cmocka_unit_test(test_pipeline_events),
         cmocka_unit_test(test_oversized_body),
