@@ -13,7 +13,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,11 +42,9 @@ typedef struct cb_slot {
     uint64_t sent_ns;
 } cb_slot;
 
-/* One connection: a client with one server, and its registration. Each
- * starts a cache line of its own, as each thread does: a neighbour
- * written by the other thread would otherwise cost a miss per request. */
+/* One connection: a client with one server, and its registration. */
 struct cb_conn {
-    alignas(64) mcc_client *client;
+    mcc_client *client;
     struct cb_thread *thread;
     int fd;                 /* registered with the epoll; -1: none */
     uint64_t rng;
@@ -57,7 +54,7 @@ struct cb_conn {
 
 /* A client thread: its epoll and connections, and what it measured. */
 typedef struct cb_thread {
-    alignas(64) pthread_t tid;
+    pthread_t tid;
     int epfd;
     cb_conn *conns;
     unsigned nconns;
@@ -236,17 +233,6 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     }
 }
 
-/* calloc for arrays of cache-line-aligned structures (calloc only
- * guarantees max_align_t's alignment). */
-static void *cb_calloc_aligned(size_t n, size_t size)
-{
-    size_t bytes = n * size;
-    void *p = aligned_alloc(64, bytes);
-    if (p != NULL)
-        memset(p, 0, bytes);
-    return p;
-}
-
 /* Prepares thread t (its epoll, no connections yet). */
 static bool cb_thread_init(cb_thread *t, cb_conn *block, const bench_opts *o)
 {
@@ -297,8 +283,8 @@ int main(int argc, char **argv)
     if (o.threads > o.conns)
         o.threads = o.conns;
     o.names = malloc((size_t)o.keys * BENCH_NAME_LEN);
-    cb_conn *conns = cb_calloc_aligned(o.conns, sizeof *conns);
-    cb_thread *th = cb_calloc_aligned(o.threads, sizeof *th);
+    cb_conn *conns = calloc(o.conns, sizeof *conns);
+    cb_thread *th = calloc(o.threads, sizeof *th);
     if (o.names == NULL || conns == NULL || th == NULL) {
         fprintf(stderr, "client-bench: out of memory\n");
         return 1;
