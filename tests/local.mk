@@ -53,7 +53,7 @@ CORE_TESTS = \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
-CORE_TEST_LDADD = libcntcore.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+CORE_TEST_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
 CORE_TEST_LINK = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 
 tests_test_clock_SOURCES = tests/test_clock.c tests/engine_fake.c

@@ -41,19 +41,37 @@ static inline bool session_names_counter(const session_handler *h,
     return h->handle != NULL && req->name_len != 0;
 }
 
-/* Calls h's handler for req; false when the opcode has none. */
+/* Whether s may run req: an opcode whose row says privileged needs a
+ * connection that authenticated against a configured secret. */
+static inline bool session_permitted(const cnt_session *s,
+                                     const cnt_request *req)
+{
+    return !cnt_opcode_table[req->opcode].privileged ||
+           (s->env->secret != NULL && s->privileged);
+}
+
+/* Calls h's handler for req, or answers Not permitted when req needs a
+ * privilege s lacks; false when the opcode has no handler on this server
+ * (the rate limits' and the throttle's are there only when the server
+ * keeps them). */
 static inline bool session_call(cnt_session *s, const session_handler *h,
                                 const cnt_request *req,
                                 const cnt_table_place *place)
 {
-    if (h->handle != NULL)
-        h->handle(s, req, place);
-    else if (h->handle_other != NULL && s->env->limits != NULL)
-        h->handle_other(s, req);
-    else if (h->handle_throttle != NULL && s->env->throttle != NULL)
-        h->handle_throttle(s, req);
-    else
+    bool other = h->handle_other != NULL && s->env->limits != NULL;
+    bool throttle = h->handle_throttle != NULL && s->env->throttle != NULL;
+
+    if (h->handle == NULL && !other && !throttle)
         return false;
+    if (!session_permitted(s, req))
+        cnt_session_put_error(s, req->opcode, CNT_STATUS_NOT_PERMITTED,
+                              req->opaque);
+    else if (h->handle != NULL)
+        h->handle(s, req, place);
+    else if (other)
+        h->handle_other(s, req);
+    else
+        h->handle_throttle(s, req);
     return true;
 }
 
