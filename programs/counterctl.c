@@ -874,7 +874,7 @@ static bool throttle_command(const char *cmd)
  * Unthrottle that throttle --unthrottled sends first. */
 static bool throttle_privileged(const throttle_args *a)
 {
-    return a->unthrottled || cnt_opcode_privileged(a->opcode);
+    return a->unthrottled || cnt_opcode_table[a->opcode].privileged;
 }
 
 /* Checks a tenant name (1..65535 bytes, any bytes). */

@@ -442,6 +442,9 @@ static bool multi_items_ok(const cnt_request *req);
  * several faults: too short a body, then the numbers, then an empty name,
  * then a name running past the body (the extension opcodes follow the
  * same order; every fault answers 0x04 anyway). */
+/* The bytes of the body at a field the row has. */
+#define FIELD(member) (body + cnt_field_offset(row.member))
+
 static ALWAYS_INLINE bool
 decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
             const cnt_opcode_row row)
@@ -449,43 +452,43 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
     if (body_len < row.fixed)
         return false;
     if (row.off_resources != CNT_FIELD_NONE)
-        req->resources = cnt_get_u32(body + row.off_resources);
+        req->resources = cnt_get_u32(FIELD(off_resources));
     if (row.off_maximum != CNT_FIELD_NONE)
-        req->maximum = cnt_get_u32(body + row.off_maximum);
+        req->maximum = cnt_get_u32(FIELD(off_maximum));
     if (row.off_wait != CNT_FIELD_NONE)
-        req->wait_ms = cnt_get_u32(body + row.off_wait);
+        req->wait_ms = cnt_get_u32(FIELD(off_wait));
     if (row.off_lease != CNT_FIELD_NONE)
-        req->lease_ms = cnt_get_u32(body + row.off_lease);
+        req->lease_ms = cnt_get_u32(FIELD(off_lease));
     if (row.off_quota != CNT_FIELD_NONE)
-        req->quota = cnt_get_u64(body + row.off_quota);
+        req->quota = cnt_get_u64(FIELD(off_quota));
     if (row.off_ttl != CNT_FIELD_NONE)
-        req->ttl = cnt_get_u64(body + row.off_ttl);
+        req->ttl = cnt_get_u64(FIELD(off_ttl));
     if (row.off_period != CNT_FIELD_NONE)
-        req->period_ns = cnt_get_u64(body + row.off_period);
+        req->period_ns = cnt_get_u64(FIELD(off_period));
     if (row.off_limit != CNT_FIELD_NONE)
-        req->limit = cnt_get_u32(body + row.off_limit);
+        req->limit = cnt_get_u32(FIELD(off_limit));
     if (row.off_count != CNT_FIELD_NONE)
-        req->count = cnt_get_u32(body + row.off_count);
+        req->count = cnt_get_u32(FIELD(off_count));
     if (row.off_cost != CNT_FIELD_NONE)
-        req->cost = cnt_get_u32(body + row.off_cost);
+        req->cost = cnt_get_u32(FIELD(off_cost));
     if (row.off_flags != CNT_FIELD_NONE)
-        req->flags = body[row.off_flags];
+        req->flags = *FIELD(off_flags);
     if (row.off_slots != CNT_FIELD_NONE)
-        req->slots = body[row.off_slots];
+        req->slots = *FIELD(off_slots);
     if (row.off_unit != CNT_FIELD_NONE)
-        req->unit = body[row.off_unit];
+        req->unit = *FIELD(off_unit);
     if (row.off_attribute != CNT_FIELD_NONE)
-        req->attribute = body[row.off_attribute];
+        req->attribute = *FIELD(off_attribute);
     if (row.off_change != CNT_FIELD_NONE)
-        req->change = body[row.off_change];
+        req->change = *FIELD(off_change);
     if (row.off_units != CNT_FIELD_NONE)
-        req->units = cnt_get_u32(body + row.off_units);
+        req->units = cnt_get_u32(FIELD(off_units));
     if (row.off_reserved != CNT_FIELD_NONE)
-        req->reserved = cnt_get_u32(body + row.off_reserved);
+        req->reserved = cnt_get_u32(FIELD(off_reserved));
     if (row.off_hard_limit != CNT_FIELD_NONE)
-        req->hard_limit = cnt_get_u32(body + row.off_hard_limit);
+        req->hard_limit = cnt_get_u32(FIELD(off_hard_limit));
     if (row.off_capacity != CNT_FIELD_NONE)
-        req->capacity = cnt_get_u32(body + row.off_capacity);
+        req->capacity = cnt_get_u32(FIELD(off_capacity));
 
     if ((row.checks & CNT_CHECK_RESOURCES_NONZERO) && req->resources == 0)
         return false;
@@ -519,7 +522,7 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
         return false;
 
     if (row.off_namelen != CNT_FIELD_NONE) {
-        uint16_t name_len = cnt_get_u16(body + row.off_namelen);
+        uint16_t name_len = cnt_get_u16(FIELD(off_namelen));
 
         if (name_len == 0 || (uint32_t)row.fixed + name_len > body_len)
             return false;
@@ -527,7 +530,7 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
         req->name_len = name_len;
     }
     if (row.off_secretlen != CNT_FIELD_NONE) {
-        uint16_t secret_len = cnt_get_u16(body + row.off_secretlen);
+        uint16_t secret_len = cnt_get_u16(FIELD(off_secretlen));
 
         if (secret_len == 0 || (uint32_t)row.fixed + secret_len > body_len)
             return false;
@@ -535,7 +538,7 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
         req->secret_len = secret_len;
     }
     if (row.off_items != CNT_FIELD_NONE) {
-        req->item_count = body[row.off_items];
+        req->item_count = *FIELD(off_items);
         req->items = body + row.fixed;
         req->items_len = body_len - row.fixed;
         if (!multi_items_ok(req))
@@ -543,6 +546,7 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
     }
     return true;
 }
+#undef FIELD
 
 /* Reads the Multi_check item at items[*pos..len) into item (zeroed
  * first): an opcode byte, a u16 length and that many bytes, which must be
@@ -632,8 +636,8 @@ decode_known(const uint8_t *buf, size_t len, cnt_request *req,
 
 /* One case of the opcode switch per row of CNT_OPCODE_ROWS, the row passed
  * as a constant (a code listed twice is a duplicate case: an error). */
-#define DECODE_CASE(code, ...)                                              \
-    case code:                                                              \
+#define DECODE_CASE(id, ...)                                                \
+    case CNT_OP_##id:                                                       \
         return decode_known(buf, len, req, (cnt_opcode_row){ __VA_ARGS__ });
 
 /* Decodes the request at the front of buf[0..len). */

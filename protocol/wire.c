@@ -106,23 +106,9 @@ const char *cnt_treason_name(uint8_t reason)
     return reason <= CNT_TREASON_MAX ? treason_names[reason] : NULL;
 }
 
-/* Tells whether an opcode needs a privileged connection. */
-bool cnt_opcode_privileged(uint8_t opcode)
-{
-    switch (opcode) {
-    case CNT_OP_TENANT_SET:
-    case CNT_OP_TENANT_REMOVE:
-    case CNT_OP_NODE_SET:
-    case CNT_OP_UNTHROTTLE:
-    case CNT_OP_RELOAD:
-        return true;
-    }
-    return false;
-}
-
 /* One entry of cnt_opcode_table per row of CNT_OPCODE_ROWS; a code listed
  * twice is an error (-Woverride-init, part of -Wextra). */
-#define TABLE_ENTRY(code, ...) [code] = { __VA_ARGS__ },
+#define TABLE_ENTRY(id, ...) [CNT_OP_##id] = { __VA_ARGS__ },
 
 /* Indexed by the opcode byte; rows left out are zero: unknown opcodes. */
 const cnt_opcode_row cnt_opcode_table[256] = {

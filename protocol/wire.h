@@ -414,10 +414,6 @@ const char *cnt_unit_name(uint8_t unit);
  * "pool_empty", "hard_limit"; NULL if unknown). */
 const char *cnt_treason_name(uint8_t reason);
 
-/* Tells whether an opcode needs a privileged (authenticated) connection:
- * Tenant_set, Tenant_remove, Node_set, Unthrottle, Reload. */
-bool cnt_opcode_privileged(uint8_t opcode);
-
 /* How the server treats a request's body, per opcode. Zero is "unknown" so
  * that every opcode byte without a row in the table is answered 0x81. */
 typedef enum cnt_body_kind {
@@ -425,9 +421,6 @@ typedef enum cnt_body_kind {
     CNT_BODY_SKIP,          /* answered at the header, body skipped */
     CNT_BODY_NEEDED         /* decoded from the whole buffered body */
 } cnt_body_kind;
-
-/* Marks a field an opcode's body does not have. */
-#define CNT_FIELD_NONE 0xffu
 
 /* Argument checks of a body, as bits of cnt_opcode_row.checks. The decoder
  * always runs them in the reference's order, whatever the bit values:
@@ -466,269 +459,212 @@ typedef enum cnt_body_kind {
 /* Every bit above. */
 #define CNT_CHECK_ALL               0x1fffu
 
-/* One opcode's row: everything the decoder and cnt_opcode_name need to
- * know about it. A new opcode whose body is made of the field kinds below
- * costs one enum value and one row in CNT_OPCODE_ROWS; a new field kind
- * costs one offset member here, one field in cnt_request and one step in
- * the decoder. Offsets are from the start of the body. */
+/* A field of a row is one byte: 0 when the opcode's body has no such
+ * field, else the field's offset from the start of the body plus one.
+ * Absent is the zero value, so a row names only the fields its body has
+ * and designated initializers leave every other one absent. */
+#define CNT_FIELD_NONE 0u
+#define CNT_FIELD_AT(offset) ((uint8_t)((offset) + 1u))
+
+/* Returns the offset from the start of the body of a present field. */
+static inline unsigned cnt_field_offset(uint8_t field)
+{
+    return field - 1u;
+}
+
+/* One opcode's row: everything the decoder, cnt_opcode_name, the
+ * privilege check and Stats need to know about it. A new opcode whose
+ * body is made of the field kinds below costs one enum value and one row
+ * in CNT_OPCODE_ROWS (Stats then counts it as "command:" and its name); a
+ * new field kind costs one member here, one field in cnt_request and one
+ * step in the decoder. */
 typedef struct cnt_opcode_row {
     const char *name;       /* printable name; NULL when not an opcode */
     uint8_t body;           /* a cnt_body_kind */
+    bool privileged;        /* needs an authenticated connection */
     uint8_t fixed;          /* bytes before the name data or the items
                              * (the least legal body); 0 for a skipped
                              * body */
-    uint8_t off_resources;  /* u32, or CNT_FIELD_NONE */
-    uint8_t off_maximum;    /* u32, or CNT_FIELD_NONE */
-    uint8_t off_wait;       /* u32 wait_ms, or CNT_FIELD_NONE */
-    uint8_t off_lease;      /* u32 lease_ms, or CNT_FIELD_NONE */
-    uint8_t off_quota;      /* u64 quota or value, or CNT_FIELD_NONE */
-    uint8_t off_ttl;        /* u64 ttl, or CNT_FIELD_NONE */
-    uint8_t off_period;     /* u64 window_ns or period_ns, or
-                             * CNT_FIELD_NONE */
-    uint8_t off_limit;      /* u32 limit or burst, or CNT_FIELD_NONE */
-    uint8_t off_count;      /* u32 count, or CNT_FIELD_NONE */
-    uint8_t off_cost;       /* u32 cost, or CNT_FIELD_NONE */
-    uint8_t off_flags;      /* u8 flags, or CNT_FIELD_NONE */
-    uint8_t off_slots;      /* u8 slots, or CNT_FIELD_NONE */
-    uint8_t off_unit;       /* u8 time unit, or CNT_FIELD_NONE */
-    uint8_t off_attribute;  /* u8 attribute, or CNT_FIELD_NONE */
-    uint8_t off_change;     /* u8 change, or CNT_FIELD_NONE */
-    uint8_t off_namelen;    /* u16 followed by the name at fixed, or
-                             * CNT_FIELD_NONE */
+    /* The fields, each a CNT_FIELD_AT(offset) or absent. */
+    uint8_t off_resources;  /* u32 */
+    uint8_t off_maximum;    /* u32 */
+    uint8_t off_wait;       /* u32 wait_ms */
+    uint8_t off_lease;      /* u32 lease_ms */
+    uint8_t off_quota;      /* u64 quota or value */
+    uint8_t off_ttl;        /* u64 ttl */
+    uint8_t off_period;     /* u64 window_ns or period_ns */
+    uint8_t off_limit;      /* u32 limit or burst */
+    uint8_t off_count;      /* u32 count */
+    uint8_t off_cost;       /* u32 cost */
+    uint8_t off_flags;      /* u8 flags */
+    uint8_t off_slots;      /* u8 slots */
+    uint8_t off_unit;       /* u8 time unit */
+    uint8_t off_attribute;  /* u8 attribute */
+    uint8_t off_change;     /* u8 change */
+    uint8_t off_namelen;    /* u16 followed by the name at fixed */
     uint8_t off_items;      /* u8 item count followed by the items at
-                             * fixed, or CNT_FIELD_NONE */
-    uint8_t off_units;      /* u32 units, or CNT_FIELD_NONE */
-    uint8_t off_reserved;   /* u32 reserved units, or CNT_FIELD_NONE */
-    uint8_t off_hard_limit; /* u32 hard limit, or CNT_FIELD_NONE */
-    uint8_t off_capacity;   /* u32 node capacity, or CNT_FIELD_NONE */
-    uint8_t off_secretlen;  /* u16 followed by the secret at fixed, or
-                             * CNT_FIELD_NONE */
+                             * fixed */
+    uint8_t off_units;      /* u32 units */
+    uint8_t off_reserved;   /* u32 reserved units */
+    uint8_t off_hard_limit; /* u32 hard limit */
+    uint8_t off_capacity;   /* u32 node capacity */
+    uint8_t off_secretlen;  /* u16 followed by the secret at fixed */
     uint16_t checks;        /* CNT_CHECK_* bits */
 } cnt_opcode_row;
 
-/* The semaphore fields of a row whose body has none of them. */
-#define CNT_ROW_NO_COUNTER_FIELDS                                           \
-    .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,         \
-    .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE
-
-/* The rate-limit fields of a row whose body has none of them. */
-#define CNT_ROW_NO_LIMIT_FIELDS                                             \
-    .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,                 \
-    .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,              \
-    .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,                \
-    .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,               \
-    .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
-    .off_change = CNT_FIELD_NONE, .off_items = CNT_FIELD_NONE
-
-/* The throttling fields of a row whose body has none of them. */
-#define CNT_ROW_NO_THROTTLE_FIELDS                                          \
-    .off_units = CNT_FIELD_NONE, .off_reserved = CNT_FIELD_NONE,            \
-    .off_hard_limit = CNT_FIELD_NONE, .off_capacity = CNT_FIELD_NONE,       \
-    .off_secretlen = CNT_FIELD_NONE
-
 /* A row for an opcode whose body is skipped: nothing in it is read. */
-#define CNT_ROW_SKIPPED_BODY(text)                                          \
-    .name = (text), .body = CNT_BODY_SKIP, .fixed = 0,                      \
-    .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,         \
-    .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,                \
-    .off_namelen = CNT_FIELD_NONE, CNT_ROW_NO_LIMIT_FIELDS,                 \
-    CNT_ROW_NO_THROTTLE_FIELDS, .checks = 0
+#define CNT_ROW_SKIPPED_BODY(text) .name = (text), .body = CNT_BODY_SKIP
 
-/* A row for an extension opcode whose body is a name and nothing else. */
+/* A row for an opcode whose body is a name and nothing else. */
 #define CNT_ROW_NAME_ONLY(text, offset, size)                               \
     .name = (text), .body = CNT_BODY_NEEDED, .fixed = (size),               \
-    CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                     \
-    CNT_ROW_NO_THROTTLE_FIELDS, .off_namelen = (offset), .checks = 0
+    .off_namelen = CNT_FIELD_AT(offset)
 
 /* The rows of the two checks, named on their own: Multi_check's items are
  * decoded with them too. Peek is the only flag; limit 0 is legal (every
  * cost is then "never"), as is any burst. */
 #define CNT_ROW_WINDOW_CHECK                                                \
     .name = "window_check", .body = CNT_BODY_NEEDED,                        \
-    .fixed = CNT_WIN_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                      \
-    .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,                 \
-    .off_period = CNT_WIN_OFF_WINDOW, .off_limit = CNT_WIN_OFF_LIMIT,       \
-    .off_count = CNT_FIELD_NONE, .off_cost = CNT_WIN_OFF_COST,              \
-    .off_flags = CNT_WIN_OFF_FLAGS, .off_slots = CNT_WIN_OFF_SLOTS,         \
-    .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
-    .off_change = CNT_FIELD_NONE, .off_namelen = CNT_WIN_OFF_NAMELEN,       \
-    .off_items = CNT_FIELD_NONE, CNT_ROW_NO_THROTTLE_FIELDS,                \
+    .fixed = CNT_WIN_FIXED,                                                 \
+    .off_period = CNT_FIELD_AT(CNT_WIN_OFF_WINDOW),                         \
+    .off_limit = CNT_FIELD_AT(CNT_WIN_OFF_LIMIT),                           \
+    .off_cost = CNT_FIELD_AT(CNT_WIN_OFF_COST),                             \
+    .off_flags = CNT_FIELD_AT(CNT_WIN_OFF_FLAGS),                           \
+    .off_slots = CNT_FIELD_AT(CNT_WIN_OFF_SLOTS),                           \
+    .off_namelen = CNT_FIELD_AT(CNT_WIN_OFF_NAMELEN),                       \
     .checks = CNT_CHECK_FLAGS_PEEK_ONLY | CNT_CHECK_COST_NONZERO |          \
               CNT_CHECK_WINDOW_SHAPE
 #define CNT_ROW_GCRA_CHECK                                                  \
     .name = "gcra_check", .body = CNT_BODY_NEEDED,                          \
-    .fixed = CNT_GCRA_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                     \
-    .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,                 \
-    .off_period = CNT_GCRA_OFF_PERIOD, .off_limit = CNT_GCRA_OFF_BURST,     \
-    .off_count = CNT_GCRA_OFF_COUNT, .off_cost = CNT_GCRA_OFF_COST,         \
-    .off_flags = CNT_GCRA_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,           \
-    .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,            \
-    .off_change = CNT_FIELD_NONE, .off_namelen = CNT_GCRA_OFF_NAMELEN,      \
-    .off_items = CNT_FIELD_NONE, CNT_ROW_NO_THROTTLE_FIELDS,                \
+    .fixed = CNT_GCRA_FIXED,                                                \
+    .off_period = CNT_FIELD_AT(CNT_GCRA_OFF_PERIOD),                        \
+    .off_limit = CNT_FIELD_AT(CNT_GCRA_OFF_BURST),                          \
+    .off_count = CNT_FIELD_AT(CNT_GCRA_OFF_COUNT),                          \
+    .off_cost = CNT_FIELD_AT(CNT_GCRA_OFF_COST),                            \
+    .off_flags = CNT_FIELD_AT(CNT_GCRA_OFF_FLAGS),                          \
+    .off_namelen = CNT_FIELD_AT(CNT_GCRA_OFF_NAMELEN),                      \
     .checks = CNT_CHECK_FLAGS_PEEK_ONLY | CNT_CHECK_COUNT_NONZERO |         \
               CNT_CHECK_COST_NONZERO | CNT_CHECK_PERIOD_NONZERO
 
-/* The opcode table, one ROW(opcode, designated initializers of its
- * cnt_opcode_row) per opcode. It is written once, here, and expanded
- * twice: into cnt_opcode_table (wire.c) and into the request decoder
- * (request.c), which gets a copy of each row as a compile-time constant
- * so that the compiler drops the steps of fields an opcode does not have
- * and decoding costs no more than hand-written code per opcode. */
+/* The opcode table, one ROW(ID, designated initializers of its
+ * cnt_opcode_row) per opcode, where CNT_OP_ID is the opcode; in the
+ * reference's Stats order, which is the order Stats lists the commands
+ * in. It is written once, here, and expanded three times: into
+ * cnt_opcode_table (wire.c), into the request decoder (request.c), which
+ * gets a copy of each row as a compile-time constant so that the compiler
+ * drops the steps of fields an opcode does not have and decoding costs no
+ * more than hand-written code per opcode, and into Stats' command
+ * counters (engine/core/stats.h). */
 #define CNT_OPCODE_ROWS(ROW)                                                \
-    ROW(CNT_OP_NOOP, CNT_ROW_SKIPPED_BODY("noop"))                          \
-    ROW(CNT_OP_GET,                                                         \
-        .name = "get", .body = CNT_BODY_NEEDED, .fixed = CNT_GET_FIXED,     \
-        .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
-        .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
-        .off_namelen = CNT_GET_OFF_NAMELEN, .checks = 0)                    \
-    ROW(CNT_OP_ACQUIRE,                                                     \
+    ROW(NOOP, CNT_ROW_SKIPPED_BODY("noop"))                                 \
+    ROW(GET, CNT_ROW_NAME_ONLY("get", CNT_GET_OFF_NAMELEN, CNT_GET_FIXED))  \
+    ROW(ACQUIRE,                                                            \
         .name = "acquire", .body = CNT_BODY_NEEDED, .fixed = CNT_ACQ_FIXED, \
-        .off_resources = CNT_ACQ_OFF_RESOURCES,                             \
-        .off_maximum = CNT_ACQ_OFF_MAXIMUM,                                 \
-        .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
-        .off_namelen = CNT_ACQ_OFF_NAMELEN,                                 \
+        .off_resources = CNT_FIELD_AT(CNT_ACQ_OFF_RESOURCES),               \
+        .off_maximum = CNT_FIELD_AT(CNT_ACQ_OFF_MAXIMUM),                   \
+        .off_namelen = CNT_FIELD_AT(CNT_ACQ_OFF_NAMELEN),                   \
         .checks = CNT_CHECK_RESOURCES_NONZERO | CNT_CHECK_MAXIMUM_COVERS)   \
     /* Releasing 0 resources is legal: the reference accepts it. */         \
-    ROW(CNT_OP_RELEASE,                                                     \
+    ROW(RELEASE,                                                            \
         .name = "release", .body = CNT_BODY_NEEDED, .fixed = CNT_REL_FIXED, \
-        .off_resources = CNT_REL_OFF_RESOURCES,                             \
-        .off_maximum = CNT_FIELD_NONE,                                      \
-        .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
-        .off_namelen = CNT_REL_OFF_NAMELEN, .checks = 0)                    \
-    ROW(CNT_OP_STATS, CNT_ROW_SKIPPED_BODY("stats"))                        \
-    ROW(CNT_OP_DUMP, CNT_ROW_SKIPPED_BODY("dump"))                          \
+        .off_resources = CNT_FIELD_AT(CNT_REL_OFF_RESOURCES),               \
+        .off_namelen = CNT_FIELD_AT(CNT_REL_OFF_NAMELEN))                   \
+    ROW(STATS, CNT_ROW_SKIPPED_BODY("stats"))                               \
+    ROW(DUMP, CNT_ROW_SKIPPED_BODY("dump"))                                 \
     /* No maximum-covers check: a maximum below resources is the server's  \
      * 0x23, and 0 means the group's maximum. */                           \
-    ROW(CNT_OP_WAIT_ACQUIRE,                                                \
+    ROW(WAIT_ACQUIRE,                                                       \
         .name = "wait_acquire", .body = CNT_BODY_NEEDED,                    \
         .fixed = CNT_WACQ_FIXED,                                            \
-        .off_resources = CNT_WACQ_OFF_RESOURCES,                            \
-        .off_maximum = CNT_WACQ_OFF_MAXIMUM,                                \
-        .off_wait = CNT_WACQ_OFF_WAIT, .off_lease = CNT_WACQ_OFF_LEASE,     \
-        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
-        .off_namelen = CNT_WACQ_OFF_NAMELEN,                                \
+        .off_resources = CNT_FIELD_AT(CNT_WACQ_OFF_RESOURCES),              \
+        .off_maximum = CNT_FIELD_AT(CNT_WACQ_OFF_MAXIMUM),                  \
+        .off_wait = CNT_FIELD_AT(CNT_WACQ_OFF_WAIT),                        \
+        .off_lease = CNT_FIELD_AT(CNT_WACQ_OFF_LEASE),                      \
+        .off_namelen = CNT_FIELD_AT(CNT_WACQ_OFF_NAMELEN),                  \
         .checks = CNT_CHECK_RESOURCES_NONZERO)                              \
-    ROW(CNT_OP_RENEW,                                                       \
+    ROW(RENEW,                                                              \
         .name = "renew", .body = CNT_BODY_NEEDED, .fixed = CNT_RENEW_FIXED, \
-        .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
-        .off_wait = CNT_FIELD_NONE, .off_lease = CNT_RENEW_OFF_LEASE,       \
-        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
-        .off_namelen = CNT_RENEW_OFF_NAMELEN,                               \
+        .off_lease = CNT_FIELD_AT(CNT_RENEW_OFF_LEASE),                     \
+        .off_namelen = CNT_FIELD_AT(CNT_RENEW_OFF_NAMELEN),                 \
         .checks = CNT_CHECK_LEASE_NONZERO)                                  \
-    ROW(CNT_OP_WAIT_RELEASE,                                                \
-        .name = "wait_release", .body = CNT_BODY_NEEDED,                    \
-        .fixed = CNT_WREL_FIXED,                                            \
-        .off_resources = CNT_FIELD_NONE, .off_maximum = CNT_FIELD_NONE,     \
-        .off_wait = CNT_FIELD_NONE, .off_lease = CNT_FIELD_NONE,            \
-        CNT_ROW_NO_LIMIT_FIELDS, CNT_ROW_NO_THROTTLE_FIELDS,                \
-        .off_namelen = CNT_WREL_OFF_NAMELEN, .checks = 0)                   \
-    ROW(CNT_OP_QUEUES, CNT_ROW_SKIPPED_BODY("queues"))                      \
+    ROW(WAIT_RELEASE,                                                       \
+        CNT_ROW_NAME_ONLY("wait_release", CNT_WREL_OFF_NAMELEN,             \
+                          CNT_WREL_FIXED))                                  \
+    ROW(QUEUES, CNT_ROW_SKIPPED_BODY("queues"))                             \
     /* Any quota is legal, 0 included. */                                   \
-    ROW(CNT_OP_TTL_INSERT,                                                  \
+    ROW(TTL_INSERT,                                                         \
         .name = "ttl_insert", .body = CNT_BODY_NEEDED,                      \
-        .fixed = CNT_TTLI_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
-        .off_quota = CNT_TTLI_OFF_QUOTA, .off_ttl = CNT_TTLI_OFF_TTL,       \
-        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
-        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
-        .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,           \
-        .off_unit = CNT_TTLI_OFF_UNIT, .off_attribute = CNT_FIELD_NONE,     \
-        .off_change = CNT_FIELD_NONE, .off_namelen = CNT_TTLI_OFF_NAMELEN,  \
-        .off_items = CNT_FIELD_NONE, CNT_ROW_NO_THROTTLE_FIELDS,            \
+        .fixed = CNT_TTLI_FIXED,                                            \
+        .off_quota = CNT_FIELD_AT(CNT_TTLI_OFF_QUOTA),                      \
+        .off_ttl = CNT_FIELD_AT(CNT_TTLI_OFF_TTL),                          \
+        .off_unit = CNT_FIELD_AT(CNT_TTLI_OFF_UNIT),                        \
+        .off_namelen = CNT_FIELD_AT(CNT_TTLI_OFF_NAMELEN),                  \
         .checks = CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_FITS)                \
-    ROW(CNT_OP_TTL_QUERY,                                                   \
+    ROW(TTL_QUERY,                                                          \
         CNT_ROW_NAME_ONLY("ttl_query", CNT_TTLQ_OFF_NAMELEN,                \
                           CNT_TTLQ_FIXED))                                  \
     /* The unit must be known even when the attribute is the quota; what   \
      * a change does to the record (an overflow, a decrease below zero)    \
      * is the server's to say. */                                          \
-    ROW(CNT_OP_TTL_UPDATE,                                                  \
+    ROW(TTL_UPDATE,                                                         \
         .name = "ttl_update", .body = CNT_BODY_NEEDED,                      \
-        .fixed = CNT_TTLU_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
-        .off_quota = CNT_TTLU_OFF_VALUE, .off_ttl = CNT_FIELD_NONE,         \
-        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
-        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
-        .off_flags = CNT_FIELD_NONE, .off_slots = CNT_FIELD_NONE,           \
-        .off_unit = CNT_TTLU_OFF_UNIT,                                      \
-        .off_attribute = CNT_TTLU_OFF_ATTRIBUTE,                            \
-        .off_change = CNT_TTLU_OFF_CHANGE,                                  \
-        .off_namelen = CNT_TTLU_OFF_NAMELEN, .off_items = CNT_FIELD_NONE,   \
-        CNT_ROW_NO_THROTTLE_FIELDS,                                         \
+        .fixed = CNT_TTLU_FIXED,                                            \
+        .off_quota = CNT_FIELD_AT(CNT_TTLU_OFF_VALUE),                      \
+        .off_unit = CNT_FIELD_AT(CNT_TTLU_OFF_UNIT),                        \
+        .off_attribute = CNT_FIELD_AT(CNT_TTLU_OFF_ATTRIBUTE),              \
+        .off_change = CNT_FIELD_AT(CNT_TTLU_OFF_CHANGE),                    \
+        .off_namelen = CNT_FIELD_AT(CNT_TTLU_OFF_NAMELEN),                  \
         .checks = CNT_CHECK_UNIT_KNOWN | CNT_CHECK_TTL_CHANGE)              \
-    ROW(CNT_OP_TTL_PURGE,                                                   \
+    ROW(TTL_PURGE,                                                          \
         CNT_ROW_NAME_ONLY("ttl_purge", CNT_TTLP_OFF_NAMELEN,                \
                           CNT_TTLP_FIXED))                                  \
-    ROW(CNT_OP_WINDOW_CHECK, CNT_ROW_WINDOW_CHECK)                          \
-    ROW(CNT_OP_GCRA_CHECK, CNT_ROW_GCRA_CHECK)                              \
+    ROW(WINDOW_CHECK, CNT_ROW_WINDOW_CHECK)                                 \
+    ROW(GCRA_CHECK, CNT_ROW_GCRA_CHECK)                                     \
     /* The items are checked whole before anything is answered: count,    \
      * each item's body, the bytes they fill, distinct names. */           \
-    ROW(CNT_OP_MULTI_CHECK,                                                 \
+    ROW(MULTI_CHECK,                                                        \
         .name = "multi_check", .body = CNT_BODY_NEEDED,                     \
-        .fixed = CNT_MULTI_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                \
-        .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,             \
-        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
-        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
-        .off_flags = CNT_MULTI_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,      \
-        .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,        \
-        .off_change = CNT_FIELD_NONE, .off_namelen = CNT_FIELD_NONE,        \
-        .off_items = CNT_MULTI_OFF_COUNT, CNT_ROW_NO_THROTTLE_FIELDS,       \
+        .fixed = CNT_MULTI_FIXED,                                           \
+        .off_flags = CNT_FIELD_AT(CNT_MULTI_OFF_FLAGS),                     \
+        .off_items = CNT_FIELD_AT(CNT_MULTI_OFF_COUNT),                     \
         .checks = CNT_CHECK_FLAGS_PEEK_ONLY)                                \
     /* The secret is checked like a name (1..65535 bytes inside the        \
      * body); whether it is the right one is the server's to say. */       \
-    ROW(CNT_OP_AUTH,                                                        \
+    ROW(AUTH,                                                               \
         .name = "auth", .body = CNT_BODY_NEEDED, .fixed = CNT_AUTH_FIXED,   \
-        CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                 \
-        .off_units = CNT_FIELD_NONE, .off_reserved = CNT_FIELD_NONE,        \
-        .off_hard_limit = CNT_FIELD_NONE, .off_capacity = CNT_FIELD_NONE,   \
-        .off_secretlen = CNT_AUTH_OFF_SECRETLEN,                            \
-        .off_namelen = CNT_FIELD_NONE, .checks = 0)                         \
-    ROW(CNT_OP_THROTTLE,                                                    \
+        .off_secretlen = CNT_FIELD_AT(CNT_AUTH_OFF_SECRETLEN))              \
+    ROW(THROTTLE,                                                           \
         .name = "throttle", .body = CNT_BODY_NEEDED,                        \
         .fixed = CNT_THR_FIXED,                                             \
-        CNT_ROW_NO_COUNTER_FIELDS, CNT_ROW_NO_LIMIT_FIELDS,                 \
-        .off_units = CNT_THR_OFF_UNITS, .off_reserved = CNT_FIELD_NONE,     \
-        .off_hard_limit = CNT_FIELD_NONE, .off_capacity = CNT_FIELD_NONE,   \
-        .off_secretlen = CNT_FIELD_NONE,                                    \
-        .off_namelen = CNT_THR_OFF_NAMELEN,                                 \
+        .off_units = CNT_FIELD_AT(CNT_THR_OFF_UNITS),                       \
+        .off_namelen = CNT_FIELD_AT(CNT_THR_OFF_NAMELEN),                   \
         .checks = CNT_CHECK_UNITS_NONZERO)                                  \
-    ROW(CNT_OP_TENANT_SHOW,                                                 \
+    ROW(TENANT_SHOW,                                                        \
         CNT_ROW_NAME_ONLY("tenant_show", CNT_TSHOW_OFF_NAMELEN,             \
                           CNT_TSHOW_FIXED))                                 \
-    ROW(CNT_OP_TENANT_LIST, CNT_ROW_SKIPPED_BODY("tenant_list"))            \
-    ROW(CNT_OP_NODE_SHOW, CNT_ROW_SKIPPED_BODY("node_show"))                \
+    ROW(TENANT_LIST, CNT_ROW_SKIPPED_BODY("tenant_list"))                   \
+    ROW(NODE_SHOW, CNT_ROW_SKIPPED_BODY("node_show"))                       \
     /* H >= R and the capacity are the server's to judge (they depend on   \
      * the values kept); the zero bytes after the flags are ignored. */    \
-    ROW(CNT_OP_TENANT_SET,                                                  \
-        .name = "tenant_set", .body = CNT_BODY_NEEDED,                      \
-        .fixed = CNT_TSET_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
-        .off_quota = CNT_FIELD_NONE, .off_ttl = CNT_FIELD_NONE,             \
-        .off_period = CNT_FIELD_NONE, .off_limit = CNT_FIELD_NONE,          \
-        .off_count = CNT_FIELD_NONE, .off_cost = CNT_FIELD_NONE,            \
-        .off_flags = CNT_TSET_OFF_FLAGS, .off_slots = CNT_FIELD_NONE,       \
-        .off_unit = CNT_FIELD_NONE, .off_attribute = CNT_FIELD_NONE,        \
-        .off_change = CNT_FIELD_NONE, .off_items = CNT_FIELD_NONE,          \
-        .off_units = CNT_FIELD_NONE, .off_reserved = CNT_TSET_OFF_RESERVED, \
-        .off_hard_limit = CNT_TSET_OFF_HARD,                                \
-        .off_capacity = CNT_FIELD_NONE, .off_secretlen = CNT_FIELD_NONE,    \
-        .off_namelen = CNT_TSET_OFF_NAMELEN,                                \
+    ROW(TENANT_SET,                                                         \
+        .name = "tenant_set", .body = CNT_BODY_NEEDED, .privileged = true,  \
+        .fixed = CNT_TSET_FIXED,                                            \
+        .off_flags = CNT_FIELD_AT(CNT_TSET_OFF_FLAGS),                      \
+        .off_reserved = CNT_FIELD_AT(CNT_TSET_OFF_RESERVED),                \
+        .off_hard_limit = CNT_FIELD_AT(CNT_TSET_OFF_HARD),                  \
+        .off_namelen = CNT_FIELD_AT(CNT_TSET_OFF_NAMELEN),                  \
         .checks = CNT_CHECK_TENANT_FLAGS)                                   \
-    ROW(CNT_OP_TENANT_REMOVE,                                               \
+    ROW(TENANT_REMOVE,                                                      \
         CNT_ROW_NAME_ONLY("tenant_remove", CNT_TREM_OFF_NAMELEN,            \
-                          CNT_TREM_FIXED))                                  \
+                          CNT_TREM_FIXED),                                  \
+        .privileged = true)                                                 \
     /* Any capacity is legal: 0 turns throttling off. */                    \
-    ROW(CNT_OP_NODE_SET,                                                    \
-        .name = "node_set", .body = CNT_BODY_NEEDED,                        \
-        .fixed = CNT_NSET_FIXED, CNT_ROW_NO_COUNTER_FIELDS,                 \
-        CNT_ROW_NO_LIMIT_FIELDS,                                            \
-        .off_units = CNT_FIELD_NONE, .off_reserved = CNT_FIELD_NONE,        \
-        .off_hard_limit = CNT_FIELD_NONE,                                   \
-        .off_capacity = CNT_NSET_OFF_CAPACITY,                              \
-        .off_secretlen = CNT_FIELD_NONE, .off_namelen = CNT_FIELD_NONE,     \
-        .checks = 0)                                                        \
-    ROW(CNT_OP_UNTHROTTLE, CNT_ROW_SKIPPED_BODY("unthrottle"))              \
-    ROW(CNT_OP_RELOAD, CNT_ROW_SKIPPED_BODY("reload"))
+    ROW(NODE_SET,                                                           \
+        .name = "node_set", .body = CNT_BODY_NEEDED, .privileged = true,    \
+        .fixed = CNT_NSET_FIXED,                                            \
+        .off_capacity = CNT_FIELD_AT(CNT_NSET_OFF_CAPACITY))                \
+    ROW(UNTHROTTLE, CNT_ROW_SKIPPED_BODY("unthrottle"), .privileged = true) \
+    ROW(RELOAD, CNT_ROW_SKIPPED_BODY("reload"), .privileged = true)
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

@@ -53,7 +53,7 @@ CORE_TESTS = \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
-CORE_TEST_LDADD = libcntcore.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
+CORE_TEST_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS) $(CMOCKA_LIBS)
 CORE_TEST_LINK = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 
 tests_test_clock_SOURCES = tests/test_clock.c tests/engine_fake.c
@@ -131,7 +131,7 @@ tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
 SERVER_TEST_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
 SERVER_TESTS = tests/test_outbuf tests/test_session tests/test_mail \
-	tests/test_server tests/test_oom
+	tests/test_server tests/test_oom tests/test_fronts
 check_PROGRAMS += $(SERVER_TESTS)
 TESTS += $(SERVER_TESTS)
 
@@ -141,6 +141,11 @@ tests_test_outbuf_SOURCES = tests/test_outbuf.c tests/engine_fake.c
 tests_test_outbuf_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_outbuf_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 tests_test_outbuf_LDADD = $(SERVER_TEST_LDADD)
+
+tests_test_fronts_SOURCES = tests/test_fronts.c tests/engine_fake.c
+tests_test_fronts_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_fronts_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+tests_test_fronts_LDADD = $(SERVER_TEST_LDADD)
 
 tests_test_session_SOURCES = tests/test_session.c tests/engine_fake.c
 tests_test_session_CFLAGS = $(UNIT_TEST_CFLAGS)

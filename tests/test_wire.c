@@ -142,7 +142,7 @@ static void check_field(uint8_t off, size_t width, const cnt_opcode_row *row)
 {
     if (off == CNT_FIELD_NONE)
         return;
-    assert_true((size_t)off + width <= row->fixed);
+    assert_true(cnt_field_offset(off) + width <= row->fixed);
 }
 
 /* Checks that a row reads none of the rate-limit fields. */
@@ -263,16 +263,16 @@ static void test_opcode_table_rows(void **state)
         check_field(row->off_capacity, 4, row);
         check_field(row->off_secretlen, 2, row);
         if (row->off_namelen != CNT_FIELD_NONE)
-            assert_int_equal(row->off_namelen + 2, row->fixed);
+            assert_int_equal(cnt_field_offset(row->off_namelen) + 2, row->fixed);
         /* The items, like a name, follow their count directly; a body has
          * one or the other. */
         if (row->off_items != CNT_FIELD_NONE) {
-            assert_int_equal(row->off_items + 1, row->fixed);
+            assert_int_equal(cnt_field_offset(row->off_items) + 1, row->fixed);
             assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
         }
         /* So does a secret, in a body that has nothing else after it. */
         if (row->off_secretlen != CNT_FIELD_NONE) {
-            assert_int_equal(row->off_secretlen + 2, row->fixed);
+            assert_int_equal(cnt_field_offset(row->off_secretlen) + 2, row->fixed);
             assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
             assert_int_equal(row->off_items, CNT_FIELD_NONE);
         }
@@ -321,7 +321,7 @@ static void test_opcode_table_reference_rows(void **state)
 
     assert_int_equal(get->body, CNT_BODY_NEEDED);
     assert_int_equal(get->fixed, 2);
-    assert_int_equal(get->off_namelen, 0);
+    assert_int_equal(get->off_namelen, CNT_FIELD_AT(0));
     assert_int_equal(get->off_resources, CNT_FIELD_NONE);
     assert_int_equal(get->off_maximum, CNT_FIELD_NONE);
     assert_int_equal(get->off_wait, CNT_FIELD_NONE);
@@ -331,9 +331,9 @@ static void test_opcode_table_reference_rows(void **state)
 
     assert_int_equal(acq->body, CNT_BODY_NEEDED);
     assert_int_equal(acq->fixed, 10);
-    assert_int_equal(acq->off_resources, 0);
-    assert_int_equal(acq->off_maximum, 4);
-    assert_int_equal(acq->off_namelen, 8);
+    assert_int_equal(acq->off_resources, CNT_FIELD_AT(0));
+    assert_int_equal(acq->off_maximum, CNT_FIELD_AT(4));
+    assert_int_equal(acq->off_namelen, CNT_FIELD_AT(8));
     assert_int_equal(acq->off_wait, CNT_FIELD_NONE);
     assert_int_equal(acq->off_lease, CNT_FIELD_NONE);
     assert_no_limit_fields(acq);
@@ -343,9 +343,9 @@ static void test_opcode_table_reference_rows(void **state)
     /* Release of 0 resources is legal: no check on it. */
     assert_int_equal(rel->body, CNT_BODY_NEEDED);
     assert_int_equal(rel->fixed, 6);
-    assert_int_equal(rel->off_resources, 0);
+    assert_int_equal(rel->off_resources, CNT_FIELD_AT(0));
     assert_int_equal(rel->off_maximum, CNT_FIELD_NONE);
-    assert_int_equal(rel->off_namelen, 4);
+    assert_int_equal(rel->off_namelen, CNT_FIELD_AT(4));
     assert_int_equal(rel->off_wait, CNT_FIELD_NONE);
     assert_int_equal(rel->off_lease, CNT_FIELD_NONE);
     assert_no_limit_fields(rel);
@@ -367,17 +367,17 @@ static void test_opcode_table_extension_rows(void **state)
      * maximum of 0 means the group's. */
     assert_int_equal(wacq->body, CNT_BODY_NEEDED);
     assert_int_equal(wacq->fixed, 18);
-    assert_int_equal(wacq->off_resources, 0);
-    assert_int_equal(wacq->off_maximum, 4);
-    assert_int_equal(wacq->off_wait, 8);
-    assert_int_equal(wacq->off_lease, 12);
-    assert_int_equal(wacq->off_namelen, 16);
+    assert_int_equal(wacq->off_resources, CNT_FIELD_AT(0));
+    assert_int_equal(wacq->off_maximum, CNT_FIELD_AT(4));
+    assert_int_equal(wacq->off_wait, CNT_FIELD_AT(8));
+    assert_int_equal(wacq->off_lease, CNT_FIELD_AT(12));
+    assert_int_equal(wacq->off_namelen, CNT_FIELD_AT(16));
     assert_int_equal(wacq->checks, CNT_CHECK_RESOURCES_NONZERO);
 
     assert_int_equal(renew->body, CNT_BODY_NEEDED);
     assert_int_equal(renew->fixed, 6);
-    assert_int_equal(renew->off_lease, 0);
-    assert_int_equal(renew->off_namelen, 4);
+    assert_int_equal(renew->off_lease, CNT_FIELD_AT(0));
+    assert_int_equal(renew->off_namelen, CNT_FIELD_AT(4));
     assert_int_equal(renew->off_resources, CNT_FIELD_NONE);
     assert_int_equal(renew->off_maximum, CNT_FIELD_NONE);
     assert_int_equal(renew->off_wait, CNT_FIELD_NONE);
@@ -385,7 +385,7 @@ static void test_opcode_table_extension_rows(void **state)
 
     assert_int_equal(wrel->body, CNT_BODY_NEEDED);
     assert_int_equal(wrel->fixed, 2);
-    assert_int_equal(wrel->off_namelen, 0);
+    assert_int_equal(wrel->off_namelen, CNT_FIELD_AT(0));
     assert_int_equal(wrel->off_resources, CNT_FIELD_NONE);
     assert_int_equal(wrel->off_maximum, CNT_FIELD_NONE);
     assert_int_equal(wrel->off_wait, CNT_FIELD_NONE);
@@ -421,10 +421,10 @@ static void test_opcode_table_rate_limit_rows(void **state)
     assert_int_equal(ins->body, CNT_BODY_NEEDED);
     assert_int_equal(ins->fixed, 19);
     assert_no_counter_fields(ins);
-    assert_int_equal(ins->off_quota, 0);
-    assert_int_equal(ins->off_ttl, 8);
-    assert_int_equal(ins->off_unit, 16);
-    assert_int_equal(ins->off_namelen, 17);
+    assert_int_equal(ins->off_quota, CNT_FIELD_AT(0));
+    assert_int_equal(ins->off_ttl, CNT_FIELD_AT(8));
+    assert_int_equal(ins->off_unit, CNT_FIELD_AT(16));
+    assert_int_equal(ins->off_namelen, CNT_FIELD_AT(17));
     assert_int_equal(ins->off_period, CNT_FIELD_NONE);
     assert_int_equal(ins->off_limit, CNT_FIELD_NONE);
     assert_int_equal(ins->off_count, CNT_FIELD_NONE);
@@ -441,7 +441,7 @@ static void test_opcode_table_rate_limit_rows(void **state)
 
         assert_int_equal(row->body, CNT_BODY_NEEDED);
         assert_int_equal(row->fixed, 2);
-        assert_int_equal(row->off_namelen, 0);
+        assert_int_equal(row->off_namelen, CNT_FIELD_AT(0));
         assert_no_counter_fields(row);
         assert_no_limit_fields(row);
         assert_int_equal(row->checks, 0);
@@ -450,11 +450,11 @@ static void test_opcode_table_rate_limit_rows(void **state)
     assert_int_equal(upd->body, CNT_BODY_NEEDED);
     assert_int_equal(upd->fixed, 13);
     assert_no_counter_fields(upd);
-    assert_int_equal(upd->off_attribute, 0);
-    assert_int_equal(upd->off_change, 1);
-    assert_int_equal(upd->off_unit, 2);
-    assert_int_equal(upd->off_quota, 3);
-    assert_int_equal(upd->off_namelen, 11);
+    assert_int_equal(upd->off_attribute, CNT_FIELD_AT(0));
+    assert_int_equal(upd->off_change, CNT_FIELD_AT(1));
+    assert_int_equal(upd->off_unit, CNT_FIELD_AT(2));
+    assert_int_equal(upd->off_quota, CNT_FIELD_AT(3));
+    assert_int_equal(upd->off_namelen, CNT_FIELD_AT(11));
     assert_int_equal(upd->off_ttl, CNT_FIELD_NONE);
     assert_int_equal(upd->off_period, CNT_FIELD_NONE);
     assert_int_equal(upd->off_limit, CNT_FIELD_NONE);
@@ -469,12 +469,12 @@ static void test_opcode_table_rate_limit_rows(void **state)
     assert_int_equal(win->body, CNT_BODY_NEEDED);
     assert_int_equal(win->fixed, 22);
     assert_no_counter_fields(win);
-    assert_int_equal(win->off_flags, 0);
-    assert_int_equal(win->off_slots, 1);
-    assert_int_equal(win->off_limit, 4);
-    assert_int_equal(win->off_cost, 8);
-    assert_int_equal(win->off_period, 12);
-    assert_int_equal(win->off_namelen, 20);
+    assert_int_equal(win->off_flags, CNT_FIELD_AT(0));
+    assert_int_equal(win->off_slots, CNT_FIELD_AT(1));
+    assert_int_equal(win->off_limit, CNT_FIELD_AT(4));
+    assert_int_equal(win->off_cost, CNT_FIELD_AT(8));
+    assert_int_equal(win->off_period, CNT_FIELD_AT(12));
+    assert_int_equal(win->off_namelen, CNT_FIELD_AT(20));
     assert_int_equal(win->off_quota, CNT_FIELD_NONE);
     assert_int_equal(win->off_ttl, CNT_FIELD_NONE);
     assert_int_equal(win->off_count, CNT_FIELD_NONE);
@@ -488,12 +488,12 @@ static void test_opcode_table_rate_limit_rows(void **state)
     assert_int_equal(gcra->body, CNT_BODY_NEEDED);
     assert_int_equal(gcra->fixed, 26);
     assert_no_counter_fields(gcra);
-    assert_int_equal(gcra->off_flags, 0);
-    assert_int_equal(gcra->off_limit, 4);
-    assert_int_equal(gcra->off_count, 8);
-    assert_int_equal(gcra->off_cost, 12);
-    assert_int_equal(gcra->off_period, 16);
-    assert_int_equal(gcra->off_namelen, 24);
+    assert_int_equal(gcra->off_flags, CNT_FIELD_AT(0));
+    assert_int_equal(gcra->off_limit, CNT_FIELD_AT(4));
+    assert_int_equal(gcra->off_count, CNT_FIELD_AT(8));
+    assert_int_equal(gcra->off_cost, CNT_FIELD_AT(12));
+    assert_int_equal(gcra->off_period, CNT_FIELD_AT(16));
+    assert_int_equal(gcra->off_namelen, CNT_FIELD_AT(24));
     assert_int_equal(gcra->off_slots, CNT_FIELD_NONE);
     assert_int_equal(gcra->off_quota, CNT_FIELD_NONE);
     assert_int_equal(gcra->off_ttl, CNT_FIELD_NONE);
@@ -510,8 +510,8 @@ static void test_opcode_table_rate_limit_rows(void **state)
     assert_int_equal(multi->body, CNT_BODY_NEEDED);
     assert_int_equal(multi->fixed, 2);
     assert_no_counter_fields(multi);
-    assert_int_equal(multi->off_flags, 0);
-    assert_int_equal(multi->off_items, 1);
+    assert_int_equal(multi->off_flags, CNT_FIELD_AT(0));
+    assert_int_equal(multi->off_items, CNT_FIELD_AT(1));
     assert_int_equal(multi->off_namelen, CNT_FIELD_NONE);
     assert_int_equal(multi->off_quota, CNT_FIELD_NONE);
     assert_int_equal(multi->off_ttl, CNT_FIELD_NONE);
@@ -549,7 +549,7 @@ static void test_opcode_table_throttle_rows(void **state)
 
     assert_int_equal(auth->body, CNT_BODY_NEEDED);
     assert_int_equal(auth->fixed, 2);
-    assert_int_equal(auth->off_secretlen, 0);
+    assert_int_equal(auth->off_secretlen, CNT_FIELD_AT(0));
     assert_int_equal(auth->off_namelen, CNT_FIELD_NONE);
     assert_no_counter_fields(auth);
     assert_no_limit_fields(auth);
@@ -561,8 +561,8 @@ static void test_opcode_table_throttle_rows(void **state)
 
     assert_int_equal(thr->body, CNT_BODY_NEEDED);
     assert_int_equal(thr->fixed, 6);
-    assert_int_equal(thr->off_units, 0);
-    assert_int_equal(thr->off_namelen, 4);
+    assert_int_equal(thr->off_units, CNT_FIELD_AT(0));
+    assert_int_equal(thr->off_namelen, CNT_FIELD_AT(4));
     assert_no_counter_fields(thr);
     assert_no_limit_fields(thr);
     assert_int_equal(thr->off_reserved, CNT_FIELD_NONE);
@@ -576,7 +576,7 @@ static void test_opcode_table_throttle_rows(void **state)
 
         assert_int_equal(row->body, CNT_BODY_NEEDED);
         assert_int_equal(row->fixed, 2);
-        assert_int_equal(row->off_namelen, 0);
+        assert_int_equal(row->off_namelen, CNT_FIELD_AT(0));
         assert_no_counter_fields(row);
         assert_no_limit_fields(row);
         assert_no_throttle_fields(row);
@@ -587,10 +587,10 @@ static void test_opcode_table_throttle_rows(void **state)
 
     assert_int_equal(tset->body, CNT_BODY_NEEDED);
     assert_int_equal(tset->fixed, 14);
-    assert_int_equal(tset->off_flags, 0);
-    assert_int_equal(tset->off_reserved, 4);
-    assert_int_equal(tset->off_hard_limit, 8);
-    assert_int_equal(tset->off_namelen, 12);
+    assert_int_equal(tset->off_flags, CNT_FIELD_AT(0));
+    assert_int_equal(tset->off_reserved, CNT_FIELD_AT(4));
+    assert_int_equal(tset->off_hard_limit, CNT_FIELD_AT(8));
+    assert_int_equal(tset->off_namelen, CNT_FIELD_AT(12));
     assert_no_counter_fields(tset);
     assert_int_equal(tset->off_quota, CNT_FIELD_NONE);
     assert_int_equal(tset->off_ttl, CNT_FIELD_NONE);
@@ -612,7 +612,7 @@ static void test_opcode_table_throttle_rows(void **state)
 
     assert_int_equal(nset->body, CNT_BODY_NEEDED);
     assert_int_equal(nset->fixed, 4);
-    assert_int_equal(nset->off_capacity, 0);
+    assert_int_equal(nset->off_capacity, CNT_FIELD_AT(0));
     assert_int_equal(nset->off_namelen, CNT_FIELD_NONE);
     assert_no_counter_fields(nset);
     assert_no_limit_fields(nset);
@@ -624,7 +624,7 @@ static void test_opcode_table_throttle_rows(void **state)
 
     /* Exactly five opcodes are privileged. */
     for (unsigned op = 0; op < 256; op++)
-        assert_int_equal(cnt_opcode_privileged((uint8_t)op),
+        assert_int_equal(cnt_opcode_table[op].privileged,
                          op >= CNT_OP_TENANT_SET && op <= CNT_OP_RELOAD);
 }
 
@@ -719,7 +719,7 @@ static void test_name_only_rows(void **state)
         const cnt_opcode_row *r = &cnt_opcode_table[ops[i]];
         assert_int_equal(r->fixed, 2);
         assert_int_equal(ops[i] == CNT_OP_AUTH ? r->off_secretlen
-                                               : r->off_namelen, 0);
+                                               : r->off_namelen, CNT_FIELD_AT(0));
     }
 }
 

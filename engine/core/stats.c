@@ -54,12 +54,18 @@ void cnt_stats_free(cnt_stats *s)
     free(s);
 }
 
-/* The opcode lookup of the command counters, from CNT_STATS_COMMANDS. */
+/* The opcode lookup of the command counters, from the opcode table. */
 const uint8_t cnt_stats_command_slots[256] = {
-#define CNT_STATS_COMMAND_SLOT(counter, opcode, name) \
-    [opcode] = CNT_CMD_##counter + 1,
-    CNT_STATS_COMMANDS(CNT_STATS_COMMAND_SLOT)
+#define CNT_STATS_COMMAND_SLOT(id, ...) [CNT_OP_##id] = CNT_CMD_##id + 1,
+    CNT_OPCODE_ROWS(CNT_STATS_COMMAND_SLOT)
 #undef CNT_STATS_COMMAND_SLOT
+};
+
+/* The opcode each command counter counts. */
+static const uint8_t command_opcodes[CNT_CMD_COUNT] = {
+#define CNT_STATS_COMMAND_OPCODE(id, ...) [CNT_CMD_##id] = CNT_OP_##id,
+    CNT_OPCODE_ROWS(CNT_STATS_COMMAND_OPCODE)
+#undef CNT_STATS_COMMAND_OPCODE
 };
 
 /* Returns slot i. */
@@ -168,12 +174,6 @@ void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
     const cnt_stats *s = src->stats;
     const cnt_table *t = src->table;
     const cnt_gc *gc = src->gc;
-    static const char *const command_names[CNT_CMD_COUNT] = {
-#define CNT_STATS_COMMAND_NAME(counter, opcode, name) \
-    [CNT_CMD_##counter] = name,
-        CNT_STATS_COMMANDS(CNT_STATS_COMMAND_NAME)
-#undef CNT_STATS_COMMAND_NAME
-    };
     cnt_table_stats ts = { 0, 0, 0, 0 };
     cnt_gc_stats gs = { 0, 0, 0 };
     cnt_wait_stats ws = { 0, 0, 0, 0, 0, 0 };
@@ -196,8 +196,13 @@ void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
     cnt_stats_emit(fn, ctx, "total_gc_elapsed", gs.total_gc_elapsed);
     cnt_stats_emit(fn, ctx, "curr_connections", sum.curr);
     cnt_stats_emit(fn, ctx, "total_connections", sum.total);
-    for (int c = 0; c < CNT_CMD_COUNT; c++)
-        cnt_stats_emit(fn, ctx, command_names[c], sum.commands[c]);
+    for (int c = 0; c < CNT_CMD_COUNT; c++) {
+        char item[64];
+
+        snprintf(item, sizeof(item), "command:%s",
+                 cnt_opcode_name(command_opcodes[c]));
+        cnt_stats_emit(fn, ctx, item, sum.commands[c]);
+    }
     cnt_stats_emit(fn, ctx, "rejected_connections", sum.rejected);
     cnt_stats_emit(fn, ctx, "buckets", t ? cnt_table_buckets(t) : 0);
     cnt_stats_emit(fn, ctx, "interval", t ? cnt_table_interval(t) : 0);

@@ -11,43 +11,13 @@
 #include "engine/core/table.h"
 #include "engine/core/throttle.h"
 
-/* The command counters, as a table: one row per opcode that Stats counts,
- * in the reference's Stats order: X(counter, opcode, Stats item name). The
- * enum below, the opcode lookup and the item names are all built from it,
- * so counting a new opcode is one row here. */
-#define CNT_STATS_COMMANDS(X)                       \
-    X(NOOP,    CNT_OP_NOOP,    "command:noop")      \
-    X(GET,     CNT_OP_GET,     "command:get")       \
-    X(ACQUIRE, CNT_OP_ACQUIRE, "command:acquire")   \
-    X(RELEASE, CNT_OP_RELEASE, "command:release")   \
-    X(STATS,   CNT_OP_STATS,   "command:stats")     \
-    X(DUMP,    CNT_OP_DUMP,    "command:dump")      \
-    X(WAIT_ACQUIRE, CNT_OP_WAIT_ACQUIRE, "command:wait_acquire") \
-    X(RENEW,   CNT_OP_RENEW,   "command:renew")     \
-    X(WAIT_RELEASE, CNT_OP_WAIT_RELEASE, "command:wait_release") \
-    X(QUEUES,  CNT_OP_QUEUES,  "command:queues")    \
-    X(TTL_INSERT, CNT_OP_TTL_INSERT, "command:ttl_insert") \
-    X(TTL_QUERY, CNT_OP_TTL_QUERY, "command:ttl_query") \
-    X(TTL_UPDATE, CNT_OP_TTL_UPDATE, "command:ttl_update") \
-    X(TTL_PURGE, CNT_OP_TTL_PURGE, "command:ttl_purge") \
-    X(WINDOW_CHECK, CNT_OP_WINDOW_CHECK, "command:window_check") \
-    X(GCRA_CHECK, CNT_OP_GCRA_CHECK, "command:gcra_check") \
-    X(MULTI_CHECK, CNT_OP_MULTI_CHECK, "command:multi_check") \
-    X(AUTH,    CNT_OP_AUTH,    "command:auth")      \
-    X(THROTTLE, CNT_OP_THROTTLE, "command:throttle") \
-    X(TENANT_SHOW, CNT_OP_TENANT_SHOW, "command:tenant_show") \
-    X(TENANT_LIST, CNT_OP_TENANT_LIST, "command:tenant_list") \
-    X(NODE_SHOW, CNT_OP_NODE_SHOW, "command:node_show") \
-    X(TENANT_SET, CNT_OP_TENANT_SET, "command:tenant_set") \
-    X(TENANT_REMOVE, CNT_OP_TENANT_REMOVE, "command:tenant_remove") \
-    X(NODE_SET, CNT_OP_NODE_SET, "command:node_set") \
-    X(UNTHROTTLE, CNT_OP_UNTHROTTLE, "command:unthrottle") \
-    X(RELOAD,  CNT_OP_RELOAD,  "command:reload")
-
-/* Per-opcode command counters, in the table's order. */
+/* Per-opcode command counters: one per row of the opcode table
+ * (CNT_OPCODE_ROWS, protocol/wire.h), in its order, which is the
+ * reference's Stats order. Each is reported as "command:" and the row's
+ * name, so a new opcode is counted by its row alone. */
 enum cnt_stats_command {
-#define CNT_STATS_COMMAND_ENUM(counter, opcode, name) CNT_CMD_##counter,
-    CNT_STATS_COMMANDS(CNT_STATS_COMMAND_ENUM)
+#define CNT_STATS_COMMAND_ENUM(id, ...) CNT_CMD_##id,
+    CNT_OPCODE_ROWS(CNT_STATS_COMMAND_ENUM)
 #undef CNT_STATS_COMMAND_ENUM
     CNT_CMD_COUNT
 };
@@ -74,8 +44,8 @@ void cnt_stats_free(cnt_stats *s);
 /* Returns slot i (0 <= i < n). */
 cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i);
 
-/* Opcode -> command counter + 1, 0 for opcodes Stats does not count; built
- * from CNT_STATS_COMMANDS in stats.c. */
+/* Opcode -> command counter + 1, 0 for opcodes Stats does not count
+ * (bytes that are no opcode); built from the opcode table in stats.c. */
 extern const uint8_t cnt_stats_command_slots[256];
 
 /* Maps an opcode to its command counter, or -1 for opcodes not counted.

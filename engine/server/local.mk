@@ -10,6 +10,7 @@ libcntserver_la_SOURCES = \
 	engine/server/outbuf.c \
 	engine/server/session.c \
 	engine/server/session_limits.c \
+	engine/server/session_waits.c \
 	engine/server/session_throttle.c \
 	engine/server/mail.c \
 	engine/server/server.c \

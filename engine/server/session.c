@@ -17,43 +17,75 @@
  * together for a batch they overlap instead of queueing. */
 #define CNT_SESSION_AHEAD 32
 
-/* What the server does with one opcode: the handler that answers a valid
- * request. Whether the request names a counter (its place in the table is
- * then computed, and prefetched, before the handler runs) is not restated
- * here: the protocol's row decides it, and a valid request that names
- * one has a non-empty name (see session_names_counter). */
+/* What a binary request of one opcode needs before its handler runs: */
+enum session_needs {
+    SESSION_UNANSWERED = 0,     /* no handler: answered 0x81 */
+    SESSION_NEEDS_NOTHING,      /* fn(s, req) */
+    SESSION_NEEDS_PLACE,        /* at(s, req, place): the place of the
+                                 * counter it names, computed and
+                                 * prefetched ahead */
+    SESSION_NEEDS_LIMITS,       /* fn(s, req), when the server keeps rate
+                                 * limits (else 0x81) */
+    SESSION_NEEDS_THROTTLE      /* fn(s, req), when the server throttles
+                                 * tenants (else 0x81) */
+};
+
+/* What the server does with one opcode: one handler, and what it needs. */
 typedef struct session_handler {
-    void (*handle)(cnt_session *s, const cnt_request *req,
+    uint8_t needs;              /* an enum session_needs */
+    union {
+        void (*fn)(cnt_session *s, const cnt_request *req);
+        void (*at)(cnt_session *s, const cnt_request *req,
                    const cnt_table_place *place);
-    /* The other opcodes' handlers, which need no place in the semaphore
-     * table: the rate limits' and the throttle's (each answered only when
-     * the server has them). */
-    void (*handle_other)(cnt_session *s, const cnt_request *req);
-    void (*handle_throttle)(cnt_session *s, const cnt_request *req);
+    };
 } session_handler;
 
-/* Whether a valid request names a semaphore counter (whose place is worth
- * computing and prefetching ahead): its handler is one of the table's,
- * and the decoder leaves the name empty for opcodes whose row has none. */
+/* Whether a valid request names a semaphore counter whose place is worth
+ * computing and prefetching ahead: its handler needs it, and the decoder
+ * leaves the name empty for opcodes whose row has none. */
 static inline bool session_names_counter(const session_handler *h,
                                          const cnt_request *req)
 {
-    return h->handle != NULL && req->name_len != 0;
+    return h->needs == SESSION_NEEDS_PLACE && req->name_len != 0;
 }
 
-/* Calls h's handler for req; false when the opcode has none. */
+/* Whether s may run req: an opcode whose row says privileged needs a
+ * connection that authenticated against a configured secret. */
+static inline bool session_permitted(const cnt_session *s,
+                                     const cnt_request *req)
+{
+    return !cnt_opcode_table[req->opcode].privileged ||
+           (s->env->secret != NULL && s->privileged);
+}
+
+/* Calls h's handler for req, or answers Not permitted when req needs a
+ * privilege s lacks; false when the opcode has no handler on this server. */
 static inline bool session_call(cnt_session *s, const session_handler *h,
                                 const cnt_request *req,
                                 const cnt_table_place *place)
 {
-    if (h->handle != NULL)
-        h->handle(s, req, place);
-    else if (h->handle_other != NULL && s->env->limits != NULL)
-        h->handle_other(s, req);
-    else if (h->handle_throttle != NULL && s->env->throttle != NULL)
-        h->handle_throttle(s, req);
-    else
+    switch (h->needs) {
+    case SESSION_NEEDS_NOTHING:
+    case SESSION_NEEDS_PLACE:
+        break;
+    case SESSION_NEEDS_LIMITS:
+        if (s->env->limits == NULL)
+            return false;
+        break;
+    case SESSION_NEEDS_THROTTLE:
+        if (s->env->throttle == NULL)
+            return false;
+        break;
+    default:
         return false;
+    }
+    if (!session_permitted(s, req))
+        cnt_session_put_error(s, req->opcode, CNT_STATUS_NOT_PERMITTED,
+                              req->opaque);
+    else if (h->needs == SESSION_NEEDS_PLACE)
+        h->at(s, req, place);
+    else
+        h->fn(s, req);
     return true;
 }
 
@@ -111,9 +143,9 @@ void cnt_session_put_empty(cnt_session *s, uint8_t opcode, uint32_t opaque)
     session_put_empty(s, opcode, opaque);
 }
 
-/* Appends a status-0 answer whose body is one u32. */
-static void session_put_u32(cnt_session *s, uint8_t opcode, uint32_t opaque,
-                            uint32_t value)
+/* Appends a status-0 answer whose body is one u32; see session_int.h. */
+void cnt_session_put_u32(cnt_session *s, uint8_t opcode, uint32_t opaque,
+                         uint32_t value)
 {
     uint8_t *p = cnt_outbuf_reserve(&s->out, CNT_HEADER_SIZE + 4);
     if (p == NULL) {
@@ -124,10 +156,8 @@ static void session_put_u32(cnt_session *s, uint8_t opcode, uint32_t opaque,
 }
 
 /* Noop: an empty answer. */
-static void session_noop(cnt_session *s, const cnt_request *req,
-                         const cnt_table_place *place)
+static void session_noop(cnt_session *s, const cnt_request *req)
 {
-    (void)place;
     session_put_empty(s, req->opcode, req->opaque);
 }
 
@@ -139,7 +169,7 @@ static void session_get(cnt_session *s, const cnt_request *req,
     cnt_status st = cnt_table_get_at(s->env->table, place, req->name,
                                      req->name_len, &v);
     if (st == CNT_STATUS_OK)
-        session_put_u32(s, req->opcode, req->opaque, v);
+        cnt_session_put_u32(s, req->opcode, req->opaque, v);
     else
         session_put_error(s, req->opcode, st, req->opaque);
 }
@@ -152,7 +182,7 @@ static void session_acquire(cnt_session *s, const cnt_request *req,
                                          req->name, req->name_len,
                                          req->resources, req->maximum);
     if (st == CNT_STATUS_OK)
-        session_put_u32(s, req->opcode, req->opaque, req->resources);
+        cnt_session_put_u32(s, req->opcode, req->opaque, req->resources);
     else
         session_put_error(s, req->opcode, st, req->opaque);
 }
@@ -187,10 +217,8 @@ static void session_stats_item(void *ctx, const char *name, const char *value)
 
 /* Stats: every item as a pair. The header goes in last: the figures change
  * while we read them, so the body length is only known afterwards. */
-static void session_stats(cnt_session *s, const cnt_request *req,
-                          const cnt_table_place *place)
+static void session_stats(cnt_session *s, const cnt_request *req)
 {
-    (void)place;
     if (cnt_outbuf_reserve(&s->out, CNT_HEADER_SIZE) == NULL) {
         session_out_of_memory(s);
         return;
@@ -235,32 +263,12 @@ static void session_stream_stop(cnt_session *s)
 }
 
 /* Dump: starts the series. */
-static void session_dump(cnt_session *s, const cnt_request *req,
-                         const cnt_table_place *place)
+static void session_dump(cnt_session *s, const cnt_request *req)
 {
-    (void)place;
     session_stream_start(s, req);
 }
 
-/* ---- Waiting acquisition and leases ---- */
-
-/* The current reading of the monotonic clock. */
-static uint64_t session_now_ns(const cnt_session_env *env)
-{
-    return cnt_clock_mono_ns(cnt_table_clock(env->table));
-}
-
-/* Arms k's one timer ms milliseconds from now, and tells the worker. */
-static void session_arm(const cnt_session_env *env, cnt_ticket *k,
-                        uint8_t kind, uint32_t ms)
-{
-    uint64_t deadline = session_now_ns(env) + (uint64_t)ms * 1000000u;
-
-    k->timer_kind = kind;
-    cnt_timer_arm(env->wheel, &k->timer, deadline);
-    if (env->timer_armed != NULL)
-        env->timer_armed(env, deadline);
-}
+/* ---- Events ---- */
 
 /* Where an event goes: the output, or the held events while a Dump or a
  * queue listing streams (its records must not be split by an event).
@@ -279,14 +287,12 @@ static cnt_outbuf *session_event_buffer(cnt_session *s)
     return s->held;
 }
 
-/* Appends an event (magic 0x92) about ticket k, unless the session's close
- * began (then the client is gone or going, and nothing is sent). */
-static void session_put_event(cnt_session *s, uint8_t code,
-                              const cnt_ticket *k, uint64_t lease_id,
-                              uint32_t value)
+/* The binary front's event writer (a cnt_session_event_fn): a packet
+ * with magic 0x92 about ticket k. */
+static void session_binary_event(cnt_session *s, uint8_t code,
+                                 const cnt_ticket *k, uint64_t lease_id,
+                                 uint32_t value)
 {
-    if (s->ending || s->closing || s->failed)
-        return;
     cnt_outbuf *o = session_event_buffer(s);
     uint8_t *p = o ? cnt_outbuf_reserve(o, CNT_EVENT_SIZE(k->name_len))
                    : NULL;
@@ -298,201 +304,9 @@ static void session_put_event(cnt_session *s, uint8_t code,
                                           value, k->name, k->name_len));
 }
 
-/* Tells the connection that events wait in the session's output. */
-static void session_wake(cnt_session *s)
-{
-    if (s->env->wake != NULL)
-        s->env->wake(s);
-}
-
-/* Forgets ticket k of this session, which is out of the table already
- * (timed out, or expired and acknowledged): out of the set, freed. */
-static void session_forget(cnt_session *s, cnt_ticket *k)
-{
-    cnt_timer_cancel(s->env->wheel, &k->timer);
-    cnt_tickets_remove(&s->tickets, k);
-    cnt_table_ticket_free(s->env->table, k);
-}
-
-/* Ends k, which the session's set no longer holds, for its owner: its
- * timer, its place in the table (a wait cancelled, a grant returned);
- * with shutdown, the client hears of it; then frees it unless its grant
- * is in flight (the delivery frees it then). *o says how it ended. */
-static void session_end_ticket(cnt_session *s, cnt_ticket *k, bool shutdown,
-                               cnt_ticket_outcome *o)
-{
-    cnt_timer_cancel(s->env->wheel, &k->timer);
-    cnt_table_ticket_end(s->env->table, k, o);
-    /* A grant names its lease id, as every event about a grant does; the
-     * ticket is ENDED now, so nobody else writes it any more. */
-    if (shutdown && o->was != CNT_TICKET_EXPIRED)
-        session_put_event(s, CNT_EVENT_SHUTDOWN, k,
-                          o->was == CNT_TICKET_GRANTED ? k->lease_id : 0,
-                          o->returned);
-    if (o->free_now)
-        cnt_table_ticket_free(s->env->table, k);
-}
-
-/* The settings a wait_acquire or renew resolves against its name's group:
- * the group's maximum always, its wait and lease where the request says
- * CNT_USE_GROUP_DEFAULT. False (UNKNOWN_GROUP) when the request leaves
- * something to a group and the name is none. */
-static bool session_resolve(const cnt_session_env *env,
-                            const cnt_request *req, uint32_t *maximum,
-                            uint32_t *wait_ms, uint32_t *lease_ms)
-{
-    const cnt_group *g = cnt_groups_find(env->groups, req->name,
-                                         req->name_len);
-    if (g != NULL) {
-        *maximum = g->maximum;
-        if (*wait_ms == CNT_USE_GROUP_DEFAULT)
-            *wait_ms = g->wait_ms;
-        if (*lease_ms == CNT_USE_GROUP_DEFAULT)
-            *lease_ms = g->lease_ms;
-        return true;
-    }
-    return *maximum != 0 && *wait_ms != CNT_USE_GROUP_DEFAULT &&
-           *lease_ms != CNT_USE_GROUP_DEFAULT;
-}
-
-/* Appends the wait_acquire answer: granted (lease id) or queued. */
-static void session_put_wait(cnt_session *s, uint32_t opaque, bool granted,
-                             const cnt_wait_result *a, uint64_t lease_id)
-{
-    uint8_t *p = cnt_outbuf_reserve(&s->out, CNT_WAIT_ANSWER_SIZE);
-    if (p == NULL) {
-        session_out_of_memory(s);
-        return;
-    }
-    cnt_outbuf_commit(&s->out,
-                      cnt_encode_wait_answer(p, opaque,
-                                             granted ? CNT_WAIT_GRANTED
-                                                     : CNT_WAIT_QUEUED,
-                                             a->position, lease_id,
-                                             a->consumption));
-}
-
-/* Wait-acquire: granted now, queued (a granted or timed-out event
- * follows), or refused with the reason. */
-static void session_wait_acquire(cnt_session *s, const cnt_request *req,
-                                 const cnt_table_place *place)
-{
-    const cnt_session_env *env = s->env;
-    uint32_t maximum = req->maximum, wait_ms = req->wait_ms;
-    uint32_t lease_ms = req->lease_ms;
-    cnt_status st = CNT_STATUS_OK;
-
-    cnt_ticket *old = cnt_tickets_find(&s->tickets, req->name,
-                                       req->name_len);
-    if (!session_resolve(env, req, &maximum, &wait_ms, &lease_ms))
-        st = CNT_STATUS_UNKNOWN_GROUP;
-    else if (req->resources > maximum)
-        st = CNT_STATUS_EXCEEDS_MAXIMUM;
-    else if (old != NULL && !old->told_expired)
-        st = CNT_STATUS_ALREADY_ACTIVE;
-    if (st == CNT_STATUS_OK && old != NULL)
-        session_forget(s, old);         /* an expiry already told */
-    if (st == CNT_STATUS_OK && s->tickets.count >= env->max_waits)
-        st = CNT_STATUS_TOO_MANY_WAITS;
-    cnt_ticket *k = NULL;
-    if (st == CNT_STATUS_OK && cnt_tickets_reserve(&s->tickets))
-        k = cnt_table_ticket_new(env->table, req->name, req->name_len);
-    if (st == CNT_STATUS_OK && k == NULL)
-        st = CNT_STATUS_OUT_OF_MEMORY;
-    if (st != CNT_STATUS_OK) {
-        session_put_error(s, req->opcode, st, req->opaque);
-        return;
-    }
-    k->owner = s;
-    k->worker = env->worker;
-    k->resources = req->resources;
-    k->maximum = maximum;
-    k->lease_ms = lease_ms;
-    k->opaque = req->opaque;
-
-    cnt_wait_result a;
-    st = cnt_table_wait_acquire_at(env->table, place, k, wait_ms > 0, &a);
-    if (st != CNT_STATUS_OK) {
-        cnt_table_ticket_free(env->table, k);
-        session_put_error(s, req->opcode, st, req->opaque);
-        return;
-    }
-    cnt_tickets_add(&s->tickets, k);
-    /* Position 0 means granted here, by this thread: nobody else can have
-     * touched k since. A queued k may be granted by another thread at any
-     * moment, so nothing of it but the owner's fields is read. */
-    bool granted = a.position == 0;
-    if (granted && lease_ms != 0)
-        session_arm(env, k, CNT_TIMER_LEASE, lease_ms);
-    else if (!granted)
-        session_arm(env, k, CNT_TIMER_WAIT, wait_ms);
-    session_put_wait(s, req->opaque, granted, &a,
-                     granted ? k->lease_id : 0);
-}
-
-/* Renew: a granted request's lease now ends lease_ms from now. */
-static void session_renew(cnt_session *s, const cnt_request *req,
-                          const cnt_table_place *place)
-{
-    const cnt_session_env *env = s->env;
-    uint32_t maximum = 1, wait_ms = 0, lease_ms = req->lease_ms;
-    uint64_t lease_id = 0;
-    cnt_status st;
-    (void)place;
-
-    cnt_ticket *k = cnt_tickets_find(&s->tickets, req->name, req->name_len);
-    if (!session_resolve(env, req, &maximum, &wait_ms, &lease_ms))
-        st = CNT_STATUS_UNKNOWN_GROUP;
-    else if (lease_ms == 0)
-        st = CNT_STATUS_INVALID;        /* the group's default: no lease */
-    else if (k == NULL)
-        st = CNT_STATUS_NOT_ACQUIRED;
-    else
-        st = cnt_table_ticket_renew(env->table, k, lease_ms, &lease_id);
-    if (st == CNT_STATUS_OK) {
-        session_arm(env, k, CNT_TIMER_LEASE, lease_ms);
-        uint8_t *p = cnt_outbuf_reserve(&s->out, CNT_HEADER_SIZE + 8);
-        if (p == NULL) {
-            session_out_of_memory(s);
-            return;
-        }
-        cnt_outbuf_commit(&s->out,
-                          cnt_encode_u64(p, req->opcode, req->opaque,
-                                         lease_id));
-        return;
-    }
-    if (st == CNT_STATUS_LEASE_EXPIRED)
-        session_forget(s, k);           /* acknowledged now */
-    session_put_error(s, req->opcode, st, req->opaque);
-}
-
-/* Wait-release: cancels a queued request or returns a granted one; the
- * answer says which (resources returned, 0 for a cancelled wait). */
-static void session_wait_release(cnt_session *s, const cnt_request *req,
-                                 const cnt_table_place *place)
-{
-    (void)place;
-    cnt_ticket *k = cnt_tickets_find(&s->tickets, req->name, req->name_len);
-    if (k == NULL) {
-        session_put_error(s, req->opcode, CNT_STATUS_NOT_ACQUIRED,
-                          req->opaque);
-        return;
-    }
-    cnt_ticket_outcome o;
-    cnt_tickets_remove(&s->tickets, k);
-    session_end_ticket(s, k, false, &o);
-    if (o.was == CNT_TICKET_EXPIRED)
-        session_put_error(s, req->opcode, CNT_STATUS_LEASE_EXPIRED,
-                          req->opaque);
-    else
-        session_put_u32(s, req->opcode, req->opaque, o.returned);
-}
-
 /* Queues: starts the listing. */
-static void session_queues(cnt_session *s, const cnt_request *req,
-                           const cnt_table_place *place)
+static void session_queues(cnt_session *s, const cnt_request *req)
 {
-    (void)place;
     session_stream_start(s, req);
 }
 
@@ -502,97 +316,53 @@ static void session_tenant_list(cnt_session *s, const cnt_request *req)
     session_stream_start(s, req);
 }
 
-/* Takes a grant delivered through the worker's mailbox. */
-void cnt_session_deliver(const cnt_session_env *env, cnt_ticket *k)
-{
-    uint32_t consumption = 0;
-
-    if (!cnt_table_ticket_delivered(env->table, k, &consumption)) {
-        cnt_table_ticket_free(env->table, k);   /* its owner ended it */
-        return;
-    }
-    cnt_session *s = k->owner;
-    cnt_timer_cancel(env->wheel, &k->timer);
-    if (k->lease_ms != 0)
-        session_arm(env, k, CNT_TIMER_LEASE, k->lease_ms);
-    session_put_event(s, CNT_EVENT_GRANTED, k, k->lease_id, consumption);
-    session_wake(s);
-}
-
-/* A ticket's timer is due: its wait timed out or its lease expired. */
-void cnt_session_fire(cnt_timer *t, void *ctx)
-{
-    const cnt_session_env *env = ctx;
-    cnt_ticket *k = (cnt_ticket *)((uint8_t *)t - offsetof(cnt_ticket,
-                                                             timer));
-    cnt_session *s = k->owner;
-    uint32_t released = 0;
-
-    if (k->timer_kind == CNT_TIMER_WAIT) {
-        /* False: granted meanwhile; its delivery is on the way. */
-        if (!cnt_table_ticket_timeout(env->table, k))
-            return;
-        session_put_event(s, CNT_EVENT_TIMED_OUT, k, 0, 0);
-        session_forget(s, k);
-    } else {
-        if (!cnt_table_ticket_expire(env->table, k, &released))
-            return;
-        /* The ticket stays, EXPIRED, until the client acknowledges it
-         * (renew and release answer "lease expired") or asks again. */
-        k->told_expired = true;
-        session_put_event(s, CNT_EVENT_LEASE_EXPIRED, k, k->lease_id,
-                          released);
-    }
-    session_wake(s);
-}
-
-/* Ends one ticket of a stopping server's session, with a shutdown event. */
-static void session_shutdown_one(cnt_ticket *k, void *ctx)
-{
-    cnt_ticket_outcome o;
-
-    session_end_ticket(ctx, k, true, &o);
-}
-
 /* Ends every ticket with a shutdown event; a stream in progress is cut
  * short (its held events go out first). */
 void cnt_session_shutdown(cnt_session *s)
 {
     session_stream_stop(s);
     session_release_held(s);
-    cnt_tickets_drain(&s->tickets, session_shutdown_one, s);
+    cnt_session_end_tickets(s, true);
 }
 
 /* The handler table: one row per opcode the server answers. An opcode
  * without a row is answered 0x81 (the decoder refuses those already). */
 static const session_handler session_handlers[256] = {
-    [CNT_OP_NOOP] = {.handle = session_noop},
-    [CNT_OP_GET] = {.handle = session_get},
-    [CNT_OP_ACQUIRE] = {.handle = session_acquire},
-    [CNT_OP_RELEASE] = {.handle = session_release},
-    [CNT_OP_STATS] = {.handle = session_stats},
-    [CNT_OP_DUMP] = {.handle = session_dump},
-    [CNT_OP_WAIT_ACQUIRE] = {.handle = session_wait_acquire},
-    [CNT_OP_RENEW] = {.handle = session_renew},
-    [CNT_OP_WAIT_RELEASE] = {.handle = session_wait_release},
-    [CNT_OP_QUEUES] = {.handle = session_queues},
-    [CNT_OP_TTL_INSERT] = {.handle_other = cnt_session_ttl_insert},
-    [CNT_OP_TTL_QUERY] = {.handle_other = cnt_session_ttl_query},
-    [CNT_OP_TTL_UPDATE] = {.handle_other = cnt_session_ttl_update},
-    [CNT_OP_TTL_PURGE] = {.handle_other = cnt_session_ttl_purge},
-    [CNT_OP_WINDOW_CHECK] = {.handle_other = cnt_session_check},
-    [CNT_OP_GCRA_CHECK] = {.handle_other = cnt_session_check},
-    [CNT_OP_MULTI_CHECK] = {.handle_other = cnt_session_multi_check},
-    [CNT_OP_AUTH] = {.handle_throttle = cnt_session_auth},
-    [CNT_OP_THROTTLE] = {.handle_throttle = cnt_session_throttle},
-    [CNT_OP_TENANT_SHOW] = {.handle_throttle = cnt_session_tenant_show},
-    [CNT_OP_TENANT_LIST] = {.handle_throttle = session_tenant_list},
-    [CNT_OP_NODE_SHOW] = {.handle_throttle = cnt_session_node_show},
-    [CNT_OP_TENANT_SET] = {.handle_throttle = cnt_session_tenant_set},
-    [CNT_OP_TENANT_REMOVE] = {.handle_throttle = cnt_session_tenant_remove},
-    [CNT_OP_NODE_SET] = {.handle_throttle = cnt_session_node_set},
-    [CNT_OP_UNTHROTTLE] = {.handle_throttle = cnt_session_unthrottle},
-    [CNT_OP_RELOAD] = {.handle_throttle = cnt_session_reload},
+#define PLAIN(f) {.needs = SESSION_NEEDS_NOTHING, .fn = (f)}
+#define AT(f) {.needs = SESSION_NEEDS_PLACE, .at = (f)}
+#define LIMITS(f) {.needs = SESSION_NEEDS_LIMITS, .fn = (f)}
+#define THROTTLE(f) {.needs = SESSION_NEEDS_THROTTLE, .fn = (f)}
+    [CNT_OP_NOOP] = PLAIN(session_noop),
+    [CNT_OP_GET] = AT(session_get),
+    [CNT_OP_ACQUIRE] = AT(session_acquire),
+    [CNT_OP_RELEASE] = AT(session_release),
+    [CNT_OP_STATS] = PLAIN(session_stats),
+    [CNT_OP_DUMP] = PLAIN(session_dump),
+    [CNT_OP_WAIT_ACQUIRE] = AT(cnt_session_wait_acquire_op),
+    [CNT_OP_RENEW] = PLAIN(cnt_session_renew_op),
+    [CNT_OP_WAIT_RELEASE] = PLAIN(cnt_session_wait_release_op),
+    [CNT_OP_QUEUES] = PLAIN(session_queues),
+    [CNT_OP_TTL_INSERT] = LIMITS(cnt_session_ttl_insert),
+    [CNT_OP_TTL_QUERY] = LIMITS(cnt_session_ttl_query),
+    [CNT_OP_TTL_UPDATE] = LIMITS(cnt_session_ttl_update),
+    [CNT_OP_TTL_PURGE] = LIMITS(cnt_session_ttl_purge),
+    [CNT_OP_WINDOW_CHECK] = LIMITS(cnt_session_check),
+    [CNT_OP_GCRA_CHECK] = LIMITS(cnt_session_check),
+    [CNT_OP_MULTI_CHECK] = LIMITS(cnt_session_multi_check),
+    [CNT_OP_AUTH] = THROTTLE(cnt_session_auth),
+    [CNT_OP_THROTTLE] = THROTTLE(cnt_session_throttle),
+    [CNT_OP_TENANT_SHOW] = THROTTLE(cnt_session_tenant_show),
+    [CNT_OP_TENANT_LIST] = THROTTLE(session_tenant_list),
+    [CNT_OP_NODE_SHOW] = THROTTLE(cnt_session_node_show),
+    [CNT_OP_TENANT_SET] = THROTTLE(cnt_session_tenant_set),
+    [CNT_OP_TENANT_REMOVE] = THROTTLE(cnt_session_tenant_remove),
+    [CNT_OP_NODE_SET] = THROTTLE(cnt_session_node_set),
+    [CNT_OP_UNTHROTTLE] = THROTTLE(cnt_session_unthrottle),
+    [CNT_OP_RELOAD] = THROTTLE(cnt_session_reload),
+#undef PLAIN
+#undef AT
+#undef LIMITS
+#undef THROTTLE
 };
 
 /* Dump callback: appends one record; asks to stop once the output is
@@ -827,6 +597,7 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
 {
     memset(s, 0, sizeof(*s));
     s->env = env;
+    s->event = session_binary_event;
     if (!cnt_outbuf_init(&s->out, CNT_OUTBUF_INITIAL))
         return false;
     cnt_holdings_init(&s->holdings);
@@ -834,20 +605,12 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
     return true;
 }
 
-/* Ends one ticket of an ending session (no event: the client is gone). */
-static void session_end_one(cnt_ticket *k, void *ctx)
-{
-    cnt_ticket_outcome o;
-
-    session_end_ticket(ctx, k, false, &o);
-}
-
 /* Ends the session: its Dump, its tickets, its holdings, its memory. */
 void cnt_session_end(cnt_session *s)
 {
     s->ending = true;
     session_stream_stop(s);
-    cnt_tickets_drain(&s->tickets, session_end_one, s);
+    cnt_session_end_tickets(s, false);
     cnt_tickets_destroy(&s->tickets);
     cnt_table_release_all(s->env->table, &s->holdings);
     cnt_holdings_destroy(&s->holdings);

@@ -24,6 +24,14 @@
 
 typedef struct cnt_session cnt_session;
 
+/* Writes a server event about ticket k (code CNT_EVENT_*: granted, timed
+ * out, lease expired, shutdown; lease_id and value as the event carries
+ * them) into the session's output, in the front's own format. Called only
+ * by the session's owner, between answers, never once its close began. */
+typedef void (*cnt_session_event_fn)(cnt_session *s, uint8_t code,
+                                     const cnt_ticket *k, uint64_t lease_id,
+                                     uint32_t value);
+
 /* What a session needs from its worker; shared by all the worker's
  * sessions and outliving them. */
 typedef struct cnt_session_env {
@@ -88,6 +96,9 @@ struct cnt_session {
      * granted, or expired and not yet acknowledged), one per name. */
     cnt_tickets tickets;
     bool ending;                    /* cnt_session_end began: no events */
+    /* How events are written: the binary front's 0x92 packets unless the
+     * front that owns the session set its own after cnt_session_init. */
+    cnt_session_event_fn event;
 
     /* Tenant throttling: what this connection was granted. */
     bool privileged;                /* authenticated with the secret */
@@ -139,6 +150,66 @@ void cnt_session_fire(cnt_timer *t, void *env);
  * client of each with a shutdown event (the caller sends what it can
  * before closing). */
 void cnt_session_shutdown(cnt_session *s);
+
+/* ---- The seam: what a protocol front calls ----
+ *
+ * A front (the binary counter protocol is one) turns its own requests into
+ * these calls and their results into its own answers; events come back
+ * through s->event. Semaphores (Get, Acquire, Release) are the table's
+ * calls with s->holdings (engine/core/table.h), the rate limits the limits'
+ * calls on s->env->limits (engine/core/limits.h), the throttle's on
+ * s->env->throttle; closing the connection is cnt_session_end, which
+ * releases everything the session holds and waits for. */
+
+/* A wait_acquire's arguments: maximum 0 and the durations
+ * CNT_USE_GROUP_DEFAULT leave them to the name's group (whose maximum
+ * applies whenever the name is a group); lease_ms 0 = no lease; opaque is
+ * carried on the ticket into its events. */
+typedef struct cnt_session_wait_args {
+    const uint8_t *name;
+    uint16_t name_len;
+    uint32_t resources;
+    uint32_t maximum;
+    uint32_t wait_ms;
+    uint32_t lease_ms;
+    uint32_t opaque;
+} cnt_session_wait_args;
+
+/* A wait_acquire's result: granted at once (lease_id, the fencing token)
+ * or queued at position, with the counter's consumption then. */
+typedef struct cnt_session_wait_outcome {
+    bool granted;
+    uint32_t position;
+    uint64_t lease_id;
+    uint32_t consumption;
+} cnt_session_wait_outcome;
+
+/* Asks for a->resources of the counter a->name, waiting in its FIFO queue
+ * up to the wait (0: not at all) when they are not free; a queued request
+ * ends with a granted or timed-out event, a granted one with a lease may
+ * end with an expiry event. place is the name's place when the caller
+ * computed it, else NULL. OK with *out, or UNKNOWN_GROUP,
+ * EXCEEDS_MAXIMUM, ALREADY_ACTIVE (one request per name and session),
+ * TOO_MANY_WAITS, OUT_OF_MEMORY, or the table's refusal (RESOURCE_BUSY
+ * when it may not wait). */
+cnt_status cnt_session_wait_acquire(cnt_session *s,
+                                    const cnt_table_place *place,
+                                    const cnt_session_wait_args *a,
+                                    cnt_session_wait_outcome *out);
+
+/* Renews the lease of the session's grant on name: it now ends lease_ms
+ * (CNT_USE_GROUP_DEFAULT: the group's) from now. OK with *lease_id, or
+ * UNKNOWN_GROUP, INVALID (no lease to renew), NOT_ACQUIRED,
+ * LEASE_EXPIRED (acknowledged: the request is forgotten). */
+cnt_status cnt_session_renew(cnt_session *s, const uint8_t *name,
+                             uint16_t name_len, uint32_t lease_ms,
+                             uint64_t *lease_id);
+
+/* Ends the session's request on name: cancels its wait (*returned 0) or
+ * returns its grant (*returned its resources). OK, or NOT_ACQUIRED, or
+ * LEASE_EXPIRED (it had expired; acknowledged now). */
+cnt_status cnt_session_wait_release(cnt_session *s, const uint8_t *name,
+                                    uint16_t name_len, uint32_t *returned);
 
 /* Answers one request the decoder returned as CNT_DECODE_OK or
  * CNT_DECODE_ERROR (counting it in Stats); the caller deals with its bytes.

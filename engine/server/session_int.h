@@ -1,6 +1,7 @@
 /* session_int.h: what session.c shares with the files that answer further
- * opcodes for it (session_limits.c: the rate limits; session_throttle.c:
- * tenant throttling). A handler gets the
+ * opcodes for it (session_waits.c: waiting acquisition and leases;
+ * session_limits.c: the rate limits; session_throttle.c: tenant
+ * throttling). A handler gets the
  * decoded request and appends exactly one answer to the session's output
  * (or marks the session failed when memory for it ran out). */
 #ifndef CNT_ENGINE_SESSION_INT_H
@@ -19,6 +20,21 @@ void cnt_session_put_error(cnt_session *s, uint8_t opcode, cnt_status status,
 
 /* Appends a status-0 answer with an empty body. */
 void cnt_session_put_empty(cnt_session *s, uint8_t opcode, uint32_t opaque);
+
+/* Appends a status-0 answer whose body is one u32. */
+void cnt_session_put_u32(cnt_session *s, uint8_t opcode, uint32_t opaque,
+                         uint32_t value);
+
+/* The waiting opcodes (0x20-0x22) of the binary front; Queues streams
+ * from session.c. */
+void cnt_session_wait_acquire_op(cnt_session *s, const cnt_request *req,
+                                 const cnt_table_place *place);
+void cnt_session_renew_op(cnt_session *s, const cnt_request *req);
+void cnt_session_wait_release_op(cnt_session *s, const cnt_request *req);
+
+/* Ends every ticket of s: with a shutdown event each when the server
+ * stops, without a word when the session ends. */
+void cnt_session_end_tickets(cnt_session *s, bool shutdown);
 
 /* The rate-limit opcodes (0x30-0x36), answered from s->env->limits. */
 void cnt_session_ttl_insert(cnt_session *s, const cnt_request *req);

@@ -60,16 +60,6 @@ void cnt_session_auth(cnt_session *s, const cnt_request *req)
     }
 }
 
-/* Whether s may run a privileged opcode; answers Not permitted if not. */
-static bool privileged(cnt_session *s, const cnt_request *req)
-{
-    if (s->env->secret != NULL && s->privileged)
-        return true;
-    cnt_session_put_error(s, req->opcode, CNT_STATUS_NOT_PERMITTED,
-                          req->opaque);
-    return false;
-}
-
 /* Appends an empty answer, or the error. */
 static void put_status(cnt_session *s, const cnt_request *req,
                        cnt_status st)
@@ -146,8 +136,6 @@ void cnt_session_node_show(cnt_session *s, const cnt_request *req)
 /* Tenant_set (privileged): a tenant's reserve and hard limit. */
 void cnt_session_tenant_set(cnt_session *s, const cnt_request *req)
 {
-    if (!privileged(s, req))
-        return;
     put_status(s, req,
                cnt_throttle_set_tenant(
                    s->env->throttle, req->name, req->name_len,
@@ -158,8 +146,6 @@ void cnt_session_tenant_set(cnt_session *s, const cnt_request *req)
 /* Tenant_remove (privileged): the tenant goes back to the defaults. */
 void cnt_session_tenant_remove(cnt_session *s, const cnt_request *req)
 {
-    if (!privileged(s, req))
-        return;
     put_status(s, req, cnt_throttle_remove_tenant(s->env->throttle, req->name,
                                                   req->name_len));
 }
@@ -167,8 +153,6 @@ void cnt_session_tenant_remove(cnt_session *s, const cnt_request *req)
 /* Node_set (privileged): the node's capacity. */
 void cnt_session_node_set(cnt_session *s, const cnt_request *req)
 {
-    if (!privileged(s, req))
-        return;
     put_status(s, req, cnt_throttle_set_capacity(s->env->throttle,
                                                  req->capacity));
 }
@@ -177,8 +161,6 @@ void cnt_session_node_set(cnt_session *s, const cnt_request *req)
  * from now on (they are still counted). */
 void cnt_session_unthrottle(cnt_session *s, const cnt_request *req)
 {
-    if (!privileged(s, req))
-        return;
     s->unthrottled = true;
     cnt_session_put_empty(s, req->opcode, req->opaque);
 }
@@ -186,8 +168,6 @@ void cnt_session_unthrottle(cnt_session *s, const cnt_request *req)
 /* Reload (privileged): reads the throttle settings file again. */
 void cnt_session_reload(cnt_session *s, const cnt_request *req)
 {
-    if (!privileged(s, req))
-        return;
     put_status(s, req, s->env->reload != NULL
                            ? s->env->reload(s->env->reload_ctx)
                            : CNT_STATUS_NOT_FOUND);
