@@ -181,6 +181,6 @@ tests_test_configuration_SOURCES = tests/test_configuration.c \
 	tests/engine_fake.c
 tests_test_configuration_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_configuration_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
-tests_test_configuration_LDADD = libcntglue.la libcntcore.la \
+tests_test_configuration_LDADD = libcntglue.la libcntcore.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif
