@@ -30,7 +30,7 @@ fuzz_fuzz_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_fuzz_config_CPPFLAGS = $(AM_CPPFLAGS)
 fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-fuzz_fuzz_config_LDADD = libcntcore.la
+fuzz_fuzz_config_LDADD = libcntcore.la libcntproto.la
 
 fuzz_fuzz_connection_SOURCES = fuzz/fuzz_connection.c
 fuzz_fuzz_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
@@ -66,7 +66,7 @@ fuzz_replay_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 
 fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/glue/configuration.c
 fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
-fuzz_replay_config_LDADD = libcntcore.la
+fuzz_replay_config_LDADD = libcntcore.la libcntproto.la
 
 fuzz_replay_connection_SOURCES = fuzz/replay.c fuzz/fuzz_connection.c
 fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connection"'

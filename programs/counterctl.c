@@ -46,19 +46,19 @@ typedef struct ctl_options {
 } ctl_options;
 
 static const char usage_text[] =
-    "usage: counterctl [-s HOST] [-p PORT] [-t SECONDS] [--secret-file PATH]\n"
+    "usage: counterctl [-s HOST] [-p PORT] [-t DURATION] [--secret-file PATH]\n"
     "                  COMMAND [ARGS]\n"
-    "       counterctl --servers HOST:PORT[:WEIGHT],... [-t SECONDS]\n"
+    "       counterctl --servers HOST:PORT[:WEIGHT],... [-t DURATION]\n"
     "                  [--secret-file PATH] COMMAND [ARGS]\n"
     "commands:\n"
     "  noop                          check that the server answers\n"
     "  get NAME                      print the current consumption of NAME\n"
-    "  acquire NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS]\n"
+    "  acquire NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION]\n"
     "                                acquire (released again when counterctl exits)\n"
     "  release NAME RESOURCES        release (only what this connection holds)\n"
     "  stats                         print the server's statistics, `name value`\n"
     "  dump                          print every counter, `name current max`\n"
-    "  run NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS]\n"
+    "  run NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION]\n"
     "      -- COMMAND [ARG...]       hold the resources while COMMAND runs\n"
     "  ttl insert NAME QUOTA TTL     create a TTL counter (TTL: 250ms, 2h)\n"
     "  ttl query NAME                print its quota, ttl and unit\n"
@@ -81,11 +81,12 @@ static const char usage_text[] =
     "  node reload                   re-read the settings file (privileged)\n"
     "  where NAME                    print the server NAME maps to (no connection)\n"
     "acquire and run with --wait, --lease or MAXIMUM - wait in the server's\n"
-    "queue up to --wait seconds (default 0); acquire then prints the\n"
+    "queue up to --wait (default 0); acquire then prints the\n"
     "consumption. --lease: the server releases unless renewed within\n"
-    "SECONDS; run renews every third of it. MAXIMUM -: the maximum of the\n"
+    "it; run renews every third of it. MAXIMUM -: the maximum of the\n"
     "server's group NAME, and its wait and lease unless given.\n"
-    "durations: a whole number and a unit: ns, us, ms, s, min or h. window\n"
+    "durations: a number, a fraction if wanted, and a unit: ns, us, ms, s,\n"
+    "m or min (minutes), h; a bare number is seconds (250ms, 1.5s, 5min). window\n"
     "and gcra print `state allowed|limited|never`, limit, remaining, used,\n"
     "retry_after_ns and reset_after_ns, one `key value` per line; --peek\n"
     "charges nothing. ttl query and update print quota, ttl and unit.\n"
@@ -103,7 +104,7 @@ static const char usage_text[] =
     "  -p, --port PORT     counter port (default 11215)\n"
     "      --servers LIST  HOST:PORT[:WEIGHT],... ([ADDR]:PORT for IPv6),\n"
     "                      instead of -s and -p\n"
-    "  -t, --timeout SECS  wait at most this long for each answer (default 10)\n"
+    "  -t, --timeout DURATION  wait at most this long for each answer (default 10s)\n"
     "      --secret-file PATH  the admin secret, for privileged commands\n"
     "  -h, --help          show this help\n"
     "      --version       show the version\n"
@@ -140,21 +141,21 @@ static bool parse_u32(const char *s, uint32_t *out)
     return true;
 }
 
-/* Parses a non-negative number of seconds (fractions allowed). */
-static bool parse_seconds(const char *s, double *out)
-{
-    char *end;
-    double v;
+/* Why the last duration argument was refused, for the usage error. */
+static char duration_error[192];
 
-    if ((s[0] < '0' || s[0] > '9') && s[0] != '.')
-        return false;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || v < 0 || v > 31536000.0)
-        return false;
-    *out = v;
-    return true;
-}
+/* --wait and --lease: milliseconds on the wire, below the value that
+ * means "the group's". */
+static const ctl_span hold_span = {
+    1000000, "milliseconds", 0, CNT_USE_GROUP_DEFAULT - 1,
+    "0 to 4294967294ms, about 49.7 days",
+};
+
+/* -t: each wait for an answer, in milliseconds. */
+static const ctl_span timeout_span = {
+    1000000, "milliseconds", 1, 86400000,
+    "more than 0, at most 24h",
+};
 
 /* Checks a counter name's length (1..65535 bytes). */
 static bool name_ok(const char *name)
@@ -336,26 +337,24 @@ typedef struct hold_args {
     char **command;         /* run's command */
 } hold_args;
 
-/* Parses the value of --wait or --lease: seconds, fractions allowed, into
- * whole milliseconds (rounded; a value above 0 is at least 1 ms). False
- * unless it fits below CNT_USE_GROUP_DEFAULT, which means "the group's". */
+/* Parses the value of --wait or --lease, a duration (protocol/duration.h)
+ * of whole milliseconds, into *ms and *secs. False unless it fits below
+ * CNT_USE_GROUP_DEFAULT, which means "the group's"; duration_error then
+ * says why. */
 static bool parse_duration(const char *s, double *secs, uint32_t *ms)
 {
-    double v, m;
+    cnt_duration d;
+    uint64_t steps;
 
-    if (!parse_seconds(s, &v))
+    if (!ctl_duration_arg(s, &hold_span, &d, &steps, duration_error,
+                          sizeof duration_error))
         return false;
-    m = v * 1000.0 + 0.5;
-    if (m >= (double)CNT_USE_GROUP_DEFAULT)
-        return false;
-    *ms = (uint32_t)m;
-    if (*ms == 0 && v > 0)
-        *ms = 1;
-    *secs = v;
+    *ms = (uint32_t)steps;
+    *secs = (double)d.ns / 1e9;
     return true;
 }
 
-/* Parses NAME RESOURCES MAXIMUM [--wait SECONDS] [--lease SECONDS] (the
+/* Parses NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION] (the
  * two options in either order), and for run then -- COMMAND [ARG...]. */
 static int parse_hold_args(const char *cmd, int argc, char **argv,
                            hold_args *a)
@@ -387,12 +386,12 @@ static int parse_hold_args(const char *cmd, int argc, char **argv,
 
         if (*set)
             return usage_error("%s given twice", argv[i]);
-        if (i + 1 >= argc ||
-            !parse_duration(argv[i + 1], is_wait ? &a->wait : &lease,
+        if (i + 1 >= argc)
+            return usage_error("%s needs a duration (" CNT_DURATION_EXAMPLES
+                               ")", argv[i]);
+        if (!parse_duration(argv[i + 1], is_wait ? &a->wait : &lease,
                             is_wait ? &a->wait_ms : &a->lease_ms))
-            return usage_error("%s needs a number of seconds from 0 to "
-                               "4294967: \"%s\"", argv[i],
-                               i + 1 < argc ? argv[i + 1] : "");
+            return usage_error("%s: %s", argv[i], duration_error);
         *set = true;
         i += 2;
     }
@@ -528,9 +527,6 @@ static int cmd_wait_acquire(ctl_conn *c, const hold_args *a)
 
 /* ---- rate limits: ttl, window, gcra ---- */
 
-/* The units a duration may be written in, for messages. */
-#define CTL_UNITS_TEXT "ns, us, ms, s, min or h"
-
 /* Arguments of `ttl ...`, `window` and `gcra`: one request's fields. */
 typedef struct limit_args {
     uint8_t opcode;
@@ -548,29 +544,26 @@ typedef struct limit_args {
     uint64_t period_ns;     /* window: 0 = the server's default; gcra */
 } limit_args;
 
-/* Parses what (an argument's name, for messages) as a duration: value
- * and unit as written, and its length in nanoseconds, which must fit in 64
- * bits and, unless zero_ok, be above 0. A usage error naming it else. */
+/* Parses what (an argument's name, for messages) as a duration: its
+ * length in nanoseconds, which must fit in 64 bits and, unless zero_ok, be
+ * above 0, and the same as a whole number of one wire unit (the one it was
+ * written in when it is whole there: 1.5h goes as 90min). A usage error
+ * naming it else. */
 static int parse_duration_arg(const char *what, const char *s, bool zero_ok,
                               uint64_t *value, uint8_t *unit, uint64_t *ns)
 {
-    switch (ctl_parse_duration(s, value, unit)) {
-    case CTL_DURATION_OK:
-        break;
-    case CTL_DURATION_NO_UNIT:
-        return usage_error("%s needs a unit (" CTL_UNITS_TEXT "), as in "
-                           "%ss: \"%s\"", what, s, s);
-    case CTL_DURATION_RANGE:
-        return usage_error("%s is too long: \"%s\"", what, s);
-    default:
-        return usage_error("%s needs a whole number and a unit ("
-                           CTL_UNITS_TEXT "), as in 250ms: \"%s\"", what, s);
-    }
-    if (!ctl_duration_ns(*value, *unit, ns))
-        return usage_error("%s is too long (at most 18446744073709551615ns, "
-                           "about 584 years): \"%s\"", what, s);
-    if (*ns == 0 && !zero_ok)
-        return usage_error("%s must be longer than 0: \"%s\"", what, s);
+    const ctl_span span = {
+        1, "nanoseconds", zero_ok ? 0 : 1, UINT64_MAX,
+        zero_ok ? "at most 18446744073709551615ns, about 584 years"
+                : "longer than 0, at most 18446744073709551615ns, about "
+                  "584 years",
+    };
+    cnt_duration d;
+
+    if (!ctl_duration_arg(s, &span, &d, ns, duration_error,
+                          sizeof duration_error))
+        return usage_error("%s: %s", what, duration_error);
+    cnt_duration_in_unit(&d, value, unit);
     return 0;
 }
 
@@ -1828,7 +1821,8 @@ static int parse_options(int argc, char **argv, ctl_options *o)
         { NULL, 0, NULL, 0 }
     };
     uint32_t port;
-    double secs;
+    cnt_duration d;
+    uint64_t ms;
     int ch;
 
     /* "+": stop at the command, so run's own arguments stay untouched;
@@ -1851,9 +1845,10 @@ static int parse_options(int argc, char **argv, ctl_options *o)
             o->port_given = true;
             break;
         case 't':
-            if (!parse_seconds(optarg, &secs) || secs <= 0 || secs > 86400)
-                return usage_error("bad timeout: \"%s\"", optarg);
-            o->timeout_ms = (int)(secs * 1000);
+            if (!ctl_duration_arg(optarg, &timeout_span, &d, &ms,
+                                  duration_error, sizeof duration_error))
+                return usage_error("--timeout: %s", duration_error);
+            o->timeout_ms = (int)ms;
             break;
         case 'S':
             if (optarg[0] == '\0')

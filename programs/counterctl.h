@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "client/servers.h"
+#include "protocol/duration.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
 
@@ -109,25 +110,26 @@ void ctl_conn_keepalive(ctl_conn *c);
 
 /* ---- argument parsers (counterctl_args.c) ---- */
 
-/* What ctl_parse_duration found. */
-typedef enum ctl_duration {
-    CTL_DURATION_OK,
-    CTL_DURATION_NO_UNIT,   /* a bare number: which unit is not guessed */
-    CTL_DURATION_BAD,       /* not digits and a known unit */
-    CTL_DURATION_RANGE      /* more than 18446744073709551615 of the unit */
-} ctl_duration;
-
 /* Parses a decimal u64 (digits only); false if it is not one. */
 bool ctl_parse_u64(const char *s, uint64_t *out);
 
-/* Parses a duration, a whole number and a unit (ns, us, ms, s, min, h):
- * "250ms" gives value 250, unit CNT_UNIT_MS. */
-ctl_duration ctl_parse_duration(const char *s, uint64_t *value,
-                                uint8_t *unit);
+/* What a duration argument may be: a whole number of steps of per ns,
+ * from min to max steps, with the words messages use for them. */
+typedef struct ctl_span {
+    uint64_t per;           /* ns per step: 1000000 counts milliseconds */
+    const char *step;       /* "milliseconds" */
+    uint64_t min, max;      /* in steps */
+    const char *bounds;     /* "0 to 4294967294ms, about 49.7 days" */
+} ctl_span;
 
-/* Converts value of unit to nanoseconds; false if that passes UINT64_MAX
- * or the unit is unknown. */
-bool ctl_duration_ns(uint64_t value, uint8_t unit, uint64_t *ns);
+/* Parses s as a duration (protocol/duration.h: a number, a fraction if
+ * wanted, a unit; a bare number is seconds) into *d and *steps, whole
+ * steps of span within its bounds. False otherwise, with the reason in
+ * msg (len bytes): the value quoted, what is wrong and the right form, as
+ * in "\"5 minutes\" is not a duration (write a number and a unit: 250ms,
+ * 3s, 5min, 2h)", for the caller to put after the argument's name. */
+bool ctl_duration_arg(const char *s, const ctl_span *span, cnt_duration *d,
+                      uint64_t *steps, char *msg, size_t len);
 
 /* Writes bytes to stdout with anything but printable ASCII (and space and
  * backslash) escaped as \xHH, so every name fits on one line. */

@@ -1,5 +1,5 @@
 /* counterctl_args.c: the parsers of counterctl's arguments that need more
- * than strtoull: durations with a unit (`250ms`, `5min`), 64-bit numbers,
+ * than strtoull: durations (`250ms`, `5min`, `1.5`), 64-bit numbers,
  * hard limits (`unlimited`), and the --secret-file reader, which must take
  * the file exactly as the server takes its own; and which server of
  * --servers a command goes to. Kept apart from
@@ -31,46 +31,36 @@ bool ctl_parse_u64(const char *s, uint64_t *out)
     return true;
 }
 
-/* Parses a duration: digits, then a unit named as cnt_unit_name names it
- * (exactly, lower case). The digits are kept as written, in that unit. */
-ctl_duration ctl_parse_duration(const char *s, uint64_t *value,
-                                uint8_t *unit)
+/* Parses s as a duration in the grammar every part of the project shares
+ * (protocol/duration.h), counted in whole steps of span->per ns within
+ * span's bounds. */
+bool ctl_duration_arg(const char *s, const ctl_span *span, cnt_duration *d,
+                      uint64_t *steps, char *msg, size_t len)
 {
-    const char *p = s;
-    unsigned long long v;
-    char *end;
+    cnt_duration_status st = cnt_duration_parse(s, strlen(s), d);
+    const char *problem, *hint;
 
-    while (*p >= '0' && *p <= '9')
-        p++;
-    if (p == s)
-        return CTL_DURATION_BAD;
-    if (*p == '\0')
-        return CTL_DURATION_NO_UNIT;
-    for (uint8_t u = 0; u <= CNT_UNIT_MAX; u++) {
-        if (strcmp(p, cnt_unit_name(u)) != 0)
-            continue;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        /* end == p: digits only, so no sign or space got in. */
-        if (errno != 0 || end != p || v > UINT64_MAX)
-            return CTL_DURATION_RANGE;
-        *value = (uint64_t)v;
-        *unit = u;
-        return CTL_DURATION_OK;
-    }
-    return CTL_DURATION_BAD;
-}
-
-/* Converts value of unit to nanoseconds; false if that passes UINT64_MAX
- * or the unit is unknown. */
-bool ctl_duration_ns(uint64_t value, uint8_t unit, uint64_t *ns)
-{
-    uint64_t per = cnt_unit_ns(unit);
-
-    if (per == 0 || value > UINT64_MAX / per)
+    if (st == CNT_DURATION_OK && d->ns % span->per != 0) {
+        snprintf(msg, len, "\"%s\" is not a whole number of %s (%s)", s,
+                 span->step, span->bounds);
         return false;
-    *ns = value * per;
-    return true;
+    }
+    if (st == CNT_DURATION_OK && d->ns / span->per >= span->min &&
+        d->ns / span->per <= span->max) {
+        *steps = d->ns / span->per;
+        return true;
+    }
+    if (st == CNT_DURATION_OK || st == CNT_DURATION_RANGE) {
+        /* Out of this argument's bounds, which are what to say. */
+        problem = st == CNT_DURATION_OK && d->ns / span->per < span->min
+                      ? "is too short" : "is too long";
+        hint = span->bounds;
+    } else {
+        problem = cnt_duration_problem(st);
+        hint = cnt_duration_hint(st);
+    }
+    snprintf(msg, len, "\"%s\" %s (%s)", s, problem, hint);
+    return false;
 }
 
 /* Parses a hard limit: "unlimited" or a decimal from 0 to 4294967294. */

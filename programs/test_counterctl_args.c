@@ -1,7 +1,8 @@
 /* test_counterctl_args.c: cmocka tests of counterctl's argument parsers
- * (counterctl_args.c): durations with units, kept as written, and the
- * refusals (a bare number, an unknown unit, too large) that counterctl
- * turns into usage errors naming the argument; hard limits; and the
+ * (counterctl_args.c): duration arguments in whole steps within their
+ * bounds, and the messages of the refusals (not a duration, an unknown
+ * unit, capitals, too fine, too long) that counterctl turns into usage
+ * errors naming the argument; hard limits; and the
  * --secret-file reader, which must take a file as the server does; and
  * what --servers needs: its list, which argument places each command on
  * a server (or none, for the commands run on every server), and the
@@ -22,94 +23,89 @@
 
 #include "programs/counterctl.h"
 
-/* One duration as written and what it parses to. */
+/* One duration argument, what it may be, and what it gives: the steps,
+ * or the message (NULL: accepted). */
 struct duration_row {
     const char *text;
-    ctl_duration result;
-    uint64_t value;
-    uint8_t unit;
+    const ctl_span *span;
+    uint64_t steps;
+    const char *message;
+};
+
+/* As --wait takes it: whole milliseconds below the group's marker. */
+static const ctl_span ms_span = {
+    1000000, "milliseconds", 0, 4294967294u,
+    "0 to 4294967294ms, about 49.7 days",
+};
+
+/* As --window takes it: nanoseconds, above 0. */
+static const ctl_span ns_span = {
+    1, "nanoseconds", 1, UINT64_MAX, "longer than 0",
 };
 
 static const struct duration_row duration_rows[] = {
-    { "10ns", CTL_DURATION_OK, 10, CNT_UNIT_NS },
-    { "100us", CTL_DURATION_OK, 100, CNT_UNIT_US },
-    { "250ms", CTL_DURATION_OK, 250, CNT_UNIT_MS },
-    { "3s", CTL_DURATION_OK, 3, CNT_UNIT_S },
-    { "5min", CTL_DURATION_OK, 5, CNT_UNIT_MIN },
-    { "2h", CTL_DURATION_OK, 2, CNT_UNIT_H },
-    { "0s", CTL_DURATION_OK, 0, CNT_UNIT_S },
-    { "007ms", CTL_DURATION_OK, 7, CNT_UNIT_MS },
-    { "18446744073709551615ns", CTL_DURATION_OK, UINT64_MAX, CNT_UNIT_NS },
-    { "18446744073709551616ns", CTL_DURATION_RANGE, 0, 0 },
-    { "99999999999999999999999h", CTL_DURATION_RANGE, 0, 0 },
-    /* A bare number: the unit is never guessed. */
-    { "3", CTL_DURATION_NO_UNIT, 0, 0 },
-    { "0", CTL_DURATION_NO_UNIT, 0, 0 },
-    { "3600", CTL_DURATION_NO_UNIT, 0, 0 },
-    { "", CTL_DURATION_BAD, 0, 0 },
-    { "s", CTL_DURATION_BAD, 0, 0 },
-    { "3parsecs", CTL_DURATION_BAD, 0, 0 },
-    { "3S", CTL_DURATION_BAD, 0, 0 },
-    { "3 s", CTL_DURATION_BAD, 0, 0 },
-    { "3m", CTL_DURATION_BAD, 0, 0 },
-    { "3mins", CTL_DURATION_BAD, 0, 0 },
-    { "3sec", CTL_DURATION_BAD, 0, 0 },
-    { "1.5s", CTL_DURATION_BAD, 0, 0 },
-    { "-3s", CTL_DURATION_BAD, 0, 0 },
-    { "+3s", CTL_DURATION_BAD, 0, 0 },
-    { " 3s", CTL_DURATION_BAD, 0, 0 },
-    { "3s ", CTL_DURATION_BAD, 0, 0 },
-    { "3hs", CTL_DURATION_BAD, 0, 0 },
-    { "0x10s", CTL_DURATION_BAD, 0, 0 },
+    { "250ms", &ms_span, 250, NULL },
+    { "1.5", &ms_span, 1500, NULL },        /* a bare number: seconds */
+    { "10", &ms_span, 10000, NULL },
+    { "0", &ms_span, 0, NULL },
+    { "2m", &ms_span, 120000, NULL },       /* m is minutes */
+    { "0.5min", &ms_span, 30000, NULL },
+    { "1000us", &ms_span, 1, NULL },
+    { "4294967294ms", &ms_span, 4294967294u, NULL },
+    { "18446744073709551615ns", &ns_span, UINT64_MAX, NULL },
+    { "1.5h", &ns_span, 5400000000000u, NULL },
+    { "4294967295ms", &ms_span, 0,
+      "\"4294967295ms\" is too long (0 to 4294967294ms, about 49.7 days)" },
+    { "0.0005", &ms_span, 0,
+      "\"0.0005\" is not a whole number of milliseconds (0 to 4294967294ms, "
+      "about 49.7 days)" },
+    { "0s", &ns_span, 0, "\"0s\" is too short (longer than 0)" },
+    { "18446744073709551616ns", &ns_span, 0,
+      "\"18446744073709551616ns\" is too long (longer than 0)" },
+    { "5 minutes", &ns_span, 0,
+      "\"5 minutes\" is not a duration (write a number and a unit: 250ms, "
+      "3s, 5min, 2h)" },
+    { "", &ns_span, 0,
+      "\"\" is not a duration (write a number and a unit: 250ms, 3s, 5min, "
+      "2h)" },
+    { "-3s", &ms_span, 0,
+      "\"-3s\" is negative (write a number and a unit: 250ms, 3s, 5min, "
+      "2h)" },
+    { "3parsecs", &ns_span, 0,
+      "\"3parsecs\" has an unknown unit (units: ns, us, ms, s, m or min, h, "
+      "as in 250ms, 3s, 5min, 2h)" },
+    { "3M", &ns_span, 0,
+      "\"3M\" has its unit in capitals (units are lower case: ns, us, ms, "
+      "s, m or min, h)" },
+    { "1.5ns", &ns_span, 0,
+      "\"1.5ns\" is not a whole number of nanoseconds (write a number and "
+      "a unit: 250ms, 3s, 5min, 2h)" },
 };
 
-/* Every row parses as listed; a refusal leaves the outputs alone. */
-static void test_parse_duration(void **state)
+/* Every row parses as listed; a refusal leaves the steps alone and says
+ * why, naming the value. */
+static void test_duration_arg(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof duration_rows / sizeof duration_rows[0];
          i++) {
         const struct duration_row *r = &duration_rows[i];
-        uint64_t value = 12345;
-        uint8_t unit = 99;
+        uint64_t steps = 12345;
+        cnt_duration d;
+        char msg[192] = "";
+        bool ok = ctl_duration_arg(r->text, r->span, &d, &steps, msg,
+                                   sizeof msg);
 
         print_message("%s\n", r->text);
-        assert_int_equal(ctl_parse_duration(r->text, &value, &unit),
-                         r->result);
-        if (r->result == CTL_DURATION_OK) {
-            assert_true(value == r->value);
-            assert_int_equal(unit, r->unit);
+        if (r->message == NULL) {
+            assert_true(ok);
+            assert_true(steps == r->steps);
         } else {
-            assert_true(value == 12345);
-            assert_int_equal(unit, 99);
+            assert_false(ok);
+            assert_true(steps == 12345);
+            assert_string_equal(msg, r->message);
         }
     }
-}
-
-/* Nanoseconds: exact up to UINT64_MAX, refused beyond it. */
-static void test_duration_ns(void **state)
-{
-    uint64_t ns = 0;
-
-    (void)state;
-    assert_true(ctl_duration_ns(250, CNT_UNIT_MS, &ns));
-    assert_true(ns == 250000000u);
-    assert_true(ctl_duration_ns(2, CNT_UNIT_H, &ns));
-    assert_true(ns == 7200000000000u);
-    assert_true(ctl_duration_ns(0, CNT_UNIT_MIN, &ns));
-    assert_true(ns == 0);
-    assert_true(ctl_duration_ns(UINT64_MAX, CNT_UNIT_NS, &ns));
-    assert_true(ns == UINT64_MAX);
-    /* The largest whole number of hours, and one more. */
-    assert_true(ctl_duration_ns(UINT64_MAX / 3600000000000u, CNT_UNIT_H,
-                                &ns));
-    assert_true(ns == UINT64_MAX / 3600000000000u * 3600000000000u);
-    ns = 7;
-    assert_false(ctl_duration_ns(UINT64_MAX / 3600000000000u + 1,
-                                 CNT_UNIT_H, &ns));
-    assert_false(ctl_duration_ns(UINT64_MAX / 1000 + 1, CNT_UNIT_US, &ns));
-    assert_false(ctl_duration_ns(1, CNT_UNIT_MAX + 1, &ns));
-    assert_true(ns == 7);
 }
 
 /* u64: digits only, the whole range, nothing beyond it. */
@@ -330,8 +326,7 @@ static void test_format_server(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_duration),
-        cmocka_unit_test(test_duration_ns),
+        cmocka_unit_test(test_duration_arg),
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_parse_hard_limit),
         cmocka_unit_test(test_read_secret),

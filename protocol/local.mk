@@ -6,9 +6,11 @@
 noinst_LTLIBRARIES += libcntproto.la
 libcntproto_la_SOURCES = \
 	protocol/wire.c \
+	protocol/duration.c \
 	protocol/request.c \
 	protocol/response.c
 noinst_HEADERS += \
 	protocol/wire.h \
+	protocol/duration.h \
 	protocol/request.h \
 	protocol/response.h

@@ -50,8 +50,18 @@ my @cases = (
     ['counter.enable=true;counter.port=0;=5', '=5', 'malformed token (no key)'],
     ['counter.enable=true;counter.port=0;counter.group.licence=max:0',
      'counter.group.licence', 'group with maximum 0'],
-    ['counter.enable=true;counter.port=0;counter.group.licence=max:1,wait:5h',
-     'counter.group.licence', 'group with a bad duration'],
+    ['counter.enable=true;counter.port=0;counter.group.licence=max:1,wait:5d',
+     'counter.group.licence: wait "5d" has an unknown unit',
+     'group with a bad duration'],
+    ['counter.enable=true;counter.port=0;counter.group.licence=max:1,wait:3M',
+     'wait "3M" has its unit in capitals (units are lower case',
+     'group with a duration in capitals'],
+    ['counter.enable=true;counter.port=0;counter.group.licence=max:1,lease:1.5ms',
+     'lease "1.5ms" is not a whole number of milliseconds',
+     'group with a lease finer than its milliseconds'],
+    ['counter.enable=true;counter.port=0;counter.keepalive_idle=30 sec',
+     'counter.keepalive_idle: "30 sec" is not a duration (write a number '
+     . 'and a unit: 250ms, 3s, 5min, 2h)', 'keepalive_idle not a duration'],
     ['counter.enable=true;counter.port=0;counter.group.=max:1',
      'counter.group.', 'group without a name'],
     ['counter.enable=true;counter.port=0;counter.max_waits=0',
@@ -141,4 +151,22 @@ ok($srv->{counter_port}, 'good secret and throttle files: host serves');
 $srv->stop;
 unlike($srv->stderr, qr/Q7Q7/, 'good secret file: never logged');
 chmod 0600, $locked;
+
+# Durations in the shared grammar start the host, and a fraction of a
+# second is a group's wait: a request left to it queues, then times out.
+$srv = start_host(raw_x => "$ENV{COUNTER_SO},$base;"
+                  . 'counter.group.g=max:1,wait:0.2s,lease:2min;'
+                  . 'counter.keepalive_idle=1min;counter.stat_interval=24h');
+ok($srv->{counter_port}, 'durations with fractions and units: host serves');
+{
+    my ($a, $w) = ($srv->connect, $srv->connect);
+    my $r = parse_wait_answer($a->wcall(req_wait_acquire('g', 1, 0, 0, 0)));
+    is($r && $r->{state}, 0, 'g: its one slot taken');
+    $r = parse_wait_answer($w->wcall(req_wait_acquire('g', 1, 0,
+                                                      GROUP_DEFAULT, 0)));
+    is($r && $r->{state}, 1, 'g: queued for the group\'s wait of 0.2s');
+    my $e = parse_event($w->event);
+    is($e && $e->{code}, EV_TIMED_OUT, 'g: timed out by that wait');
+}
+$srv->stop;
 done_testing;

@@ -33,7 +33,7 @@ my ($rc, $out, $err);
 ($rc, $out) = ctl('--help');
 is($rc, 0, '--help exits 0');
 like($out, qr/usage: counterctl.*run NAME RESOURCES MAXIMUM/s, '--help shows usage');
-like($out, qr/acquire NAME RESOURCES MAXIMUM \[--wait SECONDS\] \[--lease SECONDS\]/,
+like($out, qr/acquire NAME RESOURCES MAXIMUM \[--wait DURATION\] \[--lease DURATION\]/,
      '--help shows acquire --wait and --lease');
 like($out, qr/MAXIMUM -/, '--help explains MAXIMUM -');
 ($rc, $out, $err) = ctl('--version');
@@ -129,14 +129,17 @@ like($out, qr/^  gcra NAME BURST COUNT PERIOD \[--cost N\] \[--peek\]$/m,
 for my $bad ([[qw(ttl)], qr/ttl needs insert, query, update or purge/],
              [[qw(ttl bogus n)], qr/unknown subcommand "bogus"/],
              [[qw(ttl insert n 1)], qr/ttl insert needs NAME QUOTA TTL/],
-             [[qw(ttl insert n 1 3)], qr/TTL needs a unit .*"3"/],
-             [[qw(ttl insert n 1 3parsecs)], qr/TTL .*"3parsecs"/],
-             [[qw(ttl insert n 1 1.5s)], qr/TTL .*"1\.5s"/],
-             [[qw(ttl insert n 1 3S)], qr/TTL .*"3S"/],
-             [[qw(ttl insert n 1 0s)], qr/TTL must be longer than 0: "0s"/],
-             [[qw(ttl insert n 1 5124096h)], qr/TTL is too long.*"5124096h"/],
+             [[qw(ttl insert n 1 3d)], qr/TTL: "3d" has an unknown unit/],
+             [[qw(ttl insert n 1 3parsecs)], qr/TTL: "3parsecs" has an unknown unit/],
+             [[qw(ttl insert n 1 1.5ns)],
+              qr/TTL: "1\.5ns" is not a whole number of nanoseconds/],
+             [[qw(ttl insert n 1 3S)],
+              qr/TTL: "3S" has its unit in capitals \(units are lower case/],
+             [[qw(ttl insert n 1 0s)], qr/TTL: "0s" is too short \(longer than 0/],
+             [[qw(ttl insert n 1 -1s)], qr/TTL: "-1s" is negative/],
+             [[qw(ttl insert n 1 5124096h)], qr/TTL: "5124096h" is too long/],
              [[qw(ttl insert n 1 18446744073709551616ns)],
-              qr/TTL is too long.*"18446744073709551616ns"/],
+              qr/TTL: "18446744073709551616ns" is too long/],
              [[qw(ttl insert n -1 1s)], qr/QUOTA .*"-1"/],
              [[qw(ttl insert n 18446744073709551616 1s)],
               qr/QUOTA .*"18446744073709551616"/],
@@ -148,13 +151,14 @@ for my $bad ([[qw(ttl)], qr/ttl needs insert, query, update or purge/],
              [[qw(ttl update n quota set 1)],
               qr/patch, increase or decrease, not "set"/],
              [[qw(ttl update n quota patch 1s)], qr/VALUE .*"1s"/],
-             [[qw(ttl update n ttl increase 3)], qr/VALUE needs a unit .*"3"/],
-             [[qw(ttl update n ttl patch 0ms)], qr/longer than 0: "0ms"/],
+             [[qw(ttl update n ttl increase 3x)], qr/VALUE: "3x" has an unknown unit/],
+             [[qw(ttl update n ttl patch 0ms)], qr/VALUE: "0ms" is too short/],
              [[qw(window w)], qr/window needs NAME LIMIT/],
              [[qw(window w --peek)], qr/window needs NAME LIMIT/],
              [[qw(window w x)], qr/LIMIT .*"x"/],
-             [[qw(window w 1 --window 1)], qr/--window needs a unit .*"1"/],
-             [[qw(window w 1 --window 0s)], qr/--window must be longer than 0/],
+             [['window', 'w', 1, '--window', '5 minutes'],
+              qr/--window: "5 minutes" is not a duration \(write a number and a unit: 250ms, 3s, 5min, 2h\)/],
+             [[qw(window w 1 --window 0s)], qr/--window: "0s" is too short/],
              [[qw(window w 1 --window)], qr/--window needs a value/],
              [[qw(window w 1 --slots 65)], qr/--slots .*"65"/],
              [[qw(window w 1 --slots 0)], qr/--slots .*"0"/],
@@ -166,10 +170,20 @@ for my $bad ([[qw(ttl)], qr/ttl needs insert, query, update or purge/],
              [[qw(window w 1 --cost 1 --cost 2)], qr/--cost given twice/],
              [[qw(window w 1 extra)], qr/unexpected argument "extra"/],
              [[qw(gcra g 0 1)], qr/gcra needs NAME BURST COUNT PERIOD/],
-             [[qw(gcra g 0 1 3600)], qr/PERIOD needs a unit .*"3600"/],
+             [[qw(gcra g 0 1 5M)], qr/PERIOD: "5M" has its unit in capitals/],
              [[qw(gcra g 0 0 1h)], qr/COUNT .*"0"/],
              [[qw(gcra g x 1 1h)], qr/BURST .*"x"/],
-             [[qw(gcra g 0 1 0ns)], qr/PERIOD must be longer than 0/],
+             [[qw(gcra g 0 1 0ns)], qr/PERIOD: "0ns" is too short/],
+             [[qw(-t 0 noop)], qr/--timeout: "0" is too short/],
+             [[qw(-t 0.0001 noop)],
+              qr/--timeout: "0\.0001" is not a whole number of milliseconds/],
+             [[qw(-t 5sec noop)], qr/--timeout: "5sec" has an unknown unit/],
+             [[qw(acquire a 1 2 --wait 5.)], qr/--wait: "5\." is not a duration \(write a number and a unit: 250ms, 3s, 5min, 2h\)/],
+             [[qw(acquire a 1 2 --wait 0.0005)],
+              qr/--wait: "0\.0005" is not a whole number of milliseconds/],
+             [[qw(acquire a 1 2 --lease 50d)], qr/--lease: "50d" has an unknown unit/],
+             [[qw(acquire a 1 2 --lease 50000h)], qr/--lease: "50000h" is too long/],
+             [[qw(acquire a 1 2 --lease)], qr/--lease needs a duration/],
              [[qw(gcra g 0 1 1h --slots 2)], qr/unexpected argument "--slots"/],
              [[qw(gcra g 0 1 1h --window 1s)],
               qr/unexpected argument "--window"/]) {
@@ -374,6 +388,16 @@ SKIP: {
     is($out, "1\n", 'and gets its answer');
     $v6->stop;
 }
+
+# --wait, --lease and -t take the shared duration grammar: fractions,
+# every unit, m for minutes, a bare number in seconds.
+($rc, $out, $err) = ctl('-t', '2.5s', 'acquire', 'dur', 1, 2, '--wait',
+                        '0.5min', '--lease', '1m');
+is_deeply([$rc, $out, $err], [0, "1\n", ''],
+          'acquire --wait 0.5min --lease 1m -t 2.5s: granted');
+($rc, $out, $err) = ctl('-t', '3', 'acquire', 'dur', 1, 2, '--wait', '1.5');
+is_deeply([$rc, $out, $err], [0, "1\n", ''],
+          'acquire --wait 1.5 -t 3 (bare seconds): granted');
 
 $srv->stop;
 done_testing;

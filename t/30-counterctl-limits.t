@@ -1,8 +1,8 @@
 #!/usr/bin/perl
 # 30-counterctl-limits.t: counterctl's rate-limit verbs against a live
 # server: `ttl insert|query|update|purge`, `window` and `gcra`, their
-# `key value` output, durations with units (a bare number refused, naming
-# it), and the exit codes scripts rely on: 0 allowed or ok, 75 limited,
+# `key value` output, durations in the shared grammar (fractions, m for
+# minutes, a bare number in seconds; a bad one refused, naming it), and the exit codes scripts rely on: 0 allowed or ok, 75 limited,
 # 1 for an error status, not found and never (saying so). Windows and
 # GCRA intervals are an hour long, so no answer depends on how long a
 # counterctl process takes to start.
@@ -102,14 +102,27 @@ for my $u (qw(min h)) {
     ctl_is(['ttl', 'query', "tu-$u"], 0, { ttl => $n, unit => $u },
            "ttl query of the $units{$u} record: unit $u");
 }
-($rc, $out, $err) = ctl(qw(ttl insert t2 1 3));
-ok($rc == 1 || $rc == 2, "ttl insert with a bare number: refused ($rc)");
-like($err, qr/\b3\b/, 'naming the bad TTL');
+($rc, $out, $err) = ctl(qw(ttl insert t2 1 3d));
+is($rc, 2, "ttl insert with an unknown unit: refused");
+like($err, qr/TTL: "3d" has an unknown unit/, 'naming the bad TTL');
+# A bare number is seconds; a fraction goes in the largest unit it is
+# whole in; m is minutes.
+ctl_is([qw(ttl insert tb 1 90)], 0, {}, 'ttl insert with a bare 90: 0');
+ctl_is([qw(ttl query tb)], 0, { ttl => 90, unit => 's' },
+       'a bare number is seconds');
+ctl_is([qw(ttl insert tf 1 1.5h)], 0, {}, 'ttl insert of 1.5h: 0');
+ctl_is([qw(ttl query tf)], 0, { ttl => 90, unit => 'min' },
+       '1.5h is kept as 90 min');
+ctl_is([qw(ttl insert tm 1 2m)], 0, {}, 'ttl insert of 2m: 0');
+ctl_is([qw(ttl query tm)], 0, { ttl => 2, unit => 'min' }, 'm is minutes');
+ctl_is([qw(ttl update tm ttl increase 0.5h)], 0, { ttl => 32, unit => 'min' },
+       'ttl increase by 0.5h adds 30 min');
 ($rc, $out, $err) = ctl(qw(ttl insert t2 1 3parsecs));
 ok($rc == 1 || $rc == 2, "ttl insert with an unknown unit: refused ($rc)");
 like($err, qr/3parsecs/, 'naming the bad TTL');
-($rc, $out, $err) = ctl(qw(ttl update t2 ttl increase 3));
-ok($rc == 1 || $rc == 2, 'ttl update ttl with a bare number: refused');
+($rc, $out, $err) = ctl(qw(ttl update t2 ttl increase 3S));
+is($rc, 2, 'ttl update ttl with a unit in capitals: refused');
+like($err, qr/VALUE: "3S" has its unit in capitals/, 'naming it');
 my $c = $srv->connect;
 answer_is($c->call(req_ttl_query('t2', opaque => 1)),
           resp_err(OP_TTL_QUERY, ST_NOT_FOUND, 1),
@@ -143,8 +156,15 @@ ok($a && $a->{state} == CHECK_LIMITED && $a->{used} == 5,
    'window: the server holds the 5 counterctl charged');
 ($rc) = ctl(qw(window w 1 --window 1h --slots 65));
 ok($rc == 1 || $rc == 2, "window --slots 65: refused ($rc)");
-($rc, $out, $err) = ctl(qw(window w 1 --window 1));
-ok($rc == 1 || $rc == 2, "window --window with a bare number: refused");
+($rc, $out, $err) = ctl(qw(window w 1 --window 1M));
+is($rc, 2, "window --window in capitals: refused");
+like($err, qr/--window: "1M" has its unit in capitals/, 'naming it');
+ctl_is([qw(window wm 1 --window 60m)], 0, { state => 'allowed' },
+       'window --window 60m: allowed');
+ctl_is([qw(window wm 1 --window 1h)], 75, { state => 'limited' },
+       'the same window as 1h: limited, so 60m was an hour');
+ctl_is([qw(window wm 1 --window 3600)], 75, { state => 'limited' },
+       'and as a bare 3600: limited, so it is seconds');
 
 # ---- gcra ----
 ctl_is([qw(gcra g 0 1 1h)], 0,
@@ -160,9 +180,15 @@ ctl_is([qw(gcra g 1 1 1h)], 0, { state => 'allowed', remaining => 0 },
 ($rc, $out, $err) = ctl(qw(gcra g2 0 1 1h --cost 2));
 is($rc, 1, 'gcra with a cost above burst + 1: 1');
 like($out . $err, qr/never/, 'and says never');
-($rc, $out, $err) = ctl(qw(gcra g2 0 1 3600));
-ok($rc == 1 || $rc == 2, 'gcra with a bare-number period: refused');
-like($err, qr/3600/, 'naming it');
+($rc, $out, $err) = ctl('gcra', 'g2', 0, 1, '5 minutes');
+is($rc, 2, 'gcra with a period in words: refused');
+like($err, qr/PERIOD: "5 minutes" is not a duration \(write a number and a unit: 250ms, 3s, 5min, 2h\)/,
+     'naming it and showing the right form');
+ctl_is([qw(gcra g3 0 1 3600)], 0, { state => 'allowed', reset_after_ns => $H },
+       'gcra with a bare 3600: a period of an hour');
+ctl_is([qw(gcra g4 0 1 0.5h)], 0,
+       { state => 'allowed', reset_after_ns => $H / 2 },
+       'gcra with a period of 0.5h: half an hour');
 
 $c->close;
 $srv->stop;

@@ -17,7 +17,8 @@ UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 
 ## protocol: one program per protocol/ source, sharing the fixture helpers
 ## (and the encoders only tests use) in tests/proto_helpers.c
-PROTO_TESTS = tests/test_wire tests/test_request tests/test_response
+PROTO_TESTS = tests/test_wire tests/test_request tests/test_response \
+	tests/test_duration
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 
@@ -26,6 +27,14 @@ PROTO_TEST_LDADD = libcntproto.la $(CMOCKA_LIBS)
 tests_test_wire_SOURCES = tests/test_wire.c
 tests_test_wire_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_wire_LDADD = $(PROTO_TEST_LDADD)
+
+# The duration cases live in a data file that the Python client's test
+# reads too.
+tests_test_duration_SOURCES = tests/test_duration.c
+tests_test_duration_CFLAGS = $(UNIT_TEST_CFLAGS) \
+	-DDURATIONS_FILE='"$(abs_top_srcdir)/tests/durations.txt"'
+tests_test_duration_LDADD = $(PROTO_TEST_LDADD)
+EXTRA_DIST += tests/durations.txt
 
 tests_test_request_SOURCES = tests/test_request.c tests/proto_helpers.c
 tests_test_request_CFLAGS = $(UNIT_TEST_CFLAGS)
@@ -177,6 +186,6 @@ tests_test_configuration_SOURCES = tests/test_configuration.c \
 	tests/engine_fake.c
 tests_test_configuration_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_configuration_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
-tests_test_configuration_LDADD = libcntglue.la libcntcore.la \
+tests_test_configuration_LDADD = libcntglue.la libcntcore.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif

@@ -52,6 +52,10 @@ static const good_case good_cases[] = {
     {"counter.buckets=4294967295", F_BUCKETS, 4294967295u},
     {"counter.consumption_stats.interval=1", F_INTERVAL, 1},
     {"counter.stat_interval=10", F_INTERVAL, 10},
+    /* the interval and keepalive times are durations in whole seconds */
+    {"counter.stat_interval=24h", F_INTERVAL, 86400},
+    {"counter.stat_interval=1.5min", F_INTERVAL, 90},
+    {"counter.consumption_stats.interval=2000ms", F_INTERVAL, 2},
     {"counter.threads=1", F_THREADS, 1},
     {"counter.threads=64", F_THREADS, 64},
     {"counter.memory_limit=0", F_MEMLIMIT, 0},
@@ -64,6 +68,8 @@ static const good_case good_cases[] = {
     {"counter.keepalive_idle=1", F_KA_IDLE, 1},
     {"counter.keepalive_idle=32767", F_KA_IDLE, 32767},
     {"counter.keepalive_interval=5", F_KA_INTERVAL, 5},
+    {"counter.keepalive_interval=5s", F_KA_INTERVAL, 5},
+    {"counter.keepalive_idle=2m", F_KA_IDLE, 120},
     {"counter.keepalive_count=127", F_KA_COUNT, 127},
     {"counter.bind=::1", F_NBINDS, 1},
     {"counter.bind=127.0.0.1,::1", F_NBINDS, 2},
@@ -113,8 +119,8 @@ static void test_good_strings(void **state)
 
 /* What the group errors say after "(expected ". */
 #define GROUP_EXPECTED "max:1..4294967295[,wait:DURATION][,lease:DURATION]"
-#define DURATION_EXPECTED "DURATION: an integer with unit ms, s or m, " \
-    "seconds by default, at most 4294967295 ms"
+/* What the duration errors say after the value. */
+#define DURATION_FORM "write a number and a unit: 250ms, 3s, 5min, 2h"
 #define GROUP_NAME_EXPECTED "expected 1..255 bytes without white space, " \
     "';', '=' or '\"'"
 
@@ -147,22 +153,31 @@ static const bad_case bad_cases[] = {
      "counter: counter.keepalive: invalid value \"sometimes\" (expected "
      "true/false, yes/no, on/off or 1/0)"},
     {"counter.keepalive_idle=0",
-     "counter: counter.keepalive_idle: invalid value \"0\" "
-     "(expected 1..32767)"},
+     "counter: counter.keepalive_idle: \"0\" is too short "
+     "(1s to 32767s)"},
     {"counter.keepalive_interval=32768",
-     "counter: counter.keepalive_interval: invalid value \"32768\" "
-     "(expected 1..32767)"},
+     "counter: counter.keepalive_interval: \"32768\" is too long "
+     "(1s to 32767s)"},
+    {"counter.keepalive_interval=1.5s",
+     "counter: counter.keepalive_interval: \"1.5s\" is not a whole number "
+     "of seconds (this setting counts whole seconds)"},
+    {"counter.keepalive_idle=10h",
+     "counter: counter.keepalive_idle: \"10h\" is too long "
+     "(1s to 32767s)"},
     {"counter.keepalive_count=128",
      "counter: counter.keepalive_count: invalid value \"128\" "
      "(expected 1..127)"},
     {"counter.threads=65",
      "counter: counter.threads: invalid value \"65\" (expected 1..64)"},
     {"counter.stat_interval=0",
-     "counter: counter.stat_interval: invalid value \"0\" "
-     "(expected 1..4294967295)"},
+     "counter: counter.stat_interval: \"0\" is too short "
+     "(1s to 4294967295s)"},
+    {"counter.stat_interval=1D",
+     "counter: counter.stat_interval: \"1D\" has an unknown unit "
+     "(units: ns, us, ms, s, m or min, h, as in 250ms, 3s, 5min, 2h)"},
     {"counter.consumption_stats.interval=x",
-     "counter: counter.consumption_stats.interval: invalid value \"x\" "
-     "(expected 1..4294967295)"},
+     "counter: counter.consumption_stats.interval: \"x\" is not a "
+     "duration (" DURATION_FORM ")"},
     {"counter.max_connections=4294967296",
      "counter: counter.max_connections: invalid value \"4294967296\" "
      "(expected 0..4294967295)"},
@@ -278,41 +293,53 @@ static const bad_case bad_cases[] = {
      "(expected " GROUP_EXPECTED ")"},
     /* ...its durations... */
     {"counter.group.licence=max:5,wait:",
-     "counter: counter.group.licence: invalid value \"max:5,wait:\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: wait \"\" is not a duration (write a number and a unit: 250ms, 3s, 5min, 2h; "
+     "value \"max:5,wait:\")"},
     {"counter.group.licence=max:5,wait:x",
-     "counter: counter.group.licence: invalid value \"max:5,wait:x\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: wait \"x\" is not a duration (write a number and a unit: 250ms, 3s, 5min, 2h; "
+     "value \"max:5,wait:x\")"},
     {"counter.group.licence=max:5,wait:-1s",
-     "counter: counter.group.licence: invalid value \"max:5,wait:-1s\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
-    {"counter.group.licence=max:5,wait:1.5s",
-     "counter: counter.group.licence: invalid value \"max:5,wait:1.5s\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: wait \"-1s\" is negative (write a number and a unit: 250ms, 3s, 5min, 2h; "
+     "value \"max:5,wait:-1s\")"},
+    {"counter.group.licence=max:5,wait:1.0005s",
+     "counter: counter.group.licence: wait \"1.0005s\" is not a whole number of milliseconds (this setting counts whole milliseconds; "
+     "value \"max:5,wait:1.0005s\")"},
+    {"counter.group.licence=max:5,wait:0.5ms",
+     "counter: counter.group.licence: wait \"0.5ms\" is not a whole number of milliseconds (this setting counts whole milliseconds; "
+     "value \"max:5,wait:0.5ms\")"},
     {"counter.group.licence=max:5,wait:s",
-     "counter: counter.group.licence: invalid value \"max:5,wait:s\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
-    {"counter.group.licence=max:5,wait:5h",             /* bad unit */
-     "counter: counter.group.licence: invalid value \"max:5,wait:5h\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: wait \"s\" is not a duration (write a number and a unit: 250ms, 3s, 5min, 2h; "
+     "value \"max:5,wait:s\")"},
+    {"counter.group.licence=max:5,wait:5d",
+     "counter: counter.group.licence: wait \"5d\" has an unknown unit (units: ns, us, ms, s, m or min, h, as in 250ms, 3s, 5min, 2h; "
+     "value \"max:5,wait:5d\")"},
     {"counter.group.licence=max:5,lease:5sec",
-     "counter: counter.group.licence: invalid value \"max:5,lease:5sec\" "
-     "(expected lease:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: lease \"5sec\" has an unknown unit (units: ns, us, ms, s, m or min, h, as in 250ms, 3s, 5min, 2h; "
+     "value \"max:5,lease:5sec\")"},
+    {"counter.group.licence=max:5,wait:3M",
+     "counter: counter.group.licence: wait \"3M\" has its unit in capitals (units are lower case: ns, us, ms, s, m or min, h; "
+     "value \"max:5,wait:3M\")"},
+    {"counter.group.licence=max:5,lease:4S",
+     "counter: counter.group.licence: lease \"4S\" has its unit in capitals (units are lower case: ns, us, ms, s, m or min, h; "
+     "value \"max:5,lease:4S\")"},
+    {"counter.group.licence=max:5,lease:9Ms",
+     "counter: counter.group.licence: lease \"9Ms\" has its unit in capitals (units are lower case: ns, us, ms, s, m or min, h; "
+     "value \"max:5,lease:9Ms\")"},
     {"counter.group.licence=max:5,lease:5 s",
-     "counter: counter.group.licence: invalid value \"max:5,lease:5 s\" "
-     "(expected lease:" DURATION_EXPECTED ")"},
-    {"counter.group.licence=max:5,lease:4294967296ms",  /* past 2^32-1 ms */
-     "counter: counter.group.licence: invalid value \"max:5,lease:"
-     "4294967296ms\" (expected lease:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: lease \"5 s\" is not a duration (write a number and a unit: 250ms, 3s, 5min, 2h; "
+     "value \"max:5,lease:5 s\")"},
+    {"counter.group.licence=max:5,lease:4294967296ms",
+     "counter: counter.group.licence: lease \"4294967296ms\" is too long (at most 4294967295ms, about 49.7 days; "
+     "value \"max:5,lease:4294967296ms\")"},
     {"counter.group.licence=max:5,lease:4294968s",
-     "counter: counter.group.licence: invalid value \"max:5,lease:4294968s"
-     "\" (expected lease:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: lease \"4294968s\" is too long (at most 4294967295ms, about 49.7 days; "
+     "value \"max:5,lease:4294968s\")"},
     {"counter.group.licence=max:5,wait:71583m",
-     "counter: counter.group.licence: invalid value \"max:5,wait:71583m\" "
-     "(expected wait:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: wait \"71583m\" is too long (at most 4294967295ms, about 49.7 days; "
+     "value \"max:5,wait:71583m\")"},
     {"counter.group.licence=max:5,wait:99999999999999999999999ms",
-     "counter: counter.group.licence: invalid value \"max:5,wait:"
-     "99999999999999999999999ms\" (expected wait:" DURATION_EXPECTED ")"},
+     "counter: counter.group.licence: wait \"99999999999999999999999ms\" is too long (at most 4294967295ms, about 49.7 days; "
+     "value \"max:5,wait:99999999999999999999999ms\")"},
     /* ...and its name. */
     {"counter.group.=max:1",
      "counter: counter.group.: invalid group name (value \"max:1\"; "
@@ -487,9 +514,9 @@ static const bad_file_case bad_files[] = {
      "\"/etc/other\"; a file cannot name another)"},
     {"counter.bind = \"::1\n",
      ":1: counter.bind: unterminated quote in value \"::1"},
-    {"counter.group.a = max:1\ncounter.group.b = max:2,wait:1h\n",
-     ":2: counter.group.b: invalid value \"max:2,wait:1h\" (expected "
-     "wait:" DURATION_EXPECTED ")"},
+    {"counter.group.a = max:1\ncounter.group.b = max:2,wait:1d\n",
+     ":2: counter.group.b: wait \"1d\" has an unknown unit (units: ns, us, "
+     "ms, s, m or min, h, as in 250ms, 3s, 5min, 2h; value \"max:2,wait:1d\")"},
     {"counter.group.a b = max:1\n",
      ":1: counter.group.a b: invalid group name (value \"max:1\"; "
      GROUP_NAME_EXPECTED ")"},
@@ -777,13 +804,18 @@ static const group_case group_cases[] = {
     {"counter.group.licence=lease:2m,max:3,wait:10s", "licence", 3, 10000,
      120000},
     {"counter.group.licence=wait:250ms,max:3", "licence", 3, 250, 0},
-    /* units: ms, s, m, seconds without one, any case */
+    /* units: ms, s, m, seconds without one, as before; fields any case */
     {"counter.group.g=max:1,wait:1500ms", "g", 1, 1500, 0},
     {"counter.group.g=max:1,wait:7", "g", 1, 7000, 0},
     {"counter.group.g=max:1,wait:7s", "g", 1, 7000, 0},
     {"counter.group.g=max:1,wait:3m", "g", 1, 180000, 0},
-    {"counter.group.g=max:1,wait:3M,lease:4S", "g", 1, 180000, 4000},
-    {"counter.group.g=MAX:2,Lease:9Ms", "g", 2, 0, 9},
+    {"counter.group.g=MAX:2,Lease:9ms", "g", 2, 0, 9},
+    /* the shared grammar's other units and fractions */
+    {"counter.group.g=max:1,wait:3min,lease:2h", "g", 1, 180000, 7200000},
+    {"counter.group.g=max:1,wait:1.5s,lease:0.25", "g", 1, 1500, 250},
+    {"counter.group.g=max:1,wait:2500000us,lease:1000000000ns", "g", 1, 2500,
+     1000},
+    {"counter.group.g=max:1,lease:0.5min", "g", 1, 0, 30000},
     /* zero: no wait, no lease, as without the field */
     {"counter.group.g=max:1,wait:0,lease:0ms", "g", 1, 0, 0},
     /* the largest durations in each unit */

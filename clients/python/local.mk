@@ -7,6 +7,7 @@ EXTRA_DIST += clients/python/run-tests.sh clients/python/pyproject.toml \
 	clients/python/bench.py \
 	clients/python/src/mccounter/__init__.py \
 	clients/python/src/mccounter/protocol.py \
+	clients/python/src/mccounter/duration.py \
 	clients/python/src/mccounter/ops.py \
 	clients/python/src/mccounter/ketama.py \
 	clients/python/src/mccounter/client.py \
@@ -15,6 +16,7 @@ EXTRA_DIST += clients/python/run-tests.sh clients/python/pyproject.toml \
 	clients/python/tests/support.py \
 	clients/python/tests/test_codec.py \
 	clients/python/tests/test_refusals.py \
+	clients/python/tests/test_duration.py \
 	clients/python/tests/test_ketama.py \
 	clients/python/tests/test_live.py \
 	clients/python/tests/test_install.py \

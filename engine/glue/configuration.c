@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "engine/glue/configuration.h"
+#include "protocol/duration.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -371,29 +372,85 @@ static bool config_group_name_ok(const char *name, size_t len)
     return true;
 }
 
-/* Parses a duration v[0..len): digits, then ms, s or m (any case), seconds
- * without a unit; false unless it is one of at most UINT32_MAX ms. */
-static bool config_duration(const char *v, size_t len, uint32_t *ms)
+/* Where a duration setting goes: the unit it is counted in (nanoseconds
+ * per step) and its bounds, with the words a message uses for them. */
+typedef struct config_span {
+    uint64_t per;
+    const char *step;       /* "milliseconds" */
+    uint64_t min, max;      /* in steps */
+    const char *bounds;     /* "at most 4294967295ms, about 49.7 days" */
+} config_span;
+
+/* Groups' wait and lease: milliseconds on the wire, 0 meaning none. */
+static const config_span group_span = {
+    1000000, "milliseconds", 0, UINT32_MAX,
+    "at most 4294967295ms, about 49.7 days",
+};
+
+/* The epoch-aligned window of the consumption statistics, in seconds. */
+static const config_span interval_span = {
+    1000000000, "seconds", 1, UINT32_MAX, "1s to 4294967295s",
+};
+
+/* TCP keepalive's idle time and probe interval: Linux takes whole seconds
+ * up to 32767. */
+static const config_span keepalive_span = {
+    1000000000, "seconds", 1, 32767, "1s to 32767s",
+};
+
+/* Parses the duration v[0..len) (protocol/duration.h: the one grammar
+ * every setting shares) as a whole number of span's steps within its
+ * bounds. On error writes ""V" PROBLEM (HINT" into msg, the closing
+ * parenthesis left to the caller, which may add to it. */
+static bool config_duration(const char *v, size_t len,
+                            const config_span *span, uint64_t *out,
+                            char *msg, size_t msglen)
 {
-    size_t digits = 0;
-    while (digits < len && v[digits] >= '0' && v[digits] <= '9')
-        digits++;
-    const char *unit = v + digits;
-    size_t ulen = len - digits;
-    uint64_t scale;
-    if (ulen == 0 || (ulen == 1 && tolower((unsigned char)unit[0]) == 's'))
-        scale = 1000;
-    else if (ulen == 1 && tolower((unsigned char)unit[0]) == 'm')
-        scale = 60000;
-    else if (ulen == 2 && strncasecmp(unit, "ms", 2) == 0)
-        scale = 1;
-    else
+    char val[CNT_CLIP_BUF];
+    cnt_duration d;
+    cnt_duration_status st = cnt_duration_parse(v, len, &d);
+    const char *problem = NULL, *hint = NULL;
+    if (st == CNT_DURATION_RANGE) {
+        /* Past 2^64 ns is past every setting's own bound, the one to say. */
+        problem = cnt_duration_problem(st);
+        hint = span->bounds;
+    } else if (st != CNT_DURATION_OK) {
+        problem = cnt_duration_problem(st);
+        hint = cnt_duration_hint(st);
+    } else if (d.ns % span->per != 0) {
+        snprintf(msg, msglen, "\"%s\" is not a whole number of %s "
+                 "(this setting counts whole %s",
+                 config_clip(val, v, len, CNT_CLIP_TEXT, false), span->step,
+                 span->step);
         return false;
-    uint64_t x;
-    if (!config_parse_digits(v, digits, &x) || x > UINT32_MAX / scale)
-        return false;
-    *ms = (uint32_t)(x * scale);
-    return true;
+    } else if (d.ns / span->per > span->max) {
+        problem = "is too long";
+        hint = span->bounds;
+    } else if (d.ns / span->per < span->min) {
+        problem = "is too short";
+        hint = span->bounds;
+    }
+    if (problem == NULL) {
+        *out = d.ns / span->per;
+        return true;
+    }
+    snprintf(msg, msglen, "\"%s\" %s (%s",
+             config_clip(val, v, len, CNT_CLIP_TEXT, false), problem, hint);
+    return false;
+}
+
+/* Parses the value of a key that holds a duration counted in span's
+ * steps, or reports it as "KEY: "V" PROBLEM (HINT)". */
+static bool config_duration_key(const char *key, const char *v,
+                                const config_span *span, uint64_t *out,
+                                char *err, size_t errlen,
+                                const cnt_config_origin *origin)
+{
+    char k[CNT_CLIP_BUF], msg[256];
+    if (config_duration(v, strlen(v), span, out, msg, sizeof(msg)))
+        return true;
+    return config_error(err, errlen, origin, "%s: %s)",
+                        config_clip_text(k, key), msg);
 }
 
 /* The fields of a group's value, in the order the bits of "seen" use. */
@@ -416,12 +473,8 @@ static bool config_group_value(const char *key, const char *v, cnt_group *g,
                                char *err, size_t errlen,
                                const cnt_config_origin *origin)
 {
-    static const char *const duration_expected[GROUP_FIELDS] = {
-        NULL,
-        "wait:DURATION: an integer with unit ms, s or m, seconds by "
-        "default, at most 4294967295 ms",
-        "lease:DURATION: an integer with unit ms, s or m, seconds by "
-        "default, at most 4294967295 ms",
+    static const char *const field_names[GROUP_FIELDS] = {
+        "max", "wait", "lease",
     };
     unsigned seen = 0;
     const char *p = v, *fname, *x;
@@ -440,10 +493,16 @@ static bool config_group_value(const char *key, const char *v, cnt_group *g,
             if (!config_parse_digits(x, xlen, &n) || n < 1 || n > UINT32_MAX)
                 goto bad;
             g->maximum = (uint32_t)n;
-        } else if (!config_duration(x, xlen, f == GROUP_WAIT ? &g->wait_ms
-                                                             : &g->lease_ms)) {
-            return config_bad_value(key, v, duration_expected[f], err,
-                                    errlen, origin);
+        } else {
+            char k[CNT_CLIP_BUF], val[CNT_CLIP_BUF], msg[256];
+            uint64_t ms;
+            if (!config_duration(x, xlen, &group_span, &ms, msg,
+                                 sizeof(msg)))
+                return config_error(err, errlen, origin,
+                                    "%s: %s %s; value \"%s\")",
+                                    config_clip_text(k, key), field_names[f],
+                                    msg, config_clip_text(val, v));
+            *(f == GROUP_WAIT ? &g->wait_ms : &g->lease_ms) = (uint32_t)ms;
         }
     }
     if ((seen & (1u << GROUP_MAX)) != 0)
@@ -526,7 +585,8 @@ static bool config_apply(void *ctx, const char *key, const char *v,
     }
     if (strcmp(key, "counter.consumption_stats.interval") == 0 ||
         strcmp(key, "counter.stat_interval") == 0) {
-        if (!config_number(key, v, 1, UINT32_MAX, &x, err, errlen, origin))
+        if (!config_duration_key(key, v, &interval_span, &x, err, errlen,
+                                 origin))
             return false;
         c->table.interval = (uint32_t)x;
         return true;
@@ -546,13 +606,15 @@ static bool config_apply(void *ctx, const char *key, const char *v,
                            origin);
     /* Linux takes idle and interval up to 32767 s and count up to 127. */
     if (strcmp(key, "counter.keepalive_idle") == 0) {
-        if (!config_number(key, v, 1, 32767, &x, err, errlen, origin))
+        if (!config_duration_key(key, v, &keepalive_span, &x, err, errlen,
+                                 origin))
             return false;
         c->server.keepalive_idle = (unsigned)x;
         return true;
     }
     if (strcmp(key, "counter.keepalive_interval") == 0) {
-        if (!config_number(key, v, 1, 32767, &x, err, errlen, origin))
+        if (!config_duration_key(key, v, &keepalive_span, &x, err, errlen,
+                                 origin))
             return false;
         c->server.keepalive_interval = (unsigned)x;
         return true;

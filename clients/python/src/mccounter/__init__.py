@@ -3,6 +3,7 @@
 server-list hashing compatible with libmemcached and the C client."""
 from .aio import AsyncClient, AsyncLease, AsyncPipeline
 from .client import Client, Lease, Pipeline
+from .duration import DurationError, parse_duration
 from .ketama import Continuum, Router, parse_servers
 from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, CheckAnswer,
                        CheckState, CounterError, DumpRecord, Event,
@@ -22,5 +23,5 @@ __all__ = [
     "ProtocolError", "QueueRecord", "ServerDown", "Status", "StatusError",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
-    "WindowItem", "__version__",
+    "WindowItem", "DurationError", "parse_duration", "__version__",
 ]
