@@ -1511,8 +1511,9 @@ static void run_hold_init(run_hold *h, const hold_args *a,
         h->period_ms = a->lease_ms >= 3 ? a->lease_ms / 3 : 1;
     h->next_renew = g->granted_at + h->period_ms;
     /* The server counts the lease from when it sent the grant, a little
-     * before it came in; the watchdog keeps a quarter of the lease as
-     * margin. Each confirmed renewal then gives an exact lower bound. */
+     * before it came in; the watchdog keeps a sixth of the lease as
+     * margin. Each confirmed renewal then gives a true lower bound: the
+     * server renewed after the Renew was sent. */
     h->lease_len = a->lease_ms == CNT_USE_GROUP_DEFAULT ? CTL_GROUP_LEASE_MS
                                                         : a->lease_ms;
     h->bound = h->period_ms > 0 ? g->granted_at + h->lease_len : -1;

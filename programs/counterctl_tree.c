@@ -181,12 +181,19 @@ static void tree_level(tree *t, int level)
     tree_signal(t, level == LEVEL_KILL ? SIGKILL : SIGTERM, true);
 }
 
-/* The latest moment SIGKILL may come so that the tree is gone before a
- * lease the server counts from bound - lease can run out: a quarter of
- * the lease before. */
+/* The watchdog: counterctl renews every third of the lease, so a bound
+ * that comes within a third of the lease without a newer one means a
+ * renewal is overdue by a third: SIGTERM then. SIGKILL comes a sixth of
+ * the lease before the bound, so that the tree is gone before the server
+ * can let the lease run out and grant it to the next holder. */
+static int64_t tree_lease_term(const tree *t)
+{
+    return t->bound - t->s->lease_ms / 3;
+}
+
 static int64_t tree_lease_kill(const tree *t)
 {
-    return t->bound - t->s->lease_ms / 4;
+    return t->bound - t->s->lease_ms / 6;
 }
 
 /* Starts stopping the tree: SIGTERM now, SIGKILL after --kill-after, or
@@ -393,7 +400,7 @@ static int tree_timeout(const tree *t, int64_t now)
     if (t->level == LEVEL_TERM && (due < 0 || t->kill_at < due))
         due = t->kill_at;
     if (t->level == LEVEL_RUNNING && t->bound >= 0) {
-        int64_t wd = t->bound - t->s->lease_ms / 2;
+        int64_t wd = tree_lease_term(t);
 
         if (due < 0 || wd < due)
             due = wd;
@@ -403,13 +410,12 @@ static int tree_timeout(const tree *t, int64_t now)
     return due <= now ? 0 : due - now > 60000 ? 60000 : (int)(due - now);
 }
 
-/* Does what is due: the lease watchdog (SIGTERM once half the lease is
- * left unconfirmed), SIGKILL after --kill-after, and while stopping, the
- * adopted orphans. */
+/* Does what is due: the lease watchdog, SIGKILL after --kill-after, and
+ * while stopping, signalling newly adopted orphans. */
 static void tree_tick(tree *t, int64_t now)
 {
     if (t->level == LEVEL_RUNNING && t->bound >= 0 &&
-        now >= t->bound - t->s->lease_ms / 2) {
+        now >= tree_lease_term(t)) {
         tree_tell(t, CTL_TREE_WATCHDOG);
         tree_stop(t, now);
     }
