@@ -21,12 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "client/ketama.h"
 #include "programs/counterctl.h"
@@ -59,7 +57,9 @@ static const char usage_text[] =
     "  stats                         print the server's statistics, `name value`\n"
     "  dump                          print every counter, `name current max`\n"
     "  run NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION]\n"
-    "      -- COMMAND [ARG...]       hold the resources while COMMAND runs\n"
+    "      [--kill-after DURATION] -- COMMAND [ARG...]\n"
+    "                                hold the resources while COMMAND and\n"
+    "                                every process it starts run\n"
     "  ttl insert NAME QUOTA TTL     create a TTL counter (TTL: 250ms, 2h)\n"
     "  ttl query NAME                print its quota, ttl and unit\n"
     "  ttl update NAME quota|ttl patch|increase|decrease VALUE\n"
@@ -84,7 +84,10 @@ static const char usage_text[] =
     "queue up to --wait (default 0); acquire then prints the\n"
     "consumption. --lease: the server releases unless renewed within\n"
     "it; run renews every third of it. MAXIMUM -: the maximum of the\n"
-    "server's group NAME, and its wait and lease unless given.\n"
+    "server's group NAME, and its wait and lease unless given. run stops\n"
+    "COMMAND's whole process tree when the holding is lost or counterctl\n"
+    "dies: SIGTERM, SIGKILL --kill-after later (default 10s), and\n"
+    "releases only once no process of it is left.\n"
     "durations: a number, a fraction if wanted, and a unit: ns, us, ms, s,\n"
     "m or min (minutes), h; a bare number is seconds (250ms, 1.5s, 5min). window\n"
     "and gcra print `state allowed|limited|never`, limit, remaining, used,\n"
@@ -334,6 +337,7 @@ typedef struct hold_args {
     double wait;            /* --wait in seconds, for run's Acquire retries */
     uint32_t wait_ms;       /* as sent; CNT_USE_GROUP_DEFAULT: the group's */
     uint32_t lease_ms;      /* as sent; 0: no lease */
+    uint32_t kill_after_ms; /* run: from SIGTERM to SIGKILL of the tree */
     char **command;         /* run's command */
 } hold_args;
 
@@ -354,17 +358,23 @@ static bool parse_duration(const char *s, double *secs, uint32_t *ms)
     return true;
 }
 
+/* How long run's command tree has between SIGTERM and SIGKILL unless
+ * --kill-after says otherwise. */
+#define CTL_KILL_AFTER_MS 10000u
+
 /* Parses NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION] (the
- * two options in either order), and for run then -- COMMAND [ARG...]. */
+ * two options in either order; run also takes --kill-after DURATION), and
+ * for run then -- COMMAND [ARG...]. */
 static int parse_hold_args(const char *cmd, int argc, char **argv,
                            hold_args *a)
 {
     bool run = strcmp(cmd, "run") == 0, group, wait_set = false;
-    bool lease_set = false;
-    double lease = 0;
+    bool lease_set = false, kill_set = false;
+    double lease = 0, kill_after = 0;
     int i = 3;
 
     memset(a, 0, sizeof *a);
+    a->kill_after_ms = CTL_KILL_AFTER_MS;
     if (argc < 3)
         return usage_error("%s needs NAME RESOURCES MAXIMUM%s", cmd,
                            run ? " -- COMMAND" : "");
@@ -380,17 +390,21 @@ static int parse_hold_args(const char *cmd, int argc, char **argv,
         return usage_error("not a number from 0 to 4294967295 (or - for "
                            "the group's maximum): \"%s\"", argv[2]);
     while (i < argc && (strcmp(argv[i], "--wait") == 0 ||
-                        strcmp(argv[i], "--lease") == 0)) {
-        bool is_wait = argv[i][2] == 'w';
-        bool *set = is_wait ? &wait_set : &lease_set;
+                        strcmp(argv[i], "--lease") == 0 ||
+                        (run && strcmp(argv[i], "--kill-after") == 0))) {
+        bool is_wait = argv[i][2] == 'w', is_kill = argv[i][2] == 'k';
+        bool *set = is_wait ? &wait_set : is_kill ? &kill_set : &lease_set;
 
         if (*set)
             return usage_error("%s given twice", argv[i]);
         if (i + 1 >= argc)
             return usage_error("%s needs a duration (" CNT_DURATION_EXAMPLES
                                ")", argv[i]);
-        if (!parse_duration(argv[i + 1], is_wait ? &a->wait : &lease,
-                            is_wait ? &a->wait_ms : &a->lease_ms))
+        if (!parse_duration(argv[i + 1],
+                            is_wait ? &a->wait : is_kill ? &kill_after
+                                                         : &lease,
+                            is_wait ? &a->wait_ms : is_kill
+                                    ? &a->kill_after_ms : &a->lease_ms))
             return usage_error("%s: %s", argv[i], duration_error);
         *set = true;
         i += 2;
@@ -1377,80 +1391,78 @@ static int run_acquire(ctl_conn *c, const hold_args *r)
     }
 }
 
-/* In the child: puts signals back as counterctl found them, ties the
- * child's life to counterctl's, and executes the command. Never returns. */
-static void run_child(char **command, run_signals *rs, pid_t parent,
-                      int report_fd)
+/* The shortest group lease that renewing every CTL_GROUP_RENEW_MS (below) keeps;
+ * the supervisor's watchdog assumes a group's lease is this long. */
+#define CTL_GROUP_LEASE_MS 3000
+
+/* The supervisor of run's command tree, as counterctl sees it: its pid
+ * and counterctl's end of the socket between them. */
+typedef struct run_tree {
+    pid_t pid;
+    int sock;
+} run_tree;
+
+/* Forks the supervisor (counterctl_tree.c), which starts the command and
+ * shares the connection's socket, so that the server sees the connection
+ * close only once the whole tree is gone. Run's signals are blocked
+ * meanwhile and unblocked once the pid is known. False on failure
+ * (message printed). */
+static bool run_spawn(const hold_args *r, run_signals *rs, run_tree *tr)
 {
-    int err;
+    int sv[2];
+    pid_t parent = getpid();
 
-    close(rs->pipe[0]);
-    close(rs->pipe[1]);
-    for (size_t i = 0; i < RUN_NSIGS; i++)
-        if (sigismember(&rs->caught, run_sigs[i]))
-            sigaction(run_sigs[i], &rs->old[i], NULL);
-#ifdef __linux__
-    /* If counterctl dies without passing anything on (SIGKILL, a crash),
-     * the server has already released: the command must not run on.
-     * SIGKILL, since a command may ignore SIGTERM. Checked again after
-     * setting it: a parent that died before then did not signal us. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-        ctl_error("cannot set the parent-death signal: %s", strerror(errno));
-        _exit(CTL_EXIT_SOFTWARE);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        ctl_error("socketpair: %s", strerror(errno));
+        return false;
     }
-    if (getppid() != parent)
-        _exit(CTL_EXIT_SOFTWARE);
-#else
-    (void)parent;
-#endif
-    sigprocmask(SIG_SETMASK, &rs->old_mask, NULL);
-    execvp(command[0], command);
-    err = errno;
-    (void)!write(report_fd, &err, sizeof err);
-    _exit(err == ENOENT ? CTL_EXIT_NOTFOUND : CTL_EXIT_NOEXEC);
-}
+    tr->pid = fork();
+    if (tr->pid == 0) {
+        ctl_tree_setup setup = {
+            .command = r->command, .sock = sv[1], .parent = parent,
+            .kill_after_ms = r->kill_after_ms,
+            .lease_ms = r->lease_ms == CNT_USE_GROUP_DEFAULT
+                        ? CTL_GROUP_LEASE_MS : r->lease_ms,
+            .sigs = run_sigs, .old = rs->old, .nsigs = RUN_NSIGS,
+            .old_mask = &rs->old_mask
+        };
 
-/* Starts the command with run's signals blocked; returns its pid, or -1
- * (message printed). The signals are unblocked once the pid is known. */
-static pid_t run_spawn(char **command, run_signals *rs)
-{
-    pid_t parent = getpid(), pid;
-    int fds[2], err = 0;
-    ssize_t n;
-
-    /* A close-on-exec pipe tells the parent whether exec worked. */
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        ctl_error("pipe: %s", strerror(errno));
-        return -1;
+        close(rs->pipe[0]);
+        close(rs->pipe[1]);
+        close(sv[0]);
+        ctl_tree_main(&setup);
     }
-    pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        run_child(command, rs, parent, fds[1]);
-    }
-    close(fds[1]);
-    if (pid < 0) {
+    close(sv[1]);
+    if (tr->pid < 0) {
         ctl_error("fork: %s", strerror(errno));
-        close(fds[0]);
-        return -1;
+        close(sv[0]);
+        return false;
     }
+    tr->sock = sv[0];
     /* The pid is known: signals noted from here on reach the command. */
     sigprocmask(SIG_UNBLOCK, &rs->caught, NULL);
-    do
-        n = read(fds[0], &err, sizeof err);
-    while (n < 0 && errno == EINTR);
-    if (n == (ssize_t)sizeof err)
-        ctl_error("cannot run %s: %s", command[0], strerror(err));
-    close(fds[0]);
-    return pid;
+    return true;
 }
 
-/* Turns a wait status into run's exit code. */
-static int run_status(int st)
+/* Sends the supervisor one message; it may be gone already, which the
+ * wait for it finds out. */
+static void run_tell(const run_tree *tr, const void *msg, size_t len)
 {
-    if (WIFSIGNALED(st))
-        return 128 + WTERMSIG(st);
-    return WEXITSTATUS(st);
+    (void)!send(tr->sock, msg, len, MSG_NOSIGNAL);
+}
+
+/* Tells the supervisor until when the holding is safe (-1: no lease). */
+static void run_tell_bound(const run_tree *tr, int64_t bound)
+{
+    unsigned char msg[1 + sizeof bound] = { CTL_TREE_BOUND };
+
+    if (bound < 0) {
+        msg[0] = CTL_TREE_NO_BOUND;
+        run_tell(tr, msg, 1);
+        return;
+    }
+    memcpy(msg + 1, &bound, sizeof bound);
+    run_tell(tr, msg, sizeof msg);
 }
 
 /* How often run renews a lease that is the group's: its length is the
@@ -1468,7 +1480,11 @@ typedef struct run_hold {
     int64_t next_renew;     /* ctl_now_ms() when the next is due */
     bool renewing;          /* a Renew awaits its answer */
     uint32_t renew_opaque;
+    int64_t renew_sent;     /* ctl_now_ms() when it went out */
     int64_t renew_due;      /* its answer is overdue after this */
+    int64_t lease_len;      /* ms the server keeps it after a renewal */
+    int64_t bound;          /* held at least until then; -1: no lease */
+    bool bound_changed;     /* the supervisor is yet to hear of bound */
 } run_hold;
 
 /* Whether a holding still stands. */
@@ -1492,6 +1508,14 @@ static void run_hold_init(run_hold *h, const hold_args *a,
     else if (a->lease_ms > 0)
         h->period_ms = a->lease_ms >= 3 ? a->lease_ms / 3 : 1;
     h->next_renew = g->granted_at + h->period_ms;
+    /* The server counts the lease from when it sent the grant, a little
+     * before it came in; the watchdog keeps a sixth of the lease as
+     * margin. Each confirmed renewal then gives a true lower bound: the
+     * server renewed after the Renew was sent. */
+    h->lease_len = a->lease_ms == CNT_USE_GROUP_DEFAULT ? CTL_GROUP_LEASE_MS
+                                                        : a->lease_ms;
+    h->bound = h->period_ms > 0 ? g->granted_at + h->lease_len : -1;
+    h->bound_changed = true;
 }
 
 /* Takes one packet that came while holding: an event about the grant, or
@@ -1527,8 +1551,11 @@ static hold_state run_hold_packet(run_hold *h, const cnt_response *res,
     }
     h->renewing = false;
     if (res->status == CNT_STATUS_OK) {
-        if (cnt_parse_renew_answer(res, &id))
+        if (cnt_parse_renew_answer(res, &id)) {
+            h->bound = h->renew_sent + h->lease_len;
+            h->bound_changed = true;
             return HOLD_KEPT;
+        }
         snprintf(why, n, "malformed renew answer");
         return HOLD_LOST_CONNECTION;
     }
@@ -1536,6 +1563,8 @@ static hold_state run_hold_packet(run_hold *h, const cnt_response *res,
     if (res->status == CNT_STATUS_INVALID &&
         h->lease_ms == CNT_USE_GROUP_DEFAULT) {
         h->period_ms = 0;
+        h->bound = -1;
+        h->bound_changed = true;
         return HOLD_KEPT;
     }
     if (res->status == CNT_STATUS_LEASE_EXPIRED) {
@@ -1596,6 +1625,7 @@ static hold_state run_hold_tick(ctl_conn *c, run_hold *h, const char *name,
         return HOLD_LOST_CONNECTION;
     }
     h->renewing = true;
+    h->renew_sent = now;
     h->renew_due = now + c->timeout_ms;
     /* After a stop (SIGSTOP) the missed Renews are not sent in a burst:
      * the next one is a period after this one. */
@@ -1616,35 +1646,80 @@ static int run_hold_timeout(const run_hold *h)
     return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-/* Waits for the command while passing signals on to it and watching the
- * connection, and with a wait_acquire grant (h not NULL) its events and
- * its lease, renewed on time. If the connection or the lease goes, the
- * holding is gone with it: the command gets SIGTERM and *lost is set; the
- * wait goes on until it ends. Returns the command's exit code (or 70 if
- * waiting fails). */
+/* Takes in what the supervisor sent, without waiting; true if its
+ * watchdog stopped the tree (no renewal was confirmed in time). */
+static bool run_tree_read(const run_tree *tr)
+{
+    unsigned char buf[64];
+    bool watchdog = false;
+    ssize_t n;
+
+    while ((n = recv(tr->sock, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == CTL_TREE_WATCHDOG)
+                watchdog = true;
+    return watchdog;
+}
+
+/* Says the holding is lost and has the supervisor stop the tree. */
+static void run_lost(const run_tree *tr, const hold_args *r, hold_state held,
+                     const char *why)
+{
+    unsigned char msg = CTL_TREE_LOST;
+
+    run_tell(tr, &msg, 1);
+    ctl_error("lost the %s \"%s\" (%s); sent SIGTERM to the command",
+              held == HOLD_LOST_LEASE ? "lease on" : "connection holding",
+              r->name, why);
+}
+
+/* Waits for the command's tree (the supervisor's exit) while passing
+ * signals on to it and watching the connection, and with a wait_acquire
+ * grant (h not NULL) its events and its lease, renewed on time, each
+ * renewal told to the supervisor. If the connection or the lease goes,
+ * the holding is gone with it: the supervisor stops the tree and *lost is
+ * set; the wait goes on until the tree is gone. Returns the command's
+ * exit code (or 70 if waiting fails or the supervisor is killed). */
 static int run_supervise(ctl_conn *c, const hold_args *r, run_hold *h,
-                         pid_t pid, run_signals *rs, bool *lost)
+                         const run_tree *tr, run_signals *rs, bool *lost)
 {
     bool watching = true;
 
     *lost = false;
     for (;;) {
-        struct pollfd pfd[2] = {
+        struct pollfd pfd[3] = {
             { .fd = rs->pipe[0], .events = POLLIN },
-            { .fd = watching ? c->fd : -1, .events = POLLIN }
+            { .fd = watching ? c->fd : -1, .events = POLLIN },
+            { .fd = tr->sock, .events = POLLIN }
         };
         hold_state held = HOLD_KEPT;
         char why[128];
         int st;
-        pid_t w = waitpid(pid, &st, WNOHANG);
+        pid_t w;
 
-        if (w == pid)
-            return run_status(st);
+        if (h != NULL && watching && h->bound_changed) {
+            run_tell_bound(tr, h->bound);
+            h->bound_changed = false;
+        }
+        w = waitpid(tr->pid, &st, WNOHANG);
+        if (w == tr->pid) {
+            if (run_tree_read(tr) && !*lost) {
+                run_lost(tr, r, HOLD_LOST_LEASE, "not renewed in time");
+                *lost = true;
+            }
+            if (WIFSIGNALED(st)) {
+                ctl_error("the supervisor of the command was killed by "
+                          "signal %d; processes the command started may "
+                          "run on", WTERMSIG(st));
+                return CTL_EXIT_SOFTWARE;
+            }
+            return WEXITSTATUS(st);
+        }
         if (w < 0 && errno != EINTR) {
             ctl_error("waitpid: %s", strerror(errno));
             return CTL_EXIT_SOFTWARE;
         }
-        if (poll(pfd, 2, watching && h != NULL ? run_hold_timeout(h) : -1)
+        if (poll(pfd, 3, watching && h != NULL ? run_hold_timeout(h) : -1)
             < 0) {
             if (errno == EINTR)
                 continue;
@@ -1657,9 +1732,15 @@ static int run_supervise(ctl_conn *c, const hold_args *r, run_hold *h,
 
             for (ssize_t i = 0; i < n; i++)
                 if (sigs[i] != SIGCHLD)
-                    kill(pid, sigs[i]);
+                    run_tell(tr, &sigs[i], 1);
         }
-        if (watching && pfd[1].revents != 0 && h == NULL) {
+        if (pfd[2].revents != 0 && run_tree_read(tr) && !*lost) {
+            snprintf(why, sizeof why, "not renewed in time");
+            held = HOLD_LOST_LEASE;
+        }
+        if (held != HOLD_KEPT) {
+            /* The watchdog already stopped the tree. */
+        } else if (watching && pfd[1].revents != 0 && h == NULL) {
             ctl_io io = ctl_conn_watch(c);
 
             if (io != CTL_IO_OK) {
@@ -1674,11 +1755,7 @@ static int run_supervise(ctl_conn *c, const hold_args *r, run_hold *h,
         if (watching && h != NULL && held == HOLD_KEPT)
             held = run_hold_tick(c, h, r->name, why, sizeof why);
         if (held != HOLD_KEPT) {
-            kill(pid, SIGTERM);
-            ctl_error("lost the %s \"%s\" (%s); sent SIGTERM to the command",
-                      held == HOLD_LOST_LEASE ? "lease on"
-                                              : "connection holding",
-                      r->name, why);
+            run_lost(tr, r, held, why);
             watching = false;
             *lost = true;
         }
@@ -1756,9 +1833,9 @@ static int cmd_run(ctl_conn *c, const hold_args *r)
 {
     run_signals rs;
     run_hold hold, *h = NULL;
+    run_tree tr;
     hold_grant g;
     bool lost = false;
-    pid_t pid;
     int rc = CTL_NO_WAIT_ACQUIRE;
 
     /* Falling back to Acquire needs a maximum of our own. */
@@ -1775,9 +1852,12 @@ static int cmd_run(ctl_conn *c, const hold_args *r)
     ctl_conn_keepalive(c);
     if (!run_signals_install(&rs))
         return CTL_EXIT_SOFTWARE;
-    pid = run_spawn(r->command, &rs);
-    rc = pid < 0 ? CTL_EXIT_SOFTWARE
-                 : run_supervise(c, r, h, pid, &rs, &lost);
+    if (!run_spawn(r, &rs, &tr)) {
+        rc = CTL_EXIT_SOFTWARE;
+    } else {
+        rc = run_supervise(c, r, h, &tr, &rs, &lost);
+        close(tr.sock);
+    }
     run_signals_restore(&rs);
     run_signals_close(&rs);
     if (lost)

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
+#include <sys/types.h>
 
 #include "client/servers.h"
 #include "protocol/duration.h"
@@ -183,5 +185,37 @@ const char *ctl_route_key(const char *cmd, int argc, char **argv);
  * ':', an IPv6 address) into buf of len bytes; returns buf. */
 char *ctl_format_server(const char *host, const char *port, char *buf,
                         size_t len);
+
+/* ---- run's supervisor (counterctl_tree.c) ---- */
+
+/* Messages on the stream socket between counterctl and the supervisor of
+ * run's command tree. From counterctl: a signal number (1..127) to pass
+ * on, CTL_TREE_LOST, CTL_TREE_BOUND with an int64 (the holding is safe
+ * until then, in ctl_now_ms milliseconds) or CTL_TREE_NO_BOUND. From the
+ * supervisor: CTL_TREE_WATCHDOG when it stopped the tree because no
+ * renewal was confirmed in time. */
+#define CTL_TREE_LOST 0x80        /* the holding is gone: stop the tree */
+#define CTL_TREE_BOUND 0x81       /* followed by 8 bytes, host order */
+#define CTL_TREE_NO_BOUND 0x82    /* no lease: nothing to watch */
+#define CTL_TREE_WATCHDOG 0x90
+
+/* What the supervisor needs from counterctl. */
+typedef struct ctl_tree_setup {
+    char **command;
+    int sock;                   /* the supervisor's end of the socket */
+    pid_t parent;               /* counterctl */
+    int64_t kill_after_ms;      /* from SIGTERM to SIGKILL */
+    int64_t lease_ms;           /* the lease the bounds are about; 0: none */
+    const int *sigs;            /* signals counterctl catches, and */
+    const struct sigaction *old;/* their dispositions before it did */
+    size_t nsigs;
+    const sigset_t *old_mask;   /* the mask counterctl was started with */
+} ctl_tree_setup;
+
+/* The supervisor, in the child counterctl forked: starts the command in
+ * a process group of its own, adopts every orphan of it, stops the whole
+ * tree when told or when counterctl dies, and exits, with the command's
+ * exit code, only when no process of the tree is left. Never returns. */
+_Noreturn void ctl_tree_main(const ctl_tree_setup *s);
 
 #endif

@@ -61,7 +61,7 @@ endif
 # counterctl: command-line client of the counter protocol (doc/counterctl.1).
 bin_PROGRAMS += counterctl
 counterctl_SOURCES = programs/counterctl.c programs/counterctl_net.c \
-	programs/counterctl_args.c
+	programs/counterctl_args.c programs/counterctl_tree.c
 counterctl_LDADD = client/libmcchash.la libcntproto.la
 noinst_HEADERS += programs/counterctl.h
 
