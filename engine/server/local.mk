@@ -11,6 +11,7 @@ libcntserver_la_SOURCES = \
 	engine/server/session.c \
 	engine/server/session_limits.c \
 	engine/server/session_throttle.c \
+	engine/server/session_throttr.c \
 	engine/server/mail.c \
 	engine/server/server.c \
 	engine/server/listener.c \
