@@ -185,4 +185,25 @@ for my $n (1, 2, 4, 8) {
     $srv->stop;
 }
 
+# doc/throttr.md's example lines, sent as written to a server of the
+# default size, in their order: each answer exactly as the line says.
+{
+    my $doc = "$FindBin::Bin/../doc/throttr.md";
+    open my $fh, '<', $doc or die "$doc: $!";
+    my @lines = grep { /^    [A-Z].*:\s+[0-9a-f ]+->\s+[0-9a-f ]+$/ } <$fh>;
+    close $fh;
+    cmp_ok(scalar @lines, '>=', 5, 'doc/throttr.md has its example lines');
+    my $srv = start_throttr();
+    my $c = $srv->connect(port => $srv->{throttr_port});
+    for my $l (@lines) {
+        my ($what, $req, $ans) = $l =~ /^    (.*?):\s+([0-9a-f ]+?)\s+->\s+([0-9a-f ]+?)\s*$/;
+        (my $rh = $req) =~ s/ //g;
+        (my $ah = $ans) =~ s/ //g;
+        $c->send(pack 'H*', $rh);
+        my $got = thr_read($c, length($ah) / 2) // '';
+        is(unpack('H*', $got), $ah, "doc example: $what");
+    }
+    $srv->stop;
+}
+
 done_testing;
