@@ -25,7 +25,11 @@ typedef enum bench_workload {
                                allowed units per second */
     BENCH_WL_FILL,          /* acquire N distinct names on one connection */
     BENCH_WL_PING,          /* wait until the server answers a Noop */
-    BENCH_WL_STATS          /* print the server's Stats as key=value */
+    BENCH_WL_STATS,         /* print the server's Stats as key=value */
+    BENCH_WL_TTL,           /* Ttl_insert, Ttl_query, Ttl_update (quota
+                               +1) in turn on random names (0x30-0x32) */
+    BENCH_WL_THROTTR        /* the same three through the Throttr port:
+                               INSERT, QUERY, UPDATE */
 } bench_workload;
 
 typedef struct bench_opts {
@@ -61,6 +65,7 @@ typedef struct bench_opts {
     uint64_t sec0;          /* per-second counts: first second (of the
                                monotonic clock) counted, and how many */
     unsigned nsec;
+    unsigned value_size;    /* throttr: bytes of the protocol's numbers */
     const char *label;      /* server name echoed in the output */
     char *names;            /* keys x BENCH_NAME_LEN bytes, built once so
                                the closed loop formats nothing */

@@ -26,6 +26,7 @@
 #include "bench/procstat.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
+#include "protocol/throttr.h"
 
 /* The accuracy run sends its checks in ticks of this length: fine enough
  * for a limit of a few thousand per second, coarse enough to sleep. */
@@ -46,7 +47,9 @@ static void usage(FILE *f)
           "  -t, --duration SEC     measured seconds (3)\n"
           "  -w, --warmup SEC       seconds of load before measuring (1)\n"
           "  -W, --workload NAME    pair|get|one|contended|window|gcra|\n"
-          "                         throttle|fairness|fill|ping|stats\n"
+          "                         throttle|fairness|fill|ping|stats|\n"
+          "                         ttl|throttr\n"
+          "      --value-size N     throttr: bytes of its numbers (2)\n"
           "  -T, --threads N        client threads (min(connections, CPUs))\n"
           "  -S, --seed N           random seed (1)\n"
           "  -P, --pid PID          server pid: report its CPU time and RSS\n"
@@ -85,6 +88,10 @@ static void usage(FILE *f)
           "Gcra_check of cost 1 per request (limits high enough that\n"
           "nearly all are allowed, unless --limit says otherwise);\n"
           "throttle = one Throttle of 1 unit per request on --keys tenants;\n"
+          "ttl = Ttl_insert, Ttl_query, Ttl_update (quota +1) in turn on\n"
+          "random names (quota 100, 200 ms); throttr = the same three as\n"
+          "Throttr INSERT, QUERY, UPDATE on a Throttr port (-p); Exists,\n"
+          "Not found and the failure byte count as refused;\n"
           "fairness = tenant fairA against tenant fairB flooding, per\n"
           "second of the monotonic clock: charges sent, units allowed.\n"
           "Exit 0 when every answer was as expected, 1 on errors, 2 on bad\n"
@@ -96,7 +103,8 @@ static void usage(FILE *f)
 static const char *const workload_names[] = { "pair", "get", "one",
                                               "contended", "window", "gcra",
                                               "throttle", "fairness", "fill",
-                                              "ping", "stats" };
+                                              "ping", "stats", "ttl",
+                                              "throttr" };
 
 /* Parses a workload name; exits with a message on an unknown one. */
 static bench_workload opt_workload(const char *s)
@@ -119,7 +127,7 @@ static void parse_options(int argc, char **argv, bench_opts *o)
 {
     enum { OPT_KV = 256, OPT_PROGRESS, OPT_HOLD, OPT_HOT, OPT_LIMIT,
            OPT_BURST, OPT_SLOTS, OPT_PERIOD, OPT_ACCURACY, OPT_OFFERED,
-           OPT_CAPACITY, OPT_RESERVE, OPT_BCONNS, OPT_ADEPTH };
+           OPT_CAPACITY, OPT_RESERVE, OPT_BCONNS, OPT_ADEPTH, OPT_VSIZE };
     static const struct option longs[] = {
         { "host", 1, NULL, 's' }, { "port", 1, NULL, 'p' },
         { "connections", 1, NULL, 'c' }, { "depth", 1, NULL, 'd' },
@@ -128,6 +136,7 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         { "threads", 1, NULL, 'T' }, { "seed", 1, NULL, 'S' },
         { "pid", 1, NULL, 'P' }, { "label", 1, NULL, 'l' },
         { "kv", 0, NULL, OPT_KV }, { "progress", 0, NULL, OPT_PROGRESS },
+        { "value-size", 1, NULL, OPT_VSIZE },
         { "hold", 0, NULL, OPT_HOLD }, { "hot", 0, NULL, OPT_HOT },
         { "limit", 1, NULL, OPT_LIMIT }, { "burst", 1, NULL, OPT_BURST },
         { "slots", 1, NULL, OPT_SLOTS }, { "period-ms", 1, NULL, OPT_PERIOD },
@@ -139,7 +148,7 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         { "a-depth", 1, NULL, OPT_ADEPTH }, { "help", 0, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
-    *o = (bench_opts){ .host = "127.0.0.1", .port = "11215", .conns = 1,
+    *o = (bench_opts){ .host = "127.0.0.1", .port = "11215", .conns = 1, .value_size = 2,
                        .depth = 1, .keys = 1000, .duration = 3, .warmup = 1,
                        .workload = BENCH_WL_PAIR, .seed = 1, .label = "server",
                        .period_ns = 1000000000ull, .capacity = 20000,
@@ -162,6 +171,15 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         case 'P': o->pid = (pid_t)bench_opt_uint("counter-bench", "--pid", optarg, 1, 0x7fffffff); break;
         case 'l': o->label = optarg; break;
         case OPT_KV: o->kv = true; break;
+        case OPT_VSIZE:
+            o->value_size = bench_opt_uint("counter-bench", "--value-size",
+                                           optarg, 1, 8);
+            if (!cnt_throttr_value_size_ok(o->value_size)) {
+                fprintf(stderr, "counter-bench: --value-size: bad value "
+                        "'%s' (1, 2, 4 or 8)\n", optarg);
+                exit(2);
+            }
+            break;
         case OPT_PROGRESS: o->progress = true; break;
         case OPT_HOLD: o->hold = true; break;
         case OPT_HOT: o->hot = true; break;

@@ -4,7 +4,12 @@
  * body; Window_check and Gcra_check: a 32-byte check answer saying
  * allowed; Throttle: a 24-byte throttle answer saying allowed; Release,
  * Noop: empty), so a report can show what this machine can do at all.
- * Not a counter server: it keeps no counters, no limits and no tenants. */
+ * Not a counter server: it keeps no counters, no limits and no tenants.
+ * With -T N it frames the Throttr v5 protocol instead (values of N bytes)
+ * and answers every request with success: a status byte 0x01, and for a
+ * QUERY a record of the size a real answer has (quota 1, seconds, 1 left);
+ * an unknown request type closes the connection, as the Throttr front
+ * does. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -27,6 +32,7 @@
 #include "bench/net.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
+#include "protocol/throttr.h"
 
 #define FLOOR_IN_CAP (CNT_REQUEST_MAX + (1u << 16))
 #define FLOOR_OUT_CAP (1u << 18)
@@ -54,6 +60,34 @@ typedef struct floor_thread {
 static floor_thread *floor_threads;
 static unsigned floor_nthreads;
 static atomic_uint floor_next;
+/* 0: the counter protocol; else the Throttr protocol's value size. */
+static unsigned floor_throttr;
+
+/* The Throttr framing: answers every whole request with success. */
+static size_t floor_throttr_process(floor_conn *c)
+{
+    size_t off = 0;
+    while (!c->closing &&
+           FLOOR_OUT_CAP - c->out_len >= CNT_THROTTR_ANSWER_MAX) {
+        cnt_throttr_request r;
+        size_t need = 0;
+        cnt_throttr_decode_result d = cnt_throttr_decode(
+            c->in + off, c->in_len - off, floor_throttr, &r, &need);
+        if (d == CNT_THROTTR_NEED_MORE)
+            break;
+        if (d == CNT_THROTTR_BAD_FRAMING) {
+            c->closing = true;
+            break;
+        }
+        uint8_t *out = c->out + c->out_len;
+        c->out_len += r.type == CNT_THROTTR_QUERY
+            ? cnt_throttr_encode_query_answer(out, floor_throttr, 1,
+                                              CNT_THROTTR_TTL_NS + 3, 1)
+            : cnt_throttr_encode_status(out, true);
+        off += r.size;
+    }
+    return off;
+}
 
 /* Writes the answer a real server gives to a successful request. */
 static size_t floor_answer(uint8_t *out, const cnt_request *req)
@@ -91,6 +125,12 @@ static size_t floor_answer(uint8_t *out, const cnt_request *req)
 static void floor_conn_process(floor_conn *c)
 {
     size_t off = 0;
+    if (floor_throttr != 0) {
+        off = floor_throttr_process(c);
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+        return;
+    }
     while (!c->closing) {
         if (c->skip > 0) {
             size_t d = c->in_len - off < c->skip ? c->in_len - off
@@ -259,11 +299,13 @@ static int floor_listen(const char *addr, const char *port)
 /* Prints the option summary. */
 static void floor_usage(FILE *f)
 {
-    fputs("usage: counter-floor [-l ADDR] [-p PORT] [-t THREADS]\n"
+    fputs("usage: counter-floor [-l ADDR] [-p PORT] [-t THREADS] [-T N]\n"
           "  Stateless counter-protocol server answering OK to everything,\n"
           "  for benchmarks. Listens on ADDR (127.0.0.1), PORT (0 = any free\n"
           "  port) with THREADS epoll threads (2); prints \"port=N\" once\n"
-          "  listening. Runs until killed.\n", f);
+          "  listening. Runs until killed. With -T N (1, 2, 4 or 8) it\n"
+          "  speaks the Throttr v5 protocol with N-byte values instead.\n",
+          f);
 }
 
 /* Parses the options, listens and serves until killed. */
@@ -272,8 +314,16 @@ int main(int argc, char **argv)
     const char *addr = "127.0.0.1", *port = "0";
     unsigned threads = 2;
     int ch;
-    while ((ch = getopt(argc, argv, "l:p:t:h")) != -1) {
+    while ((ch = getopt(argc, argv, "l:p:t:T:h")) != -1) {
         switch (ch) {
+        case 'T':
+            floor_throttr = (unsigned)strtoul(optarg, NULL, 10);
+            if (!cnt_throttr_value_size_ok(floor_throttr)) {
+                fprintf(stderr, "counter-floor: -T: bad value '%s' (1, 2, "
+                        "4 or 8)\n", optarg);
+                return 2;
+            }
+            break;
         case 'l': addr = optarg; break;
         case 'p': port = optarg; break;
         case 't':

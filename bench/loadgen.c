@@ -22,6 +22,7 @@
 #include "bench/net.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
+#include "protocol/throttr.h"
 
 /* Longest request of the closed loop: a Gcra_check (a Throttle is
  * shorter). */
@@ -33,11 +34,52 @@
 static atomic_int load_phase;
 
 /* One request stream inside a connection: it has exactly one request in
- * flight; for pairs it remembers which counter to release next. */
+ * flight; for pairs it remembers which counter to release next, for the
+ * TTL mixes which of insert, query and update comes next and (Throttr)
+ * the type of the request in flight, which frames its answer. */
 typedef struct load_slot {
     bool release_next;
+    uint8_t step;
+    uint8_t type;
     uint32_t key;
 } load_slot;
+
+/* The TTL mixes' records: quota 100, 200 ms to live (numbers that fit
+ * every Throttr value size), so names expire and are inserted again. */
+#define LOAD_TTL_QUOTA 100u
+#define LOAD_TTL_MS 200u
+
+/* Writes the next request of a TTL mix slot (binary opcodes or Throttr). */
+static size_t load_ttl_request(uint8_t *out, const bench_opts *o,
+                               load_slot *slot, uint32_t opaque,
+                               const char *name)
+{
+    uint8_t step = slot->step;
+    slot->step = (uint8_t)((step + 1) % 3);
+    if (o->workload == BENCH_WL_THROTTR) {
+        unsigned v = o->value_size;
+        slot->type = (uint8_t)(CNT_THROTTR_INSERT + step);
+        if (step == 0)
+            return cnt_throttr_encode_insert(out, v, LOAD_TTL_QUOTA,
+                                             CNT_THROTTR_TTL_NS + 2,
+                                             LOAD_TTL_MS, name,
+                                             BENCH_NAME_LEN);
+        if (step == 1)
+            return cnt_throttr_encode_query(out, name, BENCH_NAME_LEN);
+        return cnt_throttr_encode_update(out, v, CNT_THROTTR_ATTR_QUOTA,
+                                         CNT_THROTTR_INCREASE, 1, name,
+                                         BENCH_NAME_LEN);
+    }
+    if (step == 0)
+        return cnt_encode_ttl_insert(out, opaque, LOAD_TTL_QUOTA,
+                                     LOAD_TTL_MS, CNT_UNIT_MS, name,
+                                     BENCH_NAME_LEN);
+    if (step == 1)
+        return cnt_encode_ttl_query(out, opaque, name, BENCH_NAME_LEN);
+    return cnt_encode_ttl_update(out, opaque, CNT_TTL_ATTR_QUOTA,
+                                 CNT_TTL_INCREASE, 0, 1, name,
+                                 BENCH_NAME_LEN);
+}
 
 /* Appends the next request of slot s to c's output. */
 static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
@@ -54,9 +96,16 @@ static void load_conn_queue(load_conn *c, const bench_opts *o, uint32_t s,
         n = cnt_encode_release(out, opaque, 1, name, BENCH_NAME_LEN);
         slot->release_next = false;
     } else {
-        slot->key = o->keys > 1 ? bench_rand(&c->rng) % o->keys : 0;
+        bool ttl = o->workload == BENCH_WL_TTL ||
+                   o->workload == BENCH_WL_THROTTR;
+        /* A TTL mix keeps its name for the query and update after the
+         * insert. */
+        if (!ttl || slot->step == 0)
+            slot->key = o->keys > 1 ? bench_rand(&c->rng) % o->keys : 0;
         name = o->names + (size_t)slot->key * BENCH_NAME_LEN;
-        if (o->workload == BENCH_WL_GET) {
+        if (ttl) {
+            n = load_ttl_request(out, o, slot, opaque, name);
+        } else if (o->workload == BENCH_WL_GET) {
             n = cnt_encode_get(out, opaque, name, BENCH_NAME_LEN);
         } else if (o->workload == BENCH_WL_WINDOW) {
             n = cnt_encode_window_check(out, opaque, 0, o->slots, o->limit,
@@ -137,6 +186,10 @@ static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
         if (res->status == CNT_STATUS_RESOURCE_NOT_AVAILABLE &&
             o->workload == BENCH_WL_CONTENDED)
             t->refused++;
+        else if (o->workload == BENCH_WL_TTL &&
+                 (res->status == CNT_STATUS_EXISTS ||
+                  res->status == CNT_STATUS_NOT_FOUND))
+            t->refused++;
         else if (res->status != CNT_STATUS_OK) {
             t->errors++;
             t->last_error = res->status;
@@ -163,6 +216,47 @@ static void load_conn_answer(load_conn *c, load_thread *t, const bench_opts *o,
         }
     }
     load_conn_queue(c, o, s, now);
+}
+
+/* Takes the Throttr answers at the front of c's input, in request order:
+ * a failure byte is counted as refused (an insert of a live name, an
+ * update of an expired one), never as an error. Returns the bytes used. */
+static size_t load_throttr_answers(load_conn *c, load_thread *t,
+                                   const bench_opts *o, uint64_t now,
+                                   bool measuring)
+{
+    size_t off = 0;
+    while (c->fifo_count > 0) {
+        uint32_t s = c->fifo_slot[c->fifo_head];
+        bool ok;
+        uint64_t q, ttl;
+        uint8_t type;
+        size_t size = 0, need = 0;
+        cnt_throttr_decode_result r = cnt_throttr_decode_answer(
+            c->in + off, c->in_len - off, o->value_size, c->slots[s].type,
+            &ok, &q, &type, &ttl, &size, &need);
+        if (r == CNT_THROTTR_NEED_MORE)
+            break;
+        if (r != CNT_THROTTR_OK) {
+            c->failed = "not a Throttr answer";
+            return off;
+        }
+        uint64_t sent_at = c->fifo_time[c->fifo_head];
+        c->fifo_head = (c->fifo_head + 1) % o->depth;
+        c->fifo_count--;
+        c->received++;
+        if (measuring) {
+            c->ops++;
+            cnt_hist_record(&t->hist, now - sent_at);
+            if (!ok)
+                t->refused++;
+        }
+        off += size;
+        load_conn_queue(c, o, s, now);
+    }
+    if (off < c->in_len && c->fifo_count == 0)
+        c->failed = "answer to no request";
+    return off;
 }
 
 /* Writes as much pending output as the socket takes. */
@@ -199,9 +293,15 @@ static void load_conn_read(load_conn *c, load_thread *t, const bench_opts *o)
         }
         size_t off = 0;
         cnt_response res;
-        cnt_decode_result r;
-        while ((r = cnt_response_decode(c->in + off, c->in_len - off, &res)) ==
-               CNT_DECODE_OK) {
+        cnt_decode_result r = CNT_DECODE_NEED_MORE;
+        if (o->workload == BENCH_WL_THROTTR) {
+            off = load_throttr_answers(c, t, o, now, measuring);
+            if (c->failed != NULL)
+                return;
+        }
+        while (o->workload != BENCH_WL_THROTTR &&
+               (r = cnt_response_decode(c->in + off, c->in_len - off,
+                                        &res)) == CNT_DECODE_OK) {
             if (c->fifo_count == 0) {
                 c->failed = "answer to no request";
                 return;

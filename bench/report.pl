@@ -36,6 +36,7 @@ my @wait = read_kv("$tmp/wait.kv");
 my @limits = read_kv("$tmp/limits.kv");
 my @throttle = read_kv("$tmp/throttle.kv");
 my @clients = read_kv("$tmp/clients.kv");
+my @throttr = read_kv("$tmp/throttr.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -232,6 +233,7 @@ p "";
 wait_section();
 limits_section();
 throttle_section();
+throttr_section();
 clients_section();
 
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
@@ -282,6 +284,7 @@ target('one counter: ours >= 2x reference ops/s',
 wait_targets();
 limits_targets();
 throttle_targets();
+throttr_targets();
 clients_targets();
 
 p "## Targets\n",
@@ -681,6 +684,67 @@ sub limits_targets {
                    $ok ? "$a->{allowed} allowed, exact $a->{exact}" : 'accuracy',
                    '<=', 1);
     }
+}
+
+# The Throttr rows: cells keyed "conns:depth:keys" per server (ours-throttr,
+# ours-ttl, throttr-floor).
+sub throttr_rows {
+    my %cells;
+    $cells{join ':', @$_{qw(conns depth keys)}}{$_->{server}} = $_
+        for @throttr;
+    return \%cells;
+}
+# Answers/s of a Throttr cell; undef when the run failed or lost answers.
+sub throttr_ops {
+    my ($cells, $k, $s) = @_;
+    my $r = $cells->{$k}{$s};
+    return undef unless $r && !$r->{failed} && defined $r->{ops_s} &&
+                        !$r->{errors} && !$r->{failures};
+    return $r->{ops_s};
+}
+sub throttr_section {
+    return unless @throttr;
+    my $cells = throttr_rows();
+    p "## The Throttr front\n",
+      "One mix of INSERT, QUERY and UPDATE (quota +1) on random names that",
+      "live 200 ms, three ways: through the Throttr port of ours",
+      "(`ours-throttr`, 2-byte values), through the binary opcodes 0x30-0x32",
+      "of the same server (`ours-ttl`), and against a Throttr-framing floor",
+      "that answers success and keeps nothing (`throttr-floor`, `counter-floor",
+      "-T 2`). Ours has one worker thread and the floor one thread: one core",
+      "each. Answers/s, the median of the runs.\n",
+      "| conns x depth | keys | ours-throttr | ours-ttl | throttr-floor | throttr / floor | throttr / ttl | p99 throttr / ttl (us) |",
+      "|---|---|---|---|---|---|---|---|";
+    for my $k (sort { my @a = split /:/, $a; my @b = split /:/, $b;
+                      $a[2] <=> $b[2] || $a[0] <=> $b[0] || $a[1] <=> $b[1] }
+               keys %$cells) {
+        my ($c, $d, $n) = split /:/, $k;
+        my @o = map { throttr_ops($cells, $k, $_) } qw(ours-throttr ours-ttl throttr-floor);
+        my ($t, $b) = map { $cells->{$k}{$_} } qw(ours-throttr ours-ttl);
+        p sprintf '| %d x %d | %d | %s | %s | %s | %s | %s | %s / %s |', $c, $d,
+          $n, (map { fmt_ops($_) } @o), fmt_ratio(ratio($o[0], $o[2])),
+          fmt_ratio(ratio($o[0], $o[1])),
+          $t && defined $t->{p99_us} ? sprintf('%.0f', $t->{p99_us}) : 'n/a',
+          $b && defined $b->{p99_us} ? sprintf('%.0f', $b->{p99_us}) : 'n/a';
+    }
+    p "";
+}
+sub throttr_targets {
+    return unless @throttr;
+    my $cells = throttr_rows();
+    my @keys = (1000, 100000);
+    for my $cd (['1:1', 'depth 1, 1 conn', 0.85], ['16:1', 'depth 1, 16 conns', 0.85],
+                ['64:32', '64 conns x depth 32', 0.6]) {
+        my ($at, $what, $want) = @$cd;
+        target("Throttr $what: ours >= ${want}x the Throttr floor",
+               worst_ratio(sub { ratio(throttr_ops($cells, $_[0], 'ours-throttr'),
+                                       throttr_ops($cells, $_[0], 'throttr-floor')) },
+                           map { "$at:$_" } @keys), $want);
+    }
+    target('Throttr front >= 0.9x the binary opcodes 0x30-0x32 (every cell)',
+           worst_ratio(sub { ratio(throttr_ops($cells, $_[0], 'ours-throttr'),
+                                   throttr_ops($cells, $_[0], 'ours-ttl')) },
+                       sort keys %$cells), 0.9);
 }
 
 # The throttle rows: closed-loop cells keyed "conns:depth:keys" per

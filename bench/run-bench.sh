@@ -23,7 +23,7 @@
 #                                     without it they say so)
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
 #   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_LIMITS=1
-#   BENCH_THROTTLE=1 BENCH_CLIENTS=1 BENCH_PROFILE=1
+#   BENCH_THROTTLE=1 BENCH_CLIENTS=1 BENCH_PROFILE=1 BENCH_THROTTR=1
 #                                     sections to run (0 = skip); PROFILE
 #                                     is bench/profile.sh (strace,
 #                                     callgrind, perf: the Method section)
@@ -552,6 +552,67 @@ run_throttle() {
     stop_server
 }
 
+# The Throttr rows: the same mix of INSERT, QUERY and UPDATE (quota +1)
+# on random names, 200 ms to live, through ours' Throttr port
+# (ours-throttr, values of 2 bytes), through ours' binary opcodes
+# 0x30-0x32 on the counter port (ours-ttl, the same server), and against
+# the Throttr-framing floor (throttr-floor: counter-floor -T 2, which
+# answers success and keeps nothing). Ours runs one worker thread and the
+# floor one epoll thread, so each front has one core. All three measured
+# in turn, cell by cell, $repeat times; every run goes to throttr-runs.kv,
+# the medians to the report.
+throttr_cells() {
+    local k
+    for k in 1000 100000; do
+        echo "1 1 $k"; echo "16 1 $k"; echo "64 32 $k"
+    done
+}
+run_throttr() {
+    local l="$tmp/throttr" tport fpid fport opid cport c d k i s
+    mkdir -p "$l"
+    : >"$tmp/throttr-runs.kv"
+    tport=$(random_port)
+    log "starting ours with a Throttr port ($tport) for the Throttr rows"
+    if ! start_ours 86400 ";counter.threads=1;counter.throttr.port=$tport;counter.throttr.value_size=2"; then
+        stop_server
+        return 1
+    fi
+    opid=$srv_pid; cport=$srv_port
+    "$floor" -l 127.0.0.1 -p 0 -t 1 -T 2 >"$tmp/tfloor.out" 2>&1 &
+    fpid=$!; pids="$pids $fpid"; fport=""
+    for _ in $(seq 100); do
+        fport=$(sed -n 's/^port=//p' "$tmp/tfloor.out")
+        [ -n "$fport" ] && break
+        sleep 0.05
+    done
+    [ -n "$fport" ] || log "the Throttr floor did not start"
+    while read -r c d k; do
+        for s in ours-throttr ours-ttl throttr-floor; do : >"$l/$s"; done
+        for i in $(seq "$repeat"); do
+            srv_pid=$opid; srv_port=$cport
+            "$bench" -p "$tport" -W throttr --value-size 2 -c "$c" -d "$d" \
+                -k "$k" -t "$dur" -w "$warm" -P "$opid" -l ours-throttr \
+                --kv 2>"$tmp/cell.err" >>"$l/ours-throttr" ||
+                log "run failed: $(cat "$tmp/cell.err")"
+            one_run ours-ttl ttl "$c" "$d" "$k" "$dur" "$warm" >>"$l/ours-ttl"
+            if [ -n "$fport" ]; then
+                "$bench" -p "$fport" -W throttr --value-size 2 -c "$c" \
+                    -d "$d" -k "$k" -t "$dur" -w "$warm" -P "$fpid" \
+                    -l throttr-floor --kv 2>"$tmp/cell.err" \
+                    >>"$l/throttr-floor" ||
+                    log "run failed: $(cat "$tmp/cell.err")"
+            fi
+        done
+        for s in ours-throttr ours-ttl throttr-floor; do
+            cat "$l/$s" >>"$tmp/throttr-runs.kv"
+            median "$l/$s" "$s" "$( [ "$s" = ours-ttl ] && echo ttl || echo throttr)" "$c" "$d" "$k"
+        done
+    done < <(throttr_cells)
+    kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+    srv_pid=$opid
+    stop_server
+}
+
 # The client rows, on one server of ours: the pair workload (Acquire +
 # Release of 1 on 1000 names) at 64 connections x depth 32 driven by
 # counter-bench's own loop (raw sockets, the codec) and by client-bench
@@ -622,7 +683,7 @@ run_gc() {
 
 : >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
 : >"$tmp/wait.kv"; : >"$tmp/limits.kv"; : >"$tmp/throttle.kv"
-: >"$tmp/clients.kv"
+: >"$tmp/clients.kv"; : >"$tmp/throttr.kv"
 if [ "${BENCH_MATRIX:-1}" = 1 ]; then
     run_matrix_interleaved >>"$tmp/matrix.kv"
 fi
@@ -648,6 +709,10 @@ fi
 
 if [ "${BENCH_THROTTLE:-1}" = 1 ]; then
     run_throttle >>"$tmp/throttle.kv"
+fi
+
+if [ "${BENCH_THROTTR:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
+    run_throttr >>"$tmp/throttr.kv"
 fi
 
 if [ "${BENCH_CLIENTS:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then

@@ -11,5 +11,7 @@ dist_doc_DATA += doc/design.md
 dist_doc_DATA += doc/rate-limits.md
 # Tenant throttling: the per-second model, its formulas and guarantees.
 dist_doc_DATA += doc/throttling.md
+# The Throttr v5 front: settings, requests, differences from Throttr.
+dist_doc_DATA += doc/throttr.md
 # The client libraries (C and Python), scale-out and its failure policy.
 dist_doc_DATA += doc/clients.md

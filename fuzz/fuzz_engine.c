@@ -29,6 +29,7 @@
 #include "engine/server/session.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
+#include "protocol/throttr.h"
 #include "tests/engine_fake.h"
 
 /* Steps: wire requests, connection ends and server shutdowns, clock moves
@@ -280,6 +281,11 @@ typedef struct sim {
     /* The tenant throttle, on the same budget and clock, and its model. */
     cnt_throttle *throttle;
     tmodel thr;
+    /* The Throttr front: sessions with 8-byte values (every number the
+     * model makes fits) and 1-byte ones (QUERY's rule for what does not),
+     * answering from the same limits. */
+    cnt_session_env tenv[2];
+    cnt_session tsess[2];
 } sim;
 
 /* The groups the sessions know (counter.group.NAME), mirrored here. */
@@ -1848,6 +1854,228 @@ static void lim_budget_step(sim *m, uint8_t x)
                         : m->first_limit;
 }
 
+/* Sends one Throttr request through session t (0: 8-byte values, 1:
+ * 1-byte) and reads its answer: *ok, and a QUERY's view into *v. Returns
+ * the outcome's class as the TTL figures saw it (OK; NOT_FOUND for the
+ * refusals EXISTS, BELOW_ZERO and NOT_FOUND; INVALID for the rest), and
+ * sets *called when the request reached the core at all. */
+static cnt_status thr_call(sim *m, unsigned t, const uint8_t *req,
+                           size_t len, uint8_t type, bool *ok,
+                           cnt_ttl_view *v, bool *called)
+{
+    cnt_session *s = &m->tsess[t];
+    cnt_limits_stats before, after;
+    uint64_t quota = 0, ttl = 0;
+    uint8_t ttl_type = 0;
+    size_t size = 0, need = 0;
+
+    cnt_limits_stats_get(m->limits, &before);
+    FUZZ_CHECK(cnt_session_feed_throttr(s, req, len) == len);
+    FUZZ_CHECK(!s->failed && !s->closing && !s->more && s->need == 0);
+    cnt_limits_stats_get(m->limits, &after);
+    FUZZ_CHECK(cnt_throttr_decode_answer(cnt_outbuf_data(&s->out),
+                                         cnt_outbuf_pending(&s->out),
+                                         m->tenv[t].throttr_value_size, type,
+                                         ok, &quota, &ttl_type, &ttl, &size,
+                                         &need) == CNT_THROTTR_OK);
+    FUZZ_CHECK(size == cnt_outbuf_pending(&s->out));
+    cnt_outbuf_consume(&s->out, size);
+    if (v != NULL && *ok) {
+        FUZZ_CHECK(cnt_throttr_unit_of(ttl_type) >= 0);
+        v->quota = quota;
+        v->ttl_left = ttl;
+        v->unit = (uint8_t)cnt_throttr_unit_of(ttl_type);
+    }
+    const uint64_t *b = &before.kind[CNT_LIMITS_TTL].checks;
+    const uint64_t *a = &after.kind[CNT_LIMITS_TTL].checks;
+    *called = *a != *b;
+    FUZZ_CHECK(*a - *b <= 1);
+    if (!*called)
+        return CNT_STATUS_INVALID;
+    if (after.kind[CNT_LIMITS_TTL].allowed !=
+        before.kind[CNT_LIMITS_TTL].allowed)
+        return CNT_STATUS_OK;
+    if (after.kind[CNT_LIMITS_TTL].limited !=
+        before.kind[CNT_LIMITS_TTL].limited)
+        return CNT_STATUS_NOT_FOUND;
+    return CNT_STATUS_INVALID;
+}
+
+/* Whether st and want fall in one class as thr_call tells them. */
+static bool thr_same(cnt_status st, cnt_status want)
+{
+    int a = st == CNT_STATUS_OK ? 0 : st == CNT_STATUS_NOT_FOUND ? 1 : 2;
+    int b = want == CNT_STATUS_OK ? 0
+          : want == CNT_STATUS_EXISTS || want == CNT_STATUS_BELOW_ZERO ||
+            want == CNT_STATUS_NOT_FOUND ? 1 : 2;
+    return a == b;
+}
+
+/* Throttr INSERT of name n: quota and ttl as lim_ttl_insert has them, the
+ * TTL type z % 8 (0 and 7 unknown: the failure byte, the core never
+ * called). */
+static void lim_thr_insert(sim *m, unsigned n, bool fail, uint8_t x,
+                           uint8_t y, uint8_t z)
+{
+    uint64_t quota = (x & 0x40) ? UINT64_MAX - (x & 0x3f) : (x & 0x3f);
+    uint64_t ttl = (x & 0x80) ? (UINT64_MAX >> 20) + y : y;
+    uint8_t type = z % 8;
+    int unit = cnt_throttr_unit_of(type);
+    lshadow *r = lim_rec(m, CNT_LIMITS_TTL, n);
+    uint64_t now = mono_ns(), ns;
+    uint8_t req[CNT_THROTTR_REQUEST_MAX];
+    size_t len = cnt_throttr_encode_insert(req, 8, quota, type, ttl,
+                                           &lim_names[n], 1);
+    bool ok, called;
+    bool armed = lim_arm(fail);
+    cnt_status st = thr_call(m, 0, req, len, CNT_THROTTR_INSERT, &ok, NULL,
+                             &called);
+    bool failed = lim_disarm();
+
+    FUZZ_CHECK(ok == (st == CNT_STATUS_OK));
+    if (unit < 0) {
+        FUZZ_CHECK(!called && !ok && !failed);
+        return;
+    }
+    cnt_status want;
+    if (ttl == 0 ||
+        __builtin_mul_overflow(ttl, lim_unit_ns[unit], &ns)) {
+        want = CNT_STATUS_INVALID;
+        FUZZ_CHECK(!failed);
+    } else if (r->present && now < r->expiry) {
+        want = CNT_STATUS_EXISTS;
+        FUZZ_CHECK(!failed);
+    } else {
+        /* Only memory can fail here. */
+        if (st != CNT_STATUS_OK)
+            st = CNT_STATUS_OUT_OF_MEMORY;
+        lim_check_oom(m, st, armed, failed, !r->present);
+        want = st;
+        if (st == CNT_STATUS_OK) {
+            if (r->present)
+                m->lfig[CNT_LIMITS_TTL].expired++;
+            else
+                lim_create(m, CNT_LIMITS_TTL, r);
+            r->quota = quota;
+            r->expiry = lim_sat_add(now, ns);
+            r->unit = (uint8_t)unit;
+        }
+    }
+    FUZZ_CHECK(called && thr_same(st, want));
+    lim_ttl_count(m, want);
+}
+
+/* Throttr QUERY of name n, with 1-byte values when x's bit 0 is set: the
+ * failure byte for a live record whose quota or time left is 256 or
+ * more. */
+static void lim_thr_query(sim *m, unsigned n, uint8_t x)
+{
+    unsigned t = x & 1;
+    uint8_t req[CNT_THROTTR_REQUEST_MAX];
+    size_t len = cnt_throttr_encode_query(req, &lim_names[n], 1);
+    uint64_t now = mono_ns();
+    cnt_ttl_view v;
+    bool ok, called;
+    cnt_status st = thr_call(m, t, req, len, CNT_THROTTR_QUERY, &ok, &v,
+                             &called);
+    lshadow *r = lim_ttl_live(m, n, now);
+
+    FUZZ_CHECK(called);
+    if (r == NULL) {
+        FUZZ_CHECK(thr_same(st, CNT_STATUS_NOT_FOUND) && !ok);
+        lim_ttl_count(m, CNT_STATUS_NOT_FOUND);
+        return;
+    }
+    FUZZ_CHECK(st == CNT_STATUS_OK);
+    uint64_t left = r->expiry - now, u = lim_unit_ns[r->unit];
+    uint64_t shown = left / u + (left % u != 0);
+    unsigned size = m->tenv[t].throttr_value_size;
+    FUZZ_CHECK(ok == (cnt_throttr_fits(size, r->quota) &&
+                      cnt_throttr_fits(size, shown)));
+    if (ok)
+        lim_ttl_view_check(r, now, &v);
+    lim_ttl_count(m, CNT_STATUS_OK);
+}
+
+/* Throttr UPDATE of name n: attribute x & 3, change (x >> 2) & 3 (past 1
+ * and 2: the failure byte, the core never called), value y * 256 + z or
+ * near 2^64 with x's bit 7; a TTL change counts in the record's unit. */
+static void lim_thr_update(sim *m, unsigned n, uint8_t x, uint8_t y,
+                           uint8_t z)
+{
+    uint8_t attr = x & 3, change = (x >> 2) & 3;
+    uint64_t value = (x & 0x80) ? UINT64_MAX - z : (uint64_t)y * 256 + z;
+    uint64_t now = mono_ns(), ns = 0;
+    uint8_t req[CNT_THROTTR_REQUEST_MAX];
+    size_t len = cnt_throttr_encode_update(req, 8, attr, change, value,
+                                           &lim_names[n], 1);
+    bool ok, called;
+    cnt_status st = thr_call(m, 0, req, len, CNT_THROTTR_UPDATE, &ok, NULL,
+                             &called);
+    cnt_status want = CNT_STATUS_OK;
+
+    FUZZ_CHECK(ok == (st == CNT_STATUS_OK));
+    if (attr > 1 || change > 2) {
+        FUZZ_CHECK(!called && !ok);
+        return;
+    }
+    FUZZ_CHECK(called);
+    if (attr == 1 && change == 0 && value == 0) {
+        FUZZ_CHECK(thr_same(st, CNT_STATUS_INVALID));
+        lim_ttl_count(m, CNT_STATUS_INVALID);
+        return;
+    }
+    lshadow *r = lim_ttl_live(m, n, now);
+    if (r == NULL) {
+        want = CNT_STATUS_NOT_FOUND;
+    } else if (attr == 0) {
+        if (change == 0)
+            r->quota = value;
+        else if (change == 1 && value > UINT64_MAX - r->quota)
+            want = CNT_STATUS_INVALID;
+        else if (change == 1)
+            r->quota += value;
+        else if (value > r->quota)
+            want = CNT_STATUS_BELOW_ZERO;
+        else
+            r->quota -= value;
+    } else if (__builtin_mul_overflow(value, lim_unit_ns[r->unit], &ns)) {
+        want = CNT_STATUS_INVALID;
+    } else if (change == 0) {
+        r->expiry = lim_sat_add(now, ns);
+    } else if (change == 1) {
+        r->expiry = lim_sat_add(r->expiry, ns);
+    } else if (ns >= r->expiry - now) {
+        want = CNT_STATUS_BELOW_ZERO;
+    } else {
+        r->expiry -= ns;
+    }
+    FUZZ_CHECK(thr_same(st, want));
+    lim_ttl_count(m, want);
+}
+
+/* Throttr PURGE of name n. */
+static void lim_thr_purge(sim *m, unsigned n)
+{
+    uint8_t req[CNT_THROTTR_REQUEST_MAX];
+    size_t len = cnt_throttr_encode_purge(req, &lim_names[n], 1);
+    uint64_t now = mono_ns();
+    bool ok, called;
+    cnt_status st = thr_call(m, 0, req, len, CNT_THROTTR_PURGE, &ok, NULL,
+                             &called);
+    lshadow *r = lim_ttl_live(m, n, now);
+
+    FUZZ_CHECK(called && ok == (st == CNT_STATUS_OK));
+    if (r == NULL) {
+        FUZZ_CHECK(thr_same(st, CNT_STATUS_NOT_FOUND));
+        lim_ttl_count(m, CNT_STATUS_NOT_FOUND);
+    } else {
+        FUZZ_CHECK(st == CNT_STATUS_OK);
+        lim_forget(m, CNT_LIMITS_TTL, r, false);
+        lim_ttl_count(m, CNT_STATUS_OK);
+    }
+}
+
 /* A rate-limit step: o's low 4 bits the operation (11-15 are 1-5), bits
  * 4-5 the name, bit 6 its first allocation fails; x, y, z its arguments,
  * then a multi-check's items. Returns the bytes used after o, 0 when too
@@ -1863,6 +2091,17 @@ static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
 
     if (op > 10)
         op -= 10;
+
+    /* o's bit 7: a TTL operation goes through the Throttr front. */
+    if ((o & 0x80) != 0 && op <= 3) {
+        switch (op) {
+        case 0: lim_thr_insert(m, n, fail, x, y, z); break;
+        case 1: lim_thr_query(m, n, x); break;
+        case 2: lim_thr_update(m, n, x, y, z); break;
+        default: lim_thr_purge(m, n); break;
+        }
+        return 4;
+    }
 
     switch (op) {
     case 0: lim_ttl_insert(m, n, fail, x, y, z); break;
@@ -3033,6 +3272,12 @@ static void sim_init(sim *m, uint8_t flags)
         FUZZ_CHECK(cnt_session_init(&m->conn[c].s, &m->env));
         m->conn[c].open = true;
     }
+    for (int t = 0; t < 2; t++) {
+        m->tenv[t] = m->env;
+        m->tenv[t].limits = m->limits;
+        m->tenv[t].throttr_value_size = t == 0 ? 8 : 1;
+        FUZZ_CHECK(cnt_session_init(&m->tsess[t], &m->tenv[t]));
+    }
 }
 
 /* Ends every connection and delivers what is still on its way (the
@@ -3046,6 +3291,8 @@ static void sim_finish(sim *m)
         cnt_table_dump_cancel(m->table, &m->cursor);
     for (int c = 0; c < NCONN; c++)
         step_end(m, c, false);
+    for (int t = 0; t < 2; t++)
+        cnt_session_end(&m->tsess[t]);
     while (m->npending > 0)
         deliver(m, 0);
     check_all(m);
@@ -3097,7 +3344,10 @@ static void sim_finish(sim *m)
  * A rate-limit step is four bytes o x y z, straight to the limits core on
  * the names a-d (each a TTL counter, a window and a GCRA limit): o % 16
  * the operation (11-15 are 1-5), (o >> 4) & 3 the name, o's bit 6 makes
- * the operation's first allocation fail. Operations: 0 TTL insert (quota
+ * the operation's first allocation fail, o's bit 7 sends operations 0-3
+ * as Throttr requests through the Throttr front's session instead (8-byte
+ * values; a QUERY with 1-byte values when x's bit 0 is set; TTL type z %
+ * 8 for an INSERT; the record's own unit for an UPDATE of the TTL). Operations: 0 TTL insert (quota
  * x & 0x3f, or 2^64 - 1 - that with x's bit 6; ttl y, or 2^44 - 1 + y
  * with x's bit 7; unit z % 8, 6-7 invalid); 1 TTL query; 2 TTL update
  * (attribute x & 3, change (x >> 2) & 3, unit (x >> 4) & 7, value y * 256

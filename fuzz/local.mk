@@ -9,12 +9,16 @@ EXTRA_DIST += fuzz/corpus fuzz/README.md
 
 if ENABLE_FUZZ
 FUZZ_TARGETS = fuzz/fuzz_decode fuzz/fuzz_engine fuzz/fuzz_config \
-	fuzz/fuzz_connection fuzz/fuzz_client
+	fuzz/fuzz_connection fuzz/fuzz_client fuzz/fuzz_throttr
 check_PROGRAMS += $(FUZZ_TARGETS)
 
 fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c
 fuzz_fuzz_decode_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_decode_LDADD = libcntproto.la
+
+fuzz_fuzz_throttr_SOURCES = fuzz/fuzz_throttr.c
+fuzz_fuzz_throttr_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_throttr_LDADD = libcntproto.la
 
 # The engine target takes its clock and allocation failures from the
 # unit tests' doubles (tests/engine_fake.c and its linker wrappers); its
@@ -47,16 +51,20 @@ fuzz_fuzz_client_LDADD = client/libmccounter.la libcntproto.la
 
 fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
 	fuzz/fuzz_config$(EXEEXT) fuzz/fuzz_connection$(EXEEXT) \
-	fuzz/fuzz_client$(EXEEXT)
+	fuzz/fuzz_client$(EXEEXT) fuzz/fuzz_throttr$(EXEEXT)
 else
 FUZZ_REPLAYS = fuzz/replay_decode fuzz/replay_engine fuzz/replay_config \
-	fuzz/replay_connection fuzz/replay_client
+	fuzz/replay_connection fuzz/replay_client fuzz/replay_throttr
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += $(FUZZ_REPLAYS)
 
 fuzz_replay_decode_SOURCES = fuzz/replay.c fuzz/fuzz_decode.c
 fuzz_replay_decode_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_decode"'
 fuzz_replay_decode_LDADD = libcntproto.la
+
+fuzz_replay_throttr_SOURCES = fuzz/replay.c fuzz/fuzz_throttr.c
+fuzz_replay_throttr_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_throttr"'
+fuzz_replay_throttr_LDADD = libcntproto.la
 
 fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'

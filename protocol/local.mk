@@ -1,16 +1,18 @@
 # protocol/local.mk: build rules for protocol/ (included by the top Makefile.am).
 # libcntproto.la is the wire codec (no I/O, no allocation): wire.c holds the
 # constants and tables, request.c and response.c each encode and decode one
-# direction. Its unit tests are built by tests/local.mk.
+# direction; throttr.c is the codec of the Throttr front. Its unit tests are built by tests/local.mk.
 
 noinst_LTLIBRARIES += libcntproto.la
 libcntproto_la_SOURCES = \
 	protocol/wire.c \
 	protocol/duration.c \
 	protocol/request.c \
-	protocol/response.c
+	protocol/response.c \
+	protocol/throttr.c
 noinst_HEADERS += \
 	protocol/wire.h \
 	protocol/duration.h \
 	protocol/request.h \
-	protocol/response.h
+	protocol/response.h \
+	protocol/throttr.h

@@ -93,7 +93,8 @@ stage_fuzz() {
     configure_in fuzz --enable-fuzz CC=clang
     make -C _build/fuzz -j"$JOBS" fuzz >/dev/null
     total=0
-    for t in fuzz_decode fuzz_engine fuzz_config fuzz_connection fuzz_client; do
+    for t in fuzz_decode fuzz_engine fuzz_config fuzz_connection fuzz_client \
+             fuzz_throttr; do
         work=_build/fuzz/fuzz/work/$t
         art=_build/fuzz/fuzz/artifacts/$t/
         mkdir -p "$work" "$art"

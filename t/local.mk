@@ -38,8 +38,10 @@ E2E_TESTS = \
 	t/34-counterctl-throttle.t \
 	t/35-servers.t \
 	t/36-examples.t \
-	t/37-counterctl-run-tree.t
-EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
+	t/37-counterctl-run-tree.t \
+	t/38-throttr.t
+EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
+	t/lib/ThrottrTest.pm
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \

@@ -27,7 +27,7 @@ typedef struct good_case {
     const char *input;
     enum { F_ENABLE, F_PORT, F_MAXCONN, F_BUCKETS, F_INTERVAL, F_THREADS,
            F_MEMLIMIT, F_NBINDS, F_KEEPALIVE, F_KA_IDLE, F_KA_INTERVAL,
-           F_KA_COUNT, F_MAX_WAITS } field;
+           F_KA_COUNT, F_MAX_WAITS, F_THROTTR_PORT, F_THROTTR_SIZE } field;
     uint64_t expected;
 } good_case;
 
@@ -76,6 +76,13 @@ static const good_case good_cases[] = {
     {"counter.bind=127.0.0.1 ::1  [::1]", F_NBINDS, 3},
     {"counter.max_waits=1", F_MAX_WAITS, 1},
     {"counter.max_waits=4294967295", F_MAX_WAITS, 4294967295u},
+    {"", F_THROTTR_PORT, 0},                        /* Throttr off */
+    {"", F_THROTTR_SIZE, 2},
+    {"counter.throttr.port=11216", F_THROTTR_PORT, 11216},
+    {"counter.throttr.port=0", F_THROTTR_PORT, 0},
+    {"counter.throttr.value_size=1", F_THROTTR_SIZE, 1},
+    {"counter.throttr.value_size=4", F_THROTTR_SIZE, 4},
+    {"counter.throttr.value_size=8", F_THROTTR_SIZE, 8},
     {"", F_PORT, 11215},                                /* nothing changes */
     {" ; ; ", F_PORT, 11215},
 };
@@ -97,6 +104,8 @@ static uint64_t field_of(const cnt_config *c, int field)
     case F_KA_INTERVAL: return c->server.keepalive_interval;
     case F_KA_COUNT: return c->server.keepalive_count;
     case F_MAX_WAITS: return c->server.max_waits;
+    case F_THROTTR_PORT: return c->server.throttr_port;
+    case F_THROTTR_SIZE: return c->server.throttr_value_size;
     default: return UINT64_MAX;
     }
 }
@@ -230,6 +239,21 @@ static const bad_case bad_cases[] = {
     /* Control bytes would break the one-line message: shown as '?'. */
     {"counter.port=1\n2",
      "counter: counter.port: invalid value \"1?2\" (expected 0..65535)"},
+    {"counter.throttr.port=65536",
+     "counter: counter.throttr.port: invalid value \"65536\" "
+     "(expected 0..65535)"},
+    {"counter.throttr.value_size=3",
+     "counter: counter.throttr.value_size: invalid value \"3\" "
+     "(expected 1, 2, 4 or 8 (bytes))"},
+    {"counter.throttr.value_size=16",
+     "counter: counter.throttr.value_size: invalid value \"16\" "
+     "(expected 1, 2, 4 or 8 (bytes))"},
+    {"counter.throttr.value_size=",
+     "counter: counter.throttr.value_size: invalid value \"\" "
+     "(expected 1, 2, 4 or 8 (bytes))"},
+    {"counter.throttr.value_size=two",
+     "counter: counter.throttr.value_size: invalid value \"two\" "
+     "(expected 1, 2, 4 or 8 (bytes))"},
     {"counter.max_waits=0",
      "counter: counter.max_waits: invalid value \"0\" "
      "(expected 1..4294967295)"},

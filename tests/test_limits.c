@@ -596,6 +596,60 @@ static void test_ttl_update_quota(void **st)
     fixture_free(f);
 }
 
+/* Time changes in the record's own unit (CNT_TTL_UNIT_RECORD, the
+ * Throttr front's): a record inserted in minutes is changed in minutes, one
+ * in ms in ms; a change too large for 64 bits of ns is refused under the
+ * lock, as a patch to 0 is before it. */
+static void test_ttl_update_record_unit(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_view v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("m"), 1, 2, 4),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("s"), 1, 2000, 2),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("m"), 1, 1,
+                                    CNT_TTL_UNIT_RECORD, 3, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 5);
+    assert_int_equal(v.unit, 4);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("s"), 1, 2,
+                                    CNT_TTL_UNIT_RECORD, 500, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 1500);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("s"), 1, 0,
+                                    CNT_TTL_UNIT_RECORD, 7, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.ttl_left, 7);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("s"), 1, 0,
+                                    CNT_TTL_UNIT_RECORD, 0, &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("m"), 1, 1,
+                                    CNT_TTL_UNIT_RECORD, UINT64_MAX / 1000,
+                                    &v),
+                     CNT_STATUS_INVALID);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("s"), 1, 2,
+                                    CNT_TTL_UNIT_RECORD, 7, &v),
+                     CNT_STATUS_BELOW_ZERO);
+    /* Quota changes ignore the unit. */
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("m"), 0, 1,
+                                    CNT_TTL_UNIT_RECORD, 4, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.quota, 5);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("none"), 1, 1,
+                                    CNT_TTL_UNIT_RECORD, 1, &v),
+                     CNT_STATUS_NOT_FOUND);
+    /* Any other unit past 5 stays invalid. */
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("m"), 1, 1, 6, 1, &v),
+                     CNT_STATUS_INVALID);
+    pass(f, 5 * 60 * SEC);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("m"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    fixture_free(f);
+}
+
 /* Time changes: set, extend, shorten (to 0 or below refused), each
  * rescheduling the expiry; the display unit stays. */
 static void test_ttl_update_time(void **st)
@@ -1190,6 +1244,7 @@ int main(void)
         cmocka_unit_test(test_ttl_units),
         cmocka_unit_test(test_ttl_update_quota),
         cmocka_unit_test(test_ttl_update_time),
+        cmocka_unit_test(test_ttl_update_record_unit),
         cmocka_unit_test(test_ttl_purge),
         cmocka_unit_test(test_namespaces),
         cmocka_unit_test(test_multi_all_or_nothing),

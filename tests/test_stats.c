@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 72
+#define NITEMS 78
 
 typedef struct report {
     unsigned n;
@@ -65,6 +65,8 @@ static const char *const expected_order[NITEMS] = {
     "throttle_used", "throttle_tenants", "throttle_checks",
     "throttle_allowed", "throttle_throttled", "throttle_units",
     "throttle_unthrottled_units", "auth_failures", "auth_closes",
+    "throttr_insert", "throttr_query", "throttr_update", "throttr_purge",
+    "throttr_failures", "throttr_bad_framing",
 };
 
 static void test_stats_empty(void **state)
@@ -114,6 +116,12 @@ static void test_stats_values(void **state)
     cnt_stats_add(&cnt_stats_slot_get(s, 1)->total_connections, 1);
     cnt_stats_add(&cnt_stats_slot_get(s, 1)->curr_connections, 1);
     cnt_stats_add(&cnt_stats_slot_get(s, 2)->rejected_connections, 1);
+    /* The Throttr front's figures add up over the slots too. */
+    cnt_stats_add(&cnt_stats_slot_get(s, 0)->throttr_requests[0], 2);
+    cnt_stats_add(&cnt_stats_slot_get(s, 1)->throttr_requests[0], 1);
+    cnt_stats_add(&cnt_stats_slot_get(s, 1)->throttr_requests[3], 4);
+    cnt_stats_add(&cnt_stats_slot_get(s, 2)->throttr_failures, 5);
+    cnt_stats_add(&cnt_stats_slot_get(s, 0)->throttr_bad_framing, 1);
     assert_null(cnt_stats_slot_get(s, 3));
 
     cnt_stats_report(&(cnt_stats_sources){ .stats = s, .table = t, .gc = gc },
@@ -132,6 +140,11 @@ static void test_stats_values(void **state)
     assert_string_equal(value_of(&r, "command:acquire"), "1");
     assert_string_equal(value_of(&r, "command:dump"), "1");
     assert_string_equal(value_of(&r, "rejected_connections"), "1");
+    assert_string_equal(value_of(&r, "throttr_insert"), "3");
+    assert_string_equal(value_of(&r, "throttr_query"), "0");
+    assert_string_equal(value_of(&r, "throttr_purge"), "4");
+    assert_string_equal(value_of(&r, "throttr_failures"), "5");
+    assert_string_equal(value_of(&r, "throttr_bad_framing"), "1");
     assert_string_equal(value_of(&r, "buckets"), "1");
     assert_string_equal(value_of(&r, "interval"), "10");
     assert_string_equal(value_of(&r, "memory_limit"), "123456");

@@ -316,12 +316,13 @@ cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
                           uint64_t value, cnt_ttl_view *out)
 {
     uint64_t value_ns = 0;
+    bool own = unit == CNT_TTL_UNIT_RECORD;
 
     if (len == 0 || attribute > CNT_TTL_ATTR_TTL ||
-        change > CNT_TTL_DECREASE || unit > CNT_TTL_UNIT_MAX)
+        change > CNT_TTL_DECREASE || (unit > CNT_TTL_UNIT_MAX && !own))
         return cnt_ttl_count(l, CNT_STATUS_INVALID);
     if (attribute == CNT_TTL_ATTR_TTL &&
-        (!cnt_ttl_to_ns(value, unit, &value_ns) ||
+        ((!own && !cnt_ttl_to_ns(value, unit, &value_ns)) ||
          (change == CNT_TTL_PATCH && value == 0)))
         return cnt_ttl_count(l, CNT_STATUS_INVALID);
     size_t b = cnt_map_bucket_of(&l->map, name, len);
@@ -331,7 +332,10 @@ cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
     pthread_mutex_t *lock = cnt_map_lock(&l->map, b);
     uint64_t now = cnt_clock_mono_ns(l->clock);
     cnt_limit_rec *r = do_ttl_live(l, b, name, len, now, &dead);
-    if (r != NULL) {
+    if (r != NULL && attribute == CNT_TTL_ATTR_TTL && own &&
+        !cnt_ttl_to_ns(value, r->unit, &value_ns)) {
+        st = CNT_STATUS_INVALID;
+    } else if (r != NULL) {
         st = attribute == CNT_TTL_ATTR_QUOTA
                  ? do_ttl_quota(r, change, value)
                  : do_ttl_time(r, change, value_ns, now);

@@ -48,6 +48,9 @@
 #define CNT_TTL_UNIT_MAX CNT_UNIT_MAX
 #define CNT_LIMITS_MULTI_MAX CNT_MULTI_MAX
 
+/* cnt_ttl_update's unit for "the unit the record was inserted with". */
+#define CNT_TTL_UNIT_RECORD 0xffu
+
 /* Default number of buckets of the limits map. */
 #define CNT_LIMITS_DEFAULT_BUCKETS 65536u
 
@@ -84,7 +87,9 @@ cnt_status cnt_ttl_query(cnt_limits *l, const uint8_t *name, uint16_t len,
 
 /* Changes the quota or the time left of a live TTL counter (attribute,
  * change and unit as the CNT_TTL_ constants) and reads it into *out: OK,
- * NOT_FOUND, BELOW_ZERO (nothing changed) or INVALID. */
+ * NOT_FOUND, BELOW_ZERO (nothing changed) or INVALID. A unit of
+ * CNT_TTL_UNIT_RECORD takes a TTL change in the record's own unit (the
+ * Throttr front's rule: its changes carry no unit). */
 cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
                           uint8_t attribute, uint8_t change, uint8_t unit,
                           uint64_t value, cnt_ttl_view *out);

@@ -41,6 +41,10 @@ cnt_stats *cnt_stats_new(unsigned n)
         atomic_init(&slot->rejected_connections, 0);
         atomic_init(&slot->auth_failures, 0);
         atomic_init(&slot->auth_closes, 0);
+        for (int t = 0; t < 4; t++)
+            atomic_init(&slot->throttr_requests[t], 0);
+        atomic_init(&slot->throttr_failures, 0);
+        atomic_init(&slot->throttr_bad_framing, 0);
     }
     return s;
 }
@@ -78,6 +82,7 @@ cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i)
 typedef struct cnt_stats_sums {
     uint64_t commands[CNT_CMD_COUNT];
     uint64_t curr, total, rejected, auth_failures, auth_closes;
+    uint64_t throttr[4], throttr_failures, throttr_bad_framing;
 } cnt_stats_sums;
 
 static uint64_t cnt_stats_read(const atomic_uint_fast64_t *v)
@@ -97,6 +102,11 @@ static void cnt_stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
         sum->rejected += cnt_stats_read(&slot->rejected_connections);
         sum->auth_failures += cnt_stats_read(&slot->auth_failures);
         sum->auth_closes += cnt_stats_read(&slot->auth_closes);
+        for (int t = 0; t < 4; t++)
+            sum->throttr[t] += cnt_stats_read(&slot->throttr_requests[t]);
+        sum->throttr_failures += cnt_stats_read(&slot->throttr_failures);
+        sum->throttr_bad_framing +=
+            cnt_stats_read(&slot->throttr_bad_framing);
     }
 }
 
@@ -216,4 +226,10 @@ void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
     cnt_stats_emit(fn, ctx, "wait_cancels", ws.cancels);
     cnt_stats_report_limits(src->limits, fn, ctx);
     cnt_stats_report_throttle(src->throttle, &sum, fn, ctx);
+    cnt_stats_emit(fn, ctx, "throttr_insert", sum.throttr[0]);
+    cnt_stats_emit(fn, ctx, "throttr_query", sum.throttr[1]);
+    cnt_stats_emit(fn, ctx, "throttr_update", sum.throttr[2]);
+    cnt_stats_emit(fn, ctx, "throttr_purge", sum.throttr[3]);
+    cnt_stats_emit(fn, ctx, "throttr_failures", sum.throttr_failures);
+    cnt_stats_emit(fn, ctx, "throttr_bad_framing", sum.throttr_bad_framing);
 }

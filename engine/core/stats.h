@@ -31,6 +31,12 @@ typedef struct cnt_stats_slot {
     atomic_uint_fast64_t rejected_connections;
     atomic_uint_fast64_t auth_failures;     /* failed authentications */
     atomic_uint_fast64_t auth_closes;       /* connections closed for them */
+    /* The Throttr front: requests per type (INSERT .. PURGE), answers
+     * that were the failure byte, connections closed for an unknown
+     * request type. */
+    atomic_uint_fast64_t throttr_requests[4];
+    atomic_uint_fast64_t throttr_failures;
+    atomic_uint_fast64_t throttr_bad_framing;
 } cnt_stats_slot;
 
 typedef struct cnt_stats cnt_stats;
@@ -92,7 +98,7 @@ typedef struct cnt_stats_sources {
 } cnt_stats_sources;
 
 /* Emits every item in the reference's order, then our extras (the waiting
- * side's, each rate-limit kind's, the throttle's). */
+ * side's, each rate-limit kind's, the throttle's, the Throttr front's). */
 void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
                       void *ctx);
 

@@ -631,6 +631,20 @@ static bool config_apply(void *ctx, const char *key, const char *v,
         c->server.max_waits = (uint32_t)x;
         return true;
     }
+    if (strcmp(key, "counter.throttr.port") == 0) {
+        if (!config_number(key, v, 0, 65535, &x, err, errlen, origin))
+            return false;
+        c->server.throttr_port = (uint16_t)x;
+        return true;
+    }
+    if (strcmp(key, "counter.throttr.value_size") == 0) {
+        if (!config_parse_digits(v, strlen(v), &x) ||
+            (x != 1 && x != 2 && x != 4 && x != 8))
+            return config_bad_value(key, v, "1, 2, 4 or 8 (bytes)", err,
+                                    errlen, origin);
+        c->server.throttr_value_size = (unsigned)x;
+        return true;
+    }
     if (strncmp(key, CNT_CONFIG_GROUP_PREFIX,
                 strlen(CNT_CONFIG_GROUP_PREFIX)) == 0)
         return config_group(c, key, v, err, errlen, origin);

@@ -44,7 +44,8 @@ static void host_stats_item(void *ctx, const char *name, const char *value)
               sink->cookie);
 }
 
-/* Emits every counter item and the bound port. */
+/* Emits every counter item and the bound ports (the Throttr front's: 0
+ * when it is off). */
 static void host_stats_report(host_stats_sink *sink)
 {
     char port[8];
@@ -52,6 +53,9 @@ static void host_stats_report(host_stats_sink *sink)
     snprintf(port, sizeof(port), "%u",
              (unsigned)cnt_server_port(host_stats.server));
     host_stats_item(sink, "port", port);
+    snprintf(port, sizeof(port), "%u",
+             (unsigned)cnt_server_throttr_port(host_stats.server));
+    host_stats_item(sink, "throttr_port", port);
 }
 
 /* The wrapper installed in the engine handle. */

@@ -6,8 +6,11 @@
 
 #include "engine/server/connection.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +25,34 @@
  * within it; what it cuts into slices is a Dump, so that a hundred
  * clients dumping a large table delay the others by one slice each. */
 #define CNT_CONN_TURN_BYTES (64u * 1024)
+
+const cnt_front cnt_front_counter = {"counter", "magic",
+                                     cnt_session_feed};
+const cnt_front cnt_front_throttr = {"throttr", "request type",
+                                     cnt_session_feed_throttr};
+
+/* Writes the peer's address of fd as text into buf. */
+static const char *conn_peer(int fd, char *buf, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+            port = ntohs(a->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+            port = ntohs(a->sin6_port);
+        }
+    }
+    snprintf(buf, len, "%s:%u", host, port);
+    return buf;
+}
 
 /* Grows the input buffer so a request of size bytes fits; false when
  * memory is short. Never past CNT_REQUEST_MAX (the decoder's bound). */
@@ -45,15 +76,19 @@ static bool conn_produce(cnt_connection *c)
 {
     cnt_session *s = &c->session;
     bool was_closing = s->closing;
-    size_t used = cnt_session_feed(s, c->in, c->in_len);
-    if (s->closing && !was_closing && s->auth_closed)
+    size_t used = c->front->feed(s, c->in, c->in_len);
+    if (s->closing && !was_closing && s->auth_closed) {
         cnt_log(c->env->log, CNT_LOG_WARNING,
                 "counter: connection %d: too many failed authentications; "
                 "closing", c->fd);
-    else if (s->closing && !was_closing)
+    } else if (s->closing && !was_closing) {
+        char peer[INET6_ADDRSTRLEN + 8];
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: connection %d: lost request framing (magic "
-                "0x%02x); closing", c->fd, c->in[used]);
+                "counter: %s connection %d from %s: lost request framing "
+                "(%s 0x%02x); closing", c->front->name, c->fd,
+                conn_peer(c->fd, peer, sizeof(peer)), c->front->first_byte,
+                c->in[used]);
+    }
     if (used > 0) {
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
@@ -195,11 +230,19 @@ static void conn_on_event(evutil_socket_t fd, short what, void *arg)
  * memory is short (fd is then left open for the caller to close). */
 cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd)
 {
+    return cnt_connection_new_front(env, fd, &cnt_front_counter);
+}
+
+/* The same for a connection of the given front. */
+cnt_connection *cnt_connection_new_front(const cnt_conn_env *env, int fd,
+                                         const cnt_front *front)
+{
     cnt_connection *c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
     c->fd = fd;
     c->env = env;
+    c->front = front;
     c->in = malloc(CNT_CONN_IN_INITIAL);
     bool session = cnt_session_init(&c->session, &env->session);
     c->rev = event_new(env->base, fd, EV_READ | EV_PERSIST, conn_on_event, c);

@@ -21,6 +21,23 @@
 
 typedef struct cnt_connection cnt_connection;
 
+/* A protocol front: what turns a connection's bytes into answers. Every
+ * front shares the rest (the socket, the input buffer, the output's
+ * watermark and turn budget, the session and its release at close), so a
+ * front is only its decoder-and-handler and the words its log lines use. */
+typedef struct cnt_front {
+    const char *name;               /* "counter", "throttr" */
+    const char *first_byte;         /* what a request's first byte is */
+    /* cnt_session_feed's contract: answers the whole requests at the front
+     * of in, returns the bytes consumed, sets need, more, closing (framing
+     * lost: the first unconsumed byte is the bad one) or failed. */
+    size_t (*feed)(cnt_session *s, const uint8_t *in, size_t len);
+} cnt_front;
+
+/* The counter protocol (the default) and the Throttr v5 protocol. */
+extern const cnt_front cnt_front_counter;
+extern const cnt_front cnt_front_throttr;
+
 /* What a connection needs from its worker; shared by all the worker's
  * connections and outliving them. */
 typedef struct cnt_conn_env {
@@ -36,6 +53,7 @@ typedef struct cnt_conn_env {
 struct cnt_connection {
     int fd;
     const cnt_conn_env *env;
+    const cnt_front *front;
     struct event *rev;              /* EV_READ | EV_PERSIST */
     struct event *wev;              /* EV_WRITE | EV_PERSIST, while needed */
     bool reading, writing;          /* whether rev / wev are added */
@@ -52,6 +70,10 @@ struct cnt_connection {
 /* Takes over fd (non-blocking, connected) and starts reading; NULL when
  * memory is short (fd is then left open for the caller to close). */
 cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd);
+
+/* The same for a connection of the given front. */
+cnt_connection *cnt_connection_new_front(const cnt_conn_env *env, int fd,
+                                         const cnt_front *front);
 
 /* Session hook (cnt_session_env.wake): events wait in the output of s,
  * the session of a connection; sends them on the loop's next turn. */

@@ -72,15 +72,18 @@ static uint16_t listener_port_of(int fd)
     return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
-/* Opens the listening sockets; false after logging the failure. */
-bool cnt_listener_open(cnt_server *s)
+/* Opens a socket on every configured address at *port into fds (*n of
+ * them), logging a failure with the setting's name (key); with *port 0 the
+ * first socket picks and the others share it. False after closing those
+ * it opened. */
+static bool listener_open_set(cnt_server *s, const char *key, uint16_t *port,
+                              int *fds, unsigned *n)
 {
-    uint16_t port = s->config.port;
-    s->nlisten = 0;
+    *n = 0;
     for (unsigned i = 0; i < s->config.nbinds; i++) {
         const char *addr = s->config.binds[i];
         struct sockaddr_storage ss;
-        socklen_t len = listener_sockaddr(addr, port, &ss);
+        socklen_t len = listener_sockaddr(addr, *port, &ss);
         if (len == 0) {
             cnt_log(&s->log, CNT_LOG_WARNING,
                     "counter: invalid value \"%s\" in counter.bind (not an "
@@ -90,21 +93,43 @@ bool cnt_listener_open(cnt_server *s)
         int fd = listener_socket(&ss, len);
         if (fd < 0) {
             cnt_log(&s->log, CNT_LOG_WARNING,
-                    "counter: cannot listen on counter.port %u at address "
-                    "%s (counter.bind): %s", (unsigned)port, addr,
+                    "counter: cannot listen on %s %u at address "
+                    "%s (counter.bind): %s", key, (unsigned)*port, addr,
                     strerror(errno));
             goto fail;
         }
-        s->listen_fds[s->nlisten++] = fd;
+        fds[(*n)++] = fd;
         /* Port 0: the first socket picks, the others share its port. */
-        if (port == 0)
-            port = listener_port_of(fd);
+        if (*port == 0)
+            *port = listener_port_of(fd);
     }
-    s->port = port;
     return true;
 fail:
-    cnt_listener_close(s);
+    while (*n > 0)
+        close(fds[--*n]);
     return false;
+}
+
+/* Opens the listening sockets (the counter port's, then the Throttr
+ * front's when it has a port); false after logging the failure. */
+bool cnt_listener_open(cnt_server *s)
+{
+    uint16_t port = s->config.port;
+    if (!listener_open_set(s, "counter.port", &port, s->listen_fds,
+                           &s->nlisten))
+        return false;
+    s->port = port;
+    s->nthrottr = 0;
+    if (s->config.throttr_port == 0)
+        return true;
+    port = s->config.throttr_port;
+    if (!listener_open_set(s, "counter.throttr.port", &port, s->throttr_fds,
+                           &s->nthrottr)) {
+        cnt_listener_close(s);
+        return false;
+    }
+    s->throttr_port = port;
+    return true;
 }
 
 /* Closes the listening sockets. */
@@ -113,6 +138,9 @@ void cnt_listener_close(cnt_server *s)
     for (unsigned i = 0; i < s->nlisten; i++)
         close(s->listen_fds[i]);
     s->nlisten = 0;
+    for (unsigned i = 0; i < s->nthrottr; i++)
+        close(s->throttr_fds[i]);
+    s->nthrottr = 0;
 }
 
 /* Stops accepting for a moment after the process ran out of fds, instead
@@ -130,6 +158,8 @@ static void listener_pause(cnt_server *s, int err)
     }
     for (unsigned i = 0; i < s->nlisten; i++)
         evconnlistener_disable(s->listeners[i]);
+    for (unsigned i = 0; i < s->nthrottr; i++)
+        evconnlistener_disable(s->throttr_listeners[i]);
     struct timeval tv = {0, CNT_ACCEPT_PAUSE_MS * 1000};
     evtimer_add(s->accept_retry, &tv);
 }
@@ -142,17 +172,15 @@ static void listener_on_retry(evutil_socket_t fd, short what, void *arg)
     (void)what;
     for (unsigned i = 0; i < s->nlisten; i++)
         evconnlistener_enable(s->listeners[i]);
+    for (unsigned i = 0; i < s->nthrottr; i++)
+        evconnlistener_enable(s->throttr_listeners[i]);
 }
 
-/* libevent's accept callback: one accepted socket (non-blocking,
- * close-on-exec), refused at the limit or mailed to the next worker. */
-static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
-                               struct sockaddr *addr, int len, void *arg)
+/* One accepted socket (non-blocking, close-on-exec) of front's listener,
+ * refused at the limit (which counts both fronts' connections) or mailed
+ * to the next worker. */
+static void listener_accept(cnt_server *s, int fd, const cnt_front *front)
 {
-    cnt_server *s = arg;
-    (void)l;
-    (void)addr;
-    (void)len;
     unsigned max = s->config.max_connections;
     if (max != 0 && atomic_load(&s->open_connections) >= max) {
         /* As the reference: accept, close, no answer. */
@@ -167,10 +195,32 @@ static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
     atomic_fetch_add(&s->open_connections, 1);
     cnt_worker *w = &s->workers[s->next_worker];
     s->next_worker = (s->next_worker + 1) % s->nworkers;
-    if (!cnt_worker_enqueue(w, fd)) {
+    if (!cnt_worker_enqueue(w, fd, front)) {
         close(fd);
         atomic_fetch_sub(&s->open_connections, 1);
     }
+}
+
+/* libevent's accept callback of the counter port. */
+static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
+                               struct sockaddr *addr, int len, void *arg)
+{
+    (void)l;
+    (void)addr;
+    (void)len;
+    listener_accept(arg, fd, &cnt_front_counter);
+}
+
+/* libevent's accept callback of the Throttr front's port. */
+static void listener_on_accept_throttr(struct evconnlistener *l,
+                                       evutil_socket_t fd,
+                                       struct sockaddr *addr, int len,
+                                       void *arg)
+{
+    (void)l;
+    (void)addr;
+    (void)len;
+    listener_accept(arg, fd, &cnt_front_throttr);
 }
 
 /* libevent's error callback: accept failed with something other than
@@ -214,6 +264,9 @@ static void listener_free_base(cnt_server *s)
         if (s->listeners[i] != NULL)
             evconnlistener_free(s->listeners[i]);
         s->listeners[i] = NULL;
+        if (s->throttr_listeners[i] != NULL)
+            evconnlistener_free(s->throttr_listeners[i]);
+        s->throttr_listeners[i] = NULL;
     }
     if (s->accept_stop != NULL)
         event_free(s->accept_stop);
@@ -243,6 +296,15 @@ int cnt_listener_start(cnt_server *s)
         ok = s->listeners[i] != NULL;
         if (ok)
             evconnlistener_set_error_cb(s->listeners[i], listener_on_error);
+    }
+    for (unsigned i = 0; ok && i < s->nthrottr; i++) {
+        s->throttr_listeners[i] =
+            evconnlistener_new(s->abase, listener_on_accept_throttr, s,
+                               LEV_OPT_CLOSE_ON_EXEC, 0, s->throttr_fds[i]);
+        ok = s->throttr_listeners[i] != NULL;
+        if (ok)
+            evconnlistener_set_error_cb(s->throttr_listeners[i],
+                                        listener_on_error);
     }
     if (!ok) {
         listener_free_base(s);

@@ -12,6 +12,7 @@ libcntserver_la_SOURCES = \
 	engine/server/session_limits.c \
 	engine/server/session_waits.c \
 	engine/server/session_throttle.c \
+	engine/server/session_throttr.c \
 	engine/server/mail.c \
 	engine/server/server.c \
 	engine/server/listener.c \

@@ -24,12 +24,17 @@ typedef enum cnt_mail_kind {
     CNT_MAIL_NEW_CONNECTION = 1
 } cnt_mail_kind;
 
+struct cnt_front;
+
 /* One message. */
 typedef struct cnt_mail {
     cnt_mail_kind kind;
     union {
         int fd;                     /* CNT_MAIL_NEW_CONNECTION */
     } u;
+    /* CNT_MAIL_NEW_CONNECTION: the protocol the fd's listener serves;
+     * NULL: the counter protocol. */
+    const struct cnt_front *front;
 } cnt_mail;
 
 /* A worker's mailbox. Any thread posts; only the worker takes. */

@@ -85,6 +85,11 @@ int cnt_server_start(cnt_server *s)
         cnt_log(&s->log, CNT_LOG_INFO,
                 "counter: serving on port %u with %u worker threads",
                 (unsigned)s->port, s->nworkers);
+        if (s->nthrottr > 0)
+            cnt_log(&s->log, CNT_LOG_INFO,
+                    "counter: serving the Throttr protocol on port %u "
+                    "(values of %u bytes)", (unsigned)s->throttr_port,
+                    s->config.throttr_value_size);
     }
     return rc;
 }
@@ -122,6 +127,12 @@ void cnt_server_free(cnt_server *s)
 uint16_t cnt_server_port(const cnt_server *s)
 {
     return s->port;
+}
+
+/* The port of the Throttr front, 0 when it is off. */
+uint16_t cnt_server_throttr_port(const cnt_server *s)
+{
+    return s->throttr_port;
 }
 
 /* Connections open right now across all workers. */

@@ -60,6 +60,12 @@ typedef struct cnt_server_config {
     /* [counter.max_waits] 1024: outstanding wait_acquire requests (queued,
      * granted, or expired and not yet acknowledged) per connection. */
     uint32_t max_waits;
+    /* The Throttr v5 front: its port on the same addresses
+     * [counter.throttr.port] (0 = off) and the size of its numbers
+     * [counter.throttr.value_size] 2 (1, 2, 4 or 8). It answers from
+     * limits' TTL counters. */
+    uint16_t throttr_port;
+    unsigned throttr_value_size;
 } cnt_server_config;
 
 /* Fills c with the defaults (the only place they are written). Inline so
@@ -88,6 +94,8 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->reload = NULL;
     c->reload_ctx = NULL;
     c->max_waits = CNT_SERVER_MAX_WAITS_DEFAULT;
+    c->throttr_port = 0;
+    c->throttr_value_size = 2;
 }
 
 typedef struct cnt_server cnt_server;
@@ -120,6 +128,9 @@ void cnt_server_free(cnt_server *s);
 
 /* The port the server listens on (useful when counter.port was 0). */
 uint16_t cnt_server_port(const cnt_server *s);
+
+/* The port of the Throttr front, 0 when it is off. */
+uint16_t cnt_server_throttr_port(const cnt_server *s);
 
 /* Connections open right now across all workers. */
 unsigned cnt_server_connections(const cnt_server *s);

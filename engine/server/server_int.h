@@ -69,6 +69,11 @@ struct cnt_server {
 
     int listen_fds[CNT_SERVER_MAX_BINDS];
     unsigned nlisten;
+    /* The Throttr front's sockets (config.throttr_port; none when 0) on
+     * the same addresses, and the port they got. */
+    int throttr_fds[CNT_SERVER_MAX_BINDS];
+    unsigned nthrottr;
+    uint16_t throttr_port;
 
     unsigned nworkers;
     cnt_worker *workers;
@@ -80,6 +85,7 @@ struct cnt_server {
     bool acceptor_running;
     struct event_base *abase;
     struct evconnlistener *listeners[CNT_SERVER_MAX_BINDS];
+    struct evconnlistener *throttr_listeners[CNT_SERVER_MAX_BINDS];
     struct event *accept_stop;
     struct event *accept_retry;     /* re-enables accepting after EMFILE */
     time_t fd_warned_at;            /* rate limit of the EMFILE warning */
@@ -121,8 +127,8 @@ void cnt_worker_destroy(cnt_worker *w);
  * ticket's worker; call once the workers exist, before they start. */
 void cnt_worker_route_grants(cnt_server *s);
 
-/* Mails an accepted fd to the worker (any thread); false when memory is
- * short (the caller still owns fd). */
-bool cnt_worker_enqueue(cnt_worker *w, int fd);
+/* Mails an accepted fd of front's listener to the worker (any thread);
+ * false when memory is short (the caller still owns fd). */
+bool cnt_worker_enqueue(cnt_worker *w, int fd, const cnt_front *front);
 
 #endif

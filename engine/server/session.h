@@ -69,6 +69,8 @@ typedef struct cnt_session_env {
     void (*timer_armed)(const struct cnt_session_env *env,
                         uint64_t deadline_ns);
     void *owner;                    /* the worker, for the two hooks */
+    /* The Throttr front's value size in bytes (1, 2, 4 or 8). */
+    unsigned throttr_value_size;
 } cnt_session_env;
 
 /* The fields are the session's; callers read out and the stop reasons. */
@@ -135,6 +137,12 @@ void cnt_session_end(cnt_session *s);
  * Returns how many bytes it consumed; the caller drops them and passes the
  * rest, with whatever arrived since, next time. */
 size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len);
+
+/* The same for a connection of the Throttr front: takes Throttr v5
+ * requests and answers each (session_throttr.c); an unknown request type
+ * sets s->closing. */
+size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
+                                size_t len);
 
 /* Takes a grant that reached the session's worker through the mailbox
  * (any session of that worker: the ticket names its owner): tells the

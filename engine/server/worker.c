@@ -151,6 +151,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.wake = cnt_connection_wake;
     w->env.session.timer_armed = worker_timer_armed;
     w->env.session.owner = w;
+    w->env.session.throttr_value_size = s->config.throttr_value_size;
     w->tick_at = UINT64_MAX;
     cnt_wheel_init(&w->wheel,
                    cnt_clock_mono_ns(cnt_table_clock(s->table)));
@@ -170,9 +171,10 @@ void cnt_worker_destroy(cnt_worker *w)
 
 /* Mails an accepted fd to the worker (any thread); false when memory is
  * short (the caller still owns fd). */
-bool cnt_worker_enqueue(cnt_worker *w, int fd)
+bool cnt_worker_enqueue(cnt_worker *w, int fd, const cnt_front *front)
 {
-    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = fd};
+    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = fd,
+                  .front = front};
     return cnt_mailbox_post(&w->mail, &m);
 }
 
@@ -213,12 +215,13 @@ static void worker_keepalive(cnt_worker *w, int fd)
 }
 
 /* Turns one accepted fd into a connection, or closes it. */
-static void worker_adopt(cnt_worker *w, int fd)
+static void worker_adopt(cnt_worker *w, int fd, const cnt_front *front)
 {
     /* Answers are small and batched already: never wait for Nagle. */
     worker_sockopt(w, fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
     worker_keepalive(w, fd);
-    cnt_connection *c = cnt_connection_new(&w->env, fd);
+    cnt_connection *c = cnt_connection_new_front(
+        &w->env, fd, front != NULL ? front : &cnt_front_counter);
     if (c == NULL) {
         cnt_log(&w->server->log, CNT_LOG_WARNING,
                 "counter: out of memory for a new connection; closing it");
@@ -247,7 +250,7 @@ static void worker_deliver(cnt_worker *w, const cnt_mail *m)
 {
     switch (m->kind) {
     case CNT_MAIL_NEW_CONNECTION:
-        worker_adopt(w, m->u.fd);
+        worker_adopt(w, m->u.fd, m->front);
         break;
     }
 }

@@ -38,6 +38,15 @@
 # tenants have records left, the node is the file's and idle, and the
 # figures agree with what was sent and answered (every wrong secret
 # counted, every third one closing its connection).
+# Throttr traffic rides along on the Throttr port (value size 2): a few
+# connections per round pipeline INSERT/QUERY/UPDATE/PURGE on their own
+# short-lived names while the round's other traffic runs; some end with an
+# unknown request type (the server answers what came before, then closes),
+# some are cut in the middle of a request. Each answer has the size and
+# values its request allows; at the end Stats' TTL figures count the
+# Throttr requests too, the throttr_* figures lie between what was
+# answered and what was sent, and every connection closed for bad framing
+# is counted.
 #
 # Usage: soak.pl [--duration S] [--conns N] [--counters N] [--seed N]
 #                [--interval S] [--rss-slack MB]
@@ -49,6 +58,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/../lib";
 use CounterTest;
+use ThrottrTest;
 use Getopt::Long;
 use IO::Select;
 use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
@@ -474,6 +484,7 @@ sub check_throttle_end {
 $srv = start_throttle_host(
     secret => $secret, throttle => $throttle_text, config => {
     'consumption_stats.interval' => $opt{interval}, threads => 2,
+    'throttr.port' => free_port(), 'throttr.value_size' => 2,
     buckets => 4096, max_waits => $max_waits,
     map { ("group.$_" => "max:$group{$_}{max},wait:$group{$_}{wait}ms,"
                          . "lease:$group{$_}{lease}ms") } keys %group });
@@ -808,6 +819,9 @@ for my $n (@lnames) {
     };
 }
 my %lallowed;       # "w name" / "g name" => [[sent, answered, cost], ...]
+# What the Throttr traffic sent and saw (see throttr_send).
+my %thrfig = map { $_ => 0 } qw(sent answered ok framing cut);
+my %thrsent = map { $_ => 0 } qw(insert query update purge);
 my %lsent = map { $_ => 0 } qw(ttl ttl_purge window gcra window_items
                                gcra_items);
 my %lseen = map { $_ => 0 } qw(ttl window gcra window_allowed window_limited
@@ -1101,9 +1115,12 @@ sub check_limit_figures {
     my $ttl_cmds = 0;
     $ttl_cmds += $st{"command:$_"} // 0
         for qw(ttl_insert ttl_query ttl_update ttl_purge);
+    # Throttr requests are TTL operations too (the soak sends only
+    # well-formed ones, so each reaches the TTL counters).
+    $ttl_cmds += $st{"throttr_$_"} // 0 for qw(insert query update purge);
     my %seen_names;
     $seen_names{ (split ' ', $_)[0] }++ for keys %lallowed;
-    my %sent = (ttl => $lsent{ttl},
+    my %sent = (ttl => $lsent{ttl} + $thrfig{sent},
                 window => $lsent{window} + $lsent{window_items},
                 gcra => $lsent{gcra} + $lsent{gcra_items});
     for my $k (qw(ttl window gcra)) {
@@ -1501,6 +1518,119 @@ sub check_model {
     $fig{quiescent}++;
 }
 
+# ---- Throttr traffic on the Throttr port ----
+
+my $tport = $srv->{stats}{counter_throttr_port}
+    or die "soak: no counter_throttr_port in stats\n";
+
+# Opens a few Throttr connections and writes each a pipeline of random
+# well-formed requests on its own names (so no other client changes
+# them: inserted with quotas below 1000 and 20-400 ms to live, updated
+# by at most 9); some end with an unknown type, some in the middle of a
+# request. Returns what throttr_collect needs.
+sub throttr_send {
+    my @out;
+    for my $k (1 .. 4) {
+        my $c = eval { CounterTest::Conn->new($tport) } or do {
+            failed("cannot connect to the Throttr port: $@");
+            next;
+        };
+        my ($bytes, @types) = ('');
+        my $tag = int rand 1e9;
+        for (1 .. 20 + int rand 200) {
+            my $name = "thr-$tag-" . int rand 6;
+            my $r = rand;
+            my ($type, $b);
+            if ($r < 0.35) {
+                ($type, $b) = (THR_INSERT, thr_insert(2, int rand 1000,
+                                   TTL_MS, 20 + int rand 380, $name));
+            } elsif ($r < 0.65) {
+                ($type, $b) = (THR_QUERY, thr_query($name));
+            } elsif ($r < 0.9) {
+                ($type, $b) = (THR_UPDATE, thr_update(2, int rand 2,
+                                   int rand 3, 1 + int rand 9, $name));
+            } else {
+                ($type, $b) = (THR_PURGE, thr_purge($name));
+            }
+            $bytes .= $b;
+            push @types, $type;
+        }
+        my $end = rand;
+        my %e = (c => $c, types => \@types);
+        if ($end < 0.15) {
+            $bytes .= "\x09";
+            $e{framing} = 1;
+        } elsif ($end < 0.3) {
+            # Cut: half of one more request, then the connection goes.
+            $bytes .= substr thr_insert(2, 1, TTL_S, 1, "thr-$tag-cut"), 0, 4;
+            $e{cut} = 1;
+        }
+        $thrsent{ (qw(x insert query update purge))[$_] }++ for @types;
+        $thrfig{sent} += @types;
+        $c->send($bytes);
+        if ($e{cut}) {
+            $e{c}->reset;
+            $thrfig{cut}++;
+            next;
+        }
+        push @out, \%e;
+    }
+    return @out;
+}
+
+# Reads every answer of the pipelines throttr_send wrote and checks each
+# against its request: one byte 0 or 1; a QUERY's success in milliseconds
+# with a quota and a time left (at least 1) that the pipeline's inserts
+# and increases can have made: below 1000 and 400 plus 9 per request. A
+# pipeline ending with an unknown type must then see the connection close.
+sub throttr_collect {
+    for my $e (@_) {
+        my $c = $e->{c};
+        my $more = 9 * @{ $e->{types} };
+        for my $type (@{ $e->{types} }) {
+            my $a = thr_answer($c, $type, 2);
+            if (!defined $a) {
+                failed("Throttr answer missing for a request of type $type");
+                last;
+            }
+            $thrfig{answered}++;
+            my $st = ord $a;
+            failed(sprintf 'Throttr status byte 0x%02x', $st) if $st > 1;
+            $thrfig{ok}++ if $st == 1;
+            next unless $type == THR_QUERY && $st == 1;
+            my ($q, $tt, $left) = unpack 'vCv', substr $a, 1;
+            failed("Throttr QUERY answered quota $q, type $tt, $left left")
+                if $q >= 1000 + $more || $tt != TTL_MS || $left < 1
+                   || $left > 400 + $more;
+        }
+        if ($e->{framing}) {
+            if ($c->closed_within(10)) {
+                $thrfig{framing}++;
+            } else {
+                failed('Throttr connection not closed after an unknown type');
+            }
+        }
+        $c->close;
+    }
+}
+
+# Stats' Throttr figures against what was sent and answered.
+sub check_throttr_end {
+    my (%st) = @_;
+    my $got = 0;
+    for my $t (qw(insert query update purge)) {
+        my $v = $st{"throttr_$t"} // -1;
+        failed("Stats throttr_$t $v, more than the $thrsent{$t} sent")
+            if $v < 0 || $v > $thrsent{$t};
+        $got += $v;
+    }
+    failed("Stats counted $got Throttr requests, $thrfig{answered} answered")
+        if $got < $thrfig{answered};
+    failed("Stats throttr_bad_framing " . ($st{throttr_bad_framing} // '?')
+           . ", $thrfig{framing} seen")
+        if ($st{throttr_bad_framing} // -1) != $thrfig{framing};
+}
+
 # ---- the run ----
 # RSS baseline: after the first phase, with every connection and buffer
 # of the steady state allocated once (allocators keep freed memory).
@@ -1510,7 +1640,9 @@ my $t0 = time;
 my $phase = 4;
 my ($rss0, $rss_peak) = (undef, 0);
 while (time - $t0 < $opt{duration}) {
+    my @thr = throttr_send();
     run_loop($phase, 0);
+    throttr_collect(@thr);
     run_loop(15, 1) or failed('connections did not drain in 15 s');
     check_model(sprintf 'quiescent point at %.0f s', time - $t0);
     $rss0 //= rss_kib();
@@ -1554,6 +1686,7 @@ wait_until(sub {
 $chk->close;
 check_limit_figures(%lst);
 check_throttle_end();
+check_throttr_end(%lst);
 
 my $rss1 = rss_kib();
 my $cpu = cpu_seconds() - $cpu0;
@@ -1597,6 +1730,9 @@ printf "soak: throttling: %d charges sent, %d answered: %d allowed "
     @tfig{qw(sent answered allowed units unthr_units throttled reason_1
              reason_2 reason_3 views lists list_records admins bad_auth
              auth_closed priv_ok priv_refused)};
+printf "soak: Throttr: %d requests sent, %d answered (%d succeeded), "
+     . "%d connections closed for bad framing, %d cut mid-request\n",
+    @thrfig{qw(sent answered ok framing cut)};
 failed("RSS did not return near its baseline: $rss0 -> $rss1 KiB")
     if $rss1 > $rss0 + $opt{'rss-slack'} * 1024;
 $srv->stop;
