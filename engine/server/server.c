@@ -72,6 +72,7 @@ int cnt_server_start(cnt_server *s)
     if (s->started)
         return 0;
     int rc = 0;
+    cnt_table_stop_grants(s->table, false);
     for (unsigned i = 0; rc == 0 && i < s->nworkers; i++)
         rc = cnt_worker_start(&s->workers[i]);
     if (rc == 0)
@@ -92,7 +93,11 @@ int cnt_server_start(cnt_server *s)
 /* Stops the acceptor, then every worker thread, and only then ends the
  * connections (releasing their holdings): a worker still running while
  * another's connections released could grant what they held to a client
- * of a server that is going away. The listening sockets stay open. */
+ * of a server that is going away. For the same reason the table grants no
+ * queued ticket from then on: ending one worker's connections would
+ * otherwise grant a waiter of a worker not yet stopped, whose shutdown
+ * event would then carry a lease it never held. The listening sockets
+ * stay open. */
 void cnt_server_stop(cnt_server *s)
 {
     if (!s->started)
@@ -100,6 +105,7 @@ void cnt_server_stop(cnt_server *s)
     cnt_listener_stop(s);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_halt(&s->workers[i]);
+    cnt_table_stop_grants(s->table, true);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_stop(&s->workers[i]);
     s->started = false;
