@@ -6,7 +6,9 @@
 
 #include "engine/server/connection.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,19 +50,20 @@ static bool conn_produce(cnt_connection *c)
     size_t used = cnt_session_feed(s, c->in, c->in_len);
     if (s->closing && !was_closing && s->auth_closed)
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: connection %d: too many failed authentications; "
-                "closing", c->fd);
+                "counter: connection %s (fd %d): too many failed "
+                "authentications; closing", s->peer, c->fd);
     else if (s->closing && !was_closing)
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: connection %d: lost request framing (magic "
-                "0x%02x); closing", c->fd, c->in[used]);
+                "counter: connection %s (fd %d): lost request framing "
+                "(magic 0x%02x); closing", s->peer, c->fd, c->in[used]);
     if (used > 0) {
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
     }
     if (s->failed || !conn_in_grow(c, s->need)) {
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: connection %d: out of memory; closing", c->fd);
+                "counter: connection %s (fd %d): out of memory; closing",
+                s->peer, c->fd);
         return false;
     }
     return true;
@@ -86,8 +89,8 @@ static bool conn_flush(cnt_connection *c)
         cnt_log(c->env->log,
                 e == EPIPE || e == ECONNRESET ? CNT_LOG_DEBUG
                                               : CNT_LOG_WARNING,
-                "counter: connection %d: send failed: %s", c->fd,
-                strerror(e));
+                "counter: connection %s (fd %d): send failed: %s",
+                c->session.peer, c->fd, strerror(e));
         return false;
     }
     return true;
@@ -173,8 +176,8 @@ static bool conn_read(cnt_connection *c)
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return true;
     cnt_log(c->env->log, errno == ECONNRESET ? CNT_LOG_DEBUG : CNT_LOG_WARNING,
-            "counter: connection %d: recv failed: %s", c->fd,
-            strerror(errno));
+            "counter: connection %s (fd %d): recv failed: %s",
+            c->session.peer, c->fd, strerror(errno));
     return false;
 }
 
@@ -189,6 +192,40 @@ static void conn_on_event(evutil_socket_t fd, short what, void *arg)
     }
     if (!conn_work(c))
         cnt_connection_free(c);
+}
+
+/* The address (as text) and port of an IPv4 or IPv6 socket address;
+ * false for any other family. */
+bool cnt_sockaddr_text(const struct sockaddr *sa, char *addr,
+                       uint16_t *port)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
+        *port = ntohs(a->sin_port);
+        return inet_ntop(AF_INET, &a->sin_addr, addr,
+                         CNT_PEER_ADDR_MAX) != NULL;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
+        *port = ntohs(a->sin6_port);
+        return inet_ntop(AF_INET6, &a->sin6_addr, addr,
+                         CNT_PEER_ADDR_MAX) != NULL;
+    }
+    return false;
+}
+
+/* Tells the session who its client is (the socket's peer), for the log
+ * and the per-address limit of failed authentications. */
+static void conn_peer(cnt_connection *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char addr[CNT_PEER_ADDR_MAX];
+    uint16_t port;
+
+    if (getpeername(c->fd, (struct sockaddr *)&ss, &len) == 0 &&
+        cnt_sockaddr_text((const struct sockaddr *)&ss, addr, &port))
+        cnt_session_set_peer(&c->session, addr, port);
 }
 
 /* Takes over fd (non-blocking, connected) and starts reading; NULL when
@@ -222,7 +259,9 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd)
     cnt_stats_slot *slot = env->session.slot;
     cnt_stats_add(&slot->curr_connections, 1);
     cnt_stats_add(&slot->total_connections, 1);
-    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d opened", fd);
+    conn_peer(c);
+    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %s (fd %d) opened",
+            c->session.peer, fd);
     return c;
 }
 
@@ -244,14 +283,29 @@ void cnt_connection_wake(cnt_session *s)
 
 /* Session hook: logs a failed authentication; see connection.h. */
 void cnt_connection_auth_failed(cnt_session *s, unsigned attempt,
-                                unsigned tries)
+                                unsigned tries, bool refused)
 {
     cnt_connection *c = (cnt_connection *)((uint8_t *)s -
                                            offsetof(cnt_connection,
                                                     session));
     cnt_log(c->env->log, CNT_LOG_WARNING,
-            "counter: authentication failed on connection %d (attempt %u "
-            "of %u)", c->fd, attempt, tries);
+            "counter: authentication failed on connection %s (fd %d, "
+            "attempt %u of %u)%s", s->peer, c->fd, attempt, tries,
+            refused ? ": refused unjudged, too many failed authentications "
+                      "(counter.auth_fail_limit, "
+                      "counter.auth_fail_limit_per_address)"
+                    : "");
+}
+
+/* Session hook: logs a privileged change; see connection.h. */
+void cnt_connection_privileged_change(cnt_session *s, const char *what)
+{
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    cnt_log(c->env->log, CNT_LOG_WARNING,
+            "counter: privileged change by connection %s (fd %d): %s",
+            s->peer, c->fd, what);
 }
 
 /* The server is stopping: tells the session's waiters and holders, sends
@@ -274,7 +328,8 @@ void cnt_connection_free(cnt_connection *c)
     event_free(c->wev);
     close(c->fd);
     cnt_stats_add(&env->session.slot->curr_connections, -1);
-    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d closed", c->fd);
+    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %s (fd %d) closed",
+            c->session.peer, c->fd);
     if (env->on_close != NULL)
         env->on_close(env->owner, c);
     free(c->in);

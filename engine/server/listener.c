@@ -151,7 +151,6 @@ static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
 {
     cnt_server *s = arg;
     (void)l;
-    (void)addr;
     (void)len;
     unsigned max = s->config.max_connections;
     if (max != 0 && atomic_load(&s->open_connections) >= max) {
@@ -159,9 +158,15 @@ static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
         close(fd);
         cnt_stats_add(&cnt_stats_slot_get(s->stats, s->nworkers)
                            ->rejected_connections, 1);
+        char text[CNT_PEER_ADDR_MAX];
+        uint16_t port = 0;
+        if (!cnt_sockaddr_text(addr, text, &port))
+            strcpy(text, "unknown");
         cnt_log(&s->log, CNT_LOG_DEBUG,
-                "counter: connection refused: counter.max_connections "
-                "(%u) reached", max);
+                "counter: connection from %s%s%s:%u refused: "
+                "counter.max_connections (%u) reached",
+                strchr(text, ':') ? "[" : "", text,
+                strchr(text, ':') ? "]" : "", (unsigned)port, max);
         return;
     }
     atomic_fetch_add(&s->open_connections, 1);

@@ -46,7 +46,11 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
     }
     s->nworkers = config->threads > 0 ? config->threads : 1;
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
-    if (s->workers == NULL) {
+    s->auth_limit = cnt_auth_limit_new(config->auth_fail_limit,
+                                       config->auth_fail_limit_per_address);
+    if (s->workers == NULL || s->auth_limit == NULL) {
+        cnt_auth_limit_free(s->auth_limit);
+        free(s->workers);
         free(s);
         return NULL;
     }
@@ -57,6 +61,7 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
     if (i < s->nworkers || !cnt_listener_open(s)) {
         while (i-- > 0)
             cnt_worker_destroy(&s->workers[i]);
+        cnt_auth_limit_free(s->auth_limit);
         free(s->workers);
         free(s);
         return NULL;
@@ -120,6 +125,7 @@ void cnt_server_free(cnt_server *s)
     cnt_listener_close(s);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_destroy(&s->workers[i]);
+    cnt_auth_limit_free(s->auth_limit);
     free(s->workers);
     free(s);
 }
