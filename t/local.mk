@@ -37,7 +37,8 @@ E2E_TESTS = \
 	t/33-throttle-privileges.t \
 	t/34-counterctl-throttle.t \
 	t/35-servers.t \
-	t/36-examples.t
+	t/36-examples.t \
+	t/37-log.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm
 
 PROVE_FLAGS =
