@@ -1097,7 +1097,7 @@ typedef struct live {
 } live;
 
 static live the_live;
-static const char live_secret[] = "t0p-s3cret";
+static const char live_secret[] = "t0p-s3cret, sixteen+";
 
 /* Reads the memcache port's stats and returns counter_port (0 if none). */
 static uint16_t counter_port_of(uint16_t mc_port)

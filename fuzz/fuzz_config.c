@@ -192,7 +192,7 @@ static void fuzz_secret(const uint8_t *data, size_t size)
             n--;
     }
     if (ok) {
-        FUZZ_CHECK(n >= 1 && n <= CNT_CONFIG_SECRET_MAX);
+        FUZZ_CHECK(n >= CNT_CONFIG_SECRET_MIN && n <= CNT_CONFIG_SECRET_MAX);
         FUZZ_CHECK(c.admin_secret_len == n);
         FUZZ_CHECK(memcmp(c.admin_secret, data, n) == 0);
     } else {
@@ -202,6 +202,8 @@ static void fuzz_secret(const uint8_t *data, size_t size)
         const char *rest = err + strlen(head) + strlen(path);
         FUZZ_CHECK(strncmp(err + strlen(head), path, strlen(path)) == 0);
         FUZZ_CHECK((n == 0 && strncmp(rest, "\" is empty", 10) == 0) ||
+                   (n >= 1 && n < CNT_CONFIG_SECRET_MIN &&
+                    strncmp(rest, "\" holds a secret of", 19) == 0) ||
                    (n > CNT_CONFIG_SECRET_MAX &&
                     strncmp(rest, "\" holds more than", 17) == 0));
     }

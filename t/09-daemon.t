@@ -52,7 +52,7 @@ for my $v ([], ['-v']) {
         '-X', "$ENV{COUNTER_SO},counter.enable=true;counter.port=0");
     my $how = @$v ? '-d -v' : '-d';
     is($rc, 1, "$how, memcache port busy: exit 1");
-    like($err, qr/^mchost: cannot listen on 127\.0\.0\.1 port $bport: Address already in use$/m,
+    like($err, qr/^$LOG_TS mchost: cannot listen on 127\.0\.0\.1 port $bport: Address already in use$/m,
          "$how, memcache port busy: the reason is on stderr") or diag("stderr: $err");
     ok(!-e "$d/pid", "$how, memcache port busy: no pid file left");
 }

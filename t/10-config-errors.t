@@ -91,6 +91,7 @@ my $empty = test_file('empty.secret', "\n");
 my $locked = test_file('locked.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
 chmod 0000, $locked or die "chmod: $!";
 my $good = test_file('good.secret', "Q7Q7Q7Q7Q7Q7Q7Q7\n");
+my $short = test_file('short.secret', "Q7Q7Q7Q7Q7Q7Q7Q\n");  # 15 bytes
 my $dup = test_file('dup.throttle',
                      "# node\nnode.capacity = 10\nnode.capacity = 20\n");
 my $over = test_file('over.throttle', "node.capacity = 10\n"
@@ -111,6 +112,10 @@ my @file_cases = (
     ["$base;counter.admin_secret_file=$long",
      ['counter.admin_secret_file', $long, 'more than 4096 bytes'],
      'secret file too long'],
+    ["$base;counter.admin_secret_file=$short",
+     ['counter.admin_secret_file', $short,
+      'holds a secret of 15 bytes, shorter than the 16 required'],
+     'secret shorter than 16 bytes'],
     # Root reads a mode-000 file anyway, so only a user sees this error.
     ["$base;counter.admin_secret_file=$locked",
      ['counter.admin_secret_file', $locked, 'Permission denied'],

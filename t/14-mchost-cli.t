@@ -75,9 +75,10 @@ for my $f (@fails) {
     my ($args, $want, $title) = @$f;
     my ($rc, undef, $err) = mchost(@$args);
     ok($rc > 0 && $rc < 128, "$title: exit non-zero") or diag("exit $rc");
-    like($err, qr/^mchost: .*$want/m, "$title: message with the mchost: prefix")
+    like($err, qr/^$LOG_TS mchost: .*$want/m,
+         "$title: message with its time and the mchost: prefix")
         or diag("stderr: $err");
-    my @other = grep { !/^(?:mchost|counter): / } split /\n/, $err;
+    my @other = grep { !/^$LOG_TS (?:mchost|counter): / } split /\n/, $err;
     ok(!@other, "$title: no line without a prefix")
         or diag("unprefixed: @other");
 }

@@ -30,7 +30,7 @@ my $srv = start_throttle_host();
 if (my $why = opcodes_pending($srv, @THROTTLE_OPCODES)) {
     plan skip_all => $why;
 }
-my $SECRET = 'open sesame 31';
+my $SECRET = 'open sesame, test 32';
 
 # A connection to srv that authenticated with the secret.
 sub admin_conn {

@@ -9,8 +9,13 @@
 # connection privileged, that connection only. counter.throttle.config
 # gives the values at start; reload re-reads it (the file wins for the
 # tenants it names, the others stay), a broken file answers 0x04 and
-# changes nothing, and without a file reload is 0x01. (Start-up errors of
-# bad secret files belong to t/10-config-errors.t.)
+# changes nothing, and without a file reload is 0x01. Past the server's
+# limits on failed authentications (per client address, and in all) an
+# attempt is refused without comparing (0x2A, even the right secret),
+# counted in auth_refused and logged with the client's address; every
+# privileged change is logged with the client's address, and every line
+# of the log starts with its time. (Start-up errors of bad secret files
+# belong to t/10-config-errors.t.)
 use strict;
 use warnings;
 
@@ -115,7 +120,11 @@ $srv->stop;
 # ---- A secret: privileged opcodes need auth; wrong secrets ----
 my $SECRET = 'Tr0ub4dor & 3 horses';
 {
-    my $s = start_throttle_host(secret => $SECRET);
+    # Without the limits on failures, which have their own section below:
+    # this one is about what one connection may try.
+    my $s = start_throttle_host(secret => $SECRET,
+                                config => { auth_fail_limit => 0,
+                                            auth_fail_limit_per_address => 0 });
     my $c = $s->connect;
     for my $p (privileged_requests()) {
         refused($c, $p->[1], ST_NOT_PERMITTED,
@@ -179,12 +188,12 @@ my $SECRET = 'Tr0ub4dor & 3 horses';
     }, 5);
     ok($logged, 'secret: every failure is logged') or diag("stderr: $err");
     my $line = 'counter: authentication failed on connection ';
-    like($err, qr/\Q$line\E\d+ \(attempt 1 of 3\)/,
-         'secret: the log names the connection and the attempt');
-    like($err, qr/\(attempt 3 of 3\)/, 'secret: the third attempt logged');
+    like($err, qr/^$LOG_TS \Q$line\E127\.0\.0\.1:\d+ \(fd \d+, attempt 1 of 3\)$/m,
+         'secret: the log names the client, the connection and the attempt');
+    like($err, qr/, attempt 3 of 3\)/, 'secret: the third attempt logged');
     unlike($err, qr/WRONG|\Q$SECRET\E|\Q$near[0][1]\E/,
            'secret: neither the attempts nor the secret are logged');
-    unlike($err, qr/\(attempt 4 of 3\)/,
+    unlike($err, qr/attempt 4 of 3/,
            'secret: no fourth attempt is ever judged');
     my %st = stats_of($s);
     # Two connections closed after three failures each (one of them in
@@ -220,14 +229,120 @@ my $SECRET = 'Tr0ub4dor & 3 horses';
     view_is(node_of($o), { capacity => 0 }, 'secret: capacity 0 again');
     $a->close;
     $o->close;
+    # Every privileged change, with the client's address and how it ended.
+    my $by = qr/^$LOG_TS counter: privileged change by connection 127\.0\.0\.1:\d+ \(fd \d+\): /m;
+    my @changes = ('node set capacity 100: done',
+                   'tenant set "p" reserved 1 hard_limit 2: done',
+                   'tenant remove "p": done', 'reload: Not found',
+                   'unthrottle: done', 'node set capacity 0: done');
+    wait_until(sub { ($err = $s->stderr) =~ /capacity 0: done/ }, 5);
+    for my $w (@changes) {
+        like($err, qr/$by\Q$w\E$/m, "secret: logged: $w");
+    }
+    is(scalar(() = $err =~ /privileged change/g), scalar @changes,
+       'secret: one line per privileged request, refused ones not');
+    my @bad = grep { !/^$LOG_TS (?:counter|mchost): / } split /\n/, $err;
+    is_deeply(\@bad, [], 'secret: every log line starts with its time');
+    $s->stop;
+}
+
+# ---- The limits on failed authentications ----
+# A connection to s from the loopback address local (127.0.0.1 or
+# another of 127/8), so that two client addresses can be told apart.
+sub connect_from {
+    my ($s, $local) = @_;
+    my $sock = IO::Socket::IP->new(PeerHost => '127.0.0.1',
+                                   PeerPort => $s->{counter_port},
+                                   LocalHost => $local,
+                                   Timeout => $CounterTest::TIMEOUT)
+        or die "connect from $local: $@";
+    binmode $sock;
+    return bless { sock => $sock, buf => '' }, 'CounterTest::Conn';
+}
+
+# Runs steps (a list of [local address, secret]: each on a new
+# connection) within one second of the server's clock, trying again after
+# the next second starts when a second boundary fell in the middle (the
+# counts start afresh each second). Returns the statuses, or undef when no
+# try fitted in one second.
+sub auth_steps_in_one_second {
+    my ($s, @steps) = @_;
+    for my $try (1 .. 5) {
+        wait_fresh_second(force => 1);
+        my $t0 = int mono_now();
+        my @st = map {
+            my $c = connect_from($s, $_->[0]);
+            my $r = $c->call(req_auth($_->[1], opaque => 0x77));
+            $c->close;
+            $r ? $r->{status} : -1;
+        } @steps;
+        return \@st if int mono_now() == $t0;
+    }
+    return undef;
+}
+
+SKIP: {
+    my $probe = eval { IO::Socket::IP->new(LocalHost => '127.0.0.2',
+                                           Listen => 1) };
+    skip 'cannot bind 127.0.0.2', 9 unless $probe;
+    close $probe;
+
+    # Per address: 2 failures a second.
+    my $s = start_throttle_host(secret => $SECRET,
+                                config => { auth_fail_limit => 0,
+                                            auth_fail_limit_per_address => 2 });
+    my $st = auth_steps_in_one_second($s, ['127.0.0.1', 'WRONG-A1'],
+                                      ['127.0.0.1', 'WRONG-A2'],
+                                      ['127.0.0.1', 'WRONG-A3'],
+                                      ['127.0.0.1', $SECRET],
+                                      ['127.0.0.2', 'WRONG-B1']);
+    is_deeply($st, [ST_AUTH_FAILED, ST_AUTH_FAILED, ST_NOT_PERMITTED,
+                    ST_NOT_PERMITTED, ST_AUTH_FAILED],
+              'per address: past 2 failures refused unjudged, even the '
+              . 'right secret; another address is still judged');
+    my %st = stats_of($s);
+    ok($st{auth_refused} >= 2, 'per address: Stats auth_refused counted');
+    my $c = $s->connect;
+    wait_fresh_second(force => 1);
+    answered($c, req_auth($SECRET, opaque => 1), '',
+             'per address: the next second the right secret works');
+    $c->close;
+    my $err;
+    wait_until(sub { ($err = $s->stderr) =~ /127\.0\.0\.2:/ }, 5);
+    like($err, qr/^$LOG_TS counter: authentication failed on connection 127\.0\.0\.1:\d+ \(fd \d+, attempt 1 of 3\): refused unjudged, too many failed authentications \(counter\.auth_fail_limit, counter\.auth_fail_limit_per_address\)$/m,
+         'per address: a refusal is logged with the address and why');
+    like($err, qr/^$LOG_TS counter: authentication failed on connection 127\.0\.0\.2:\d+ \(fd \d+, attempt 1 of 3\)$/m,
+         'per address: the other address is logged as judged');
+    unlike($err, qr/WRONG|\Q$SECRET\E/, 'per address: no attempt logged');
+    $s->stop;
+
+    # Server-wide: 2 failures a second from all addresses together.
+    $s = start_throttle_host(secret => $SECRET,
+                             config => { auth_fail_limit => 2,
+                                         auth_fail_limit_per_address => 0 });
+    $st = auth_steps_in_one_second($s, ['127.0.0.1', 'WRONG-C1'],
+                                   ['127.0.0.2', 'WRONG-C2'],
+                                   ['127.0.0.3', 'WRONG-C3'],
+                                   ['127.0.0.1', $SECRET]);
+    is_deeply($st, [ST_AUTH_FAILED, ST_AUTH_FAILED, ST_NOT_PERMITTED,
+                    ST_NOT_PERMITTED],
+              'server-wide: past 2 failures from any address, refused');
+    %st = stats_of($s);
+    ok($st{auth_refused} >= 2, 'server-wide: Stats auth_refused');
+    my %host = mc_stats($s->{mc_port});
+    is($host{counter_auth_refused}, $st{auth_refused},
+       'server-wide: host stats counter_auth_refused');
     $s->stop;
 }
 
 # ---- The secret file: one trailing "\n" or "\r\n" is not the secret ----
-for my $case (["plain\n", 'plain', 'a trailing newline'],
-              ["crlf\r\n", 'crlf', 'a trailing CR LF'],
-              ['bare', 'bare', 'no trailing newline'],
-              ["two\n\n", "two\n", 'two newlines: one stays']) {
+for my $case (["plain secret, 16+\n", 'plain secret, 16+',
+               'a trailing newline'],
+              ["crlf secret, 16+\r\n", 'crlf secret, 16+',
+               'a trailing CR LF'],
+              ['bare secret, 16+', 'bare secret, 16+', 'no trailing newline'],
+              ["two newlines, 16+\n\n", "two newlines, 16+\n",
+               'two newlines: one stays']) {
     my ($text, $secret, $title) = @$case;
     my $s = start_throttle_host(secret_text => $text);
     my $c = $s->connect;

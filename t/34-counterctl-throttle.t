@@ -28,7 +28,7 @@ if (my $why = opcodes_pending($probe, @THROTTLE_OPCODES)) {
     plan skip_all => $why;
 }
 $probe->stop;
-my $SECRET = 'ctl secret 33';
+my $SECRET = 'counterctl secret, test 34';
 my $srv = start_throttle_host(secret => $SECRET,
                               throttle => "node.capacity = 1000\n"
                                           . "tenant.filed = reserved:10\n");

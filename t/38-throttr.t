@@ -143,7 +143,7 @@ for my $n (1, 2, 4, 8) {
     ok($c->closed_within, "n=$n: unknown type 0x05: connection closed");
     is(length $c->{buf}, 0, "n=$n: and nothing answered after it");
     ok(wait_until(sub { $srv->stderr =~
-           /throttr connection \d+ from 127\.0\.0\.1:\d+: lost request framing \(request type 0x05\)/ }),
+           /connection 127\.0\.0\.1:\d+ \(fd \d+\) on the throttr port: lost request framing \(request type 0x05\)/ }),
        "n=$n: logged with the client's address");
     my %st = mc_stats($srv->{mc_port});
     is($st{counter_throttr_bad_framing}, 1, "n=$n: counted in Stats");

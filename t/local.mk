@@ -39,7 +39,8 @@ E2E_TESTS = \
 	t/35-servers.t \
 	t/36-examples.t \
 	t/37-counterctl-run-tree.t \
-	t/38-throttr.t
+	t/38-throttr.t \
+	t/39-log.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
 	t/lib/ThrottrTest.pm
 

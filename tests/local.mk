@@ -63,6 +63,7 @@ CORE_TESTS = \
 	tests/test_waits \
 	tests/test_limits \
 	tests/test_throttle \
+	tests/test_authlimit \
 	tests/test_concurrency
 check_PROGRAMS += $(CORE_TESTS)
 TESTS += $(CORE_TESTS)
@@ -92,6 +93,11 @@ tests_test_limits_SOURCES = tests/test_limits.c tests/engine_fake.c
 tests_test_limits_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_limits_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_limits_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_authlimit_SOURCES = tests/test_authlimit.c tests/engine_fake.c
+tests_test_authlimit_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_authlimit_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_authlimit_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_throttle_SOURCES = tests/test_throttle.c tests/engine_fake.c
 tests_test_throttle_CFLAGS = $(UNIT_TEST_CFLAGS)

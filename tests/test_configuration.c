@@ -27,7 +27,8 @@ typedef struct good_case {
     const char *input;
     enum { F_ENABLE, F_PORT, F_MAXCONN, F_BUCKETS, F_INTERVAL, F_THREADS,
            F_MEMLIMIT, F_NBINDS, F_KEEPALIVE, F_KA_IDLE, F_KA_INTERVAL,
-           F_KA_COUNT, F_MAX_WAITS, F_THROTTR_PORT, F_THROTTR_SIZE } field;
+           F_KA_COUNT, F_MAX_WAITS, F_THROTTR_PORT, F_THROTTR_SIZE,
+           F_AUTH_LIMIT, F_AUTH_LIMIT_ADDR } field;
     uint64_t expected;
 } good_case;
 
@@ -83,6 +84,12 @@ static const good_case good_cases[] = {
     {"counter.throttr.value_size=1", F_THROTTR_SIZE, 1},
     {"counter.throttr.value_size=4", F_THROTTR_SIZE, 4},
     {"counter.throttr.value_size=8", F_THROTTR_SIZE, 8},
+    {"", F_AUTH_LIMIT, 50},                             /* the defaults */
+    {"", F_AUTH_LIMIT_ADDR, 5},
+    {"counter.auth_fail_limit=0", F_AUTH_LIMIT, 0},
+    {"counter.auth_fail_limit=4294967295", F_AUTH_LIMIT, 4294967295u},
+    {"counter.auth_fail_limit_per_address=0", F_AUTH_LIMIT_ADDR, 0},
+    {"counter.auth_fail_limit_per_address=20", F_AUTH_LIMIT_ADDR, 20},
     {"", F_PORT, 11215},                                /* nothing changes */
     {" ; ; ", F_PORT, 11215},
 };
@@ -106,6 +113,8 @@ static uint64_t field_of(const cnt_config *c, int field)
     case F_MAX_WAITS: return c->server.max_waits;
     case F_THROTTR_PORT: return c->server.throttr_port;
     case F_THROTTR_SIZE: return c->server.throttr_value_size;
+    case F_AUTH_LIMIT: return c->server.auth_fail_limit;
+    case F_AUTH_LIMIT_ADDR: return c->server.auth_fail_limit_per_address;
     default: return UINT64_MAX;
     }
 }
@@ -266,6 +275,12 @@ static const bad_case bad_cases[] = {
     {"counter.max_waits=",
      "counter: counter.max_waits: invalid value \"\" "
      "(expected 1..4294967295)"},
+    {"counter.auth_fail_limit=-1",
+     "counter: counter.auth_fail_limit: invalid value \"-1\" "
+     "(expected 0..4294967295)"},
+    {"counter.auth_fail_limit_per_address=4294967296",
+     "counter: counter.auth_fail_limit_per_address: invalid value "
+     "\"4294967296\" (expected 0..4294967295)"},
     /* Groups: the value's mistakes... */
     {"counter.group.licence=max:0",
      "counter: counter.group.licence: invalid value \"max:0\" (expected "
@@ -1144,20 +1159,24 @@ typedef struct secret_case {
 } secret_case;
 
 #define SC(c, s) {c, sizeof(c) - 1, s, sizeof(s) - 1}
+/* 16 bytes in front of each case: the shortest secret allowed. */
+#define P16 "0123456789abcdef"
 static const secret_case secret_cases[] = {
-    SC("abc", "abc"),                   /* no line end */
-    SC("abc\n", "abc"),
-    SC("abc\r\n", "abc"),
-    SC("abc\n\n", "abc\n"),             /* one line end only */
-    SC("abc\r\n\r\n", "abc\r\n"),
-    SC("abc\r", "abc\r"),               /* a lone CR is content */
-    SC("abc\n\r", "abc\n\r"),
-    SC(" a b \t", " a b \t"),           /* no white space trim */
-    SC("a\0b\n", "a\0b"),               /* any bytes */
-    SC("\n\n", "\n"),
-    SC("x", "x"),
+    SC(P16 "abc", P16 "abc"),           /* no line end */
+    SC(P16 "abc\n", P16 "abc"),
+    SC(P16 "abc\r\n", P16 "abc"),
+    SC(P16 "abc\n\n", P16 "abc\n"),     /* one line end only */
+    SC(P16 "abc\r\n\r\n", P16 "abc\r\n"),
+    SC(P16 "abc\r", P16 "abc\r"),       /* a lone CR is content */
+    SC(P16 "abc\n\r", P16 "abc\n\r"),
+    SC(" a b \t" P16, " a b \t" P16),   /* no white space trim */
+    SC("a\0b" P16 "\n", "a\0b" P16),   /* any bytes */
+    SC(P16 "\n\n", P16 "\n"),
+    SC(P16, P16),                       /* exactly 16 bytes */
+    SC("\n" "123456789abcdef\n", "\n" "123456789abcdef"),
 };
 #undef SC
+#undef P16
 
 static void test_secret_file(void **state)
 {
@@ -1217,13 +1236,53 @@ static void test_secret_length(void **state)
         assert_false(parse_secret(&c, path, err, sizeof(err)));
         snprintf(expected, sizeof(expected), "counter: "
                  "counter.admin_secret_file: file \"%s\" holds more than "
-                 "4096 bytes (expected a secret of 1..4096 bytes, then at "
+                 "4096 bytes (expected a secret of 16..4096 bytes, then at "
                  "most one line end)", path);
         assert_string_equal(err, expected);
         assert_memory_equal(&c, &before, sizeof(c));
         assert_null(strstr(err, "ssss"));
     }
     free(text);
+}
+
+/* A secret shorter than 16 bytes (the line end that goes not counted)
+ * is refused with a message that gives its length and the path, never
+ * the content; the configuration stays as it was. */
+static void test_secret_too_short(void **state)
+{
+    (void)state;
+    static const char *const shorts[] = {
+        "x", "Q7Q7Q7Q7Q7Q7Q7Q", "Q7Q7Q7Q7Q7Q7Q7Q\n", "Q7Q7Q7Q7Q7Q7Q7Q\r\n",
+        "Q7Q7Q7Q7Q7Q7Q7\n\n",
+    };
+    static const size_t lens[] = {1, 15, 15, 15, 15};
+    char err[512] = "", expected[512];
+    cnt_config c, before;
+    for (size_t i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++) {
+        const char *path = tmp_write("secret", shorts[i]);
+        assert_false(parse_secret(&c, path, err, sizeof(err)));
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.admin_secret_file: file \"%s\" holds a secret of "
+                 "%zu bytes, shorter than the 16 required (expected a "
+                 "secret of 16..4096 bytes, then at most one line end)",
+                 path, lens[i]);
+        assert_string_equal(err, expected);
+        assert_null(c.admin_secret);
+        assert_null(strstr(err, "Q7Q7"));
+    }
+    /* A configuration that had a secret keeps it when a new parse names
+     * a short one. */
+    const char *good = tmp_write("good", "a good long secret\n");
+    assert_true(parse_secret(&c, good, err, sizeof(err)));
+    before = c;
+    char input[256];
+    snprintf(input, sizeof(input), "counter.admin_secret_file=%s/short",
+             tmp_dir);
+    tmp_write("short", "short\n");
+    assert_false(cnt_config_parse_string(&c, input, err, sizeof(err)));
+    assert_memory_equal(&c, &before, sizeof(c));
+    assert_memory_equal(c.admin_secret, "a good long secret", 18);
+    cnt_config_free(&c);
 }
 
 static void test_secret_errors(void **state)
@@ -1238,7 +1297,7 @@ static void test_secret_errors(void **state)
         assert_false(parse_secret(&c, path, err, sizeof(err)));
         snprintf(expected, sizeof(expected), "counter: "
                  "counter.admin_secret_file: file \"%s\" is empty (expected "
-                 "a secret of 1..4096 bytes, then at most one line end)",
+                 "a secret of 16..4096 bytes, then at most one line end)",
                  path);
         assert_string_equal(err, expected);
         assert_null(c.admin_secret);
@@ -1291,28 +1350,28 @@ static void test_secret_errors(void **state)
     expect_file_error(conf, missing);
     /* A failed parse keeps the secret a former one read; a later key
      * replaces it. */
-    const char *one = tmp_write("one", "first\n");
+    const char *one = tmp_write("one", "first of sixteen\n");
     assert_true(parse_secret(&c, one, err, sizeof(err)));
     uint8_t *kept = c.admin_secret;
     before = c;
     char input[256];
     snprintf(input, sizeof(input), "counter.admin_secret_file=%s/two;"
              "counter.port=x", tmp_dir);
-    tmp_write("two", "second\n");
+    tmp_write("two", "second of sixteen\n");
     assert_false(cnt_config_parse_string(&c, input, err, sizeof(err)));
     assert_memory_equal(&c, &before, sizeof(c));
     assert_ptr_equal(c.admin_secret, kept);
-    assert_memory_equal(c.admin_secret, "first", 5);
+    assert_memory_equal(c.admin_secret, "first of sixteen", 16);
     snprintf(input, sizeof(input), "counter.admin_secret_file=%s/two;"
              "counter.admin_secret_file=%s", tmp_dir, one);
     assert_true(cnt_config_parse_string(&c, input, err, sizeof(err)));
-    assert_int_equal(c.admin_secret_len, 5);
-    assert_memory_equal(c.admin_secret, "first", 5);
+    assert_int_equal(c.admin_secret_len, 16);
+    assert_memory_equal(c.admin_secret, "first of sixteen", 16);
     snprintf(input, sizeof(input), "counter.admin_secret_file=%s/two",
              tmp_dir);
     assert_true(cnt_config_parse_string(&c, input, err, sizeof(err)));
-    assert_int_equal(c.admin_secret_len, 6);
-    assert_memory_equal(c.admin_secret, "second", 6);
+    assert_int_equal(c.admin_secret_len, 17);
+    assert_memory_equal(c.admin_secret, "second of sixteen", 17);
     cnt_config_free(&c);
 }
 
@@ -1729,7 +1788,7 @@ static void test_throttle_in_config(void **state)
     assert_int_equal(c.throttle.capacity, 7);
     cnt_config_free(&c);
     /* From a settings file, with the secret. */
-    const char *secret = tmp_write("secret", "hush\n");
+    const char *secret = tmp_write("secret", "hush, sixteen bytes\n");
     char text[512];
     snprintf(text, sizeof(text), "counter.throttle.config = %s\n"
              "counter.admin_secret_file = \"%s\"\n", path, secret);
@@ -1738,8 +1797,8 @@ static void test_throttle_in_config(void **state)
     if (!cnt_config_parse_file(&c, conf, err, sizeof(err)))
         fail_msg("rejected: %s", err);
     assert_int_equal(c.throttle.capacity, 50);
-    assert_int_equal(c.admin_secret_len, 4);
-    assert_memory_equal(c.admin_secret, "hush", 4);
+    assert_int_equal(c.admin_secret_len, 19);
+    assert_memory_equal(c.admin_secret, "hush, sixteen bytes", 19);
     cnt_config_free(&c);
 }
 
@@ -1751,8 +1810,8 @@ static void test_secret_and_throttle_out_of_memory(void **state)
                                "tenant.b = reserved:2\n");
     const char *t2 = tmp_write("t2", "tenant.c = reserved:3\n"
                                "tenant.d = reserved:4\n");
-    const char *s1 = tmp_write("s1", "one\n");
-    const char *s2 = tmp_write("s2", "two2\n");
+    const char *s1 = tmp_write("s1", "one, sixteen bytes\n");
+    const char *s2 = tmp_write("s2", "two2, sixteen bytes\n");
     char input[512], err[512] = "";
     cnt_config c, before;
     cnt_config_defaults(&c);
@@ -1781,13 +1840,13 @@ static void test_secret_and_throttle_out_of_memory(void **state)
         assert_memory_equal(&c, &before, sizeof(c));
         assert_int_equal(cnt_fake_alloc_live(), live);
         assert_int_equal(c.throttle.ntenants, 2);
-        assert_memory_equal(c.admin_secret, "one", 3);
+        assert_memory_equal(c.admin_secret, "one, sixteen bytes", 18);
     }
     assert_int_equal(c.throttle.ntenants, 2);
     assert_memory_equal(c.throttle.tenants[0].name, "c", 1);
     assert_false(c.throttle.has_capacity);
-    assert_int_equal(c.admin_secret_len, 4);
-    assert_memory_equal(c.admin_secret, "two2", 4);
+    assert_int_equal(c.admin_secret_len, 19);
+    assert_memory_equal(c.admin_secret, "two2, sixteen bytes", 19);
     /* Same numbers of blocks as before: the old ones went. */
     assert_int_equal(cnt_fake_alloc_live(), live);
     cnt_config_free(&c);
@@ -1842,6 +1901,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secret_file, tmp_setup,
                                         tmp_teardown),
         cmocka_unit_test_setup_teardown(test_secret_length, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_too_short, tmp_setup,
                                         tmp_teardown),
         cmocka_unit_test_setup_teardown(test_secret_errors, tmp_setup,
                                         tmp_teardown),

@@ -639,8 +639,153 @@ static void test_stats_and_counting(void **state)
     while (cnt_stats_next(&res, &end, &k, &kl, &v, &vl))
         pairs++;
     assert_int_equal(end, res.body_len);
-    assert_int_equal(pairs, 78);
+    assert_int_equal(pairs, 79);
     fixture_free(f);
+}
+
+/* What the authentication and privileged-change hooks heard. */
+static struct {
+    unsigned failures, refused;
+    char peer[CNT_PEER_MAX];
+    char changes[8][400];
+    unsigned nchanges;
+} heard;
+
+static void hear_auth_failed(cnt_session *s, unsigned attempt,
+                             unsigned tries, bool refused)
+{
+    (void)attempt;
+    assert_int_equal(tries, 3);
+    heard.failures++;
+    heard.refused += refused;
+    snprintf(heard.peer, sizeof(heard.peer), "%s", s->peer);
+}
+
+static void hear_change(cnt_session *s, const char *what)
+{
+    assert_string_equal(s->peer, "[2001:db8::7]:4711");
+    assert_true(heard.nchanges < 8);
+    snprintf(heard.changes[heard.nchanges++], sizeof(heard.changes[0]),
+             "%s", what);
+}
+
+/* The status of each answer in f->sent, from pos on, into st; returns
+ * how many there were. */
+static unsigned statuses(fixture *f, size_t *pos, uint8_t *st, unsigned max)
+{
+    unsigned n = 0;
+    cnt_response res;
+    while (n < max && *pos < f->sent_len &&
+           cnt_response_decode(f->sent + *pos, f->sent_len - *pos, &res) ==
+               CNT_DECODE_OK) {
+        st[n++] = res.status;
+        *pos += res.size;
+    }
+    return n;
+}
+
+/* Authentication against the limit on failures (per address 2 per
+ * second here): past it, a wrong secret and even the right one are
+ * refused without comparing (0x2a), counted as refusals and as the
+ * connection's tries; another connection from the same address is
+ * refused too; the next second judges again. Every failure is reported
+ * with the client's address, and every privileged change with what it
+ * was and how it ended. */
+static void test_auth_limit_and_changes(void **state)
+{
+    (void)state;
+    static const char secret[] = "0123456789abcdef";
+    fixture *f = fixture_new();
+    cnt_throttle_config tc = {.buckets = 64, .clock = &f->clock.clock};
+    cnt_throttle *th = cnt_throttle_new(&tc);
+    cnt_auth_limit *lim = cnt_auth_limit_new(100, 2);
+    assert_non_null(th);
+    assert_non_null(lim);
+    memset(&heard, 0, sizeof(heard));
+    f->env.throttle = th;
+    f->env.secret = (const uint8_t *)secret;
+    f->env.secret_len = 16;
+    f->env.auth_limit = lim;
+    f->env.auth_failed = hear_auth_failed;
+    f->env.privileged_change = hear_change;
+    assert_string_equal(f->s->peer, "unknown");
+    cnt_session_set_peer(f->s, "192.0.2.7", 4711);
+    assert_string_equal(f->s->peer, "192.0.2.7:4711");
+    assert_string_equal(f->s->peer_addr, "192.0.2.7");
+
+    uint8_t req[512];
+    uint8_t st[16];
+    size_t pos = 0, n = 0;
+    n += cnt_encode_auth(req + n, 1, "wrong secret 0000", 17);
+    n += cnt_encode_auth(req + n, 2, "wrong secret 1111", 17);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 16), 2);
+    assert_int_equal(st[0], CNT_STATUS_AUTH_FAILED);
+    assert_int_equal(st[1], CNT_STATUS_AUTH_FAILED);
+    assert_string_equal(heard.peer, "192.0.2.7:4711");
+
+    /* A second connection from the same address, same second. */
+    cnt_session *other = malloc(sizeof(*other));
+    assert_non_null(other);
+    assert_true(cnt_session_init(other, &f->env));
+    cnt_session_set_peer(other, "192.0.2.7", 4712);
+    cnt_session *first = f->s;
+    f->s = other;
+    n = cnt_encode_auth(req, 3, secret, 16);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 16), 1);
+    assert_int_equal(st[0], CNT_STATUS_NOT_PERMITTED);
+    assert_false(other->privileged);
+    assert_string_equal(heard.peer, "192.0.2.7:4712");
+    assert_int_equal(heard.refused, 1);
+    assert_int_equal(
+        atomic_load(&f->env.slot->auth_refused), 1);
+    assert_int_equal(
+        atomic_load(&f->env.slot->auth_failures), 2);
+    cnt_session_end(other);
+    free(other);
+    f->s = first;
+
+    /* The next second: judged again, and the right secret works. */
+    cnt_fake_clock_advance(&f->clock, 1000);
+    cnt_session_set_peer(f->s, "2001:db8::7", 4711);
+    n = cnt_encode_auth(req, 4, secret, 16);
+    static const uint8_t odd[] = {'a', 'c', 'm', 'e', '"', 0x01};
+    n += cnt_encode_tenant_set(req + n, 5,
+                               CNT_TENANT_SET_RESERVED | CNT_TENANT_SET_HARD,
+                               0, 500, odd, sizeof(odd));
+    n += cnt_encode_node_set(req + n, 6, 1000);
+    n += cnt_encode_tenant_set(req + n, 7, CNT_TENANT_SET_RESERVED, 2000, 0,
+                               "big", 3);
+    n += cnt_encode_tenant_remove(req + n, 8, odd, sizeof(odd));
+    n += cnt_encode_unthrottle(req + n, 9);
+    n += cnt_encode_reload(req + n, 10);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 16), 7);
+    assert_int_equal(st[0], 0);
+    assert_true(f->s->privileged);
+    assert_int_equal(heard.nchanges, 6);
+    assert_string_equal(heard.changes[0], "tenant set \"acme\\x22\\x01\" "
+                        "reserved 0 hard_limit 500: done");
+    assert_string_equal(heard.changes[1], "node set capacity 1000: done");
+    assert_int_equal(st[3], CNT_STATUS_OVER_CAPACITY);
+    char want[128];
+    snprintf(want, sizeof(want), "tenant set \"big\" reserved 2000: %s",
+             cnt_status_text(CNT_STATUS_OVER_CAPACITY));
+    assert_string_equal(heard.changes[2], want);
+    assert_string_equal(heard.changes[3],
+                        "tenant remove \"acme\\x22\\x01\": done");
+    assert_string_equal(heard.changes[4], "unthrottle: done");
+    snprintf(want, sizeof(want), "reload: %s",
+             cnt_status_text(CNT_STATUS_NOT_FOUND));
+    assert_string_equal(heard.changes[5], want);
+    assert_int_equal(cnt_auth_limit_refused(lim), 1);
+    fixture_free(f);
+    cnt_throttle_free(th);
+    cnt_auth_limit_free(lim);
 }
 
 static void test_stats_after_buffer_moves(void **state)
@@ -780,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_release_all_on_end),
         cmocka_unit_test(test_stats_and_counting),
         cmocka_unit_test(test_stats_after_buffer_moves),
+        cmocka_unit_test(test_auth_limit_and_changes),
         cmocka_unit_test(test_handle_decoded),
         cmocka_unit_test(test_counter_memory_runs_out),
         cmocka_unit_test(test_output_memory_runs_out),

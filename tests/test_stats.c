@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 78
+#define NITEMS 79
 
 typedef struct report {
     unsigned n;
@@ -65,6 +65,7 @@ static const char *const expected_order[NITEMS] = {
     "throttle_used", "throttle_tenants", "throttle_checks",
     "throttle_allowed", "throttle_throttled", "throttle_units",
     "throttle_unthrottled_units", "auth_failures", "auth_closes",
+    "auth_refused",
     "throttr_insert", "throttr_query", "throttr_update", "throttr_purge",
     "throttr_failures", "throttr_bad_framing",
 };

@@ -1,14 +1,15 @@
 /* test_waits.c: waiting acquisition on the semaphore counters: immediate
  * grants and their lease ids, queue positions, strict first come first
  * served (no barging, not even by a reference Acquire), grants made by
- * releases of every kind and handed to the sink in order, the ways a
- * ticket ends (cancel, release, timeout, expiry, ended while its grant is
- * in flight), renew, each ticket's own maximum, sums near UINT32_MAX,
- * preconditions, memory_limit and failing allocations, the GC sparing
- * counters with waiters, the listing of queues and the waiting figures;
- * then a random sequence checked step by step against a model of the
- * queue, and threads that race their releases and ends against each
- * other's grants. Time is a fake clock; nothing sleeps. */
+ * releases of every kind and handed to the sink in order, none while
+ * grants are stopped (a server stopping), the ways a ticket ends (cancel,
+ * release, timeout, expiry, ended while its grant is in flight), renew,
+ * each ticket's own maximum, sums near UINT32_MAX, preconditions,
+ * memory_limit and failing allocations, the GC sparing counters with
+ * waiters, the listing of queues and the waiting figures; then a random
+ * sequence checked step by step against a model of the queue, and threads
+ * that race their releases and ends against each other's grants. Time is
+ * a fake clock; nothing sleeps. */
 #include "config.h"
 
 #include <pthread.h>
@@ -538,6 +539,79 @@ static void test_release_grants_head(void **state)
     assert_int_equal(get(f, "r1"), 0);
     assert_int_equal(get(f, "r2"), 0);
     assert_int_equal(wait_stats(f).queue_grants, 3);
+}
+
+/* While grants are stopped (a server on its way down), no release of any
+ * kind grants a queued ticket and no lease id is spent: the waiters stay
+ * queued, with nothing counted for them, and end as queued. Grants resume
+ * at the next release once the stop is lifted. */
+static void test_stop_grants(void **state)
+{
+    fixture *f = *state;
+
+    hold(f, &f->a, "sa", 2, 2);
+    hold(f, &f->b, "sr", 1, 1);
+    cnt_ticket *g = ticket(f, "sb", 3, 3, 0);
+    uint64_t last = offer_granted(f, g);
+    cnt_ticket *ka = ticket(f, "sa", 1, 2, 0);
+    cnt_ticket *kb = ticket(f, "sb", 2, 3, 1000);
+    cnt_ticket *kr = ticket(f, "sr", 1, 1, 0);
+    cnt_ticket *kl = ticket(f, "sl", 1, 1, 0);
+    offer_queued(f, ka, 1);
+    offer_queued(f, kb, 1);
+    offer_queued(f, kr, 1);
+    cnt_ticket *h = ticket(f, "sl", 1, 1, 500);
+    offer_granted(f, h);
+    last = h->lease_id;
+    offer_queued(f, kl, 1);
+
+    cnt_table_stop_grants(f->t, true);
+    cnt_table_release_all(f->t, &f->a);         /* a connection ends */
+    end_free(f, g, CNT_TICKET_GRANTED, 3);      /* a granted ticket ends */
+    unhold(f, &f->b, "sr", 1);                  /* a reference Release */
+    uint32_t released = 0;                      /* a lease runs out */
+    assert_true(cnt_table_ticket_expire(f->t, h, &released));
+    assert_int_equal(released, 1);
+    assert_int_equal(f->nsunk, 0);
+    assert_int_equal(ka->state, CNT_TICKET_QUEUED);
+    assert_int_equal(kb->state, CNT_TICKET_QUEUED);
+    assert_int_equal(kr->state, CNT_TICKET_QUEUED);
+    assert_int_equal(kl->state, CNT_TICKET_QUEUED);
+    assert_int_equal(get(f, "sa"), 0);
+    assert_int_equal(get(f, "sb"), 0);
+    assert_int_equal(get(f, "sr"), 0);
+    assert_int_equal(get(f, "sl"), 0);
+    cnt_wait_stats ws = wait_stats(f);
+    assert_int_equal(ws.waiting, 4);
+    assert_int_equal(ws.queue_grants, 0);
+    assert_int_equal(ws.leases, 0);
+    /* The queued ones end as queued: nothing to return. */
+    end_free(f, ka, CNT_TICKET_QUEUED, 0);
+    end_free(f, kb, CNT_TICKET_QUEUED, 0);
+    cnt_ticket_outcome o;
+    cnt_table_ticket_end(f->t, h, &o);          /* the expired one */
+    assert_int_equal(o.was, CNT_TICKET_EXPIRED);
+    cnt_table_ticket_free(f->t, h);
+    assert_int_equal(queues_listed(f), 2);      /* sr and sl wait on */
+
+    /* Resumed: the lease id counter did not move while stopped, and the
+     * next release grants the head again. */
+    cnt_table_stop_grants(f->t, false);
+    cnt_ticket *n = ticket(f, "sn", 1, 1, 0);
+    assert_int_equal(offer_granted(f, n), last + 1);
+    hold(f, &f->b, "sx", 1, 1);
+    cnt_ticket *kx = ticket(f, "sx", 1, 1, 0);
+    offer_queued(f, kx, 1);
+    unhold(f, &f->b, "sx", 1);
+    assert_int_equal(f->nsunk, 1);
+    assert_ptr_equal(sunk_at(f, 0), kx);
+    assert_int_equal(kx->lease_id, last + 2);
+    assert_true(deliver(f, kx));
+    end_free(f, kx, CNT_TICKET_GRANTED, 1);
+    end_free(f, n, CNT_TICKET_GRANTED, 1);
+    end_free(f, kr, CNT_TICKET_QUEUED, 0);
+    end_free(f, kl, CNT_TICKET_QUEUED, 0);
+    assert_int_equal(wait_stats(f).waiting, 0);
 }
 
 /* The owner ends a queued ticket (cancel): it leaves the line, returns
@@ -1977,6 +2051,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_grants_head, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_stop_grants, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_queued, setup, teardown),
         cmocka_unit_test_setup_teardown(test_end_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),

@@ -18,8 +18,10 @@ libcntcore_la_SOURCES = \
 	engine/core/wheel.c \
 	engine/core/ticket.c \
 	engine/core/waits.c \
-	engine/core/groups.c
+	engine/core/groups.c \
+	engine/core/authlimit.c
 noinst_HEADERS += \
+	engine/core/authlimit.h \
 	engine/core/clock.h \
 	engine/core/hash.h \
 	engine/core/holdings.h \

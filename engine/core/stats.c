@@ -41,6 +41,7 @@ cnt_stats *cnt_stats_new(unsigned n)
         atomic_init(&slot->rejected_connections, 0);
         atomic_init(&slot->auth_failures, 0);
         atomic_init(&slot->auth_closes, 0);
+        atomic_init(&slot->auth_refused, 0);
         for (int t = 0; t < 4; t++)
             atomic_init(&slot->throttr_requests[t], 0);
         atomic_init(&slot->throttr_failures, 0);
@@ -81,7 +82,7 @@ cnt_stats_slot *cnt_stats_slot_get(cnt_stats *s, unsigned i)
 /* Sums of every slot. */
 typedef struct cnt_stats_sums {
     uint64_t commands[CNT_CMD_COUNT];
-    uint64_t curr, total, rejected, auth_failures, auth_closes;
+    uint64_t curr, total, rejected, auth_failures, auth_closes, auth_refused;
     uint64_t throttr[4], throttr_failures, throttr_bad_framing;
 } cnt_stats_sums;
 
@@ -102,6 +103,7 @@ static void cnt_stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
         sum->rejected += cnt_stats_read(&slot->rejected_connections);
         sum->auth_failures += cnt_stats_read(&slot->auth_failures);
         sum->auth_closes += cnt_stats_read(&slot->auth_closes);
+        sum->auth_refused += cnt_stats_read(&slot->auth_refused);
         for (int t = 0; t < 4; t++)
             sum->throttr[t] += cnt_stats_read(&slot->throttr_requests[t]);
         sum->throttr_failures += cnt_stats_read(&slot->throttr_failures);
@@ -175,6 +177,7 @@ static void cnt_stats_report_throttle(const cnt_throttle *t,
                    ts.unthrottled_units);
     cnt_stats_emit(fn, ctx, "auth_failures", sum->auth_failures);
     cnt_stats_emit(fn, ctx, "auth_closes", sum->auth_closes);
+    cnt_stats_emit(fn, ctx, "auth_refused", sum->auth_refused);
 }
 
 /* Emits every item: the reference's, in its order, then the extras. */

@@ -31,6 +31,8 @@ typedef struct cnt_stats_slot {
     atomic_uint_fast64_t rejected_connections;
     atomic_uint_fast64_t auth_failures;     /* failed authentications */
     atomic_uint_fast64_t auth_closes;       /* connections closed for them */
+    atomic_uint_fast64_t auth_refused;      /* refused past the limits on
+                                               failures, without comparing */
     /* The Throttr front: requests per type (INSERT .. PURGE), answers
      * that were the failure byte, connections closed for an unknown
      * request type. */

@@ -41,6 +41,7 @@ cnt_table *cnt_table_new(const cnt_table_config *cfg)
         return NULL;
     }
     atomic_init(&t->next_lease_id, 1);
+    atomic_init(&t->grants_stopped, false);
     return t;
 }
 

@@ -192,6 +192,14 @@ typedef struct cnt_grant_sink {
 /* Sets the grant sink; call before any ticket is queued. */
 void cnt_table_set_grant_sink(cnt_table *t, const cnt_grant_sink *sink);
 
+/* With stopped true, no queued ticket is granted any more: releases of
+ * every kind give their resources back and leave the queues waiting (the
+ * lease id counter does not move), so a server on its way down tells a
+ * waiter "shutdown, nothing held" rather than granting it a lease in its
+ * last moment. With false, grants resume at the next release of each
+ * counter. Any thread; the server stops grants once its workers halted. */
+void cnt_table_stop_grants(cnt_table *t, bool stopped);
+
 /* Builds a ticket for name (state NEW, every other field zero, timer not
  * armed), counting its bytes against memory_limit; NULL when the limit or
  * the allocator says no. */

@@ -64,6 +64,10 @@ struct cnt_table {
     cnt_queue **queues;         /* CNT_MAP_STRIPES lists, each under its
                                    stripe's lock */
     cnt_grant_sink sink;        /* set before any wait_acquire */
+    /* Set while the server stops: releases grant no queued ticket, so a
+     * client about to hear of the shutdown is never handed a lease it
+     * could not use (read under stripe locks, written with none held). */
+    atomic_bool grants_stopped;
     atomic_uint_fast64_t next_lease_id;
     /* cnt_wait_stats figures, relaxed atomics changed under stripe locks */
     atomic_uint_fast64_t waiting, leases, queue_grants, timeouts,

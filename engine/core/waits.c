@@ -33,6 +33,12 @@ void cnt_table_set_grant_sink(cnt_table *t, const cnt_grant_sink *sink)
     t->sink = *sink;
 }
 
+/* Stops or resumes the grants of queued tickets; see table.h. */
+void cnt_table_stop_grants(cnt_table *t, bool stopped)
+{
+    atomic_store(&t->grants_stopped, stopped);
+}
+
 /* Builds a NEW ticket for name, charged against memory_limit. */
 cnt_ticket *cnt_table_ticket_new(cnt_table *t, const uint8_t *name,
                                  uint16_t len)
@@ -92,7 +98,8 @@ static void do_grant(cnt_table *t, cnt_counter *c, cnt_ticket *k, uint32_t w)
         cnt_table_count(&t->leases, 1);
 }
 
-/* Grants queue heads while they fit; frees the queue once empty. */
+/* Grants queue heads while they fit (none while grants are stopped);
+ * frees the queue once empty. */
 void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
                     cnt_ticket **granted)
 {
@@ -101,8 +108,10 @@ void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
     cnt_queue **qp = do_queue_link(t, b, c);
     cnt_queue *q = *qp;
     uint32_t w = cnt_table_window_now(t);
+    bool stopped = atomic_load_explicit(&t->grants_stopped,
+                                        memory_order_relaxed);
 
-    while (q->head != NULL && do_fits(c, q->head)) {
+    while (!stopped && q->head != NULL && do_fits(c, q->head)) {
         cnt_ticket *k = q->head;
         q->head = k->next;
         if (q->head != NULL)

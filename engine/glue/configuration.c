@@ -645,6 +645,18 @@ static bool config_apply(void *ctx, const char *key, const char *v,
         c->server.throttr_value_size = (unsigned)x;
         return true;
     }
+    if (strcmp(key, "counter.auth_fail_limit") == 0) {
+        if (!config_number(key, v, 0, UINT32_MAX, &x, err, errlen, origin))
+            return false;
+        c->server.auth_fail_limit = (uint32_t)x;
+        return true;
+    }
+    if (strcmp(key, "counter.auth_fail_limit_per_address") == 0) {
+        if (!config_number(key, v, 0, UINT32_MAX, &x, err, errlen, origin))
+            return false;
+        c->server.auth_fail_limit_per_address = (uint32_t)x;
+        return true;
+    }
     if (strncmp(key, CNT_CONFIG_GROUP_PREFIX,
                 strlen(CNT_CONFIG_GROUP_PREFIX)) == 0)
         return config_group(c, key, v, err, errlen, origin);
@@ -898,7 +910,7 @@ static bool config_apply_file(cnt_config *c, const char *path, char *err,
  * secret that is too long. */
 #define CNT_SECRET_READ (CNT_CONFIG_SECRET_MAX + 3u)
 #define CNT_SECRET_EXPECTED \
-    "a secret of 1..4096 bytes, then at most one line end"
+    "a secret of 16..4096 bytes, then at most one line end"
 
 /* Applies counter.admin_secret_file = PATH: reads the secret now (the
  * file may be unreadable once the host drops its privileges). Read with
@@ -948,6 +960,14 @@ static bool config_secret(cnt_config *c, const char *key, const char *v,
         config_error(err, errlen, origin, "%s: file \"%s\" is empty "
                      "(expected " CNT_SECRET_EXPECTED ")", key,
                      config_clip_path(p, v));
+        goto out;
+    }
+    /* A short secret falls to guessing however slowly failures go. */
+    if (n < CNT_CONFIG_SECRET_MIN) {
+        config_error(err, errlen, origin, "%s: file \"%s\" holds a secret "
+                     "of %zu bytes, shorter than the %u required (expected "
+                     CNT_SECRET_EXPECTED ")", key, config_clip_path(p, v), n,
+                     CNT_CONFIG_SECRET_MIN);
         goto out;
     }
     if (n > CNT_CONFIG_SECRET_MAX) {

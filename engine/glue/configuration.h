@@ -14,6 +14,9 @@
 #include "engine/core/table.h"
 #include "engine/server/server.h"
 
+/* The shortest admin secret (a shorter one could be guessed however
+ * slowly failures are allowed to go). */
+#define CNT_CONFIG_SECRET_MIN 16u
 /* The longest admin secret, and the most of a throttle settings file. */
 #define CNT_CONFIG_SECRET_MAX 4096u
 #define CNT_THROTTLE_FILE_TENANTS_MAX 100000u

@@ -31,29 +31,6 @@ const cnt_front cnt_front_counter = {"counter", "magic",
 const cnt_front cnt_front_throttr = {"throttr", "request type",
                                      cnt_session_feed_throttr};
 
-/* Writes the peer's address of fd as text into buf. */
-static const char *conn_peer(int fd, char *buf, size_t len)
-{
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    char host[INET6_ADDRSTRLEN] = "?";
-    unsigned port = 0;
-
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-        if (ss.ss_family == AF_INET) {
-            const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
-            inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-            port = ntohs(a->sin_port);
-        } else if (ss.ss_family == AF_INET6) {
-            const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
-            inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-            port = ntohs(a->sin6_port);
-        }
-    }
-    snprintf(buf, len, "%s:%u", host, port);
-    return buf;
-}
-
 /* Grows the input buffer so a request of size bytes fits; false when
  * memory is short. Never past CNT_REQUEST_MAX (the decoder's bound). */
 static bool conn_in_grow(cnt_connection *c, size_t size)
@@ -77,25 +54,23 @@ static bool conn_produce(cnt_connection *c)
     cnt_session *s = &c->session;
     bool was_closing = s->closing;
     size_t used = c->front->feed(s, c->in, c->in_len);
-    if (s->closing && !was_closing && s->auth_closed) {
+    if (s->closing && !was_closing && s->auth_closed)
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: connection %d: too many failed authentications; "
-                "closing", c->fd);
-    } else if (s->closing && !was_closing) {
-        char peer[INET6_ADDRSTRLEN + 8];
+                "counter: connection %s (fd %d): too many failed "
+                "authentications; closing", s->peer, c->fd);
+    else if (s->closing && !was_closing)
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: %s connection %d from %s: lost request framing "
-                "(%s 0x%02x); closing", c->front->name, c->fd,
-                conn_peer(c->fd, peer, sizeof(peer)), c->front->first_byte,
-                c->in[used]);
-    }
+                "counter: connection %s (fd %d) on the %s port: lost "
+                "request framing (%s 0x%02x); closing", s->peer, c->fd,
+                c->front->name, c->front->first_byte, c->in[used]);
     if (used > 0) {
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
     }
     if (s->failed || !conn_in_grow(c, s->need)) {
         cnt_log(c->env->log, CNT_LOG_WARNING,
-                "counter: connection %d: out of memory; closing", c->fd);
+                "counter: connection %s (fd %d): out of memory; closing",
+                s->peer, c->fd);
         return false;
     }
     return true;
@@ -121,8 +96,8 @@ static bool conn_flush(cnt_connection *c)
         cnt_log(c->env->log,
                 e == EPIPE || e == ECONNRESET ? CNT_LOG_DEBUG
                                               : CNT_LOG_WARNING,
-                "counter: connection %d: send failed: %s", c->fd,
-                strerror(e));
+                "counter: connection %s (fd %d): send failed: %s",
+                c->session.peer, c->fd, strerror(e));
         return false;
     }
     return true;
@@ -208,8 +183,8 @@ static bool conn_read(cnt_connection *c)
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return true;
     cnt_log(c->env->log, errno == ECONNRESET ? CNT_LOG_DEBUG : CNT_LOG_WARNING,
-            "counter: connection %d: recv failed: %s", c->fd,
-            strerror(errno));
+            "counter: connection %s (fd %d): recv failed: %s",
+            c->session.peer, c->fd, strerror(errno));
     return false;
 }
 
@@ -224,6 +199,40 @@ static void conn_on_event(evutil_socket_t fd, short what, void *arg)
     }
     if (!conn_work(c))
         cnt_connection_free(c);
+}
+
+/* The address (as text) and port of an IPv4 or IPv6 socket address;
+ * false for any other family. */
+bool cnt_sockaddr_text(const struct sockaddr *sa, char *addr,
+                       uint16_t *port)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
+        *port = ntohs(a->sin_port);
+        return inet_ntop(AF_INET, &a->sin_addr, addr,
+                         CNT_PEER_ADDR_MAX) != NULL;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
+        *port = ntohs(a->sin6_port);
+        return inet_ntop(AF_INET6, &a->sin6_addr, addr,
+                         CNT_PEER_ADDR_MAX) != NULL;
+    }
+    return false;
+}
+
+/* Tells the session who its client is (the socket's peer), for the log
+ * and the per-address limit of failed authentications. */
+static void conn_peer(cnt_connection *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char addr[CNT_PEER_ADDR_MAX];
+    uint16_t port;
+
+    if (getpeername(c->fd, (struct sockaddr *)&ss, &len) == 0 &&
+        cnt_sockaddr_text((const struct sockaddr *)&ss, addr, &port))
+        cnt_session_set_peer(&c->session, addr, port);
 }
 
 /* Takes over fd (non-blocking, connected) and starts reading; NULL when
@@ -265,7 +274,9 @@ cnt_connection *cnt_connection_new_front(const cnt_conn_env *env, int fd,
     cnt_stats_slot *slot = env->session.slot;
     cnt_stats_add(&slot->curr_connections, 1);
     cnt_stats_add(&slot->total_connections, 1);
-    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d opened", fd);
+    conn_peer(c);
+    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %s (fd %d) opened",
+            c->session.peer, fd);
     return c;
 }
 
@@ -287,14 +298,29 @@ void cnt_connection_wake(cnt_session *s)
 
 /* Session hook: logs a failed authentication; see connection.h. */
 void cnt_connection_auth_failed(cnt_session *s, unsigned attempt,
-                                unsigned tries)
+                                unsigned tries, bool refused)
 {
     cnt_connection *c = (cnt_connection *)((uint8_t *)s -
                                            offsetof(cnt_connection,
                                                     session));
     cnt_log(c->env->log, CNT_LOG_WARNING,
-            "counter: authentication failed on connection %d (attempt %u "
-            "of %u)", c->fd, attempt, tries);
+            "counter: authentication failed on connection %s (fd %d, "
+            "attempt %u of %u)%s", s->peer, c->fd, attempt, tries,
+            refused ? ": refused unjudged, too many failed authentications "
+                      "(counter.auth_fail_limit, "
+                      "counter.auth_fail_limit_per_address)"
+                    : "");
+}
+
+/* Session hook: logs a privileged change; see connection.h. */
+void cnt_connection_privileged_change(cnt_session *s, const char *what)
+{
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    cnt_log(c->env->log, CNT_LOG_WARNING,
+            "counter: privileged change by connection %s (fd %d): %s",
+            s->peer, c->fd, what);
 }
 
 /* The server is stopping: tells the session's waiters and holders, sends
@@ -317,7 +343,8 @@ void cnt_connection_free(cnt_connection *c)
     event_free(c->wev);
     close(c->fd);
     cnt_stats_add(&env->session.slot->curr_connections, -1);
-    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %d closed", c->fd);
+    cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %s (fd %d) closed",
+            c->session.peer, c->fd);
     if (env->on_close != NULL)
         env->on_close(env->owner, c);
     free(c->in);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include <event2/event.h>
 
 #include "engine/core/stats.h"
@@ -74,15 +76,25 @@ cnt_connection *cnt_connection_new(const cnt_conn_env *env, int fd);
 /* The same for a connection of the given front. */
 cnt_connection *cnt_connection_new_front(const cnt_conn_env *env, int fd,
                                          const cnt_front *front);
+/* Writes the address of sa (IPv4 or IPv6) as text into addr, which has
+ * room for CNT_PEER_ADDR_MAX bytes, and its port into *port; false for
+ * another family or a failure (addr is then undefined). */
+bool cnt_sockaddr_text(const struct sockaddr *sa, char *addr,
+                       uint16_t *port);
 
 /* Session hook (cnt_session_env.wake): events wait in the output of s,
  * the session of a connection; sends them on the loop's next turn. */
 void cnt_connection_wake(cnt_session *s);
 
-/* Session hook: logs a failed authentication of s's connection (which
- * attempt of how many; never what was sent). */
+/* Session hook: logs a failed authentication of s's connection with the
+ * client's address (which attempt of how many, and whether the limits on
+ * failures refused it unjudged; never what was sent). */
 void cnt_connection_auth_failed(cnt_session *s, unsigned attempt,
-                                unsigned tries);
+                                unsigned tries, bool refused);
+
+/* Session hook: logs a privileged change s's client made (what: the
+ * change and how it ended), with the client's address. */
+void cnt_connection_privileged_change(cnt_session *s, const char *what);
 
 /* The server is stopping (its worker halted): tells the session's waiters
  * and holders with shutdown events, sends what the socket takes at once,

@@ -179,7 +179,9 @@ static void listener_on_retry(evutil_socket_t fd, short what, void *arg)
 /* One accepted socket (non-blocking, close-on-exec) of front's listener,
  * refused at the limit (which counts both fronts' connections) or mailed
  * to the next worker. */
-static void listener_accept(cnt_server *s, int fd, const cnt_front *front)
+static void listener_accept(cnt_server *s, int fd,
+                            const struct sockaddr *addr,
+                            const cnt_front *front)
 {
     unsigned max = s->config.max_connections;
     if (max != 0 && atomic_load(&s->open_connections) >= max) {
@@ -187,9 +189,15 @@ static void listener_accept(cnt_server *s, int fd, const cnt_front *front)
         close(fd);
         cnt_stats_add(&cnt_stats_slot_get(s->stats, s->nworkers)
                            ->rejected_connections, 1);
+        char text[CNT_PEER_ADDR_MAX];
+        uint16_t port = 0;
+        if (!cnt_sockaddr_text(addr, text, &port))
+            strcpy(text, "unknown");
         cnt_log(&s->log, CNT_LOG_DEBUG,
-                "counter: connection refused: counter.max_connections "
-                "(%u) reached", max);
+                "counter: connection from %s%s%s:%u refused: "
+                "counter.max_connections (%u) reached",
+                strchr(text, ':') ? "[" : "", text,
+                strchr(text, ':') ? "]" : "", (unsigned)port, max);
         return;
     }
     atomic_fetch_add(&s->open_connections, 1);
@@ -206,9 +214,8 @@ static void listener_on_accept(struct evconnlistener *l, evutil_socket_t fd,
                                struct sockaddr *addr, int len, void *arg)
 {
     (void)l;
-    (void)addr;
     (void)len;
-    listener_accept(arg, fd, &cnt_front_counter);
+    listener_accept(arg, fd, addr, &cnt_front_counter);
 }
 
 /* libevent's accept callback of the Throttr front's port. */
@@ -218,9 +225,8 @@ static void listener_on_accept_throttr(struct evconnlistener *l,
                                        void *arg)
 {
     (void)l;
-    (void)addr;
     (void)len;
-    listener_accept(arg, fd, &cnt_front_throttr);
+    listener_accept(arg, fd, addr, &cnt_front_throttr);
 }
 
 /* libevent's error callback: accept failed with something other than

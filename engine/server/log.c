@@ -1,11 +1,32 @@
 /* log.c: formats server log lines into a bounded stack buffer and hands
- * them to the sink, so logging never allocates. */
+ * them to the sink, so logging never allocates. Every line starts with
+ * its time (ISO 8601, UTC, milliseconds): the hosts' loggers print text
+ * as given, so this is the one place counter.so's lines get it. */
 #include "config.h"
 
 #include "engine/server/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
+
+/* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ " at buf; returns its length (0 when
+ * the clock cannot be read, so the line still goes out). */
+size_t cnt_log_stamp(char *buf, size_t size)
+{
+    struct timespec ts;
+    struct tm tm;
+
+    if (size < CNT_LOG_STAMP_SIZE ||
+        clock_gettime(CLOCK_REALTIME, &ts) != 0 ||
+        gmtime_r(&ts.tv_sec, &tm) == NULL)
+        return 0;
+    size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (n == 0)
+        return 0;
+    int m = snprintf(buf + n, size - n, ".%03ldZ ", ts.tv_nsec / 1000000L);
+    return m > 0 && (size_t)m < size - n ? n + (size_t)m : 0;
+}
 
 /* Formats and sends one line to lg (NULL or a NULL write: dropped). */
 void cnt_log(const cnt_logger *lg, cnt_log_level level, const char *fmt, ...)
@@ -14,10 +35,11 @@ void cnt_log(const cnt_logger *lg, cnt_log_level level, const char *fmt, ...)
         return;
     if (lg->enabled != NULL && !lg->enabled(lg->ctx, level))
         return;
-    char line[512];
+    char line[512 + CNT_LOG_STAMP_SIZE];
+    size_t n = cnt_log_stamp(line, sizeof(line));
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     va_end(ap);
     lg->write(lg->ctx, level, line);
 }

@@ -46,7 +46,11 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
     }
     s->nworkers = config->threads > 0 ? config->threads : 1;
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
-    if (s->workers == NULL) {
+    s->auth_limit = cnt_auth_limit_new(config->auth_fail_limit,
+                                       config->auth_fail_limit_per_address);
+    if (s->workers == NULL || s->auth_limit == NULL) {
+        cnt_auth_limit_free(s->auth_limit);
+        free(s->workers);
         free(s);
         return NULL;
     }
@@ -57,6 +61,7 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
     if (i < s->nworkers || !cnt_listener_open(s)) {
         while (i-- > 0)
             cnt_worker_destroy(&s->workers[i]);
+        cnt_auth_limit_free(s->auth_limit);
         free(s->workers);
         free(s);
         return NULL;
@@ -72,6 +77,7 @@ int cnt_server_start(cnt_server *s)
     if (s->started)
         return 0;
     int rc = 0;
+    cnt_table_stop_grants(s->table, false);
     for (unsigned i = 0; rc == 0 && i < s->nworkers; i++)
         rc = cnt_worker_start(&s->workers[i]);
     if (rc == 0)
@@ -97,7 +103,11 @@ int cnt_server_start(cnt_server *s)
 /* Stops the acceptor, then every worker thread, and only then ends the
  * connections (releasing their holdings): a worker still running while
  * another's connections released could grant what they held to a client
- * of a server that is going away. The listening sockets stay open. */
+ * of a server that is going away. For the same reason the table grants no
+ * queued ticket from then on: ending one worker's connections would
+ * otherwise grant a waiter of a worker not yet stopped, whose shutdown
+ * event would then carry a lease it never held. The listening sockets
+ * stay open. */
 void cnt_server_stop(cnt_server *s)
 {
     if (!s->started)
@@ -105,6 +115,7 @@ void cnt_server_stop(cnt_server *s)
     cnt_listener_stop(s);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_halt(&s->workers[i]);
+    cnt_table_stop_grants(s->table, true);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_stop(&s->workers[i]);
     s->started = false;
@@ -119,6 +130,7 @@ void cnt_server_free(cnt_server *s)
     cnt_listener_close(s);
     for (unsigned i = 0; i < s->nworkers; i++)
         cnt_worker_destroy(&s->workers[i]);
+    cnt_auth_limit_free(s->auth_limit);
     free(s->workers);
     free(s);
 }

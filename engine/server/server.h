@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/core/authlimit.h"
 #include "engine/core/gc.h"
 #include "engine/core/groups.h"
 #include "engine/core/limits.h"
@@ -66,6 +67,12 @@ typedef struct cnt_server_config {
      * limits' TTL counters. */
     uint16_t throttr_port;
     unsigned throttr_value_size;
+    /* [counter.auth_fail_limit] 50 and [counter.auth_fail_limit_per_address]
+     * 5: failed authentications per second the server judges, in all and
+     * from one client address; more are refused without comparing (0: no
+     * such limit). See engine/core/authlimit.h. */
+    uint32_t auth_fail_limit;
+    uint32_t auth_fail_limit_per_address;
 } cnt_server_config;
 
 /* Fills c with the defaults (the only place they are written). Inline so
@@ -96,6 +103,8 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->max_waits = CNT_SERVER_MAX_WAITS_DEFAULT;
     c->throttr_port = 0;
     c->throttr_value_size = 2;
+    c->auth_fail_limit = CNT_AUTH_FAIL_LIMIT_DEFAULT;
+    c->auth_fail_limit_per_address = CNT_AUTH_FAIL_LIMIT_PER_ADDRESS_DEFAULT;
 }
 
 typedef struct cnt_server cnt_server;

@@ -66,6 +66,7 @@ struct cnt_server {
     const cnt_gc *gc;
     cnt_logger log;
     uint16_t port;
+    cnt_auth_limit *auth_limit;     /* shared by every worker's sessions */
 
     int listen_fds[CNT_SERVER_MAX_BINDS];
     unsigned nlisten;

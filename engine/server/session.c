@@ -7,6 +7,7 @@
 #include "engine/server/session_int.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -598,11 +599,22 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
     memset(s, 0, sizeof(*s));
     s->env = env;
     s->event = session_binary_event;
+    strcpy(s->peer, "unknown");
     if (!cnt_outbuf_init(&s->out, CNT_OUTBUF_INITIAL))
         return false;
     cnt_holdings_init(&s->holdings);
     cnt_tickets_init(&s->tickets);
     return true;
+}
+
+/* Records the client's address and port; see session.h. */
+void cnt_session_set_peer(cnt_session *s, const char *addr, uint16_t port)
+{
+    snprintf(s->peer_addr, sizeof(s->peer_addr), "%.*s",
+             (int)(sizeof(s->peer_addr) - 1), addr);
+    bool v6 = strchr(s->peer_addr, ':') != NULL;
+    snprintf(s->peer, sizeof(s->peer), v6 ? "[%s]:%u" : "%s:%u",
+             s->peer_addr, (unsigned)port);
 }
 
 /* Ends the session: its Dump, its tickets, its holdings, its memory. */

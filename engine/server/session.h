@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/core/authlimit.h"
 #include "engine/core/gc.h"
 #include "engine/core/groups.h"
 #include "engine/core/holdings.h"
@@ -31,6 +32,10 @@ typedef struct cnt_session cnt_session;
 typedef void (*cnt_session_event_fn)(cnt_session *s, uint8_t code,
                                      const cnt_ticket *k, uint64_t lease_id,
                                      uint32_t value);
+/* Room for a client's address as text (an IPv6 address is at most 45
+ * characters) and for "[address]:port" with its NUL. */
+#define CNT_PEER_ADDR_MAX 46u
+#define CNT_PEER_MAX 56u
 
 /* What a session needs from its worker; shared by all the worker's
  * sessions and outliving them. */
@@ -42,14 +47,21 @@ typedef struct cnt_session_env {
      * the admin secret (NULL: none configured, every privileged opcode
      * answers Not permitted), the settings file's reload (NULL: none;
      * returns OK, NOT_FOUND without a file, INVALID when the file is
-     * wrong, or the throttle's refusal) and what hears of each failed
-     * authentication (attempt of tries; it logs, never the secret). */
+     * wrong, or the throttle's refusal), what hears of each failed
+     * authentication (attempt of tries; refused: the limit refused it
+     * without comparing; it logs, never the secret), the limit on failed
+     * authentications shared by every session (NULL: none), and what
+     * hears of each privileged change that was made (what, in words; it
+     * logs). */
     cnt_throttle *throttle;
     const uint8_t *secret;
     size_t secret_len;
     cnt_status (*reload)(void *ctx);
     void *reload_ctx;
-    void (*auth_failed)(cnt_session *s, unsigned attempt, unsigned tries);
+    void (*auth_failed)(cnt_session *s, unsigned attempt, unsigned tries,
+                        bool refused);
+    cnt_auth_limit *auth_limit;
+    void (*privileged_change)(cnt_session *s, const char *what);
     const cnt_stats *stats;         /* for the Stats opcode; may be NULL */
     const cnt_gc *gc;               /* for the Stats opcode; may be NULL */
     cnt_stats_slot *slot;           /* where requests are counted */
@@ -102,6 +114,13 @@ struct cnt_session {
      * front that owns the session set its own after cnt_session_init. */
     cnt_session_event_fn event;
 
+    /* Who the client is, for the log and the per-address limit of failed
+     * authentications: its address ("" when unknown) and "address:port"
+     * ("[address]:port" for IPv6; "unknown" when not known). Set once by
+     * cnt_session_set_peer; the session never sees the socket. */
+    char peer_addr[CNT_PEER_ADDR_MAX];
+    char peer[CNT_PEER_MAX];
+
     /* Tenant throttling: what this connection was granted. */
     bool privileged;                /* authenticated with the secret */
     bool unthrottled;               /* its charges are never throttled */
@@ -123,6 +142,11 @@ struct cnt_session {
 /* Prepares a session (allocates its output buffer); false when memory is
  * short. env must outlive it. */
 bool cnt_session_init(cnt_session *s, const cnt_session_env *env);
+
+/* Records who the client is: addr is its address as text (at most
+ * CNT_PEER_ADDR_MAX - 1 characters; longer is cut) and port its port.
+ * Until called, the session's client is "unknown". */
+void cnt_session_set_peer(cnt_session *s, const char *addr, uint16_t port);
 
 /* Ends the session: stops its Dump, ends its tickets (cancelling waits,
  * returning grants), releases everything its ledger holds and frees its

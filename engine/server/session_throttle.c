@@ -1,12 +1,16 @@
 /* session_throttle.c: the session's answers to the tenant-throttling
  * opcodes: authentication (the admin secret, compared in constant time;
- * three failures close the connection), charges, the views of a tenant,
+ * three failures close the connection; past the server-wide limits on
+ * failures refused without comparing), charges, the views of a tenant,
  * of every tenant (streamed like a Dump) and of the node, and the
  * privileged changes (tenant settings, node capacity, an unthrottled
- * connection, a reload of the settings file). */
+ * connection, a reload of the settings file), each reported for the log. */
 #include "config.h"
 
 #include "engine/server/session_int.h"
+
+#include <stdio.h>
+#include <string.h>
 
 #include "engine/core/throttle.h"
 #include "protocol/response.h"
@@ -31,7 +35,10 @@ static bool secret_matches(const uint8_t *secret, size_t secret_len,
 }
 
 /* Auth: makes the connection privileged, or counts a failure (the third
- * closes the connection once its answer is out). */
+ * closes the connection once its answer is out). Past the server-wide
+ * limits on failures (in all, or from this client's address, this
+ * second) the attempt is refused without comparing: Not permitted,
+ * counted as a refusal and as one of the connection's tries. */
 void cnt_session_auth(cnt_session *s, const cnt_request *req)
 {
     const cnt_session_env *env = s->env;
@@ -41,17 +48,27 @@ void cnt_session_auth(cnt_session *s, const cnt_request *req)
                               req->opaque);
         return;
     }
-    if (secret_matches(env->secret, env->secret_len, req->secret,
-                       req->secret_len)) {
+    uint64_t now = env->auth_limit != NULL
+                       ? cnt_clock_mono_ns(cnt_table_clock(env->table))
+                       : 0;
+    bool refused = env->auth_limit != NULL &&
+                   !cnt_auth_limit_take(env->auth_limit, s->peer_addr, now);
+    if (!refused && secret_matches(env->secret, env->secret_len,
+                                   req->secret, req->secret_len)) {
+        if (env->auth_limit != NULL)
+            cnt_auth_limit_succeeded(env->auth_limit, s->peer_addr, now);
         s->privileged = true;
         cnt_session_put_empty(s, req->opcode, req->opaque);
         return;
     }
     s->auth_failures++;
-    cnt_stats_add(&env->slot->auth_failures, 1);
+    cnt_stats_add(refused ? &env->slot->auth_refused
+                          : &env->slot->auth_failures, 1);
     if (env->auth_failed != NULL)
-        env->auth_failed(s, s->auth_failures, CNT_AUTH_TRIES);
-    cnt_session_put_error(s, req->opcode, CNT_STATUS_AUTH_FAILED,
+        env->auth_failed(s, s->auth_failures, CNT_AUTH_TRIES, refused);
+    cnt_session_put_error(s, req->opcode,
+                          refused ? CNT_STATUS_NOT_PERMITTED
+                                  : CNT_STATUS_AUTH_FAILED,
                           req->opaque);
     if (s->auth_failures >= CNT_AUTH_TRIES) {
         cnt_stats_add(&env->slot->auth_closes, 1);
@@ -133,28 +150,85 @@ void cnt_session_node_show(cnt_session *s, const cnt_request *req)
         cnt_outbuf_commit(&s->out, cnt_encode_node_view(p, req->opaque, &v));
 }
 
+/* Most bytes of a tenant name a log line shows; the rest is "...". */
+#define LOG_NAME_MAX 64u
+
+/* Writes name as a quoted string a log line can carry: printable ASCII
+ * but the quote and backslash as they are, every other byte as \xHH;
+ * at most LOG_NAME_MAX bytes of it. out has room for 4 * LOG_NAME_MAX +
+ * 6 bytes. */
+static void log_name(char *out, const uint8_t *name, uint16_t len)
+{
+    size_t n = 0;
+
+    out[n++] = '"';
+    for (uint16_t i = 0; i < len && i < LOG_NAME_MAX; i++) {
+        uint8_t b = name[i];
+        if (b >= 0x20 && b < 0x7f && b != '"' && b != '\\')
+            out[n++] = (char)b;
+        else
+            n += (size_t)sprintf(out + n, "\\x%02x", b);
+    }
+    out[n++] = '"';
+    if (len > LOG_NAME_MAX) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
+}
+
+/* Reports a privileged change (what was asked, and how it ended) to the
+ * log, then answers with st. */
+static void changed(cnt_session *s, const cnt_request *req, cnt_status st,
+                    const char *what)
+{
+    if (s->env->privileged_change != NULL) {
+        char line[384];
+        snprintf(line, sizeof(line), "%s: %s", what,
+                 st == CNT_STATUS_OK ? "done" : cnt_status_text(st));
+        s->env->privileged_change(s, line);
+    }
+    put_status(s, req, st);
+}
+
 /* Tenant_set (privileged): a tenant's reserve and hard limit. */
 void cnt_session_tenant_set(cnt_session *s, const cnt_request *req)
 {
-    put_status(s, req,
-               cnt_throttle_set_tenant(
-                   s->env->throttle, req->name, req->name_len,
-                   (req->flags & CNT_TENANT_SET_RESERVED) != 0, req->reserved,
-                   (req->flags & CNT_TENANT_SET_HARD) != 0, req->hard_limit));
+    bool set_reserved = (req->flags & CNT_TENANT_SET_RESERVED) != 0;
+    bool set_hard = (req->flags & CNT_TENANT_SET_HARD) != 0;
+    cnt_status st = cnt_throttle_set_tenant(
+        s->env->throttle, req->name, req->name_len, set_reserved,
+        req->reserved, set_hard, req->hard_limit);
+    char name[4 * LOG_NAME_MAX + 6], what[320], r[24] = "", h[24] = "";
+    log_name(name, req->name, req->name_len);
+    if (set_reserved)
+        snprintf(r, sizeof(r), " reserved %u", (unsigned)req->reserved);
+    if (set_hard)
+        snprintf(h, sizeof(h), " hard_limit %u", (unsigned)req->hard_limit);
+    snprintf(what, sizeof(what), "tenant set %s%s%s", name, r, h);
+    changed(s, req, st, what);
 }
 
 /* Tenant_remove (privileged): the tenant goes back to the defaults. */
 void cnt_session_tenant_remove(cnt_session *s, const cnt_request *req)
 {
-    put_status(s, req, cnt_throttle_remove_tenant(s->env->throttle, req->name,
-                                                  req->name_len));
+    cnt_status st = cnt_throttle_remove_tenant(s->env->throttle, req->name,
+                                               req->name_len);
+    char name[4 * LOG_NAME_MAX + 6], what[320];
+    log_name(name, req->name, req->name_len);
+    snprintf(what, sizeof(what), "tenant remove %s", name);
+    changed(s, req, st, what);
 }
 
 /* Node_set (privileged): the node's capacity. */
 void cnt_session_node_set(cnt_session *s, const cnt_request *req)
 {
-    put_status(s, req, cnt_throttle_set_capacity(s->env->throttle,
-                                                 req->capacity));
+    cnt_status st = cnt_throttle_set_capacity(s->env->throttle,
+                                              req->capacity);
+    char what[48];
+    snprintf(what, sizeof(what), "node set capacity %u",
+             (unsigned)req->capacity);
+    changed(s, req, st, what);
 }
 
 /* Unthrottle (privileged): this connection's charges are never throttled
@@ -162,13 +236,13 @@ void cnt_session_node_set(cnt_session *s, const cnt_request *req)
 void cnt_session_unthrottle(cnt_session *s, const cnt_request *req)
 {
     s->unthrottled = true;
-    cnt_session_put_empty(s, req->opcode, req->opaque);
+    changed(s, req, CNT_STATUS_OK, "unthrottle");
 }
 
 /* Reload (privileged): reads the throttle settings file again. */
 void cnt_session_reload(cnt_session *s, const cnt_request *req)
 {
-    put_status(s, req, s->env->reload != NULL
-                           ? s->env->reload(s->env->reload_ctx)
-                           : CNT_STATUS_NOT_FOUND);
+    changed(s, req, s->env->reload != NULL
+                        ? s->env->reload(s->env->reload_ctx)
+                        : CNT_STATUS_NOT_FOUND, "reload");
 }

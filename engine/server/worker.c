@@ -141,6 +141,8 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.reload = s->config.reload;
     w->env.session.reload_ctx = s->config.reload_ctx;
     w->env.session.auth_failed = cnt_connection_auth_failed;
+    w->env.session.auth_limit = s->auth_limit;
+    w->env.session.privileged_change = cnt_connection_privileged_change;
     w->env.session.stats = s->stats;
     w->env.session.gc = s->gc;
     w->env.session.slot = cnt_stats_slot_get(s->stats, i);

@@ -1,12 +1,16 @@
 /* logger.c: the log level and the stderr logger of mchost. The level is
  * one atomic verbosity so worker and extension threads read it without a
- * lock; each message is written with one write(2) so lines never mix. */
+ * lock; each message is written with one write(2) so lines never mix.
+ * mchost's own lines start with their time (ISO 8601, UTC, milliseconds);
+ * an extension's lines are printed as it gives them, as memcached does,
+ * and counter.so puts the same time in front of its own. */
 #include "config.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "programs/mchost/logger.h"
@@ -137,7 +141,25 @@ void mch_logger_replace(EXTENSION_LOGGER_DESCRIPTOR *logger)
     atomic_store(&current, logger);
 }
 
-/* Logs one of mchost's own messages, prefixed, if severity is high enough. */
+/* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ " (UTC) at buf, which has room for
+ * 26 bytes; returns its length (0 when the clock cannot be read). */
+static size_t log_stamp(char *buf, size_t size)
+{
+    struct timespec ts;
+    struct tm tm;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 ||
+        gmtime_r(&ts.tv_sec, &tm) == NULL)
+        return 0;
+    size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (n == 0)
+        return 0;
+    int m = snprintf(buf + n, size - n, ".%03ldZ ", ts.tv_nsec / 1000000L);
+    return m > 0 && (size_t)m < size - n ? n + (size_t)m : 0;
+}
+
+/* Logs one of mchost's own messages, with its time and prefix, if
+ * severity is high enough. */
 void mch_log(EXTENSION_LOG_LEVEL severity, const char *fmt, ...)
 {
     EXTENSION_LOGGER_DESCRIPTOR *l;
@@ -147,10 +169,11 @@ void mch_log(EXTENSION_LOG_LEVEL severity, const char *fmt, ...)
     if (severity < mch_logger_level())
         return;
     /* Our lines name us: extensions' lines share stderr and carry theirs. */
-    memcpy(msg, MCH_LOG_PREFIX, sizeof(MCH_LOG_PREFIX) - 1);
+    size_t n = log_stamp(msg, sizeof(msg));
+    memcpy(msg + n, MCH_LOG_PREFIX, sizeof(MCH_LOG_PREFIX) - 1);
+    n += sizeof(MCH_LOG_PREFIX) - 1;
     va_start(ap, fmt);
-    vsnprintf(msg + sizeof(MCH_LOG_PREFIX) - 1,
-              sizeof(msg) - (sizeof(MCH_LOG_PREFIX) - 1), fmt, ap);
+    vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
     va_end(ap);
     /* Hand a finished string to loggers: theirs may not be thread-safe
      * about va_lists, and "%s" keeps our text from being a format. */

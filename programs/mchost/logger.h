@@ -26,8 +26,8 @@ EXTENSION_LOGGER_DESCRIPTOR *mch_logger_current(void);
 /* Makes logger current (NULL: back to the stderr logger). */
 void mch_logger_replace(EXTENSION_LOGGER_DESCRIPTOR *logger);
 
-/* Logs one of mchost's own messages ("mchost: " is put in front) through
- * the current logger if severity is high enough. */
+/* Logs one of mchost's own messages (its time, as 2026-11-27T16:40:01.123Z,
+ * and "mchost: " are put in front) through the current logger if severity is high enough. */
 void mch_log(EXTENSION_LOG_LEVEL severity, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -27,7 +27,7 @@ is(system('prlimit', "--pid=$pid", "--nofile=$limit:$limit"), 0,
 
 # Counts mchost's accept-failure lines in the server's stderr.
 sub accept_lines {
-    return scalar grep { /^mchost: accept on port $port/ } split /\n/, $srv->stderr;
+    return scalar grep { /^$LOG_TS mchost: accept on port $port/ } split /\n/, $srv->stderr;
 }
 
 # Far more memcache clients than descriptors; the kernel queues the rest.
@@ -51,7 +51,7 @@ diag(sprintf '%d accept warning line(s); CPU %.2f s in %.1f s', $lines, $cpu,
      $wall);
 cmp_ok($lines, '<=', 2, 'the warning is rate-limited, not one per retry')
     or diag($srv->stderr);
-like($srv->stderr, qr/^mchost: accept on port $port: Too many open files; pausing accepts/m,
+like($srv->stderr, qr/^$LOG_TS mchost: accept on port $port: Too many open files; pausing accepts/m,
      'the warning says what happens');
 cmp_ok($cpu, '<', $wall / 2, 'the server does not spin at the limit');
 

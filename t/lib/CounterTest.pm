@@ -30,7 +30,7 @@ our @EXPORT = qw(
     req_wait_acquire req_renew req_wait_release req_queues
     is_event parse_wait_answer parse_event event_packet
     u32 hexdump wait_until mc_command mc_stats kill_pid track_pid
-    spawn_to_files finish_bounded run_bounded
+    spawn_to_files finish_bounded run_bounded $LOG_TS
 );
 
 use constant {
@@ -71,6 +71,10 @@ our %STATUS_TEXT = (
 
 # Upper bound for any wait, so a broken server fails a test, never hangs it.
 our $TIMEOUT = $ENV{COUNTER_TEST_TIMEOUT} || 10;
+
+# The time at the start of every log line of mchost and counter.so:
+# ISO 8601, UTC, milliseconds (2026-11-27T16:40:01.123Z).
+our $LOG_TS = qr/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/;
 
 my %tracked;    # pid => 1 for every process this test started
 

@@ -13,7 +13,7 @@ import mccounter as m
 from mccounter import ops
 from support import Host, free_port, have_host
 
-SECRET = "open sesame py"
+SECRET = "open sesame, python tests"
 THROTTLE = "node.capacity = 100\ntenant.acme = reserved:10, hard_limit:50\n"
 
 
