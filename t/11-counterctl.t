@@ -72,6 +72,31 @@ SKIP: {
     unlike($rel // '', qr/only ever/, 'counterctl.1: release does not claim one answer only');
 }
 
+# The manual page's structure: the node verbs stand together, queues has
+# its entry, and the EXIT STATUS list is not cut by a paragraph.
+SKIP: {
+    my $man = "$FindBin::Bin/../doc/counterctl.1";
+    skip 'doc/counterctl.1 not found', 4 unless -r $man;
+    open my $fh, '<', $man or die "$man: $!";
+    my $text = do { local $/; <$fh> };
+    my ($cmds) = $text =~ /^\.SH COMMANDS\n(.*?)^\.SH /ms;
+    my @verbs = map { /^\.BI? "?(\w[\w ]*?)(?:"| |\\|$)/ ? $1 : '?' }
+        ($cmds // '') =~ /^\.TP\n(.*)$/mg;
+    my @node = grep { $verbs[$_] =~ /^node/ } 0 .. $#verbs;
+    ok(@node >= 3 && $node[-1] - $node[0] == $#node,
+       'counterctl.1: the node verbs are not interrupted by another')
+        or diag("@verbs");
+    ok((grep { $_ eq 'queues' } @verbs), 'counterctl.1: queues has an entry');
+    my ($exit) = $text =~ /^\.SH EXIT STATUS\n(.*?)^\.SH /ms;
+    my ($list) = ($exit // '') =~ /^(\.TP\n.*^\.TP\n.*?)(?=^\.PP|\z)/ms;
+    my @codes = ($list // '') =~ /^\.TP\n\.BR? (\d+|run :)$/mg;
+    my @all = ($exit // '') =~ /^\.TP\n\.BR? (\d+|run :)$/mg;
+    is_deeply(\@codes, \@all,
+              'counterctl.1: no paragraph inside the EXIT STATUS list');
+    is(scalar @all, 9, 'counterctl.1: EXIT STATUS lists 0 1 2 69 70 74 75 76 run')
+        or diag("@all");
+}
+
 my $hold = $srv->connect;
 $hold->call(req_acquire("cc a\x01b", 3, 7));
 $hold->call(req_acquire('cc-y', 1, 1));
@@ -81,6 +106,17 @@ is_deeply([$rc, $out], [0, "1\n"], 'get prints the value');
 is($rc, 0, 'dump exits 0');
 like($out, qr/^cc\\x20a\\x01b 3 3$/m, 'dump: `name current max`, odd bytes escaped');
 like($out, qr/^cc-y 1 1$/m, 'dump lists every counter');
+($rc, $out) = ctl('queues');
+is_deeply([$rc, $out], [0, ''], 'queues with no waiter: exit 0, no output');
+{
+    # One waiter queued behind the holder of cc-y (1 of 1).
+    my $w = $srv->connect;
+    $w->wcall(req_wait_acquire('cc-y', 1, 1, 60000, 0));
+    ($rc, $out) = ctl('queues');
+    is_deeply([$rc, $out], [0, "cc-y 1 1\n"],
+              'queues: `name consumption waiters` per counter with a queue');
+    $w->close;
+}
 ($rc, $out) = ctl('stats');
 is($rc, 0, 'stats exits 0');
 like($out, qr/^command:acquire \d+$/m, 'stats prints `name value`');
