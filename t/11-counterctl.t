@@ -97,6 +97,41 @@ SKIP: {
         or diag("@all");
 }
 
+# A memcache port (mchost's own, and Debian's memcached when installed)
+# is named as such at once instead of timing out. -t 30: a timeout would
+# take longer than any answer.
+{
+    my @ports = ([$srv->{mc_port}, "mchost's memcache port"]);
+    my $mc_pid;
+    my $memcached = (grep { -x } map { "$_/memcached" }
+                     split /:/, "$ENV{PATH}:/usr/bin")[0];
+    if ($memcached) {
+        my $probe = IO::Socket::IP->new(Listen => 1, LocalHost => '127.0.0.1',
+                                        LocalPort => 0) or die "listen: $@";
+        my $mport = $probe->sockport;
+        close $probe;
+        $mc_pid = spawn_to_files($dir, $memcached, '-l', '127.0.0.1',
+                                 '-p', $mport, '-U', '0',
+                                 $> == 0 ? ('-u', 'nobody') : ());
+        my $up = wait_until(sub {
+            IO::Socket::IP->new(PeerHost => '127.0.0.1', PeerPort => $mport)
+        });
+        push @ports, [$mport, "Debian's memcached"] if $up;
+    }
+    SKIP: {
+        skip 'memcached not installed', 4 unless @ports > 1;
+    }
+    for my $p (@ports) {
+        for my $cmd (['get', 'x'], ['stats'], ['acquire', 'x', 1, 2, '--wait', 5]) {
+            my ($mrc, $mout, $merr) = ctl_finish(ctl_start('-p', $p->[0], '-t', 30, @$cmd));
+            is($mrc, 76, "$p->[1], @$cmd: exit 76");
+            like($merr, qr/^counterctl: this is a memcache port, not the counter port$/m,
+                 "$p->[1], @$cmd: says it is a memcache port");
+        }
+    }
+    kill_pid($mc_pid) if $mc_pid;
+}
+
 my $hold = $srv->connect;
 $hold->call(req_acquire("cc a\x01b", 3, 7));
 $hold->call(req_acquire('cc-y', 1, 1));
