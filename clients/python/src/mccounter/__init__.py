@@ -7,8 +7,8 @@ from .ketama import Continuum, Router, parse_servers
 from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, CheckAnswer,
                        CheckState, CounterError, DumpRecord, Event,
                        EventKind, GcraItem, MultiAnswer, NodeView, Op,
-                       ProtocolError, QueueRecord, ServerDown, Status,
-                       StatusError, TenantView, ThrottleAnswer,
+                       MemcachePortError, ProtocolError, QueueRecord,
+                       ServerDown, Status, StatusError, TenantView, ThrottleAnswer,
                        ThrottleReason, TtlAttribute, TtlChange, TtlView,
                        Unit, WaitAnswer, WaitTimedOut, WindowItem)
 
@@ -19,7 +19,8 @@ __all__ = [
     "Router", "parse_servers", "GROUP_DEFAULT", "RETRY_NEVER", "UNLIMITED",
     "CheckAnswer", "CheckState", "CounterError", "DumpRecord", "Event",
     "EventKind", "GcraItem", "MultiAnswer", "NodeView", "Op",
-    "ProtocolError", "QueueRecord", "ServerDown", "Status", "StatusError",
+    "MemcachePortError", "ProtocolError", "QueueRecord", "ServerDown",
+    "Status", "StatusError",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
     "WindowItem", "__version__",

@@ -38,7 +38,7 @@ class _AConn:
         self.writer = writer
         self.pending: collections.deque[tuple[Request, asyncio.Future]] = \
             collections.deque()
-        self.next_opaque = 1
+        self.next_opaque = p.TEXT_PROBE_OPAQUE
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._read_loop())
 
@@ -60,6 +60,7 @@ class _AConn:
     async def _read_loop(self) -> None:
         buf = bytearray()
         why = "closed by the server"
+        memcache = False
         try:
             while True:
                 data = await self.reader.read(65536)
@@ -78,9 +79,11 @@ class _AConn:
                         self._answer(pkt)
         except asyncio.CancelledError:
             why = "closed"
+        except p.MemcachePortError:
+            why, memcache = "", True
         except (OSError, p.ProtocolError) as e:
             why = str(e)
-        self._fail(why)
+        self._fail(why, memcache)
 
     def _answer(self, pkt: p.Packet) -> None:
         if not self.pending:
@@ -105,13 +108,14 @@ class _AConn:
         if not fut.done():
             fut.set_result(result)
 
-    def _fail(self, why: str) -> None:
+    def _fail(self, why: str, memcache: bool = False) -> None:
         was_open = not self.closed
         self.closed = True
         while self.pending:
             _, fut = self.pending.popleft()
             if not fut.done():
-                fut.set_exception(p.ServerDown(self.label, why))
+                fut.set_exception(p.MemcachePortError(self.label) if memcache
+                                  else p.ServerDown(self.label, why))
         self.client._lost(self, mark_down=was_open)
         try:
             self.writer.close()
