@@ -139,8 +139,9 @@ class _AConn:
 
 class AsyncLease:
     """A granted Wait_acquire on one connection. With auto_renew the lease
-    renews itself every lease_ms / 3; lost (an asyncio.Event) is set when
-    the server reports it expired or shut down, or a renewal fails."""
+    renews itself every lease_ms / 3. lost becomes True (a bool, as on the
+    blocking Lease) when the server reports it expired or shut down, or a
+    renewal fails; await wait_lost() to wait for that."""
 
     def __init__(self, client: "AsyncClient", conn: _AConn, name: bytes,
                  opaque: int, lease_id: int, resources: int, consumption: int,
@@ -152,7 +153,7 @@ class AsyncLease:
         self.consumption = consumption
         self.lease_ms = lease_ms
         self.server = conn.label
-        self.lost = asyncio.Event()
+        self._lost = asyncio.Event()
         self.lost_reason: Optional[str] = None
         self.released = False
         self._conn = conn
@@ -164,10 +165,19 @@ class AsyncLease:
         """The lease id (a fencing token)."""
         return self.lease_id
 
+    @property
+    def lost(self) -> bool:
+        """True once the lease is no longer held (see lost_reason)."""
+        return self._lost.is_set()
+
+    async def wait_lost(self) -> None:
+        """Returns when the lease is lost (at once if it already is)."""
+        await self._lost.wait()
+
     def _lose(self, why: str) -> None:
-        if not self.lost.is_set():
+        if not self._lost.is_set():
             self.lost_reason = why
-            self.lost.set()
+            self._lost.set()
 
     def start_renewal(self) -> None:
         """Renews in the background every lease_ms / 3 until released."""
@@ -176,9 +186,9 @@ class AsyncLease:
                 self._renew_loop())
 
     async def _renew_loop(self) -> None:
-        while not self.released and not self.lost.is_set():
+        while not self.released and not self.lost:
             await asyncio.sleep(self.lease_ms / 3000.0)
-            if self.released or self.lost.is_set():
+            if self.released or self.lost:
                 return
             try:
                 await self.renew(self.lease_ms)
@@ -208,7 +218,7 @@ class AsyncLease:
             try:
                 await self.release()
             except (p.StatusError, p.ServerDown):
-                if exc[0] is None and not self.lost.is_set():
+                if exc[0] is None and not self.lost:
                     raise
 
 
