@@ -39,7 +39,6 @@ sub measure {
         my $t = now_ms();
         my $a = parse_wait_answer($c->wcall($req));
         die "no answer to Wait_acquire\n" unless $a;
-        warn "state $a->{state}\n" if $ENV{LATE_DEBUG};
         push @c, $c;
         push @sent, $t;
         push @dl, $ms;
