@@ -37,6 +37,7 @@ noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 # .libs/counter.so (and redis-server, when installed).
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
+	bench/lateness.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png \
 	doc/performance-throttle.png

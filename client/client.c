@@ -568,6 +568,43 @@ static mcc_inflight queue_pop(mcc_conn *k)
     return p;
 }
 
+/* How many of the requests in flight at the queue's front the library
+ * sent itself on connecting (at most the probe and the Auth). */
+static size_t internal_count(const mcc_conn *k)
+{
+    size_t n = 0;
+
+    while (n < k->q_count && n < 2 &&
+           k->q[(k->q_head + n) & (k->q_cap - 1)].internal_auth)
+        n++;
+    return n;
+}
+
+/* Queues the Noop a new connection starts with: its opaque ends in CR
+ * LF, so a memcache text port answers it at once with a line of text,
+ * which process_input recognises, rather than leaving the first request
+ * to time out. */
+static int queue_probe(mcc_client *c, mcc_conn *k)
+{
+    mcc_inflight p;
+    int rc;
+
+    rc = out_reserve(k, CNT_HEADER_SIZE);
+    if (rc != MCC_OK)
+        return rc;
+    memset(&p, 0, sizeof p);
+    p.opaque = CNT_TEXT_PROBE_OPAQUE;
+    p.op = CNT_OP_NOOP;
+    p.internal_auth = true;
+    p.deadline = mcc_now_ms() + c->timeout_ms;
+    rc = queue_push(k, &p);
+    if (rc != MCC_OK)
+        return rc;
+    k->out_len += cnt_encode_simple(k->out + k->out_len, CNT_OP_NOOP,
+                                    p.opaque);
+    return MCC_OK;
+}
+
 /* Queues the Auth a new connection starts with. */
 static int queue_auth(mcc_client *c, mcc_conn *k)
 {
@@ -642,8 +679,11 @@ static int conn_open(mcc_client *c, size_t i)
     k->connect_deadline = mcc_now_ms() + c->timeout_ms;
     k->in_len = 0;
     k->out_off = k->out_len = 0;
-    if (c->secret) {
-        int rc = queue_auth(c, k);
+    {
+        int rc = queue_probe(c, k);
+
+        if (rc == MCC_OK && c->secret)
+            rc = queue_auth(c, k);
         if (rc != MCC_OK) {
             conn_close(k);
             return rc;
@@ -1021,7 +1061,7 @@ static int handle_packet(mcc_client *c, size_t i, const cnt_response *res)
     }
     p = queue_pop(k);
     if (p.internal_auth) {
-        if (r.error != MCC_OK) {
+        if (r.error != MCC_OK && p.op == CNT_OP_AUTH) {
             mcc_event e;
             memset(&e, 0, sizeof e);
             e.kind = MCC_EVENT_ERROR;
@@ -1058,7 +1098,8 @@ static void process_input(mcc_client *c, size_t i)
             break;
         }
         if (d != CNT_DECODE_OK) {
-            conn_fail(c, i, MCC_ERR_PROTOCOL);
+            conn_fail(c, i, cnt_response_is_text(k->in + off, k->in_len - off)
+                                ? MCC_ERR_MEMCACHE_PORT : MCC_ERR_PROTOCOL);
             return;
         }
         rc = handle_packet(c, i, &res);
@@ -1223,11 +1264,11 @@ int mcc_submit(mcc_client *c, const uint8_t *req, size_t len, uint8_t op,
             return rc;
         }
     }
-    /* The Auth a new connection starts with does not count against the
-     * application's bound; and a connection just opened is told to the
+    /* The probe and Auth a new connection starts with do not count
+     * against the application's bound; and a connection just opened is told to the
      * watch callback even when this request is refused, since its Auth
      * (or its connect) needs the socket watched. */
-    if (k->q_count - (k->q_count > 0 && queue_at(k, 0)->internal_auth) >=
+    if (k->q_count - internal_count(k) >=
             c->max_requests ||
         k->out_len - k->out_off + len > c->max_bytes) {
         notify(c, s->server);
@@ -1446,7 +1487,8 @@ size_t mcc_pending(const mcc_client *c)
     if (!c)
         return 0;
     for (size_t i = 0; i < c->n_servers; i++)
-        n += c->servers[i].conn.q_count;
+        n += c->servers[i].conn.q_count -
+             internal_count(&c->servers[i].conn);
     return n;
 }
 

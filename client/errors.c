@@ -24,6 +24,7 @@ const char *mcc_strerror(int error)
     case MCC_ERR_CROSS_SERVER: return "multi-check items on different servers";
     case MCC_ERR_BUSY: return "too many requests queued (or called from a callback)";
     case MCC_ERR_AUTH: return "authentication refused";
+    case MCC_ERR_MEMCACHE_PORT: return "this is a memcache port, not the counter port";
     default: return "unknown error";
     }
 }

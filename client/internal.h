@@ -46,7 +46,8 @@ typedef struct mcc_inflight {
     uint32_t opaque;
     uint8_t op;
     bool orphan;
-    bool internal_auth;       /* the Auth sent on connecting */
+    bool internal_auth;       /* sent by the library on connecting: the
+                               * probe Noop or the Auth; no owner */
     mcc_callback cb;
     mcc_record_callback rcb;
     void *arg;

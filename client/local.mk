@@ -59,9 +59,23 @@ client_test_client_LDADD = client/libmccounter.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif
 
-# The manual pages of the library, one per family of functions.
-dist_man_MANS += doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
+# The manual pages of the library, one per family of functions, and a
+# link page per function (doc/man3-links.sh), so that `man mcc_acquire`
+# finds the page that declares it.
+MCC_MAN3 = doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
 	doc/mcc_lease.3
+dist_man_MANS += $(MCC_MAN3)
+EXTRA_DIST += doc/man3-links.sh client/test_man3.sh
+TESTS += client/test_man3.sh
+install-data-hook:
+	$(MKDIR_P) '$(DESTDIR)$(man3dir)'
+	CC='$(CC)' $(SHELL) '$(srcdir)/doc/man3-links.sh' install \
+	  '$(DESTDIR)$(man3dir)' '$(srcdir)/client/mccounter.h' \
+	  $(addprefix $(srcdir)/,$(MCC_MAN3))
+uninstall-hook:
+	CC='$(CC)' $(SHELL) '$(srcdir)/doc/man3-links.sh' uninstall \
+	  '$(DESTDIR)$(man3dir)' '$(srcdir)/client/mccounter.h' \
+	  $(addprefix $(srcdir)/,$(MCC_MAN3))
 
 # What a user of the installed library does (run by make installcheck,
 # hence by make distcheck): pkg-config finds mccounter.pc where make

@@ -54,7 +54,9 @@ enum {
     MCC_ERR_CROSS_SERVER = -11, /* multi-check items on different servers */
     MCC_ERR_BUSY = -12,        /* the server's output buffer or in-flight
                                 * queue is full (mcc_client_set_max_queue) */
-    MCC_ERR_AUTH = -13         /* the Auth sent on connecting was refused */
+    MCC_ERR_AUTH = -13,        /* the Auth sent on connecting was refused */
+    MCC_ERR_MEMCACHE_PORT = -14 /* the port answered in memcache's text
+                                 * protocol: not the counter port */
 };
 
 /* Returns a short English text for an MCC_* code ("unknown error" for
@@ -426,7 +428,9 @@ void mcc_tick(mcc_client *c);
  * renewed. Returns MCC_OK (MCC_ERR_BUSY from inside a callback). */
 int mcc_poll(mcc_client *c, int timeout_ms);
 
-/* Returns the number of requests in flight on all connections. */
+/* Returns the number of the application's requests in flight on all
+ * connections (the Noop and Auth the library sends on connecting are not
+ * counted). */
 size_t mcc_pending(const mcc_client *c);
 
 /* Asynchronous operations: each validates its arguments, picks the server

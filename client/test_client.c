@@ -197,6 +197,22 @@ static bool fake_read(fake *f, cnt_request *req)
         cnt_decode_result d = cnt_request_decode(f->buf, f->len, req);
         struct pollfd p = { f->fd, POLLIN, 0 };
         ssize_t n;
+        if (d == CNT_DECODE_OK && req->size <= f->len &&
+            req->opcode == CNT_OP_NOOP &&
+            req->opaque == CNT_TEXT_PROBE_OPAQUE) {
+            /* The library's probe, first on each connection: answered
+             * here so that scripts see the application's requests. */
+            uint8_t out[CNT_HEADER_SIZE];
+            size_t w = cnt_encode_empty(out, CNT_OP_NOOP, req->opaque);
+
+            memmove(f->buf, f->buf + req->size, f->len - req->size);
+            f->len -= req->size;
+            if (send(f->fd, out, w, MSG_NOSIGNAL) != (ssize_t)w) {
+                fake_fail(f, "write failed");
+                return false;
+            }
+            continue;
+        }
         if (d == CNT_DECODE_OK && req->size <= f->len) {
             if (req->opcode == CNT_OP_AUTH && req->secret_len <=
                 sizeof f->secret) {
@@ -770,6 +786,46 @@ static void test_auth_on_connect(void **state)
     log_expect(lb, "ev16:-13:s2b", NULL);
     mcc_client_free(c);
     free(lb);
+    fake_finish(f);
+}
+
+/* Behaves as a memcache text port does: reads the bytes as a command
+ * line, and answers ERROR when the line ends. */
+static void script_memcache(fake *f)
+{
+    static const char error[] = "ERROR\r\n";
+
+    while (memchr(f->buf, '\n', f->len) == NULL) {
+        struct pollfd p = { f->fd, POLLIN, 0 };
+        ssize_t n;
+
+        if (f->len == sizeof f->buf || poll(&p, 1, GIVE_UP_MS) != 1) {
+            fake_fail(f, "no line end came");
+            return;
+        }
+        n = read(f->fd, f->buf + f->len, sizeof f->buf - f->len);
+        if (n <= 0) {
+            fake_fail(f, "no line end came");
+            return;
+        }
+        f->len += (size_t)n;
+    }
+    fake_write(f, error, sizeof error - 1);
+}
+
+/* A memcache port is named as such at once, not left to time out. */
+static void test_memcache_port(void **state)
+{
+    fake *f = fake_start(script_memcache);
+    mcc_client *c = client_at(f->port);
+    mcc_result r;
+
+    (void)state;
+    assert_int_equal(mcc_get(c, "a", 1, GIVE_UP_MS, &r),
+                     MCC_ERR_MEMCACHE_PORT);
+    assert_string_equal(mcc_strerror(MCC_ERR_MEMCACHE_PORT),
+                        "this is a memcache port, not the counter port");
+    mcc_client_free(c);
     fake_finish(f);
 }
 
@@ -1592,6 +1648,7 @@ int main(void)
         cmocka_unit_test(test_close_mid_answer),
         cmocka_unit_test(test_timeout_late_answer),
         cmocka_unit_test(test_auth_on_connect),
+        cmocka_unit_test(test_memcache_port),
         cmocka_unit_test(test_server_down_remap),
         cmocka_unit_test(test_event_loop_api),
         cmocka_unit_test(test_lease_connection_lost),

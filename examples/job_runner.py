@@ -60,7 +60,7 @@ async def worker(client: mccounter.AsyncClient, tenant: str,
                  units: int, report: Report) -> None:
     """Runs jobs from the queue while the runner's slot is held."""
     while not queue.empty():
-        if lease.lost.is_set():
+        if lease.lost:
             raise RuntimeError("runner slot lost: %s" % lease.lost_reason)
         job = queue.get_nowait()
         await charge(client, tenant, units, report)

@@ -11,7 +11,12 @@
  * Exit status: 0 the work ran to its end, 75 the licence was not granted
  * within the wait or was lost, 1 any other error. Build it against an
  * installed library with
- *   cc licence.c $(pkg-config --cflags --libs mccounter) */
+ *   cc licence.c $(pkg-config --cflags --libs mccounter) \
+ *      -Wl,-rpath,$(pkg-config --variable=libdir mccounter)
+ * The run path lets the program find libmccounter.so where it was
+ * installed; without it, a prefix outside the loader's directories
+ * (such as /usr/local/lib on some systems, or a home directory) needs
+ * LD_LIBRARY_PATH set to that directory when the program runs. */
 #define _POSIX_C_SOURCE 200809L     /* clock_gettime under -std=c11 */
 
 #include <stdint.h>
@@ -46,6 +51,20 @@ static void on_lease(mcc_client *c, mcc_lease *lease, mcc_lease_state state,
     if (state == MCC_LEASE_GRANTED)
         printf("granted: lease id %llu\n",
                (unsigned long long)mcc_lease_id(lease));
+}
+
+/* Says why a lease was lost: the server's status when it gave one (an
+ * expiry is reported with error MCC_OK and status 0x27, Lease expired),
+ * else the client's error (the connection lost, a shutdown). */
+static void print_lost(const char *name, const licence_state *ls)
+{
+    if (ls->status != 0)
+        fprintf(stderr, "licence: %s: lost the licence (status 0x%02x, %s): "
+                "work stopped\n", name, ls->status,
+                mcc_status_text(ls->status));
+    else
+        fprintf(stderr, "licence: %s: lost the licence (%s): work "
+                "stopped\n", name, mcc_strerror(ls->error));
 }
 
 /* Returns CLOCK_MONOTONIC in milliseconds. */
@@ -108,8 +127,7 @@ int main(int argc, char **argv)
         if (ls.state == MCC_LEASE_GRANTED) {
             printf("done: licence given back\n");
         } else {
-            fprintf(stderr, "licence: %s: lost the licence (%s): work "
-                    "stopped\n", name, mcc_strerror(ls.error));
+            print_lost(name, &ls);
             status = 75;
         }
     } else if (ls.state == MCC_LEASE_TIMED_OUT) {

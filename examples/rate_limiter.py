@@ -11,14 +11,19 @@ RateLimit headers the check answer fills (limit, remaining, reset).
 The limiter fails open: when the counter servers cannot be reached the
 request is let through (a rate limiter that takes the site down with it
 is worse than one that lets a burst pass), and the next live server
-takes the name over when remapping is on (remap_rate_limits).
+takes the name over when remapping is on (remap_rate_limits). It says so
+with a warning on the "rate_limiter" logger, at most one per WARN_EVERY
+seconds however many requests pass unchecked (the next one counts them),
+so that an outage is seen without flooding the log.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
+import time
 from typing import Callable, Iterable
 from wsgiref.simple_server import make_server
 
@@ -26,6 +31,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "clients", "python", "src"))
 
 import mccounter  # noqa: E402
+
+log = logging.getLogger("rate_limiter")
+
+# Seconds between two fail-open warnings.
+WARN_EVERY = 10.0
 
 StartResponse = Callable[..., object]
 App = Callable[[dict, StartResponse], Iterable[bytes]]
@@ -43,6 +53,20 @@ class GcraLimiter:
         self.burst = burst
         self.period_ns = period_ns
         self.prefix = prefix
+        self._warned_at = -math.inf
+        self._unchecked = 0
+
+    def failed_open(self, why: Exception) -> None:
+        """Counts a request let through unchecked; warns at most once per
+        WARN_EVERY seconds."""
+        self._unchecked += 1
+        now = time.monotonic()
+        if now - self._warned_at >= WARN_EVERY:
+            log.warning("counter servers unreachable (%s): failing open, "
+                        "%d request(s) let through without a rate limit",
+                        why, self._unchecked)
+            self._warned_at = now
+            self._unchecked = 0
 
     def key(self, environ: dict) -> str:
         """Who is limited: the API key if one is sent, else the address."""
@@ -56,7 +80,8 @@ class GcraLimiter:
         try:
             ans = self.client.gcra_check(self.key(environ), self.burst,
                                          self.rate, self.period_ns)
-        except (mccounter.ServerDown, TimeoutError):
+        except (mccounter.ServerDown, TimeoutError) as e:
+            self.failed_open(e)
             return self.app(environ, start_response)     # fail open
         headers = [
             ("RateLimit-Limit", str(ans.limit)),
@@ -125,6 +150,7 @@ def main() -> int:
     ap.add_argument("--burst", type=int, default=5)
     ap.add_argument("--selftest", action="store_true")
     a = ap.parse_args()
+    logging.basicConfig(format="%(name)s: %(levelname)s: %(message)s")
     if a.selftest:
         selftest(a.servers)
         return 0

@@ -1,6 +1,6 @@
 /* counterctl.c: command-line client of the counter protocol: one command
- * per invocation (get, acquire, release, stats, dump, noop; the rate
- * limits ttl, window and gcra; tenant throttling: throttle, tenant and
+ * per invocation (get, acquire, release, stats, dump, queues, noop; the
+ * rate limits ttl, window and gcra; tenant throttling: throttle, tenant and
  * node, the privileged ones authenticated with --secret-file), and `run`,
  * which holds resources while a command runs. With --wait, --lease or a
  * group's maximum, acquire and run wait in the server's queue
@@ -56,6 +56,8 @@ static const char usage_text[] =
     "  release NAME RESOURCES        release (only what this connection holds)\n"
     "  stats                         print the server's statistics, `name value`\n"
     "  dump                          print every counter, `name current max`\n"
+    "  queues                        print every counter with waiters,\n"
+    "                                `name consumption waiters`\n"
     "  run NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION]\n"
     "      [--kill-after DURATION] -- COMMAND [ARG...]\n"
     "                                hold the resources while COMMAND and\n"
@@ -296,6 +298,35 @@ static int cmd_dump(ctl_conn *c)
         }
         ctl_print_escaped(rec.name, rec.name_len);
         printf(" %" PRIu32 " %" PRIu32 "\n", rec.current, rec.max);
+    }
+    return io_failure(c, io);
+}
+
+/* queues: prints `name consumption waiters` per counter that has a
+ * queue, until the end marker. */
+static int cmd_queues(ctl_conn *c)
+{
+    uint8_t req[CNT_HEADER_SIZE];
+    uint32_t opaque = ctl_conn_opaque(c);
+    cnt_response res;
+    cnt_queues_record rec;
+    ctl_io io;
+
+    io = ctl_conn_send(c, req, cnt_encode_simple(req, CNT_OP_QUEUES, opaque));
+    while (io == CTL_IO_OK) {
+        io = ctl_conn_response(c, opaque, &res);
+        if (io != CTL_IO_OK)
+            break;
+        if (res.status != CNT_STATUS_OK)
+            return status_failure(&res, "queues");
+        if (cnt_response_is_queues_end(&res))
+            return CTL_EXIT_OK;
+        if (!cnt_parse_queues_record(&res, &rec)) {
+            ctl_error("malformed queues record");
+            return CTL_EXIT_PROTOCOL;
+        }
+        ctl_print_escaped(rec.name, rec.name_len);
+        printf(" %" PRIu32 " %" PRIu32 "\n", rec.consumption, rec.queue_len);
     }
     return io_failure(c, io);
 }
@@ -1994,6 +2025,8 @@ static int run_command(const ctl_options *o, const char *host,
         rc = cmd_stats(c);
     else if (strcmp(cmd, "dump") == 0)
         rc = cmd_dump(c);
+    else if (strcmp(cmd, "queues") == 0)
+        rc = cmd_queues(c);
     else if (strcmp(cmd, "run") == 0)
         rc = cmd_run(c, &v->h);
     else if (strcmp(cmd, "acquire") == 0 && v->h.waiting)
@@ -2143,7 +2176,8 @@ int main(int argc, char **argv)
         rc = check_simple_args(cmd, argc, argv);
     else if (strcmp(cmd, "acquire") == 0 || strcmp(cmd, "run") == 0)
         rc = parse_hold_args(cmd, argc, argv, &v.h);
-    else if (strcmp(cmd, "stats") == 0 || strcmp(cmd, "dump") == 0)
+    else if (strcmp(cmd, "stats") == 0 || strcmp(cmd, "dump") == 0 ||
+             strcmp(cmd, "queues") == 0)
         rc = argc == 0 ? 0 : usage_error("%s takes no arguments", cmd);
     else if (strcmp(cmd, "ttl") == 0 || strcmp(cmd, "window") == 0 ||
              strcmp(cmd, "gcra") == 0)

@@ -74,7 +74,8 @@ ctl_conn *ctl_conn_new(const char *host, const char *port, int timeout_ms)
     }
     c->fd = fd;
     c->timeout_ms = timeout_ms;
-    c->next_opaque = 1;
+    /* The first request's CR LF makes a memcache port answer at once. */
+    c->next_opaque = CNT_TEXT_PROBE_OPAQUE;
     return c;
 }
 
@@ -328,6 +329,9 @@ const char *ctl_io_text(const ctl_conn *c, ctl_io io)
     case CTL_IO_ERROR:
         return strerror(c->err);
     case CTL_IO_PROTOCOL:
+        /* The bad bytes are still at the buffer's front. */
+        if (cnt_response_is_text(c->buf, c->len))
+            return "this is a memcache port, not the counter port";
         return "malformed answer (bad magic, opaque or length)";
     }
     return "unknown error";

@@ -280,6 +280,7 @@ static const struct route_row route_rows[] = {
     { "noop", { NULL }, NULL },
     { "stats", { NULL }, NULL },
     { "dump", { NULL }, NULL },
+    { "queues", { NULL }, NULL },
     { "node", { "show" }, NULL },
     { "node", { "set", "--capacity", "5" }, NULL },
     { "node", { "reload" }, NULL },

@@ -240,6 +240,14 @@ typedef struct cnt_request {
 cnt_decode_result cnt_request_decode(const uint8_t *buf, size_t len,
                                      cnt_request *req);
 
+/* An opaque whose last two bytes are CR LF. A client sends it with the
+ * first request of a connection: the counter server echoes it like any
+ * other, while a memcache text port, which reads our bytes as a command
+ * line, sees the line end there and answers "ERROR\r\n" at once, which
+ * the client recognises (cnt_response_is_text) instead of waiting for an
+ * answer that would never come. */
+#define CNT_TEXT_PROBE_OPAQUE 0x0d0aU
+
 /* Fills out from a Window_check or Gcra_check request decoded with
  * CNT_DECODE_OK; false (out untouched) for any other opcode. */
 bool cnt_request_check_args(const cnt_request *req, cnt_check_request *out);

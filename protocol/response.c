@@ -464,6 +464,22 @@ bool cnt_parse_queues_record(const cnt_response *res, cnt_queues_record *rec)
     return true;
 }
 
+/* Judges the first bytes read; see response.h. */
+bool cnt_response_is_text(const uint8_t *buf, size_t len)
+{
+    if (len == 0 || buf[0] < 'A' || buf[0] > 'Z')
+        return false;
+    if (len > 32)
+        len = 32;
+    for (size_t i = 1; i < len; i++) {
+        if (buf[i] == '\n')
+            return true;    /* what follows the first line is not judged */
+        if ((buf[i] < 0x20 || buf[i] > 0x7e) && buf[i] != '\r')
+            return false;
+    }
+    return true;
+}
+
 /* Tells whether res is the empty answer that ends a Queues series. */
 bool cnt_response_is_queues_end(const cnt_response *res)
 {

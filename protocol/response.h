@@ -269,6 +269,14 @@ typedef struct cnt_queues_record {
  * past the body). */
 bool cnt_parse_queues_record(const cnt_response *res, cnt_queues_record *rec);
 
+/* Tells whether the first bytes a client reads (len >= 1) start with a
+ * line of a text protocol, such as memcache's "ERROR\r\n": an upper-case
+ * letter, then only printable ASCII and CR up to the first LF or the 32nd
+ * byte, whichever comes first.
+ * Such bytes mean the client reached a memcache text port rather than the
+ * counter port. */
+bool cnt_response_is_text(const uint8_t *buf, size_t len);
+
 /* Tells whether res is the status-0 empty answer ending a Queues series. */
 bool cnt_response_is_queues_end(const cnt_response *res);
 

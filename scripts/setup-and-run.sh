@@ -5,6 +5,9 @@
 # "backup" the README's example uses. Stops with Ctrl-C.
 # Ports: MEMCACHE_PORT (memcache text protocol, default 11211) and
 # COUNTER_PORT (counter protocol, default 11215) in the environment.
+# COUNTER_SETTINGS: further extension settings, KEY=VALUE separated by
+# ";" as in the -X string, appended to the ones given here (for example
+# COUNTER_SETTINGS="counter.admin_secret_file=$PWD/admin.secret").
 # Further arguments go to mchost, after the ones given here.
 set -e
 MEMCACHE_PORT=${MEMCACHE_PORT:-11211}
@@ -29,6 +32,8 @@ WITH_REFERENCE=0 sh scripts/install-deps.sh
 mkdir -p _build/run && cd _build/run
 [ -f Makefile ] || ../../configure
 make -j"$(nproc)"
+SETTINGS="counter.enable=true;counter.port=$COUNTER_PORT;counter.group.backup=max:2"
+[ -z "$COUNTER_SETTINGS" ] || SETTINGS="$SETTINGS;$COUNTER_SETTINGS"
 echo "memcache protocol: 127.0.0.1:$MEMCACHE_PORT   counter protocol: 127.0.0.1:$COUNTER_PORT"
 exec ./mchost -p "$MEMCACHE_PORT" \
-    -X "$PWD/.libs/counter.so,counter.enable=true;counter.port=$COUNTER_PORT;counter.group.backup=max:2" "$@"
+    -X "$PWD/.libs/counter.so,$SETTINGS" "$@"

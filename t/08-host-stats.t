@@ -48,5 +48,26 @@ ok((grep { $_ eq 'STAT extension counter' } @set), '`stats settings`: STAT exten
 my %cs = map { @$_ } $c->stats_pairs;
 ok(exists $cs{'command:acquire'}, 'counter-port Stats keeps command:acquire');
 
+# doc/operations.md names every item the counter port's Stats returns.
+SKIP: {
+    my $doc = "$FindBin::Bin/../doc/operations.md";
+    skip 'doc/operations.md not found', 1 unless -r $doc;
+    open my $fh, '<', $doc or die "$doc: $!";
+    my $text = do { local $/; <$fh> };
+    my ($table) = $text =~ /^## Statistics\n(.*?)^## /ms;
+    my @missing = grep { ($table // '') !~ /`\Q$_\E`/ } sort keys %cs;
+    is_deeply(\@missing, [], 'doc/operations.md names every Stats item');
+}
+
+# `stats reset` resets the host's totals, never the counter figures.
+mc_command($port, 'stats reset');
+my %after = mc_stats($port);
+cmp_ok($after{counter_command_acquire}, '==', 1,
+       '`stats reset` leaves counter_command_acquire');
+cmp_ok($after{counter_total_connections}, '>=', 1,
+       '`stats reset` leaves counter_total_connections');
+cmp_ok($after{total_connections}, '<=', 1,
+       "`stats reset` zeroes the host's total_connections (this one at most)");
+
 $srv->stop;
 done_testing;

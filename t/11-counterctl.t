@@ -72,6 +72,66 @@ SKIP: {
     unlike($rel // '', qr/only ever/, 'counterctl.1: release does not claim one answer only');
 }
 
+# The manual page's structure: the node verbs stand together, queues has
+# its entry, and the EXIT STATUS list is not cut by a paragraph.
+SKIP: {
+    my $man = "$FindBin::Bin/../doc/counterctl.1";
+    skip 'doc/counterctl.1 not found', 4 unless -r $man;
+    open my $fh, '<', $man or die "$man: $!";
+    my $text = do { local $/; <$fh> };
+    my ($cmds) = $text =~ /^\.SH COMMANDS\n(.*?)^\.SH /ms;
+    my @verbs = map { /^\.BI? "?(\w[\w ]*?)(?:"| |\\|$)/ ? $1 : '?' }
+        ($cmds // '') =~ /^\.TP\n(.*)$/mg;
+    my @node = grep { $verbs[$_] =~ /^node/ } 0 .. $#verbs;
+    ok(@node >= 3 && $node[-1] - $node[0] == $#node,
+       'counterctl.1: the node verbs are not interrupted by another')
+        or diag("@verbs");
+    ok((grep { $_ eq 'queues' } @verbs), 'counterctl.1: queues has an entry');
+    my ($exit) = $text =~ /^\.SH EXIT STATUS\n(.*?)^\.SH /ms;
+    my ($list) = ($exit // '') =~ /^(\.TP\n.*^\.TP\n.*?)(?=^\.PP|\z)/ms;
+    my @codes = ($list // '') =~ /^\.TP\n\.BR? (\d+|run :)$/mg;
+    my @all = ($exit // '') =~ /^\.TP\n\.BR? (\d+|run :)$/mg;
+    is_deeply(\@codes, \@all,
+              'counterctl.1: no paragraph inside the EXIT STATUS list');
+    is(scalar @all, 9, 'counterctl.1: EXIT STATUS lists 0 1 2 69 70 74 75 76 run')
+        or diag("@all");
+}
+
+# A memcache port (mchost's own, and Debian's memcached when installed)
+# is named as such at once instead of timing out. -t 30: a timeout would
+# take longer than any answer.
+{
+    my @ports = ([$srv->{mc_port}, "mchost's memcache port"]);
+    my $mc_pid;
+    my $memcached = (grep { -x } map { "$_/memcached" }
+                     split /:/, "$ENV{PATH}:/usr/bin")[0];
+    if ($memcached) {
+        my $probe = IO::Socket::IP->new(Listen => 1, LocalHost => '127.0.0.1',
+                                        LocalPort => 0) or die "listen: $@";
+        my $mport = $probe->sockport;
+        close $probe;
+        $mc_pid = spawn_to_files($dir, $memcached, '-l', '127.0.0.1',
+                                 '-p', $mport, '-U', '0',
+                                 $> == 0 ? ('-u', 'nobody') : ());
+        my $up = wait_until(sub {
+            IO::Socket::IP->new(PeerHost => '127.0.0.1', PeerPort => $mport)
+        });
+        push @ports, [$mport, "Debian's memcached"] if $up;
+    }
+    SKIP: {
+        skip 'memcached not installed', 4 unless @ports > 1;
+    }
+    for my $p (@ports) {
+        for my $cmd (['get', 'x'], ['stats'], ['acquire', 'x', 1, 2, '--wait', 5]) {
+            my ($mrc, $mout, $merr) = ctl_finish(ctl_start('-p', $p->[0], '-t', 30, @$cmd));
+            is($mrc, 76, "$p->[1], @$cmd: exit 76");
+            like($merr, qr/^counterctl: this is a memcache port, not the counter port$/m,
+                 "$p->[1], @$cmd: says it is a memcache port");
+        }
+    }
+    kill_pid($mc_pid) if $mc_pid;
+}
+
 my $hold = $srv->connect;
 $hold->call(req_acquire("cc a\x01b", 3, 7));
 $hold->call(req_acquire('cc-y', 1, 1));
@@ -81,6 +141,17 @@ is_deeply([$rc, $out], [0, "1\n"], 'get prints the value');
 is($rc, 0, 'dump exits 0');
 like($out, qr/^cc\\x20a\\x01b 3 3$/m, 'dump: `name current max`, odd bytes escaped');
 like($out, qr/^cc-y 1 1$/m, 'dump lists every counter');
+($rc, $out) = ctl('queues');
+is_deeply([$rc, $out], [0, ''], 'queues with no waiter: exit 0, no output');
+{
+    # One waiter queued behind the holder of cc-y (1 of 1).
+    my $w = $srv->connect;
+    $w->wcall(req_wait_acquire('cc-y', 1, 1, 60000, 0));
+    ($rc, $out) = ctl('queues');
+    is_deeply([$rc, $out], [0, "cc-y 1 1\n"],
+              'queues: `name consumption waiters` per counter with a queue');
+    $w->close;
+}
 ($rc, $out) = ctl('stats');
 is($rc, 0, 'stats exits 0');
 like($out, qr/^command:acquire \d+$/m, 'stats prints `name value`');

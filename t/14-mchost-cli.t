@@ -97,6 +97,16 @@ my @cmds = map {
     $c;
 } ($examples // '') =~ /^\.nf\n(.*?)^\.fi$/msg;
 cmp_ok(scalar @cmds, '>=', 2, 'the man page has examples');
+
+# Every option of OPTIONS that takes a value, or can be given alone, is
+# in the SYNOPSIS too (except -h and -V, which only print).
+my ($synopsis) = $roff =~ /^\.SH SYNOPSIS\n(.*?)(?=^\.SH )/ms;
+my ($options) = $roff =~ /^\.SH OPTIONS\n(.*?)(?=^\.SH )/ms;
+my @opts = ($options // '') =~ /^\.BR \\-(\w) ",/mg;
+cmp_ok(scalar @opts, '>=', 10, 'mchost.1 lists its options');
+for my $o (grep { $_ ne 'h' && $_ ne 'V' } @opts) {
+    like($synopsis // '', qr/\\fB\\-\Q$o\E\\fR/, "mchost.1: -$o is in the SYNOPSIS");
+}
 my $dir = tempdir(CLEANUP => 1);
 for my $i (0 .. $#cmds) {
     my $cmd = $cmds[$i];

@@ -3,7 +3,8 @@
 # against a real host: a licence granted with a lease and given back; a
 # second process that waits in the server's queue while the first holds
 # the only licence, and gets it after; the lease renewed in the background
-# past its length; a refused name. (The Python examples are run by the
+# past its length; a lease lost while stopped, with its reason; a refused
+# name. (The Python examples are run by the
 # Python client's own tests.)
 use strict;
 use warnings;
@@ -77,6 +78,23 @@ sub current {
     my ($id2) = $out2 =~ /lease id (\d+)/;
     ok(defined $id1 && defined $id2 && $id2 > $id1,
        'its lease id (fencing token) is above the first one\'s');
+}
+
+# A lease that expires (the process stopped past its length) is reported
+# with the server's reason, never as "success".
+{
+    my $ex = ex_start('lost', 1, 30);
+    ok(wait_until(sub { current('lost') == 1 }, 10), 'it holds the licence');
+    kill 'STOP', $ex->{pid};
+    ok(wait_until(sub { current('lost') == 0 }, 20),
+       'stopped past its lease, it loses the licence on the server');
+    kill 'CONT', $ex->{pid};
+    my ($rc, $out, $err) = ex_finish($ex);
+    is($rc, 75, 'a lost licence: exit 75');
+    like($err, qr/lost the licence \(status 0x27, [^)]+\): work stopped/,
+         'the message gives the real reason, status 0x27')
+        or diag $err;
+    unlike($err, qr/success/, 'and never calls it a success');
 }
 
 # A name the library refuses before sending anything.

@@ -1562,6 +1562,28 @@ static void test_response_pipelined(void **state)
 }
 
 /* Runs the response codec tests. */
+/* A memcache port's answers are text; a counter answer never is. */
+static void test_response_is_text(void **state)
+{
+    static const uint8_t answer[] = { 0x91, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                      0x0d, 0x0a };
+    static const char *const text[] = {
+        "ERROR\r\n", "E", "SERVER_ERROR out of memory\r\n",
+        "CLIENT_ERROR bad command line format\r\n",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        assert_true(cnt_response_is_text((const uint8_t *)text[i],
+                                         strlen(text[i])));
+    assert_false(cnt_response_is_text(answer, sizeof answer));
+    assert_false(cnt_response_is_text(answer, 1));
+    assert_false(cnt_response_is_text((const uint8_t *)"", 0));
+    assert_false(cnt_response_is_text((const uint8_t *)"error\r\n", 7));
+    assert_false(cnt_response_is_text((const uint8_t *)"ER\x01", 3));
+    assert_true(cnt_response_is_text((const uint8_t *)"ERROR\r\n\x91\x00", 9));
+}
+
 int main(void)
 {
     const struct CMUnitTest response_tests[] = {
@@ -1585,6 +1607,7 @@ int main(void)
         cmocka_unit_test(test_throttle_answers_malformed),
         cmocka_unit_test(test_roundtrip_events),
         cmocka_unit_test(test_response_magic),
+        cmocka_unit_test(test_response_is_text),
         cmocka_unit_test(test_response_huge_body),
         cmocka_unit_test(test_response_pipelined),
     };

@@ -24,15 +24,37 @@ def _project() -> dict:
         return tomllib.load(f)["project"]
 
 
+def _version() -> str:
+    """The project's version: AC_INIT's in ../../configure.ac (the source
+    tree), else the Version of PKG-INFO (an unpacked sdist)."""
+    import re
+    conf = os.path.join(HERE, "..", "..", "configure.ac")
+    if os.path.isfile(conf):
+        with open(conf, encoding="utf-8") as f:
+            m = re.search(r"^AC_INIT\(\[[^]]*\],\s*\[([^]]+)\]", f.read(),
+                          re.M)
+        if m:
+            return m.group(1)
+        raise RuntimeError("%s: no version in AC_INIT" % conf)
+    info = os.path.join(HERE, "PKG-INFO")
+    if os.path.isfile(info):
+        with open(info, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("Version: "):
+                    return line.split(":", 1)[1].strip()
+    raise RuntimeError("no version: neither ../../configure.ac nor PKG-INFO "
+                       "next to %s" % HERE)
+
+
 def _dist_name() -> tuple[str, str]:
     proj = _project()
-    return proj["name"].replace("-", "_"), proj["version"]
+    return proj["name"].replace("-", "_"), _version()
 
 
 def _metadata() -> str:
     proj = _project()
     lines = ["Metadata-Version: 2.1", "Name: %s" % proj["name"],
-             "Version: %s" % proj["version"],
+             "Version: %s" % _version(),
              "Summary: %s" % proj.get("description", ""),
              "Requires-Python: %s" % proj.get("requires-python", ">=3.11")]
     readme = os.path.join(HERE, proj.get("readme", "README.md"))
@@ -85,6 +107,9 @@ def _package_files() -> list[tuple[str, bytes]]:
                 rel = os.path.relpath(full, SRC).replace(os.sep, "/")
                 with open(full, "rb") as f:
                     out.append((rel, f.read()))
+    out.append(("%s/_version.py" % PKG,
+                ('"""Written by mcc_build: the project\'s version."""\n'
+                 '__version__ = "%s"\n' % _version()).encode()))
     return out
 
 

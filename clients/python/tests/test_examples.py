@@ -8,6 +8,8 @@ import os
 import sys
 import unittest
 
+import mccounter as m
+
 from support import Host, have_host
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -39,6 +41,21 @@ class TestExamples(unittest.TestCase):
 
     def test_rate_limiter(self) -> None:
         load("rate_limiter").selftest(self.host.server)
+
+    def test_rate_limiter_warns_when_failing_open(self) -> None:
+        """Server down: requests pass, and one warning says so (the
+        second request within WARN_EVERY adds none)."""
+        from support import free_port
+        rl = load("rate_limiter")
+        with m.Client("127.0.0.1:%d" % free_port(), timeout=5) as c:
+            app = rl.GcraLimiter(rl.hello, c, rate=1, burst=1)
+            with self.assertLogs("rate_limiter", "WARNING") as logs:
+                for _ in range(2):
+                    status, _ = rl.call(app, {"REMOTE_ADDR": "192.0.2.9"})
+                    self.assertEqual(status, "200 OK")
+        self.assertEqual(len(logs.records), 1, logs.output)
+        self.assertIn("failing open", logs.output[0])
+        self.assertIn("1 request(s)", logs.output[0])
 
     def test_job_runner(self) -> None:
         jr = load("job_runner")

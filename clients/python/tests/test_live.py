@@ -88,7 +88,7 @@ class TestBlocking(unittest.TestCase):
         evs = a.events(timeout=5)
         self.assertEqual([(e.kind, e.lease_id, e.value) for e in evs],
                          [(m.EventKind.LEASE_EXPIRED, lease.id, 1)])
-        self.assertTrue(lease.lost)
+        self.assertIs(lease.lost, True)
         with self.assertRaises(m.StatusError) as cm:
             lease.release()
         self.assertEqual(cm.exception.status, m.Status.LEASE_EXPIRED)
@@ -355,7 +355,7 @@ class TestAsync(unittest.IsolatedAsyncioTestCase):
             lease = await a.lease("g", 2, 0, 0, 1500)
             waiter = asyncio.ensure_future(b.wait_acquire("g", 1, 0, 30000))
             await asyncio.sleep(2.0)     # past the first lease: renewed
-            self.assertFalse(lease.lost.is_set())
+            self.assertIs(lease.lost, False)
             self.assertFalse(waiter.done())
             self.assertEqual(await lease.release(), 2)
             got = await waiter
@@ -368,7 +368,8 @@ class TestAsync(unittest.IsolatedAsyncioTestCase):
                              [m.EventKind.TIMED_OUT])
             await got.release()
             short = await a.wait_acquire("a-exp", 1, 1, 0, 100)
-            await asyncio.wait_for(short.lost.wait(), 5)
+            await asyncio.wait_for(short.wait_lost(), 5)
+            self.assertIs(short.lost, True)
             self.assertEqual(short.lost_reason, "lease expired")
             ev = await asyncio.wait_for(anext(a.events()), 5)
             self.assertEqual(ev.kind, m.EventKind.LEASE_EXPIRED)
@@ -377,7 +378,8 @@ class TestAsync(unittest.IsolatedAsyncioTestCase):
             ev = await asyncio.wait_for(anext(b.events()), 5)
             self.assertEqual((ev.kind, ev.lease_id),
                              (m.EventKind.SHUTDOWN, held.lease_id))
-            await asyncio.wait_for(held.lost.wait(), 5)
+            await asyncio.wait_for(held.wait_lost(), 5)
+            self.assertIs(held.lost, True)
             with self.assertRaises(m.ServerDown):
                 await b.noop()
             await b.close()

@@ -289,3 +289,77 @@ class TestCancelledWait(unittest.IsolatedAsyncioTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def memcached_port(test: unittest.TestCase) -> int:
+    """Starts Debian's memcached on a free loopback port, stopped (by pid)
+    when the test ends; 0 when it is not installed."""
+    import shutil
+    import socket
+    import time
+    from support import free_port
+    exe = shutil.which("memcached")
+    if exe is None:
+        return 0
+    port = free_port()
+    argv = [exe, "-l", "127.0.0.1", "-p", str(port), "-U", "0"]
+    if os.geteuid() == 0:
+        argv += ["-u", "nobody"]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+    def stop() -> None:
+        proc.kill()
+        proc.wait()
+    test.addCleanup(stop)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return port
+        except OSError:
+            time.sleep(0.02)
+    return 0
+
+
+@unittest.skipUnless(have_host(), "MCHOST/COUNTER_SO not set")
+class TestMemcachePort(unittest.TestCase):
+    """A memcache text port (mchost's own, Debian's memcached) is named as
+    such, not waited on until the timeout: the first request's opaque
+    ends in CR LF, so the port answers ERROR at once."""
+
+    def ports(self) -> list[int]:
+        host = Host()
+        self.addCleanup(host.stop)
+        out = [host.mc_port]
+        mc = memcached_port(self)
+        if mc:
+            out.append(mc)
+        return out
+
+    def test_blocking_and_asyncio(self) -> None:
+        async def asyncio_acquire(server: str) -> None:
+            async with m.AsyncClient(server, timeout=30) as a:
+                await a.acquire("x", 1, 2)
+
+        for port in self.ports():
+            server = "127.0.0.1:%d" % port
+            with m.Client(server, timeout=30) as c:
+                with self.assertRaises(m.MemcachePortError) as cm:
+                    c.get("x")
+                self.assertIn("this is a memcache port, not the counter "
+                              "port", str(cm.exception))
+                self.assertIn(server, str(cm.exception))
+            with self.assertRaises(m.MemcachePortError):
+                asyncio.run(asyncio_acquire(server))
+
+    def test_codec(self) -> None:
+        with self.assertRaises(m.MemcachePortError):
+            p.decode_packet(b"ERROR\r\n")
+        with self.assertRaises(m.MemcachePortError):
+            p.decode_packet(b"E")
+        with self.assertRaises(m.ProtocolError) as cm:
+            p.decode_packet(b"\x80\x00")
+        self.assertNotIsInstance(cm.exception, m.MemcachePortError)
+        self.assertIsNone(p.decode_packet(b"\x91\x00"))

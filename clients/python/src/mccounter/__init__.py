@@ -8,19 +8,36 @@ from .ketama import Continuum, Router, parse_servers
 from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, CheckAnswer,
                        CheckState, CounterError, DumpRecord, Event,
                        EventKind, GcraItem, MultiAnswer, NodeView, Op,
-                       ProtocolError, QueueRecord, ServerDown, Status,
-                       StatusError, TenantView, ThrottleAnswer,
+                       MemcachePortError, ProtocolError, QueueRecord,
+                       ServerDown, Status, StatusError, TenantView, ThrottleAnswer,
                        ThrottleReason, TtlAttribute, TtlChange, TtlView,
                        Unit, WaitAnswer, WaitTimedOut, WindowItem)
 
-__version__ = "1.0.0"
+try:
+    # Written into the wheel by mcc_build.py, from configure.ac.
+    from ._version import __version__
+except ImportError:     # the source tree: read configure.ac itself
+    def _source_version() -> str:
+        import os
+        import re
+        conf = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "..", "..", "..", "configure.ac")
+        try:
+            with open(conf, encoding="utf-8") as f:
+                m = re.search(r"^AC_INIT\(\[[^]]*\],\s*\[([^]]+)\]",
+                              f.read(), re.M)
+        except OSError:
+            m = None
+        return m.group(1) if m else "0+unknown"
+    __version__ = _source_version()
 
 __all__ = [
     "AsyncClient", "AsyncLease", "AsyncPipeline", "Client", "Lease", "Pipeline", "Continuum",
     "Router", "parse_servers", "GROUP_DEFAULT", "RETRY_NEVER", "UNLIMITED",
     "CheckAnswer", "CheckState", "CounterError", "DumpRecord", "Event",
     "EventKind", "GcraItem", "MultiAnswer", "NodeView", "Op",
-    "ProtocolError", "QueueRecord", "ServerDown", "Status", "StatusError",
+    "MemcachePortError", "ProtocolError", "QueueRecord", "ServerDown",
+    "Status", "StatusError",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
     "WindowItem", "DurationError", "parse_duration", "__version__",

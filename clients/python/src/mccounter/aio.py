@@ -38,7 +38,7 @@ class _AConn:
         self.writer = writer
         self.pending: collections.deque[tuple[Request, asyncio.Future]] = \
             collections.deque()
-        self.next_opaque = 1
+        self.next_opaque = p.TEXT_PROBE_OPAQUE
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._read_loop())
 
@@ -60,6 +60,7 @@ class _AConn:
     async def _read_loop(self) -> None:
         buf = bytearray()
         why = "closed by the server"
+        memcache = False
         try:
             while True:
                 data = await self.reader.read(65536)
@@ -78,9 +79,11 @@ class _AConn:
                         self._answer(pkt)
         except asyncio.CancelledError:
             why = "closed"
+        except p.MemcachePortError:
+            why, memcache = "", True
         except (OSError, p.ProtocolError) as e:
             why = str(e)
-        self._fail(why)
+        self._fail(why, memcache)
 
     def _answer(self, pkt: p.Packet) -> None:
         if not self.pending:
@@ -105,13 +108,14 @@ class _AConn:
         if not fut.done():
             fut.set_result(result)
 
-    def _fail(self, why: str) -> None:
+    def _fail(self, why: str, memcache: bool = False) -> None:
         was_open = not self.closed
         self.closed = True
         while self.pending:
             _, fut = self.pending.popleft()
             if not fut.done():
-                fut.set_exception(p.ServerDown(self.label, why))
+                fut.set_exception(p.MemcachePortError(self.label) if memcache
+                                  else p.ServerDown(self.label, why))
         self.client._lost(self, mark_down=was_open)
         try:
             self.writer.close()
@@ -135,8 +139,9 @@ class _AConn:
 
 class AsyncLease:
     """A granted Wait_acquire on one connection. With auto_renew the lease
-    renews itself every lease_ms / 3; lost (an asyncio.Event) is set when
-    the server reports it expired or shut down, or a renewal fails."""
+    renews itself every lease_ms / 3. lost becomes True (a bool, as on the
+    blocking Lease) when the server reports it expired or shut down, or a
+    renewal fails; await wait_lost() to wait for that."""
 
     def __init__(self, client: "AsyncClient", conn: _AConn, name: bytes,
                  opaque: int, lease_id: int, resources: int, consumption: int,
@@ -148,7 +153,7 @@ class AsyncLease:
         self.consumption = consumption
         self.lease_ms = lease_ms
         self.server = conn.label
-        self.lost = asyncio.Event()
+        self._lost = asyncio.Event()
         self.lost_reason: Optional[str] = None
         self.released = False
         self._conn = conn
@@ -160,10 +165,19 @@ class AsyncLease:
         """The lease id (a fencing token)."""
         return self.lease_id
 
+    @property
+    def lost(self) -> bool:
+        """True once the lease is no longer held (see lost_reason)."""
+        return self._lost.is_set()
+
+    async def wait_lost(self) -> None:
+        """Returns when the lease is lost (at once if it already is)."""
+        await self._lost.wait()
+
     def _lose(self, why: str) -> None:
-        if not self.lost.is_set():
+        if not self._lost.is_set():
             self.lost_reason = why
-            self.lost.set()
+            self._lost.set()
 
     def start_renewal(self) -> None:
         """Renews in the background every lease_ms / 3 until released."""
@@ -172,9 +186,9 @@ class AsyncLease:
                 self._renew_loop())
 
     async def _renew_loop(self) -> None:
-        while not self.released and not self.lost.is_set():
+        while not self.released and not self.lost:
             await asyncio.sleep(self.lease_ms / 3000.0)
-            if self.released or self.lost.is_set():
+            if self.released or self.lost:
                 return
             try:
                 await self.renew(self.lease_ms)
@@ -204,7 +218,7 @@ class AsyncLease:
             try:
                 await self.release()
             except (p.StatusError, p.ServerDown):
-                if exc[0] is None and not self.lost.is_set():
+                if exc[0] is None and not self.lost:
                     raise
 
 

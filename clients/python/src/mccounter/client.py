@@ -192,7 +192,7 @@ class _Conn:
         self.label = label
         self.sock = sock
         self.buf = bytearray()
-        self.next_opaque = 1
+        self.next_opaque = p.TEXT_PROBE_OPAQUE
         self.closed = False
 
     def opaque(self) -> int:
@@ -204,7 +204,10 @@ class _Conn:
         """The next packet (answer or event); TimeoutError at deadline,
         ConnectionError when the server closed."""
         while True:
-            got = p.decode_packet(self.buf)
+            try:
+                got = p.decode_packet(self.buf)
+            except p.MemcachePortError:
+                raise p.MemcachePortError(self.label) from None
             if got is not None:
                 pkt, used = got
                 del self.buf[:used]

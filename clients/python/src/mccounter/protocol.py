@@ -176,6 +176,35 @@ class ProtocolError(CounterError):
     """The server sent bytes that are not a valid answer."""
 
 
+class MemcachePortError(ProtocolError):
+    """The port answered in memcache's text protocol: it is a memcache
+    port (such as 11211), not the counter port."""
+
+    def __init__(self, server: str = "") -> None:
+        self.server = server
+        super().__init__("%sthis is a memcache port, not the counter port"
+                         % (server + ": " if server else ""))
+
+
+# The opaque of a connection's first request: its last two bytes are CR LF,
+# so a memcache text port, reading the request as a command line, answers
+# "ERROR\r\n" at once instead of waiting for a line end.
+TEXT_PROBE_OPAQUE = 0x0D0A
+
+
+def is_text(buf: Union[bytes, bytearray, memoryview]) -> bool:
+    """True when buf starts with a line of a text protocol: an upper-case
+    letter, then printable ASCII and CR up to the first LF (or 32 bytes)."""
+    if not buf or not 0x41 <= buf[0] <= 0x5A:
+        return False
+    for b in bytes(buf[1:32]):
+        if b == 0x0A:
+            return True
+        if not (0x20 <= b <= 0x7E or b == 0x0D):
+            return False
+    return True
+
+
 class ServerDown(CounterError, ConnectionError):
     """The server a name maps to cannot be reached (or was lost)."""
 
@@ -547,7 +576,12 @@ def decode_packet(buf: Union[bytes, bytearray, memoryview]
     """Decodes the packet at the front of buf: (packet, bytes used), or
     None while less than a whole packet is there. Raises ProtocolError for
     a magic other than 0x91 or 0x92, or a packet declared larger than
-    RESPONSE_MAX (the stream cannot be trusted)."""
+    RESPONSE_MAX (the stream cannot be trusted), and MemcachePortError,
+    judged on the first byte, for the text of a memcache port."""
+    if buf and buf[0] not in (MAGIC_RESPONSE, MAGIC_EVENT):
+        if is_text(buf):
+            raise MemcachePortError()
+        raise ProtocolError("bad magic 0x%02x from the server" % buf[0])
     if len(buf) < HEADER_SIZE:
         return None
     magic, opcode, status, _res, blen, opaque = _HEADER.unpack_from(buf, 0)
