@@ -240,7 +240,8 @@ static void on_event(mcc_client *c, const mcc_event *ev, void *arg)
         }
         FUZZ_CHECK(ev->error == MCC_ERR_IO || ev->error == MCC_ERR_PROTOCOL ||
                    ev->error == MCC_ERR_TIMEOUT ||
-                   ev->error == MCC_ERR_CONNECT);
+                   ev->error == MCC_ERR_CONNECT ||
+                   ev->error == MCC_ERR_MEMCACHE_PORT);
         FUZZ_CHECK(R.outstanding == 0);
         R.lost = true;
         break;
