@@ -129,8 +129,9 @@ struct cnt_config_key {
     bool prefix;                /* name is followed by a NAME of the user */
     cnt_config_source source;
     cnt_config_parse_fn parse;
-    /* Where the generic parsers (number, bool, bytes, duration) store the
-     * value in target: an unsigned integer of size bytes, or a bool. */
+    /* The field of target the key sets; the generic parsers (number,
+     * bool, bytes, duration) store there an unsigned integer of size
+     * bytes, or a bool. 0, 0 for a key that sets no one field. */
     size_t at, size;
     uint64_t min, max;          /* cnt_config_key_number's bounds */
     const struct cnt_config_span *span;  /* cnt_config_key_duration's */
