@@ -31,7 +31,7 @@ fuzz_fuzz_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 
 # The parser is compiled in (own object names) so this target needs nothing
 # of the listener library; the core gives it the group set.
-fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c engine/glue/configuration.c
+fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c $(CONFIG_PARSER_SOURCES)
 fuzz_fuzz_config_CPPFLAGS = $(AM_CPPFLAGS)
 fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 fuzz_fuzz_config_LDADD = libcntcore.la libcntproto.la
@@ -72,7 +72,8 @@ fuzz_replay_engine_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 fuzz_replay_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(PTHREAD_LIBS)
 
-fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c engine/glue/configuration.c
+fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c \
+	$(CONFIG_PARSER_SOURCES)
 fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
 fuzz_replay_config_LDADD = libcntcore.la libcntproto.la
 

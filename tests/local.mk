@@ -198,4 +198,13 @@ tests_test_configuration_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_configuration_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 tests_test_configuration_LDADD = libcntglue.la libcntcore.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
+
+# The table of keys against doc/configuration.md, which it reads.
+check_PROGRAMS += tests/test_config_keys
+TESTS += tests/test_config_keys
+tests_test_config_keys_SOURCES = tests/test_config_keys.c
+tests_test_config_keys_CFLAGS = $(UNIT_TEST_CFLAGS) \
+	-DCONFIG_DOC='"$(abs_top_srcdir)/doc/configuration.md"'
+tests_test_config_keys_LDADD = libcntglue.la libcntcore.la libcntproto.la \
+	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif

@@ -4,9 +4,14 @@
 # the server from the configuration and feeds the host's stats.
 
 noinst_LTLIBRARIES += libcntglue.la
-libcntglue_la_SOURCES = engine/glue/configuration.c
+# The parser's files, also compiled into the config fuzz target.
+CONFIG_PARSER_SOURCES = engine/glue/configuration.c \
+	engine/glue/config_text.c engine/glue/config_file.c \
+	engine/glue/config_values.c engine/glue/config_secret.c \
+	engine/glue/config_throttle.c
+libcntglue_la_SOURCES = $(CONFIG_PARSER_SOURCES)
 noinst_HEADERS += \
-	engine/glue/configuration.h \
+	engine/glue/configuration.h engine/glue/config_int.h \
 	engine/glue/host_glue.h
 
 # The extension: only memcached_extensions_initialize is exported.
