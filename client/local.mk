@@ -9,6 +9,8 @@ noinst_HEADERS += client/internal.h
 
 client_libmccounter_la_SOURCES = \
 	client/client.c \
+	client/conn.c \
+	client/answers.c \
 	client/ops.c \
 	client/lease.c \
 	client/errors.c \
