@@ -1,8 +1,8 @@
 /* internal.h: what the sources of libmccounter share and the application
  * never sees: the client, its servers and connections, the queue of
  * requests in flight, and the submit path every operation goes through
- * (client.c), which the operations (ops.c) and the lease helper (lease.c)
- * build on. */
+ * (client.c, conn.c, answers.c), which the operations (ops.c) and the
+ * lease helper (lease.c) build on. */
 #ifndef MCC_INTERNAL_H
 #define MCC_INTERNAL_H
 
@@ -139,6 +139,63 @@ struct mcc_client {
 /* Monotonic clock in milliseconds. */
 int64_t mcc_now_ms(void);
 
+/* Runs an application callback, counting the depth so that calls that
+ * must not run inside one (blocking calls, the loop) can refuse. */
+static inline void call_cb(mcc_client *c, mcc_callback cb, const mcc_result *r,
+                    void *arg)
+{
+    if (!cb)
+        return;
+    c->in_callback++;
+    cb(c, r, arg);
+    c->in_callback--;
+}
+
+/* Same for a record callback. */
+static inline void call_rcb(mcc_client *c, mcc_record_callback cb,
+                     const mcc_record *rec, void *arg)
+{
+    if (!cb)
+        return;
+    c->in_callback++;
+    cb(c, rec, arg);
+    c->in_callback--;
+}
+
+/* Same for the event callback. */
+static inline void call_event(mcc_client *c, const mcc_event *ev)
+{
+    if (!c->ev_cb)
+        return;
+    c->in_callback++;
+    c->ev_cb(c, ev, c->ev_arg);
+    c->in_callback--;
+}
+
+/* Returns the i-th oldest request in flight. */
+static inline mcc_inflight *queue_at(mcc_conn *k, size_t i)
+{
+    return &k->q[(k->q_head + i) & (k->q_cap - 1)];
+}
+
+/* Removes and returns the oldest request in flight. */
+static inline mcc_inflight queue_pop(mcc_conn *k)
+{
+    mcc_inflight p = k->q[k->q_head];
+
+    k->q_head = (k->q_head + 1) & (k->q_cap - 1);
+    k->q_count--;
+    return p;
+}
+
+
+/* Closes a connection's socket and forgets what it buffered (conn.c). */
+void mcc_conn_close(mcc_conn *k);
+
+/* Handles one decoded packet from server i (answers.c): MCC_OK, or an
+ * error code that makes the caller close the connection. */
+int mcc_handle_packet(mcc_client *c, size_t i, const cnt_response *res);
+
 /* Returns the scratch buffer (allocated on first use) or NULL. */
 uint8_t *mcc_scratch(mcc_client *c);
 
@@ -178,13 +235,13 @@ void mcc_waiter_remove(mcc_client *c, size_t server, mcc_waiter *w);
 int mcc_run_until(mcc_client *c, const bool *done, int64_t deadline);
 
 /* The operations the lease helper sends (ops.c), with a mcc_sub. */
-int mcc_do_wait_acquire(mcc_client *c, const void *name, size_t len,
-                        uint32_t resources, uint32_t maximum,
-                        uint32_t wait_ms, uint32_t lease_ms, mcc_sub *s);
-int mcc_do_renew(mcc_client *c, const void *name, size_t len,
-                 uint32_t lease_ms, mcc_sub *s);
-int mcc_do_wait_release(mcc_client *c, const void *name, size_t len,
-                        mcc_sub *s);
+int mcc_send_wait_acquire(mcc_client *c, const void *name, size_t len,
+                          uint32_t resources, uint32_t maximum,
+                          uint32_t wait_ms, uint32_t lease_ms, mcc_sub *s);
+int mcc_send_renew(mcc_client *c, const void *name, size_t len,
+                   uint32_t lease_ms, mcc_sub *s);
+int mcc_send_wait_release(mcc_client *c, const void *name, size_t len,
+                          mcc_sub *s);
 
 /* Renews the leases that are due (lease.c; called by mcc_tick). */
 void mcc_leases_tick(mcc_client *c, int64_t now);

@@ -181,8 +181,8 @@ int mcc_lease_acquire_async(mcc_client *c, const void *name, size_t len,
     memset(&s, 0, sizeof s);
     s.cb = lease_answer;
     s.arg = l;
-    rc = mcc_do_wait_acquire(c, name, len, resources, maximum, wait_ms,
-                             lease_ms, &s);
+    rc = mcc_send_wait_acquire(c, name, len, resources, maximum, wait_ms,
+                               lease_ms, &s);
     if (rc != MCC_OK) {
         free(l->name);
         free(l);
@@ -230,7 +230,7 @@ void mcc_lease_release(mcc_lease *l)
         mcc_sub s;
         memset(&s, 0, sizeof s);
         /* Best effort: a server that is down has let go already. */
-        (void)mcc_do_wait_release(l->c, l->name, l->len, &s);
+        (void)mcc_send_wait_release(l->c, l->name, l->len, &s);
     }
     lease_drop(l);
 }
@@ -263,7 +263,7 @@ again:
         memset(&s, 0, sizeof s);
         s.cb = lease_renewed;
         s.arg = l;
-        rc = mcc_do_renew(c, l->name, l->len, l->lease_ms, &s);
+        rc = mcc_send_renew(c, l->name, l->len, l->lease_ms, &s);
         if (rc == MCC_OK) {
             l->renewing = true;
             continue;

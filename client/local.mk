@@ -5,10 +5,12 @@
 
 lib_LTLIBRARIES = client/libmccounter.la
 include_HEADERS = client/mccounter.h
-noinst_HEADERS += client/internal.h
+noinst_HEADERS += client/internal.h client/test_client_util.h
 
 client_libmccounter_la_SOURCES = \
 	client/client.c \
+	client/conn.c \
+	client/answers.c \
 	client/ops.c \
 	client/lease.c \
 	client/errors.c \
@@ -51,11 +53,18 @@ AM_TESTS_ENVIRONMENT = \
 	export MCHOST COUNTER_SO CLIENT_CC CLIENT_NM CLIENT_HEADER CLIENT_SO;
 
 if HAVE_CMOCKA
-check_PROGRAMS += client/test_client
-TESTS += client/test_client
-client_test_client_SOURCES = client/test_client.c
+# test_client: refusals and a scripted fake server; test_client_live:
+# against mchost. Both share the logbook of test_client_util.c.
+check_PROGRAMS += client/test_client client/test_client_live
+TESTS += client/test_client client/test_client_live
+client_test_client_SOURCES = client/test_client.c client/test_client_util.c
 client_test_client_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 client_test_client_LDADD = client/libmccounter.la libcntproto.la \
+	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
+client_test_client_live_SOURCES = client/test_client_live.c \
+	client/test_client_util.c
+client_test_client_live_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+client_test_client_live_LDADD = client/libmccounter.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif
 

@@ -1,9 +1,9 @@
-/* ops.c: every operation of the protocol, twice. Each do_<op> checks the
- * arguments a server would refuse (with the client's own, clearer codes),
- * encodes the request with the protocol codec into the scratch buffer,
- * picks the server and hands it to mcc_submit; mcc_<op>_async wraps it
- * with the application's callback, mcc_<op> with a callback of its own
- * and drives the loop until the answer or the timeout. */
+/* ops.c: every operation of the protocol, twice. Each send_<op> checks
+ * the arguments a server would refuse (with the client's own, clearer
+ * codes), encodes the request with the protocol codec into the scratch
+ * buffer, picks the server and hands it to mcc_submit; mcc_<op>_async
+ * wraps it with the application's callback, mcc_<op> with a callback of
+ * its own and drives the loop until the answer or the timeout. */
 #include "config.h"
 
 #include <string.h>
@@ -50,7 +50,7 @@ static int send_to(mcc_client *c, size_t server, const uint8_t *req,
 
 /* Queues a body-less request (Noop, Stats, Dump, Queues, Tenant_list,
  * Node_show, Unthrottle, Reload) on server. */
-static int do_bodyless(mcc_client *c, size_t server, uint8_t op, mcc_sub *s)
+static int send_bodyless(mcc_client *c, size_t server, uint8_t op, mcc_sub *s)
 {
     uint8_t *b;
     size_t n;
@@ -66,7 +66,7 @@ static int do_bodyless(mcc_client *c, size_t server, uint8_t op, mcc_sub *s)
 
 /* ---- The operations ---- */
 
-static int do_get(mcc_client *c, const void *name, size_t len, mcc_sub *s)
+static int send_get(mcc_client *c, const void *name, size_t len, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -81,8 +81,8 @@ static int do_get(mcc_client *c, const void *name, size_t len, mcc_sub *s)
 }
 
 /* Acquire: resources 1..maximum, or the server answers 0x04. */
-static int do_acquire(mcc_client *c, const void *name, size_t len,
-                      uint32_t resources, uint32_t maximum, mcc_sub *s)
+static int send_acquire(mcc_client *c, const void *name, size_t len,
+                        uint32_t resources, uint32_t maximum, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -98,8 +98,8 @@ static int do_acquire(mcc_client *c, const void *name, size_t len,
                       CNT_OP_ACQUIRE, s);
 }
 
-static int do_release(mcc_client *c, const void *name, size_t len,
-                      uint32_t resources, mcc_sub *s)
+static int send_release(mcc_client *c, const void *name, size_t len,
+                        uint32_t resources, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -115,9 +115,9 @@ static int do_release(mcc_client *c, const void *name, size_t len,
 
 /* Wait_acquire: resources 1 or more, and within a non-zero maximum (a
  * maximum of 0 is the group's, which only the server knows). */
-int mcc_do_wait_acquire(mcc_client *c, const void *name, size_t len,
-                        uint32_t resources, uint32_t maximum,
-                        uint32_t wait_ms, uint32_t lease_ms, mcc_sub *s)
+int mcc_send_wait_acquire(mcc_client *c, const void *name, size_t len,
+                          uint32_t resources, uint32_t maximum,
+                          uint32_t wait_ms, uint32_t lease_ms, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -133,8 +133,8 @@ int mcc_do_wait_acquire(mcc_client *c, const void *name, size_t len,
                       CNT_OP_WAIT_ACQUIRE, s);
 }
 
-int mcc_do_renew(mcc_client *c, const void *name, size_t len,
-                 uint32_t lease_ms, mcc_sub *s)
+int mcc_send_renew(mcc_client *c, const void *name, size_t len,
+                   uint32_t lease_ms, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -149,8 +149,8 @@ int mcc_do_renew(mcc_client *c, const void *name, size_t len,
                       CNT_OP_RENEW, s);
 }
 
-int mcc_do_wait_release(mcc_client *c, const void *name, size_t len,
-                        mcc_sub *s)
+int mcc_send_wait_release(mcc_client *c, const void *name, size_t len,
+                          mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -163,9 +163,9 @@ int mcc_do_wait_release(mcc_client *c, const void *name, size_t len,
                       CNT_OP_WAIT_RELEASE, s);
 }
 
-static int do_ttl_insert(mcc_client *c, const void *name, size_t len,
-                         uint64_t quota, uint64_t ttl, uint8_t unit,
-                         mcc_sub *s)
+static int send_ttl_insert(mcc_client *c, const void *name, size_t len,
+                           uint64_t quota, uint64_t ttl, uint8_t unit,
+                           mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -178,8 +178,8 @@ static int do_ttl_insert(mcc_client *c, const void *name, size_t len,
                       CNT_OP_TTL_INSERT, s);
 }
 
-static int do_ttl_query(mcc_client *c, const void *name, size_t len,
-                        mcc_sub *s)
+static int send_ttl_query(mcc_client *c, const void *name, size_t len,
+                          mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -192,9 +192,9 @@ static int do_ttl_query(mcc_client *c, const void *name, size_t len,
                       CNT_OP_TTL_QUERY, s);
 }
 
-static int do_ttl_update(mcc_client *c, const void *name, size_t len,
-                         uint8_t attribute, uint8_t change, uint8_t unit,
-                         uint64_t value, mcc_sub *s)
+static int send_ttl_update(mcc_client *c, const void *name, size_t len,
+                           uint8_t attribute, uint8_t change, uint8_t unit,
+                           uint64_t value, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -208,8 +208,8 @@ static int do_ttl_update(mcc_client *c, const void *name, size_t len,
                       CNT_OP_TTL_UPDATE, s);
 }
 
-static int do_ttl_purge(mcc_client *c, const void *name, size_t len,
-                        mcc_sub *s)
+static int send_ttl_purge(mcc_client *c, const void *name, size_t len,
+                          mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -222,9 +222,9 @@ static int do_ttl_purge(mcc_client *c, const void *name, size_t len,
                       CNT_OP_TTL_PURGE, s);
 }
 
-static int do_window_check(mcc_client *c, const void *name, size_t len,
-                           bool peek, uint8_t slots, uint32_t limit,
-                           uint32_t cost, uint64_t window_ns, mcc_sub *s)
+static int send_window_check(mcc_client *c, const void *name, size_t len,
+                             bool peek, uint8_t slots, uint32_t limit,
+                             uint32_t cost, uint64_t window_ns, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -239,9 +239,9 @@ static int do_window_check(mcc_client *c, const void *name, size_t len,
                       CNT_OP_WINDOW_CHECK, s);
 }
 
-static int do_gcra_check(mcc_client *c, const void *name, size_t len,
-                         bool peek, uint32_t burst, uint32_t count,
-                         uint32_t cost, uint64_t period_ns, mcc_sub *s)
+static int send_gcra_check(mcc_client *c, const void *name, size_t len,
+                           bool peek, uint32_t burst, uint32_t count,
+                           uint32_t cost, uint64_t period_ns, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, name, len, &b);
@@ -258,8 +258,8 @@ static int do_gcra_check(mcc_client *c, const void *name, size_t len,
 
 /* Multi_check: 1..16 items whose names all live on one server (the
  * server evaluates them atomically; two servers cannot). */
-static int do_multi_check(mcc_client *c, const mcc_check_item *items,
-                          size_t n, bool peek, mcc_sub *s)
+static int send_multi_check(mcc_client *c, const mcc_check_item *items,
+                            size_t n, bool peek, mcc_sub *s)
 {
     cnt_multi_builder mb;
     size_t home = 0;
@@ -316,8 +316,8 @@ static int do_multi_check(mcc_client *c, const mcc_check_item *items,
     return send_to(c, home, b, cnt_multi_finish(&mb), CNT_OP_MULTI_CHECK, s);
 }
 
-static int do_auth(mcc_client *c, size_t server, const void *secret,
-                   size_t len, mcc_sub *s)
+static int send_auth(mcc_client *c, size_t server, const void *secret,
+                     size_t len, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, secret, len, &b);
@@ -331,8 +331,8 @@ static int do_auth(mcc_client *c, size_t server, const void *secret,
 }
 
 /* Throttle: units are what is charged, 0 is refused like 0 resources. */
-static int do_throttle(mcc_client *c, const void *tenant, size_t len,
-                       uint32_t units, mcc_sub *s)
+static int send_throttle(mcc_client *c, const void *tenant, size_t len,
+                         uint32_t units, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, tenant, len, &b);
@@ -347,8 +347,8 @@ static int do_throttle(mcc_client *c, const void *tenant, size_t len,
                       CNT_OP_THROTTLE, s);
 }
 
-static int do_tenant_show(mcc_client *c, const void *tenant, size_t len,
-                          mcc_sub *s)
+static int send_tenant_show(mcc_client *c, const void *tenant, size_t len,
+                            mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, tenant, len, &b);
@@ -361,9 +361,9 @@ static int do_tenant_show(mcc_client *c, const void *tenant, size_t len,
                       CNT_OP_TENANT_SHOW, s);
 }
 
-static int do_tenant_set(mcc_client *c, const void *tenant, size_t len,
-                         uint8_t flags, uint32_t reserved,
-                         uint32_t hard_limit, mcc_sub *s)
+static int send_tenant_set(mcc_client *c, const void *tenant, size_t len,
+                           uint8_t flags, uint32_t reserved,
+                           uint32_t hard_limit, mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, tenant, len, &b);
@@ -377,8 +377,8 @@ static int do_tenant_set(mcc_client *c, const void *tenant, size_t len,
                       CNT_OP_TENANT_SET, s);
 }
 
-static int do_tenant_remove(mcc_client *c, const void *tenant, size_t len,
-                            mcc_sub *s)
+static int send_tenant_remove(mcc_client *c, const void *tenant, size_t len,
+                              mcc_sub *s)
 {
     uint8_t *b;
     int rc = prep_named(c, tenant, len, &b);
@@ -391,8 +391,8 @@ static int do_tenant_remove(mcc_client *c, const void *tenant, size_t len,
                       CNT_OP_TENANT_REMOVE, s);
 }
 
-static int do_node_set(mcc_client *c, size_t server, uint32_t capacity,
-                       mcc_sub *s)
+static int send_node_set(mcc_client *c, size_t server, uint32_t capacity,
+                         mcc_sub *s)
 {
     uint8_t *b;
 
@@ -424,7 +424,7 @@ static mcc_sub async_sub(mcc_callback cb, mcc_record_callback rcb, void *arg)
 int mcc_noop_async(mcc_client *c, size_t server, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_bodyless(c, server, CNT_OP_NOOP, &s);
+    return send_bodyless(c, server, CNT_OP_NOOP, &s);
 }
 
 /* Reads a counter. */
@@ -432,7 +432,7 @@ int mcc_get_async(mcc_client *c, const void *name, size_t len,
                   mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_get(c, name, len, &s);
+    return send_get(c, name, len, &s);
 }
 
 /* Acquires resources. */
@@ -441,7 +441,7 @@ int mcc_acquire_async(mcc_client *c, const void *name, size_t len,
                       void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_acquire(c, name, len, resources, maximum, &s);
+    return send_acquire(c, name, len, resources, maximum, &s);
 }
 
 /* Releases resources. */
@@ -449,7 +449,7 @@ int mcc_release_async(mcc_client *c, const void *name, size_t len,
                       uint32_t resources, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_release(c, name, len, resources, &s);
+    return send_release(c, name, len, resources, &s);
 }
 
 /* Streams a server's stats. */
@@ -457,7 +457,7 @@ int mcc_stats_async(mcc_client *c, size_t server, mcc_record_callback cb,
                     void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
-    return do_bodyless(c, server, CNT_OP_STATS, &s);
+    return send_bodyless(c, server, CNT_OP_STATS, &s);
 }
 
 /* Streams a server's counters. */
@@ -465,7 +465,7 @@ int mcc_dump_async(mcc_client *c, size_t server, mcc_record_callback cb,
                    void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
-    return do_bodyless(c, server, CNT_OP_DUMP, &s);
+    return send_bodyless(c, server, CNT_OP_DUMP, &s);
 }
 
 /* Waits for resources (the events follow through the event callback). */
@@ -475,8 +475,8 @@ int mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
                            mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return mcc_do_wait_acquire(c, name, len, resources, maximum, wait_ms,
-                               lease_ms, &s);
+    return mcc_send_wait_acquire(c, name, len, resources, maximum, wait_ms,
+                                 lease_ms, &s);
 }
 
 /* Renews a grant. */
@@ -484,7 +484,7 @@ int mcc_renew_async(mcc_client *c, const void *name, size_t len,
                     uint32_t lease_ms, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return mcc_do_renew(c, name, len, lease_ms, &s);
+    return mcc_send_renew(c, name, len, lease_ms, &s);
 }
 
 /* Ends a wait or a grant. */
@@ -492,7 +492,7 @@ int mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
                            mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return mcc_do_wait_release(c, name, len, &s);
+    return mcc_send_wait_release(c, name, len, &s);
 }
 
 /* Streams a server's queues. */
@@ -500,7 +500,7 @@ int mcc_queues_async(mcc_client *c, size_t server, mcc_record_callback cb,
                      void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
-    return do_bodyless(c, server, CNT_OP_QUEUES, &s);
+    return send_bodyless(c, server, CNT_OP_QUEUES, &s);
 }
 
 /* Creates a TTL record. */
@@ -509,7 +509,7 @@ int mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
                          mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_ttl_insert(c, name, len, quota, ttl, unit, &s);
+    return send_ttl_insert(c, name, len, quota, ttl, unit, &s);
 }
 
 /* Reads a TTL record. */
@@ -517,7 +517,7 @@ int mcc_ttl_query_async(mcc_client *c, const void *name, size_t len,
                         mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_ttl_query(c, name, len, &s);
+    return send_ttl_query(c, name, len, &s);
 }
 
 /* Changes a TTL record. */
@@ -526,7 +526,7 @@ int mcc_ttl_update_async(mcc_client *c, const void *name, size_t len,
                          uint64_t value, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_ttl_update(c, name, len, attribute, change, unit, value, &s);
+    return send_ttl_update(c, name, len, attribute, change, unit, value, &s);
 }
 
 /* Removes a TTL record. */
@@ -534,7 +534,7 @@ int mcc_ttl_purge_async(mcc_client *c, const void *name, size_t len,
                         mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_ttl_purge(c, name, len, &s);
+    return send_ttl_purge(c, name, len, &s);
 }
 
 /* Checks a window. */
@@ -544,8 +544,8 @@ int mcc_window_check_async(mcc_client *c, const void *name, size_t len,
                            mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_window_check(c, name, len, peek, slots, limit, cost, window_ns,
-                           &s);
+    return send_window_check(c, name, len, peek, slots, limit, cost, window_ns,
+                             &s);
 }
 
 /* Checks a GCRA limit. */
@@ -555,8 +555,8 @@ int mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
                          mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_gcra_check(c, name, len, peek, burst, count, cost, period_ns,
-                         &s);
+    return send_gcra_check(c, name, len, peek, burst, count, cost, period_ns,
+                           &s);
 }
 
 /* Checks several limits as one. */
@@ -564,7 +564,7 @@ int mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
                           size_t n, bool peek, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_multi_check(c, items, n, peek, &s);
+    return send_multi_check(c, items, n, peek, &s);
 }
 
 /* Authenticates a connection. */
@@ -572,7 +572,7 @@ int mcc_auth_async(mcc_client *c, size_t server, const void *secret,
                    size_t len, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_auth(c, server, secret, len, &s);
+    return send_auth(c, server, secret, len, &s);
 }
 
 /* Charges a tenant. */
@@ -580,7 +580,7 @@ int mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
                        uint32_t units, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_throttle(c, tenant, len, units, &s);
+    return send_throttle(c, tenant, len, units, &s);
 }
 
 /* Shows a tenant. */
@@ -588,7 +588,7 @@ int mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
                           mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_tenant_show(c, tenant, len, &s);
+    return send_tenant_show(c, tenant, len, &s);
 }
 
 /* Streams a server's tenants. */
@@ -596,7 +596,7 @@ int mcc_tenant_list_async(mcc_client *c, size_t server,
                           mcc_record_callback cb, void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
-    return do_bodyless(c, server, CNT_OP_TENANT_LIST, &s);
+    return send_bodyless(c, server, CNT_OP_TENANT_LIST, &s);
 }
 
 /* Shows a server's node view. */
@@ -604,7 +604,7 @@ int mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
                         void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_bodyless(c, server, CNT_OP_NODE_SHOW, &s);
+    return send_bodyless(c, server, CNT_OP_NODE_SHOW, &s);
 }
 
 /* Configures a tenant. */
@@ -613,7 +613,7 @@ int mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
                          uint32_t hard_limit, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
+    return send_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
 }
 
 /* Removes a tenant's configuration. */
@@ -621,7 +621,7 @@ int mcc_tenant_remove_async(mcc_client *c, const void *tenant, size_t len,
                             mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_tenant_remove(c, tenant, len, &s);
+    return send_tenant_remove(c, tenant, len, &s);
 }
 
 /* Sets a server's capacity. */
@@ -629,7 +629,7 @@ int mcc_node_set_async(mcc_client *c, size_t server, uint32_t capacity,
                        mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_node_set(c, server, capacity, &s);
+    return send_node_set(c, server, capacity, &s);
 }
 
 /* Unthrottles a connection. */
@@ -637,7 +637,7 @@ int mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
                          void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_bodyless(c, server, CNT_OP_UNTHROTTLE, &s);
+    return send_bodyless(c, server, CNT_OP_UNTHROTTLE, &s);
 }
 
 /* Makes a server reload its settings. */
@@ -645,7 +645,7 @@ int mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
                      void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
-    return do_bodyless(c, server, CNT_OP_RELOAD, &s);
+    return send_bodyless(c, server, CNT_OP_RELOAD, &s);
 }
 
 /* ---- Blocking wrappers ---- */
@@ -681,6 +681,22 @@ static void sync_rcb(mcc_client *c, const mcc_record *rec, void *arg)
         x->done = true;
     }
 }
+
+/* The body of a blocking call: declares the submission s (its callback
+ * and deadline set by sync_start), evaluates submit, which queues the
+ * request with &s, and runs the loop until its answer or the timeout. A
+ * macro, since C has no closures: what submit calls differs per
+ * operation, the steps around it do not. */
+#define SYNC_CALL(c, timeout_ms, op, out, s, submit)                       \
+    do {                                                                   \
+        sync_ctx x_;                                                       \
+        mcc_sub s;                                                         \
+        int rc_ = sync_start((c), (timeout_ms), (op), &x_, &s);            \
+                                                                           \
+        if (rc_ == MCC_OK)                                                 \
+            rc_ = (submit);                                                \
+        return sync_end((c), rc_, &x_, &s, (out));                         \
+    } while (0)
 
 /* Prepares a blocking call: refuses one from inside a callback (the loop
  * is already running below it), sets the deadline. */
@@ -735,32 +751,21 @@ static int sync_series(mcc_client *c, size_t server, uint8_t op,
     s.rcb = sync_rcb;
     x.urcb = cb;
     x.uarg = arg;
-    return sync_end(c, do_bodyless(c, server, op, &s), &x, &s, NULL);
+    return sync_end(c, send_bodyless(c, server, op, &s), &x, &s, NULL);
 }
 
 /* Blocking Noop. */
 int mcc_noop(mcc_client *c, size_t server, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_NOOP, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_bodyless(c, server, CNT_OP_NOOP, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_NOOP, out, s,
+              send_bodyless(c, server, CNT_OP_NOOP, &s));
 }
 
 /* Blocking Get. */
 int mcc_get(mcc_client *c, const void *name, size_t len, int timeout_ms,
             mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_GET, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_get(c, name, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_GET, out, s, send_get(c, name, len, &s));
 }
 
 /* Blocking Acquire. */
@@ -768,26 +773,16 @@ int mcc_acquire(mcc_client *c, const void *name, size_t len,
                 uint32_t resources, uint32_t maximum, int timeout_ms,
                 mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_ACQUIRE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_acquire(c, name, len, resources, maximum, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_ACQUIRE, out, s,
+              send_acquire(c, name, len, resources, maximum, &s));
 }
 
 /* Blocking Release. */
 int mcc_release(mcc_client *c, const void *name, size_t len,
                 uint32_t resources, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_RELEASE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_release(c, name, len, resources, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_RELEASE, out, s,
+              send_release(c, name, len, resources, &s));
 }
 
 /* Blocking Stats. */
@@ -855,8 +850,8 @@ int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
     int rc = sync_start(c, timeout_ms, MCC_OP_WAIT_ACQUIRE, &x, &s);
 
     if (rc == MCC_OK)
-        rc = mcc_do_wait_acquire(c, name, len, resources, maximum, wait_ms,
-                                 lease_ms, &s);
+        rc = mcc_send_wait_acquire(c, name, len, resources, maximum, wait_ms,
+                                   lease_ms, &s);
     if (rc != MCC_OK)
         return sync_end(c, rc, &x, &s, out);
     /* Watch for the event before any answer can be read: the grant may
@@ -883,7 +878,7 @@ int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
         mcc_sub rs;
         mcc_waiter_remove(c, s.server, &w);
         memset(&rs, 0, sizeof rs);
-        (void)mcc_do_wait_release(c, name, len, &rs);
+        (void)mcc_send_wait_release(c, name, len, &rs);
         x.res.error = MCC_ERR_TIMEOUT;
     } else if (wc.error != MCC_OK) {
         x.res.error = wc.error;
@@ -907,26 +902,16 @@ int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
 int mcc_renew(mcc_client *c, const void *name, size_t len, uint32_t lease_ms,
               int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_RENEW, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = mcc_do_renew(c, name, len, lease_ms, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_RENEW, out, s,
+              mcc_send_renew(c, name, len, lease_ms, &s));
 }
 
 /* Blocking Wait_release. */
 int mcc_wait_release(mcc_client *c, const void *name, size_t len,
                      int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_WAIT_RELEASE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = mcc_do_wait_release(c, name, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_WAIT_RELEASE, out, s,
+              mcc_send_wait_release(c, name, len, &s));
 }
 
 /* Blocking Ttl_insert. */
@@ -934,26 +919,16 @@ int mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
                    uint64_t quota, uint64_t ttl, uint8_t unit,
                    int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_INSERT, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_ttl_insert(c, name, len, quota, ttl, unit, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TTL_INSERT, out, s,
+              send_ttl_insert(c, name, len, quota, ttl, unit, &s));
 }
 
 /* Blocking Ttl_query. */
 int mcc_ttl_query(mcc_client *c, const void *name, size_t len,
                   int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_QUERY, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_ttl_query(c, name, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TTL_QUERY, out, s,
+              send_ttl_query(c, name, len, &s));
 }
 
 /* Blocking Ttl_update. */
@@ -961,26 +936,17 @@ int mcc_ttl_update(mcc_client *c, const void *name, size_t len,
                    uint8_t attribute, uint8_t change, uint8_t unit,
                    uint64_t value, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_UPDATE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_ttl_update(c, name, len, attribute, change, unit, value, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TTL_UPDATE, out, s,
+              send_ttl_update(c, name, len, attribute, change, unit, value,
+                              &s));
 }
 
 /* Blocking Ttl_purge. */
 int mcc_ttl_purge(mcc_client *c, const void *name, size_t len,
                   int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TTL_PURGE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_ttl_purge(c, name, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TTL_PURGE, out, s,
+              send_ttl_purge(c, name, len, &s));
 }
 
 /* Blocking Window_check. */
@@ -988,14 +954,9 @@ int mcc_window_check(mcc_client *c, const void *name, size_t len, bool peek,
                      uint8_t slots, uint32_t limit, uint32_t cost,
                      uint64_t window_ns, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_WINDOW_CHECK, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_window_check(c, name, len, peek, slots, limit, cost,
-                             window_ns, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_WINDOW_CHECK, out, s,
+              send_window_check(c, name, len, peek, slots, limit, cost,
+                                window_ns, &s));
 }
 
 /* Blocking Gcra_check. */
@@ -1003,79 +964,49 @@ int mcc_gcra_check(mcc_client *c, const void *name, size_t len, bool peek,
                    uint32_t burst, uint32_t count, uint32_t cost,
                    uint64_t period_ns, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_GCRA_CHECK, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_gcra_check(c, name, len, peek, burst, count, cost, period_ns,
-                           &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_GCRA_CHECK, out, s,
+              send_gcra_check(c, name, len, peek, burst, count, cost,
+                              period_ns, &s));
 }
 
 /* Blocking Multi_check. */
 int mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
                     bool peek, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_MULTI_CHECK, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_multi_check(c, items, n, peek, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_MULTI_CHECK, out, s,
+              send_multi_check(c, items, n, peek, &s));
 }
 
 /* Blocking Auth. */
 int mcc_auth(mcc_client *c, size_t server, const void *secret, size_t len,
              int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_AUTH, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_auth(c, server, secret, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_AUTH, out, s,
+              send_auth(c, server, secret, len, &s));
 }
 
 /* Blocking Throttle. */
 int mcc_throttle(mcc_client *c, const void *tenant, size_t len,
                  uint32_t units, int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_THROTTLE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_throttle(c, tenant, len, units, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_THROTTLE, out, s,
+              send_throttle(c, tenant, len, units, &s));
 }
 
 /* Blocking Tenant_show. */
 int mcc_tenant_show(mcc_client *c, const void *tenant, size_t len,
                     int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TENANT_SHOW, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_tenant_show(c, tenant, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SHOW, out, s,
+              send_tenant_show(c, tenant, len, &s));
 }
 
 /* Blocking Node_show. */
 int mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
                   mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_NODE_SHOW, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_bodyless(c, server, CNT_OP_NODE_SHOW, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_NODE_SHOW, out, s,
+              send_bodyless(c, server, CNT_OP_NODE_SHOW, &s));
 }
 
 /* Blocking Tenant_set. */
@@ -1083,63 +1014,39 @@ int mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
                    uint8_t flags, uint32_t reserved, uint32_t hard_limit,
                    int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TENANT_SET, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SET, out, s,
+              send_tenant_set(c, tenant, len, flags, reserved, hard_limit,
+                              &s));
 }
 
 /* Blocking Tenant_remove. */
 int mcc_tenant_remove(mcc_client *c, const void *tenant, size_t len,
                       int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_TENANT_REMOVE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_tenant_remove(c, tenant, len, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_REMOVE, out, s,
+              send_tenant_remove(c, tenant, len, &s));
 }
 
 /* Blocking Node_set. */
 int mcc_node_set(mcc_client *c, size_t server, uint32_t capacity,
                  int timeout_ms, mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_NODE_SET, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_node_set(c, server, capacity, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_NODE_SET, out, s,
+              send_node_set(c, server, capacity, &s));
 }
 
 /* Blocking Unthrottle. */
 int mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
                    mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_UNTHROTTLE, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_bodyless(c, server, CNT_OP_UNTHROTTLE, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_UNTHROTTLE, out, s,
+              send_bodyless(c, server, CNT_OP_UNTHROTTLE, &s));
 }
 
 /* Blocking Reload. */
 int mcc_reload(mcc_client *c, size_t server, int timeout_ms,
                mcc_result *out)
 {
-    sync_ctx x;
-    mcc_sub s;
-    int rc = sync_start(c, timeout_ms, MCC_OP_RELOAD, &x, &s);
-
-    if (rc == MCC_OK)
-        rc = do_bodyless(c, server, CNT_OP_RELOAD, &s);
-    return sync_end(c, rc, &x, &s, out);
+    SYNC_CALL(c, timeout_ms, MCC_OP_RELOAD, out, s,
+              send_bodyless(c, server, CNT_OP_RELOAD, &s));
 }

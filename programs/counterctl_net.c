@@ -152,6 +152,21 @@ ctl_io ctl_conn_send(ctl_conn *c, const uint8_t *buf, size_t len)
     return CTL_IO_OK;
 }
 
+/* Takes the outcome of a recv of n bytes into the buffer's free end: a
+ * reset is the server's end like a close, another error is kept in
+ * c->err. */
+static ctl_io took(ctl_conn *c, ssize_t n)
+{
+    if (n < 0) {
+        c->err = errno;
+        return errno == ECONNRESET ? CTL_IO_EOF : CTL_IO_ERROR;
+    }
+    if (n == 0)
+        return CTL_IO_EOF;
+    c->len += (size_t)n;
+    return CTL_IO_OK;
+}
+
 /* Reads what the socket has into the free end of the buffer, waiting at
  * most timeout_ms (-1: no limit) for it. */
 static ctl_io fill(ctl_conn *c, int64_t timeout_ms)
@@ -164,14 +179,7 @@ static ctl_io fill(ctl_conn *c, int64_t timeout_ms)
     do
         n = recv(c->fd, c->buf + c->len, sizeof c->buf - c->len, 0);
     while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        c->err = errno;
-        return errno == ECONNRESET ? CTL_IO_EOF : CTL_IO_ERROR;
-    }
-    if (n == 0)
-        return CTL_IO_EOF;
-    c->len += (size_t)n;
-    return CTL_IO_OK;
+    return took(c, n);
 }
 
 /* Drops the packet the caller has finished with from the buffer's front. */
@@ -234,6 +242,7 @@ ctl_io ctl_conn_poll(ctl_conn *c, cnt_response *res)
 {
     cnt_decode_result rc;
     ssize_t n;
+    ctl_io io;
 
     drop_consumed(c);
     rc = cnt_response_decode(c->buf, c->len, res);
@@ -246,13 +255,9 @@ ctl_io ctl_conn_poll(ctl_conn *c, cnt_response *res)
         while (n < 0 && errno == EINTR);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return CTL_IO_AGAIN;
-        if (n < 0) {
-            c->err = errno;
-            return errno == ECONNRESET ? CTL_IO_EOF : CTL_IO_ERROR;
-        }
-        if (n == 0)
-            return CTL_IO_EOF;
-        c->len += (size_t)n;
+        io = took(c, n);
+        if (io != CTL_IO_OK)
+            return io;
         rc = cnt_response_decode(c->buf, c->len, res);
     }
     if (rc == CNT_DECODE_CLOSE)

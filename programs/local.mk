@@ -61,9 +61,11 @@ endif
 # counterctl: command-line client of the counter protocol (doc/counterctl.1).
 bin_PROGRAMS += counterctl
 counterctl_SOURCES = programs/counterctl.c programs/counterctl_net.c \
-	programs/counterctl_args.c programs/counterctl_tree.c
+	programs/counterctl_args.c programs/counterctl_tree.c \
+	programs/counterctl_basic.c programs/counterctl_hold.c \
+	programs/counterctl_limits.c programs/counterctl_throttle.c
 counterctl_LDADD = client/libmcchash.la libcntproto.la
-noinst_HEADERS += programs/counterctl.h
+noinst_HEADERS += programs/counterctl.h programs/counterctl_cmd.h
 
 if HAVE_CMOCKA
 # Its argument parsers (durations with units), without a server.
