@@ -121,7 +121,7 @@ int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t)
 
 /* Sweeps one map in slices, each judged at the clock's time when it
  * starts; stops early if the thread is being stopped. */
-static size_t cnt_gc_sweep_map(cnt_gc *gc, const cnt_gc_target *tg)
+static size_t gc_sweep_map(cnt_gc *gc, const cnt_gc_target *tg)
 {
     const cnt_clock *clock = cnt_table_clock(gc->table);
     size_t n = cnt_map_buckets(tg->map);
@@ -147,7 +147,7 @@ size_t cnt_gc_run_once(cnt_gc *gc)
     size_t removed = 0;
 
     for (unsigned i = 0; i < gc->ntargets; i++)
-        removed += cnt_gc_sweep_map(gc, &gc->targets[i]);
+        removed += gc_sweep_map(gc, &gc->targets[i]);
     uint64_t elapsed = (cnt_clock_mono_ns(clock) - start) / 1000u;
     atomic_store(&gc->last_gc_elapsed, elapsed);
     atomic_fetch_add(&gc->total_gc_elapsed, elapsed);
@@ -162,13 +162,13 @@ size_t cnt_gc_run_records(cnt_gc *gc)
 
     for (unsigned i = 0; i < gc->ntargets; i++)
         if (gc->targets[i].every_second)
-            removed += cnt_gc_sweep_map(gc, &gc->targets[i]);
+            removed += gc_sweep_map(gc, &gc->targets[i]);
     return removed;
 }
 
 /* Nanoseconds from now until just after the table's next window starts,
  * by the table's wall clock. */
-static uint64_t cnt_gc_until_next_window(const cnt_gc *gc)
+static uint64_t gc_until_next_window(const cnt_gc *gc)
 {
     uint64_t now = cnt_clock_wall_ms(cnt_table_clock(gc->table));
     uint64_t len = (uint64_t)cnt_table_interval(gc->table) * 1000u;
@@ -180,13 +180,13 @@ static uint64_t cnt_gc_until_next_window(const cnt_gc *gc)
 /* The real monotonic time in ns: the condition variable waits on
  * CLOCK_MONOTONIC, so its deadlines must come from that clock even when
  * the table runs on an injected one. */
-static uint64_t cnt_gc_real_ns(void)
+static uint64_t gc_real_ns(void)
 {
     return cnt_clock_mono_ns(&cnt_clock_system);
 }
 
 /* A monotonic time in ns as the timespec pthread_cond_timedwait takes. */
-static struct timespec cnt_gc_timespec(uint64_t ns)
+static struct timespec gc_timespec(uint64_t ns)
 {
     struct timespec ts = { (time_t)(ns / 1000000000u),
                            (long)(ns % 1000000000u) };
@@ -194,21 +194,21 @@ static struct timespec cnt_gc_timespec(uint64_t ns)
 }
 
 /* The thread: wait for the deadline, a kick or stop; sweep; repeat. */
-static void *cnt_gc_main(void *arg)
+static void *gc_main(void *arg)
 {
     cnt_gc *gc = arg;
-    uint64_t full = cnt_gc_real_ns() + CNT_GC_FIRST_DELAY_NS;
-    uint64_t records = cnt_gc_real_ns() + CNT_GC_RECORDS_PERIOD_NS;
+    uint64_t full = gc_real_ns() + CNT_GC_FIRST_DELAY_NS;
+    uint64_t records = gc_real_ns() + CNT_GC_RECORDS_PERIOD_NS;
     bool any_records = false;
 
     for (unsigned i = 0; i < gc->ntargets; i++)
         any_records |= gc->targets[i].every_second;
     pthread_mutex_lock(&gc->mutex);
     while (!gc->stop) {
-        uint64_t now = cnt_gc_real_ns();
+        uint64_t now = gc_real_ns();
         uint64_t deadline = any_records && records < full ? records : full;
         if (!gc->kicked && now < deadline) {
-            struct timespec ts = cnt_gc_timespec(deadline);
+            struct timespec ts = gc_timespec(deadline);
             pthread_cond_timedwait(&gc->cond, &gc->mutex, &ts);
             continue;           /* re-check stop, kick and the deadline */
         }
@@ -217,11 +217,11 @@ static void *cnt_gc_main(void *arg)
         pthread_mutex_unlock(&gc->mutex);
         if (whole) {
             cnt_gc_run_once(gc);
-            full = cnt_gc_real_ns() + cnt_gc_until_next_window(gc);
+            full = gc_real_ns() + gc_until_next_window(gc);
         } else {
             cnt_gc_run_records(gc);
         }
-        records = cnt_gc_real_ns() + CNT_GC_RECORDS_PERIOD_NS;
+        records = gc_real_ns() + CNT_GC_RECORDS_PERIOD_NS;
         pthread_mutex_lock(&gc->mutex);
     }
     pthread_mutex_unlock(&gc->mutex);
@@ -238,7 +238,7 @@ int cnt_gc_start(cnt_gc *gc)
     gc->stop = false;
     gc->kicked = false;
     atomic_store(&gc->stopping, false);
-    err = pthread_create(&gc->thread, NULL, cnt_gc_main, gc);
+    err = pthread_create(&gc->thread, NULL, gc_main, gc);
     if (err == 0)
         gc->started = true;
     return err;

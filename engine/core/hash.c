@@ -10,7 +10,7 @@
 
 /* Reads 8 bytes at p as a little-endian integer (SipHash's byte order);
  * written out so that compilers make it one load on little-endian CPUs. */
-static inline uint64_t cnt_hash_load_le64(const uint8_t *p)
+static inline uint64_t hash_load_le64(const uint8_t *p)
 {
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
            (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
@@ -18,7 +18,7 @@ static inline uint64_t cnt_hash_load_le64(const uint8_t *p)
            (uint64_t)p[7] << 56;
 }
 
-static inline uint64_t cnt_hash_rotl(uint64_t x, unsigned b)
+static inline uint64_t hash_rotl(uint64_t x, unsigned b)
 {
     return x << b | x >> (64 - b);
 }
@@ -31,31 +31,31 @@ typedef struct cnt_sip {
 } cnt_sip;
 
 /* One SipRound over the four state words. */
-static inline cnt_sip cnt_hash_round(cnt_sip s)
+static inline cnt_sip hash_round(cnt_sip s)
 {
     s.v0 += s.v1;
-    s.v1 = cnt_hash_rotl(s.v1, 13);
+    s.v1 = hash_rotl(s.v1, 13);
     s.v1 ^= s.v0;
-    s.v0 = cnt_hash_rotl(s.v0, 32);
+    s.v0 = hash_rotl(s.v0, 32);
     s.v2 += s.v3;
-    s.v3 = cnt_hash_rotl(s.v3, 16);
+    s.v3 = hash_rotl(s.v3, 16);
     s.v3 ^= s.v2;
     s.v0 += s.v3;
-    s.v3 = cnt_hash_rotl(s.v3, 21);
+    s.v3 = hash_rotl(s.v3, 21);
     s.v3 ^= s.v0;
     s.v2 += s.v1;
-    s.v1 = cnt_hash_rotl(s.v1, 17);
+    s.v1 = hash_rotl(s.v1, 17);
     s.v1 ^= s.v2;
-    s.v2 = cnt_hash_rotl(s.v2, 32);
+    s.v2 = hash_rotl(s.v2, 32);
     return s;
 }
 
 /* Absorbs one 64-bit message word: c = 2 compression rounds. */
-static inline cnt_sip cnt_hash_absorb(cnt_sip s, uint64_t m)
+static inline cnt_sip hash_absorb(cnt_sip s, uint64_t m)
 {
     s.v3 ^= m;
-    s = cnt_hash_round(s);
-    s = cnt_hash_round(s);
+    s = hash_round(s);
+    s = hash_round(s);
     s.v0 ^= m;
     return s;
 }
@@ -74,17 +74,17 @@ uint64_t cnt_hash(const cnt_hash_key *key, const void *data, size_t len)
     uint64_t last = (uint64_t)(len & 0xff) << 56;
 
     for (size_t i = 0; i < whole; i += 8)
-        s = cnt_hash_absorb(s, cnt_hash_load_le64(p + i));
+        s = hash_absorb(s, hash_load_le64(p + i));
     /* The final word holds the 0-7 leftover bytes and len mod 256 on top. */
     for (size_t i = whole; i < len; i++)
         last |= (uint64_t)p[i] << (8 * (i - whole));
-    s = cnt_hash_absorb(s, last);
+    s = hash_absorb(s, last);
 
     s.v2 ^= 0xff;
-    s = cnt_hash_round(s);      /* d = 4 finalization rounds */
-    s = cnt_hash_round(s);
-    s = cnt_hash_round(s);
-    s = cnt_hash_round(s);
+    s = hash_round(s);      /* d = 4 finalization rounds */
+    s = hash_round(s);
+    s = hash_round(s);
+    s = hash_round(s);
     return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
@@ -103,7 +103,7 @@ int cnt_hash_key_random(cnt_hash_key *key)
         }
         got += (size_t)n;
     }
-    key->k0 = cnt_hash_load_le64(buf);
-    key->k1 = cnt_hash_load_le64(buf + 8);
+    key->k0 = hash_load_le64(buf);
+    key->k1 = hash_load_le64(buf + 8);
     return 0;
 }

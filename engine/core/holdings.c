@@ -20,7 +20,7 @@
 /* Home slot of a counter: Fibonacci hashing of the pointer (whose low bits
  * are always zero, alignment, and so carry no information), its top 32
  * bits scaled to [0, capacity). */
-static size_t cnt_holdings_home(const cnt_holdings *h,
+static size_t holdings_home(const cnt_holdings *h,
                                 const struct cnt_counter *c)
 {
     uint64_t x = (uint64_t)(uintptr_t)c * UINT64_C(0x9e3779b97f4a7c15);
@@ -29,24 +29,24 @@ static size_t cnt_holdings_home(const cnt_holdings *h,
 }
 
 /* The slot after i, wrapping at the end. */
-static size_t cnt_holdings_next(const cnt_holdings *h, size_t i)
+static size_t holdings_next(const cnt_holdings *h, size_t i)
 {
     return i + 1 == h->capacity ? 0 : i + 1;
 }
 
 /* How many slots forward from a to b, wrapping. */
-static size_t cnt_holdings_distance(const cnt_holdings *h, size_t a, size_t b)
+static size_t holdings_distance(const cnt_holdings *h, size_t a, size_t b)
 {
     return b >= a ? b - a : b + h->capacity - a;
 }
 
 /* Returns the slot of c, or NULL when c has no entry. */
-static cnt_holding *cnt_holdings_find(const cnt_holdings *h,
+static cnt_holding *holdings_find(const cnt_holdings *h,
                                       const struct cnt_counter *c)
 {
     if (h->count == 0)
         return NULL;
-    for (size_t i = cnt_holdings_home(h, c);; i = cnt_holdings_next(h, i)) {
+    for (size_t i = holdings_home(h, c);; i = holdings_next(h, i)) {
         cnt_holding *s = &h->slots[i];
         if (s->counter == c)
             return s;
@@ -56,13 +56,13 @@ static cnt_holding *cnt_holdings_find(const cnt_holdings *h,
 }
 
 /* Puts an entry known to be absent into a table with a free slot. */
-static void cnt_holdings_put(cnt_holdings *h, struct cnt_counter *c,
+static void holdings_put(cnt_holdings *h, struct cnt_counter *c,
                              uint32_t amount)
 {
-    size_t i = cnt_holdings_home(h, c);
+    size_t i = holdings_home(h, c);
 
     while (h->slots[i].counter != NULL)
-        i = cnt_holdings_next(h, i);
+        i = holdings_next(h, i);
     h->slots[i].counter = c;
     h->slots[i].amount = amount;
     h->count++;
@@ -85,7 +85,7 @@ void cnt_holdings_destroy(cnt_holdings *h)
 
 /* Grows the slot array by half (or creates it) and moves every entry
  * over. */
-static bool cnt_holdings_grow(cnt_holdings *h)
+static bool holdings_grow(cnt_holdings *h)
 {
     size_t cap = h->capacity ? h->capacity + h->capacity / 2
                              : CNT_HOLDINGS_MIN_CAPACITY;
@@ -103,7 +103,7 @@ static bool cnt_holdings_grow(cnt_holdings *h)
     h->count = 0;
     for (size_t i = 0; i < old.capacity; i++)
         if (old.slots[i].counter != NULL)
-            cnt_holdings_put(h, old.slots[i].counter, old.slots[i].amount);
+            holdings_put(h, old.slots[i].counter, old.slots[i].amount);
     free(old.slots);
     return true;
 }
@@ -114,13 +114,13 @@ bool cnt_holdings_reserve(cnt_holdings *h)
 {
     if ((h->count + 1) * 4 <= h->capacity * 3)
         return true;
-    return cnt_holdings_grow(h);
+    return holdings_grow(h);
 }
 
 /* Returns the amount held on c (0 if none). */
 uint32_t cnt_holdings_get(const cnt_holdings *h, const struct cnt_counter *c)
 {
-    const cnt_holding *s = cnt_holdings_find(h, c);
+    const cnt_holding *s = holdings_find(h, c);
 
     return s ? s->amount : 0;
 }
@@ -128,28 +128,28 @@ uint32_t cnt_holdings_get(const cnt_holdings *h, const struct cnt_counter *c)
 /* Adds n to c's entry, creating it in the reserved room. */
 void cnt_holdings_add(cnt_holdings *h, struct cnt_counter *c, uint32_t n)
 {
-    cnt_holding *s = cnt_holdings_find(h, c);
+    cnt_holding *s = holdings_find(h, c);
 
     if (s != NULL)
         s->amount += n;     /* the table keeps the sum within one counter's u32 */
     else
-        cnt_holdings_put(h, c, n);
+        holdings_put(h, c, n);
 }
 
 /* Empties slot i and shifts later entries of the same probe run back, so
  * every remaining entry stays reachable from its home slot. */
-static void cnt_holdings_remove_at(cnt_holdings *h, size_t i)
+static void holdings_remove_at(cnt_holdings *h, size_t i)
 {
     size_t j = i;
 
     for (;;) {
-        j = cnt_holdings_next(h, j);
+        j = holdings_next(h, j);
         if (h->slots[j].counter == NULL)
             break;
-        size_t home = cnt_holdings_home(h, h->slots[j].counter);
+        size_t home = holdings_home(h, h->slots[j].counter);
         /* Entry j may move to i only if its home is not in (i, j]. */
-        if (cnt_holdings_distance(h, home, j) >=
-            cnt_holdings_distance(h, i, j)) {
+        if (holdings_distance(h, home, j) >=
+            holdings_distance(h, i, j)) {
             h->slots[i] = h->slots[j];
             i = j;
         }
@@ -162,13 +162,13 @@ static void cnt_holdings_remove_at(cnt_holdings *h, size_t i)
 /* Subtracts n from c's entry; the entry goes when it reaches 0. */
 void cnt_holdings_sub(cnt_holdings *h, struct cnt_counter *c, uint32_t n)
 {
-    cnt_holding *s = cnt_holdings_find(h, c);
+    cnt_holding *s = holdings_find(h, c);
 
     if (s == NULL)
         return;
     s->amount = n < s->amount ? s->amount - n : 0;
     if (s->amount == 0)
-        cnt_holdings_remove_at(h, (size_t)(s - h->slots));
+        holdings_remove_at(h, (size_t)(s - h->slots));
 }
 
 /* Calls fn for every entry, then leaves the ledger empty (memory kept). */

@@ -86,34 +86,34 @@ typedef struct cnt_stats_sums {
     uint64_t throttr[4], throttr_failures, throttr_bad_framing;
 } cnt_stats_sums;
 
-static uint64_t cnt_stats_read(const atomic_uint_fast64_t *v)
+static uint64_t stats_read(const atomic_uint_fast64_t *v)
 {
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-static void cnt_stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
+static void stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
 {
     memset(sum, 0, sizeof *sum);
     for (unsigned i = 0; s != NULL && i < s->n; i++) {
         const cnt_stats_slot *slot = &s->slots[i];
         for (int c = 0; c < CNT_CMD_COUNT; c++)
-            sum->commands[c] += cnt_stats_read(&slot->commands[c]);
-        sum->curr += cnt_stats_read(&slot->curr_connections);
-        sum->total += cnt_stats_read(&slot->total_connections);
-        sum->rejected += cnt_stats_read(&slot->rejected_connections);
-        sum->auth_failures += cnt_stats_read(&slot->auth_failures);
-        sum->auth_closes += cnt_stats_read(&slot->auth_closes);
-        sum->auth_refused += cnt_stats_read(&slot->auth_refused);
+            sum->commands[c] += stats_read(&slot->commands[c]);
+        sum->curr += stats_read(&slot->curr_connections);
+        sum->total += stats_read(&slot->total_connections);
+        sum->rejected += stats_read(&slot->rejected_connections);
+        sum->auth_failures += stats_read(&slot->auth_failures);
+        sum->auth_closes += stats_read(&slot->auth_closes);
+        sum->auth_refused += stats_read(&slot->auth_refused);
         for (int t = 0; t < 4; t++)
-            sum->throttr[t] += cnt_stats_read(&slot->throttr_requests[t]);
-        sum->throttr_failures += cnt_stats_read(&slot->throttr_failures);
+            sum->throttr[t] += stats_read(&slot->throttr_requests[t]);
+        sum->throttr_failures += stats_read(&slot->throttr_failures);
         sum->throttr_bad_framing +=
-            cnt_stats_read(&slot->throttr_bad_framing);
+            stats_read(&slot->throttr_bad_framing);
     }
 }
 
 /* Emits one item with a decimal value. */
-static void cnt_stats_emit(cnt_stats_item_fn fn, void *ctx, const char *name,
+static void stats_emit(cnt_stats_item_fn fn, void *ctx, const char *name,
                            uint64_t value)
 {
     char text[24];
@@ -124,7 +124,7 @@ static void cnt_stats_emit(cnt_stats_item_fn fn, void *ctx, const char *name,
 
 /* The rate limits' items: for each kind, its records and what its checks
  * said, then the memory of their map. */
-static void cnt_stats_report_limits(const cnt_limits *l, cnt_stats_item_fn fn,
+static void stats_report_limits(const cnt_limits *l, cnt_stats_item_fn fn,
                                     void *ctx)
 {
     static const char *const kinds[CNT_LIMITS_KINDS] = {
@@ -145,15 +145,15 @@ static void cnt_stats_report_limits(const cnt_limits *l, cnt_stats_item_fn fn,
         };
         for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++) {
             snprintf(name, sizeof(name), "%s_%s", kinds[k], items[i].what);
-            cnt_stats_emit(fn, ctx, name, items[i].v);
+            stats_emit(fn, ctx, name, items[i].v);
         }
     }
-    cnt_stats_emit(fn, ctx, "limits_used_memory", ls.used_memory);
+    stats_emit(fn, ctx, "limits_used_memory", ls.used_memory);
 }
 
 /* The throttle's items: the node's capacity and usage this second, the
  * configured tenants, what its charges said, and the authentications. */
-static void cnt_stats_report_throttle(const cnt_throttle *t,
+static void stats_report_throttle(const cnt_throttle *t,
                                       const cnt_stats_sums *sum,
                                       cnt_stats_item_fn fn, void *ctx)
 {
@@ -166,18 +166,18 @@ static void cnt_stats_report_throttle(const cnt_throttle *t,
         cnt_throttle_stats_get(t, &ts);
         cnt_throttle_node((cnt_throttle *)t, &nv);
     }
-    cnt_stats_emit(fn, ctx, "throttle_capacity", nv.capacity);
-    cnt_stats_emit(fn, ctx, "throttle_used", nv.used);
-    cnt_stats_emit(fn, ctx, "throttle_tenants", nv.tenants);
-    cnt_stats_emit(fn, ctx, "throttle_checks", ts.checks);
-    cnt_stats_emit(fn, ctx, "throttle_allowed", ts.allowed);
-    cnt_stats_emit(fn, ctx, "throttle_throttled", ts.throttled);
-    cnt_stats_emit(fn, ctx, "throttle_units", ts.units);
-    cnt_stats_emit(fn, ctx, "throttle_unthrottled_units",
+    stats_emit(fn, ctx, "throttle_capacity", nv.capacity);
+    stats_emit(fn, ctx, "throttle_used", nv.used);
+    stats_emit(fn, ctx, "throttle_tenants", nv.tenants);
+    stats_emit(fn, ctx, "throttle_checks", ts.checks);
+    stats_emit(fn, ctx, "throttle_allowed", ts.allowed);
+    stats_emit(fn, ctx, "throttle_throttled", ts.throttled);
+    stats_emit(fn, ctx, "throttle_units", ts.units);
+    stats_emit(fn, ctx, "throttle_unthrottled_units",
                    ts.unthrottled_units);
-    cnt_stats_emit(fn, ctx, "auth_failures", sum->auth_failures);
-    cnt_stats_emit(fn, ctx, "auth_closes", sum->auth_closes);
-    cnt_stats_emit(fn, ctx, "auth_refused", sum->auth_refused);
+    stats_emit(fn, ctx, "auth_failures", sum->auth_failures);
+    stats_emit(fn, ctx, "auth_closes", sum->auth_closes);
+    stats_emit(fn, ctx, "auth_refused", sum->auth_refused);
 }
 
 /* Emits every item: the reference's, in its order, then the extras. */
@@ -198,41 +198,41 @@ void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
     }
     if (gc != NULL)
         cnt_gc_get_stats(gc, &gs);
-    cnt_stats_sum(s, &sum);
+    stats_sum(s, &sum);
 
-    cnt_stats_emit(fn, ctx, "objects", ts.objects);
-    cnt_stats_emit(fn, ctx, "total_objects", ts.total_objects);
-    cnt_stats_emit(fn, ctx, "used_memory", ts.used_memory);
-    cnt_stats_emit(fn, ctx, "conflicts", ts.conflicts);
-    cnt_stats_emit(fn, ctx, "gc_count", gs.gc_count);
-    cnt_stats_emit(fn, ctx, "last_gc_elapsed", gs.last_gc_elapsed);
-    cnt_stats_emit(fn, ctx, "total_gc_elapsed", gs.total_gc_elapsed);
-    cnt_stats_emit(fn, ctx, "curr_connections", sum.curr);
-    cnt_stats_emit(fn, ctx, "total_connections", sum.total);
+    stats_emit(fn, ctx, "objects", ts.objects);
+    stats_emit(fn, ctx, "total_objects", ts.total_objects);
+    stats_emit(fn, ctx, "used_memory", ts.used_memory);
+    stats_emit(fn, ctx, "conflicts", ts.conflicts);
+    stats_emit(fn, ctx, "gc_count", gs.gc_count);
+    stats_emit(fn, ctx, "last_gc_elapsed", gs.last_gc_elapsed);
+    stats_emit(fn, ctx, "total_gc_elapsed", gs.total_gc_elapsed);
+    stats_emit(fn, ctx, "curr_connections", sum.curr);
+    stats_emit(fn, ctx, "total_connections", sum.total);
     for (int c = 0; c < CNT_CMD_COUNT; c++) {
         char item[64];
 
         snprintf(item, sizeof(item), "command:%s",
                  cnt_opcode_name(command_opcodes[c]));
-        cnt_stats_emit(fn, ctx, item, sum.commands[c]);
+        stats_emit(fn, ctx, item, sum.commands[c]);
     }
-    cnt_stats_emit(fn, ctx, "rejected_connections", sum.rejected);
-    cnt_stats_emit(fn, ctx, "buckets", t ? cnt_table_buckets(t) : 0);
-    cnt_stats_emit(fn, ctx, "interval", t ? cnt_table_interval(t) : 0);
-    cnt_stats_emit(fn, ctx, "memory_limit",
+    stats_emit(fn, ctx, "rejected_connections", sum.rejected);
+    stats_emit(fn, ctx, "buckets", t ? cnt_table_buckets(t) : 0);
+    stats_emit(fn, ctx, "interval", t ? cnt_table_interval(t) : 0);
+    stats_emit(fn, ctx, "memory_limit",
                    t ? cnt_table_memory_limit(t) : 0);
-    cnt_stats_emit(fn, ctx, "waiting", ws.waiting);
-    cnt_stats_emit(fn, ctx, "leases", ws.leases);
-    cnt_stats_emit(fn, ctx, "queue_grants", ws.queue_grants);
-    cnt_stats_emit(fn, ctx, "wait_timeouts", ws.timeouts);
-    cnt_stats_emit(fn, ctx, "lease_expirations", ws.expirations);
-    cnt_stats_emit(fn, ctx, "wait_cancels", ws.cancels);
-    cnt_stats_report_limits(src->limits, fn, ctx);
-    cnt_stats_report_throttle(src->throttle, &sum, fn, ctx);
-    cnt_stats_emit(fn, ctx, "throttr_insert", sum.throttr[0]);
-    cnt_stats_emit(fn, ctx, "throttr_query", sum.throttr[1]);
-    cnt_stats_emit(fn, ctx, "throttr_update", sum.throttr[2]);
-    cnt_stats_emit(fn, ctx, "throttr_purge", sum.throttr[3]);
-    cnt_stats_emit(fn, ctx, "throttr_failures", sum.throttr_failures);
-    cnt_stats_emit(fn, ctx, "throttr_bad_framing", sum.throttr_bad_framing);
+    stats_emit(fn, ctx, "waiting", ws.waiting);
+    stats_emit(fn, ctx, "leases", ws.leases);
+    stats_emit(fn, ctx, "queue_grants", ws.queue_grants);
+    stats_emit(fn, ctx, "wait_timeouts", ws.timeouts);
+    stats_emit(fn, ctx, "lease_expirations", ws.expirations);
+    stats_emit(fn, ctx, "wait_cancels", ws.cancels);
+    stats_report_limits(src->limits, fn, ctx);
+    stats_report_throttle(src->throttle, &sum, fn, ctx);
+    stats_emit(fn, ctx, "throttr_insert", sum.throttr[0]);
+    stats_emit(fn, ctx, "throttr_query", sum.throttr[1]);
+    stats_emit(fn, ctx, "throttr_update", sum.throttr[2]);
+    stats_emit(fn, ctx, "throttr_purge", sum.throttr[3]);
+    stats_emit(fn, ctx, "throttr_failures", sum.throttr_failures);
+    stats_emit(fn, ctx, "throttr_bad_framing", sum.throttr_bad_framing);
 }

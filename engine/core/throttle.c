@@ -71,25 +71,25 @@ struct cnt_throttle {
 };
 
 /* Adds n to a total. */
-static void cnt_fig_add(atomic_uint_fast64_t *v, uint64_t n)
+static void fig_add(atomic_uint_fast64_t *v, uint64_t n)
 {
     atomic_fetch_add_explicit(v, n, memory_order_relaxed);
 }
 
 /* x clamped to 32 bits. */
-static uint32_t cnt_clamp32(uint64_t x)
+static uint32_t clamp32(uint64_t x)
 {
     return x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
 }
 
 /* The throttling second of a monotonic time. */
-static uint64_t cnt_second_of(uint64_t ns)
+static uint64_t second_of(uint64_t ns)
 {
     return ns / CNT_THROTTLE_SECOND_NS;
 }
 
 /* The default hard limit now. */
-static uint32_t cnt_default_hard(const cnt_throttle *t)
+static uint32_t load_default_hard(const cnt_throttle *t)
 {
     return atomic_load_explicit(&t->default_hard, memory_order_relaxed);
 }
@@ -97,7 +97,7 @@ static uint32_t cnt_default_hard(const cnt_throttle *t)
 /* The free pool P = C - sum(R), 0 when the reserves cover the capacity
  * (which only C = 0 allows: every change keeps sum(R) <= C when C > 0);
  * node lock held. */
-static uint64_t cnt_node_pool(const cnt_node_state *n)
+static uint64_t node_pool(const cnt_node_state *n)
 {
     return n->capacity > n->reserved_sum ? n->capacity - n->reserved_sum
                                          : 0;
@@ -108,7 +108,7 @@ static uint64_t cnt_node_pool(const cnt_node_state *n)
  * counts in: the node's, which a request that read the clock just before
  * another one rolled the node over joins (seconds never go back). Node
  * lock held. */
-static uint64_t cnt_node_roll(cnt_node_state *n, uint64_t s)
+static uint64_t node_roll(cnt_node_state *n, uint64_t s)
 {
     if (s > n->second) {
         n->second = s;
@@ -120,7 +120,7 @@ static uint64_t cnt_node_roll(cnt_node_state *n, uint64_t s)
 
 /* The reserve and hard limit a tenant is judged with: its own when
  * configured, else the defaults (a record or none). */
-static void cnt_tenant_limits(const cnt_throttle *t, const cnt_tenant_rec *r,
+static void tenant_limits(const cnt_throttle *t, const cnt_tenant_rec *r,
                               uint32_t *reserved, uint32_t *hard)
 {
     if (r != NULL && (r->flags & CNT_TENANT_FLAG_CONFIGURED)) {
@@ -128,13 +128,13 @@ static void cnt_tenant_limits(const cnt_throttle *t, const cnt_tenant_rec *r,
         *hard = r->hard;
     } else {
         *reserved = 0;
-        *hard = cnt_default_hard(t);
+        *hard = load_default_hard(t);
     }
 }
 
 /* A tenant's units in second s (0 when its figure is older or it has no
  * record). */
-static uint64_t cnt_tenant_used(const cnt_tenant_rec *r, uint64_t s)
+static uint64_t tenant_used(const cnt_tenant_rec *r, uint64_t s)
 {
     return r != NULL && r->second >= s ? r->used : 0;
 }
@@ -168,7 +168,7 @@ static cnt_tenant_rec *do_create(cnt_throttle *t, size_t b,
 }
 
 /* Whether a record holds nothing a tenant without one would not show. */
-static bool cnt_tenant_pristine(const cnt_tenant_rec *r)
+static bool tenant_pristine(const cnt_tenant_rec *r)
 {
     return r->used == 0 && r->units == 0 && r->throttled == 0;
 }
@@ -178,13 +178,13 @@ static bool cnt_tenant_pristine(const cnt_tenant_rec *r)
 /* One charge's judgement (node lock held): the reason it is throttled,
  * or CNT_THROTTLE_REASON_NONE when allowed, and then in *from_pool the
  * part of it the pool pays (reserve first, then pool). */
-static uint8_t cnt_judge(const cnt_node_state *n, uint32_t reserved,
+static uint8_t judge_charge(const cnt_node_state *n, uint32_t reserved,
                          uint32_t hard, uint64_t used, uint32_t units,
                          bool unthrottled, uint64_t *from_pool)
 {
     uint64_t reserve_left = reserved > used ? reserved - used : 0;
     uint64_t pool_part = units > reserve_left ? units - reserve_left : 0;
-    uint64_t pool = cnt_node_pool(n);
+    uint64_t pool = node_pool(n);
 
     *from_pool = 0;
     if (n->capacity == 0)
@@ -203,20 +203,20 @@ static uint8_t cnt_judge(const cnt_node_state *n, uint32_t reserved,
 /* Units a tenant that has used units this second could still charge on a
  * throttled connection: min(H - used, reserve left + pool left); with
  * the capacity 0 the pool does not bound it. Node lock held. */
-static uint32_t cnt_remaining(const cnt_node_state *n, uint32_t reserved,
+static uint32_t remaining_of(const cnt_node_state *n, uint32_t reserved,
                               uint32_t hard, uint64_t used)
 {
     uint64_t hard_left = used < hard ? hard - used : 0;
 
     if (n->capacity == 0)
         return hard == CNT_THROTTLE_UNLIMITED ? UINT32_MAX
-                                              : cnt_clamp32(hard_left);
-    uint64_t pool = cnt_node_pool(n);
+                                              : clamp32(hard_left);
+    uint64_t pool = node_pool(n);
     uint64_t left = (reserved > used ? reserved - used : 0) +
                     (pool > n->pool_used ? pool - n->pool_used : 0);
     if (hard != CNT_THROTTLE_UNLIMITED && hard_left < left)
         left = hard_left;
-    return cnt_clamp32(left);
+    return clamp32(left);
 }
 
 /* Charges a tenant; see throttle.h. The clock is read before the locks;
@@ -227,7 +227,7 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
                                uint16_t len, uint32_t units,
                                bool unthrottled, cnt_throttle_answer *out)
 {
-    cnt_fig_add(&t->fig.checks, 1);
+    fig_add(&t->fig.checks, 1);
     if (len == 0 || units == 0)
         return CNT_STATUS_INVALID;
     size_t b = cnt_map_bucket_of(&t->map, name, len);
@@ -252,11 +252,11 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
         r = do_create(t, b, name, len);
         fresh = r != NULL;
     }
-    cnt_tenant_limits(t, r, &reserved, &hard);
+    tenant_limits(t, r, &reserved, &hard);
     pthread_mutex_lock(&t->lock);
-    uint64_t s = cnt_node_roll(&t->node, cnt_second_of(judge));
-    uint64_t used = cnt_tenant_used(r, s);
-    uint8_t reason = cnt_judge(&t->node, reserved, hard, used, units,
+    uint64_t s = node_roll(&t->node, second_of(judge));
+    uint64_t used = tenant_used(r, s);
+    uint8_t reason = judge_charge(&t->node, reserved, hard, used, units,
                                unthrottled, &from_pool);
     if (reason == CNT_THROTTLE_REASON_NONE && r == NULL) {
         st = CNT_STATUS_OUT_OF_MEMORY;
@@ -274,8 +274,8 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
                     ? CNT_THROTTLE_STATE_ALLOWED
                     : CNT_THROTTLE_STATE_THROTTLED;
     ans.reason = reason;
-    ans.used = cnt_clamp32(used);
-    ans.remaining = cnt_remaining(&t->node, reserved, hard, used);
+    ans.used = clamp32(used);
+    ans.remaining = remaining_of(&t->node, reserved, hard, used);
     ans.retry_after_ns = reason == CNT_THROTTLE_REASON_NONE
                              ? 0
                              : (s + 1) * CNT_THROTTLE_SECOND_NS - now;
@@ -289,12 +289,12 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
     if (st != CNT_STATUS_OK)
         return st;
     if (reason == CNT_THROTTLE_REASON_NONE) {
-        cnt_fig_add(&t->fig.allowed, 1);
-        cnt_fig_add(&t->fig.units, units);
+        fig_add(&t->fig.allowed, 1);
+        fig_add(&t->fig.units, units);
         if (unthrottled)
-            cnt_fig_add(&t->fig.unthrottled_units, units);
+            fig_add(&t->fig.unthrottled_units, units);
     } else {
-        cnt_fig_add(&t->fig.throttled, 1);
+        fig_add(&t->fig.throttled, 1);
     }
     *out = ans;
     return CNT_STATUS_OK;
@@ -322,7 +322,7 @@ static void do_configure(cnt_throttle *t, cnt_tenant_rec *r, uint32_t R,
 }
 
 /* Whether capacity C leaves room for reserves adding up to sum. */
-static bool cnt_fits(uint32_t C, uint64_t sum)
+static bool reserves_fit(uint32_t C, uint64_t sum)
 {
     return C == 0 || sum <= C;
 }
@@ -334,7 +334,7 @@ cnt_status cnt_throttle_set_capacity(cnt_throttle *t, uint32_t capacity)
 
     pthread_mutex_lock(&t->config);
     pthread_mutex_lock(&t->lock);
-    if (cnt_fits(capacity, t->node.reserved_sum))
+    if (reserves_fit(capacity, t->node.reserved_sum))
         t->node.capacity = capacity;
     else
         st = CNT_STATUS_OVER_CAPACITY;
@@ -370,7 +370,7 @@ cnt_status cnt_throttle_set_tenant(cnt_throttle *t, const uint8_t *name,
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
     cnt_tenant_rec *r = do_find(t, b, name, len);
     bool was = r != NULL && (r->flags & CNT_TENANT_FLAG_CONFIGURED);
-    cnt_tenant_limits(t, r, &R, &H);
+    tenant_limits(t, r, &R, &H);
     uint32_t old_reserved = was ? R : 0;
     if (set_reserved)
         R = reserved;
@@ -382,7 +382,7 @@ cnt_status cnt_throttle_set_tenant(cnt_throttle *t, const uint8_t *name,
         /* The configuration lock keeps the sum as read here until the
          * commit below. */
         pthread_mutex_lock(&t->lock);
-        bool fits = cnt_fits(t->node.capacity,
+        bool fits = reserves_fit(t->node.capacity,
                              t->node.reserved_sum - old_reserved + R);
         pthread_mutex_unlock(&t->lock);
         if (!fits)
@@ -429,7 +429,7 @@ cnt_status cnt_throttle_remove_tenant(cnt_throttle *t, const uint8_t *name,
  * takes back the records it made, unless a charge has used one since
  * (it is then an ordinary tenant record, which that charge would have
  * made anyway). Configuration lock held. */
-static void cnt_apply_unpin(cnt_throttle *t, const cnt_throttle_settings *s,
+static void apply_unpin(cnt_throttle *t, const cnt_throttle_settings *s,
                             size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -440,7 +440,7 @@ static void cnt_apply_unpin(cnt_throttle *t, const cnt_throttle_settings *s,
         pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
         cnt_tenant_rec *r = do_find(t, b, e->name, e->len);
         if (r != NULL) {
-            if ((r->flags & CNT_TENANT_FLAG_NEW) && cnt_tenant_pristine(r))
+            if ((r->flags & CNT_TENANT_FLAG_NEW) && tenant_pristine(r))
                 dead = cnt_map_do_unlink(&t->map, b, &r->node);
             else
                 r->flags &= (uint8_t)~(CNT_TENANT_FLAG_PINNED |
@@ -458,7 +458,7 @@ static void cnt_apply_unpin(cnt_throttle *t, const cnt_throttle_settings *s,
  * Returns OK, INVALID (a name twice: its record is pinned already) or
  * OUT_OF_MEMORY, with *done the number of entries pinned. Configuration
  * lock held. */
-static cnt_status cnt_apply_pin(cnt_throttle *t,
+static cnt_status apply_pin(cnt_throttle *t,
                                 const cnt_throttle_settings *s,
                                 size_t *done, uint64_t *before,
                                 uint64_t *after)
@@ -498,7 +498,7 @@ static cnt_status cnt_apply_pin(cnt_throttle *t,
 
 /* Configures the pinned tenants of s, those whose reserve does not grow
  * (grow false) or the rest (grow true). Configuration lock held. */
-static void cnt_apply_commit(cnt_throttle *t, const cnt_throttle_settings *s,
+static void apply_commit(cnt_throttle *t, const cnt_throttle_settings *s,
                              bool grow)
 {
     for (size_t i = 0; i < s->ntenants; i++) {
@@ -536,20 +536,20 @@ cnt_status cnt_throttle_apply(cnt_throttle *t,
     size_t pinned;
 
     pthread_mutex_lock(&t->config);
-    cnt_status st = cnt_apply_pin(t, s, &pinned, &old_named, &new_named);
+    cnt_status st = apply_pin(t, s, &pinned, &old_named, &new_named);
     if (st == CNT_STATUS_OK) {
         pthread_mutex_lock(&t->lock);
         uint32_t C = s->has_capacity ? s->capacity : t->node.capacity;
-        if (!cnt_fits(C, t->node.reserved_sum - old_named + new_named))
+        if (!reserves_fit(C, t->node.reserved_sum - old_named + new_named))
             st = CNT_STATUS_OVER_CAPACITY;
         pthread_mutex_unlock(&t->lock);
     }
     if (st != CNT_STATUS_OK) {
-        cnt_apply_unpin(t, s, pinned);
+        apply_unpin(t, s, pinned);
         pthread_mutex_unlock(&t->config);
         return st;
     }
-    cnt_apply_commit(t, s, false);
+    apply_commit(t, s, false);
     pthread_mutex_lock(&t->lock);
     if (s->has_capacity)
         t->node.capacity = s->capacity;
@@ -557,7 +557,7 @@ cnt_status cnt_throttle_apply(cnt_throttle *t,
     if (s->has_default_hard)
         atomic_store_explicit(&t->default_hard, s->default_hard,
                               memory_order_relaxed);
-    cnt_apply_commit(t, s, true);
+    apply_commit(t, s, true);
     pthread_mutex_unlock(&t->config);
     return CNT_STATUS_OK;
 }
@@ -570,8 +570,8 @@ static void do_view(const cnt_throttle *t, const cnt_tenant_rec *r,
                     uint64_t s, cnt_tenant_view *v)
 {
     memset(v, 0, sizeof *v);
-    cnt_tenant_limits(t, r, &v->reserved, &v->hard_limit);
-    v->used = cnt_clamp32(cnt_tenant_used(r, s));
+    tenant_limits(t, r, &v->reserved, &v->hard_limit);
+    v->used = clamp32(tenant_used(r, s));
     if (r != NULL) {
         v->flags = r->flags & CNT_TENANT_FLAG_CONFIGURED;
         v->throttled = r->throttled;
@@ -586,7 +586,7 @@ cnt_status cnt_throttle_tenant(cnt_throttle *t, const uint8_t *name,
     if (len == 0)
         return CNT_STATUS_INVALID;
     size_t b = cnt_map_bucket_of(&t->map, name, len);
-    uint64_t s = cnt_second_of(cnt_clock_mono_ns(t->clock));
+    uint64_t s = second_of(cnt_clock_mono_ns(t->clock));
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
     do_view(t, do_find(t, b, name, len), s, out);
@@ -618,7 +618,7 @@ bool cnt_throttle_list(cnt_throttle *t, cnt_map_cursor *cur,
                        cnt_tenant_fn fn, void *ctx)
 {
     cnt_throttle_list_ctx l = {
-        t, fn, ctx, cnt_second_of(cnt_clock_mono_ns(t->clock)),
+        t, fn, ctx, second_of(cnt_clock_mono_ns(t->clock)),
     };
 
     return cnt_map_dump(&t->map, cur, do_list_visit, &l);
@@ -633,17 +633,17 @@ void cnt_throttle_list_cancel(cnt_throttle *t, cnt_map_cursor *cur)
 /* The node's figures now. */
 void cnt_throttle_node(cnt_throttle *t, cnt_node_view *out)
 {
-    uint64_t s = cnt_second_of(cnt_clock_mono_ns(t->clock));
+    uint64_t s = second_of(cnt_clock_mono_ns(t->clock));
 
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&t->lock);
     const cnt_node_state *n = &t->node;
     bool current = n->second >= s;
     out->capacity = n->capacity;
-    out->used = cnt_clamp32(current ? n->used : 0);
-    out->pool = cnt_clamp32(cnt_node_pool(n));
-    out->pool_used = cnt_clamp32(current ? n->pool_used : 0);
-    out->reserved_sum = cnt_clamp32(n->reserved_sum);
+    out->used = clamp32(current ? n->used : 0);
+    out->pool = clamp32(node_pool(n));
+    out->pool_used = clamp32(current ? n->pool_used : 0);
+    out->reserved_sum = clamp32(n->reserved_sum);
     out->tenants = n->tenants;
     pthread_mutex_unlock(&t->lock);
     out->throttled = atomic_load(&t->fig.throttled);
@@ -664,7 +664,7 @@ void cnt_throttle_stats_get(const cnt_throttle *t, cnt_throttle_stats *out)
 /* Sets up the node lock: adaptive where glibc has it, like the limits'
  * stripes, because every charge takes it for a few dozen nanoseconds and
  * a waiter that sleeps in the kernel would cost far more than that. */
-static int cnt_node_lock_init(pthread_mutex_t *m)
+static int node_lock_init(pthread_mutex_t *m)
 {
     pthread_mutexattr_t attr;
     int err = pthread_mutexattr_init(&attr);
@@ -704,7 +704,7 @@ cnt_throttle *cnt_throttle_new(const cnt_throttle_config *cfg)
         goto fail_free;
     if (pthread_mutex_init(&t->config, NULL) != 0)
         goto fail_map;
-    if (cnt_node_lock_init(&t->lock) != 0)
+    if (node_lock_init(&t->lock) != 0)
         goto fail_config;
     t->clock = cfg->clock ? cfg->clock : &cnt_clock_system;
     atomic_init(&t->default_hard, CNT_THROTTLE_UNLIMITED);
@@ -738,7 +738,7 @@ void cnt_throttle_free(cnt_throttle *t)
  * record whose usage is not of the current second (or none). A record
  * with a later second than the sweep's (a charge after the sweep read
  * the clock) stays. */
-static bool cnt_throttle_idle_go(void *ctx, const cnt_map_node *node,
+static bool throttle_idle_go(void *ctx, const cnt_map_node *node,
                                  const cnt_clock_now *now)
 {
     const cnt_tenant_rec *r = (const cnt_tenant_rec *)node;
@@ -746,13 +746,13 @@ static bool cnt_throttle_idle_go(void *ctx, const cnt_map_node *node,
     (void)ctx;
     if (r->flags & (CNT_TENANT_FLAG_CONFIGURED | CNT_TENANT_FLAG_PINNED))
         return false;
-    return r->used == 0 || r->second < cnt_second_of(now->mono_ns);
+    return r->used == 0 || r->second < second_of(now->mono_ns);
 }
 
 /* The throttle's sweep test; see throttle.h. */
 cnt_map_may_go cnt_throttle_may_go(cnt_throttle *t)
 {
-    cnt_map_may_go g = { cnt_throttle_idle_go, t };
+    cnt_map_may_go g = { throttle_idle_go, t };
 
     return g;
 }
