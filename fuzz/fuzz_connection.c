@@ -50,7 +50,7 @@ typedef struct run {
                                with status 0: events may name them */
     size_t nwaits;
     uint64_t now_ns;        /* the monotonic clock the engine reads */
-    cnt_ticket *grants, **grants_tail;  /* the mailbox: grants to deliver */
+    cnt_grant_list grants;      /* the mailbox: grants to deliver */
 } run;
 
 /* Walks the stream as a server would and lists the answers it calls for. */
@@ -307,21 +307,17 @@ static uint64_t fake_mono_ns(void *ctx)
 static void post_grant(void *ctx, cnt_ticket *k)
 {
     run *r = ctx;
-    k->next = NULL;
-    *r->grants_tail = k;
-    r->grants_tail = &k->next;
+    STAILQ_INSERT_TAIL(&r->grants, k, grant_link);
 }
 
 /* Delivers the grants in the mailbox (the worker's doorbell callback). */
 static void take_grants(run *r, const cnt_session_env *env)
 {
-    cnt_ticket *k = r->grants;
-    r->grants = NULL;
-    r->grants_tail = &r->grants;
-    while (k != NULL) {
-        cnt_ticket *next = k->next;
+    cnt_ticket *k;
+
+    while ((k = STAILQ_FIRST(&r->grants)) != NULL) {
+        STAILQ_REMOVE_HEAD(&r->grants, grant_link);
         cnt_session_deliver(env, k);
-        k = next;
     }
 }
 
@@ -357,7 +353,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1 || size > (1u << 20))
         return 0;
     run r = { .now_ns = 1000000000ull };
-    r.grants_tail = &r.grants;
+    STAILQ_INIT(&r.grants);
     const uint8_t *stream = data + 1;
     size_t n = size - 1, off = 0;
     uint32_t seed = 0x6a09e667u ^ data[0];

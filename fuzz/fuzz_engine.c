@@ -254,9 +254,9 @@ typedef struct sim {
     cnt_dump_cursor cursor;
     bool seen[NNAMES];          /* reported by the incremental Dump */
     bool steady[NNAMES];        /* existed since it began, never removed */
-    /* Grants the sink took, oldest first, linked through their next field
+    /* Grants the sink took, oldest first, linked through their grant link
      * as a worker's mailbox links them, until a step delivers them. */
-    cnt_ticket *pending, *pending_tail;
+    cnt_grant_list pending;
     size_t npending;
     cnt_ticket *fresh[MAX_GRANTS];  /* the sink's calls during this step */
     size_t nfresh;
@@ -634,12 +634,7 @@ static void fuzz_sink(void *ctx, cnt_ticket *k)
     sim *m = ctx;
     FUZZ_CHECK(m->nfresh < MAX_GRANTS);
     m->fresh[m->nfresh++] = k;
-    k->next = NULL;
-    if (m->pending_tail != NULL)
-        m->pending_tail->next = k;
-    else
-        m->pending = k;
-    m->pending_tail = k;
+    STAILQ_INSERT_TAIL(&m->pending, k, grant_link);
     m->npending++;
 }
 
@@ -683,15 +678,10 @@ static void settle_grants(sim *m)
  * its connection closed meanwhile (the delivery frees it). */
 static void deliver(sim *m, size_t i)
 {
-    cnt_ticket **pp = &m->pending, *prev = NULL;
-    for (; i > 0; i--) {
-        prev = *pp;
-        pp = &(*pp)->next;
-    }
-    cnt_ticket *k = *pp;
-    *pp = k->next;
-    if (m->pending_tail == k)
-        m->pending_tail = prev;
+    cnt_ticket *k = STAILQ_FIRST(&m->pending);
+    for (; i > 0; i--)
+        k = STAILQ_NEXT(k, grant_link);
+    STAILQ_REMOVE(&m->pending, k, cnt_ticket, grant_link);
     m->npending--;
 
     for (size_t n = 0; n < m->nnames; n++) {
@@ -3202,6 +3192,7 @@ static size_t step_request(sim *m, int c, const uint8_t *p, size_t n)
 static void sim_init(sim *m, uint8_t flags)
 {
     memset(m, 0, sizeof *m);
+    STAILQ_INIT(&m->pending);
     cnt_fake_clock_init(&fuzz_clock, START_MS + (uint64_t)flags * 977);
     cnt_fake_alloc_fail_at(0, 0);
     fail_alloc = false;

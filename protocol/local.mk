@@ -16,3 +16,9 @@ noinst_HEADERS += \
 	protocol/request.h \
 	protocol/response.h \
 	protocol/throttr.h
+
+# Every opcode of the wire table reaches the C client and the Python
+# protocol module and clients (scripts/check-opcodes.pl says which misses
+# what).
+TESTS += scripts/check-opcodes.pl
+EXTRA_DIST += scripts/check-opcodes.pl

@@ -31,7 +31,7 @@ static bool rung(const cnt_mailbox *mb)
 /* Posts a new-connection message carrying fd. */
 static void post_fd(cnt_mailbox *mb, int fd)
 {
-    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = fd};
+    cnt_mail m = {.fd = fd};
     assert_true(cnt_mailbox_post(mb, &m));
 }
 
@@ -51,7 +51,7 @@ static void test_order_across_growth(void **state)
     assert_int_equal(cnt_mailbox_take(&mb, out, 30, &more), 30);
     assert_true(more);
     for (int i = 0; i < 30; i++)
-        assert_int_equal(out[i].u.fd, i);
+        assert_int_equal(out[i].fd, i);
     for (int i = 40; i < 300; i++)
         post_fd(&mb, i);
     size_t n = cnt_mailbox_take(&mb, out, 100, &more);
@@ -61,8 +61,7 @@ static void test_order_across_growth(void **state)
     assert_int_equal(n, 270);
     assert_false(more);
     for (int i = 0; i < 270; i++) {
-        assert_int_equal(out[i].kind, CNT_MAIL_NEW_CONNECTION);
-        assert_int_equal(out[i].u.fd, 30 + i);
+        assert_int_equal(out[i].fd, 30 + i);
     }
     cnt_mailbox_destroy(&mb);
 }
@@ -75,22 +74,33 @@ static void test_grants_in_order(void **state)
     bool more;
     (void)state;
     memset(k, 0, sizeof(k));
+    cnt_grant_list g = STAILQ_HEAD_INITIALIZER(g);
     assert_int_equal(cnt_mailbox_init(&mb), 0);
-    assert_null(cnt_mailbox_take_grants(&mb));
+    cnt_mailbox_take_grants(&mb, &g);
+    assert_true(STAILQ_EMPTY(&g));
     cnt_mailbox_post_grant(&mb, &k[0]);
     post_fd(&mb, 5);
     cnt_mailbox_post_grant(&mb, &k[1]);
     cnt_mailbox_post_grant(&mb, &k[2]);
-    /* Grants and typed mail are separate queues, each in order. */
+    /* Grants and new connections are separate queues, each in order. */
     assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 1);
-    assert_int_equal(out[0].kind, CNT_MAIL_NEW_CONNECTION);
-    assert_int_equal(out[0].u.fd, 5);
-    cnt_ticket *g = cnt_mailbox_take_grants(&mb);
-    assert_ptr_equal(g, &k[0]);
-    assert_ptr_equal(g->next, &k[1]);
-    assert_ptr_equal(g->next->next, &k[2]);
-    assert_null(g->next->next->next);
-    assert_null(cnt_mailbox_take_grants(&mb));
+    assert_int_equal(out[0].fd, 5);
+    cnt_mailbox_take_grants(&mb, &g);
+    assert_ptr_equal(STAILQ_FIRST(&g), &k[0]);
+    assert_ptr_equal(STAILQ_NEXT(&k[0], grant_link), &k[1]);
+    assert_ptr_equal(STAILQ_NEXT(&k[1], grant_link), &k[2]);
+    assert_null(STAILQ_NEXT(&k[2], grant_link));
+    /* Taken once: the mailbox is empty again, and what comes later is
+     * appended behind what the taker still has. */
+    cnt_grant_list none = STAILQ_HEAD_INITIALIZER(none);
+    cnt_mailbox_take_grants(&mb, &none);
+    assert_true(STAILQ_EMPTY(&none));
+    cnt_ticket late;
+    memset(&late, 0, sizeof(late));
+    cnt_mailbox_post_grant(&mb, &late);
+    cnt_mailbox_take_grants(&mb, &g);
+    assert_ptr_equal(STAILQ_NEXT(&k[2], grant_link), &late);
+    assert_null(STAILQ_NEXT(&late, grant_link));
     /* The doorbell rang for them. */
     assert_int_equal(cnt_mailbox_answer(&mb), 0);
     cnt_mailbox_destroy(&mb);
@@ -128,7 +138,7 @@ static void test_post_without_memory(void **state)
     (void)state;
     assert_int_equal(cnt_mailbox_init(&mb), 0);
     /* The first post needs the ring: it fails, queues and rings nothing. */
-    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = 3};
+    cnt_mail m = {.fd = 3};
     cnt_fake_alloc_fail_at(1, 0);
     assert_false(cnt_mailbox_post(&mb, &m));
     assert_true(cnt_fake_alloc_injected());
@@ -137,7 +147,7 @@ static void test_post_without_memory(void **state)
     assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 0);
     post_fd(&mb, 4);
     assert_int_equal(cnt_mailbox_take(&mb, out, 4, &more), 1);
-    assert_int_equal(out[0].u.fd, 4);
+    assert_int_equal(out[0].fd, 4);
     cnt_mailbox_destroy(&mb);
 }
 
@@ -155,8 +165,7 @@ static void *send_main(void *arg)
 {
     sender *s = arg;
     for (uint32_t i = 0; i < EACH; i++) {
-        cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION,
-                      .u.fd = (int)(s->index << 16 | i)};
+        cnt_mail m = {.fd = (int)(s->index << 16 | i)};
         while (!cnt_mailbox_post(s->mb, &m))
             ;
     }
@@ -187,9 +196,9 @@ static void test_many_senders(void **state)
         do {
             size_t n = cnt_mailbox_take(&mb, out, 64, &more);
             for (size_t k = 0; k < n; k++) {
-                uint32_t t = (uint32_t)out[k].u.fd >> 16;
+                uint32_t t = (uint32_t)out[k].fd >> 16;
                 assert_true(t < SENDERS);
-                assert_true((uint32_t)(out[k].u.fd & 0xffff) == next[t]);
+                assert_true((uint32_t)(out[k].fd & 0xffff) == next[t]);
                 next[t]++;
             }
             got += (unsigned)n;

@@ -119,10 +119,14 @@ static void test_ticket_size(void **state)
      * glibc serves from a 96-byte chunk: a million leases then cost about
      * 100 MB of tickets rather than 128. */
     assert_true(cnt_ticket_size(16) <= 88);
-    /* The lease id shares the queue link's word: 0 until granted. */
+    /* The lease id shares the queue's back link's word, the grant link
+     * the forward link's: 0 until granted. */
     cnt_ticket k;
     memset(&k, 0, sizeof(k));
-    assert_null(k.prev);
+    assert_ptr_equal((void *)&k.lease_id, (void *)&k.queue_link.tqe_prev);
+    assert_ptr_equal((void *)&STAILQ_NEXT(&k, grant_link),
+                     (void *)&TAILQ_NEXT(&k, queue_link));
+    assert_null(TAILQ_NEXT(&k, queue_link));
     assert_int_equal(k.lease_id, 0);
 }
 

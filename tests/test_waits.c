@@ -52,7 +52,7 @@ static void sink_record(void *ctx, cnt_ticket *k)
     fixture *f = ctx;
 
     assert_true(f->nsunk < SUNK_MAX);
-    assert_null(k->next);
+    assert_null(STAILQ_NEXT(k, grant_link));
     assert_true(k->flags & CNT_TICKET_IN_FLIGHT);
     f->sunk[f->nsunk] = k;
     f->taken[f->nsunk] = false;
@@ -1701,7 +1701,7 @@ typedef struct th_worker {
     cnt_holdings ledger;
     uint32_t held[TH_NAMES];
     pthread_mutex_t mail_lock;  /* guards the mailbox */
-    cnt_ticket *mail_head, *mail_tail;
+    cnt_grant_list mail;
     cnt_ticket *slot[TH_SLOTS];
     int st[TH_SLOTS];
     uint64_t lease_id[TH_SLOTS];
@@ -1724,12 +1724,7 @@ static void th_sink(void *ctx, cnt_ticket *k)
     if (th_self != w)
         atomic_fetch_add(&th_foreign_grants, 1);
     pthread_mutex_lock(&w->mail_lock);
-    k->next = NULL;
-    if (w->mail_tail != NULL)
-        w->mail_tail->next = k;
-    else
-        w->mail_head = k;
-    w->mail_tail = k;
+    STAILQ_INSERT_TAIL(&w->mail, k, grant_link);
     pthread_mutex_unlock(&w->mail_lock);
 }
 
@@ -1763,12 +1758,14 @@ static void th_free(th_worker *w, int i)
  * held, orphans are freed. */
 static void th_take_mail(th_worker *w)
 {
+    cnt_grant_list mail = STAILQ_HEAD_INITIALIZER(mail);
+    cnt_ticket *k;
+
     pthread_mutex_lock(&w->mail_lock);
-    cnt_ticket *k = w->mail_head;
-    w->mail_head = w->mail_tail = NULL;
+    STAILQ_CONCAT(&mail, &w->mail);
     pthread_mutex_unlock(&w->mail_lock);
-    while (k != NULL) {
-        cnt_ticket *next = k->next;
+    while ((k = STAILQ_FIRST(&mail)) != NULL) {
+        STAILQ_REMOVE_HEAD(&mail, grant_link);
         int i = th_slot_of(w, k);
         uint32_t consumption;
         TH_CHECK(w, i >= 0);
@@ -1786,7 +1783,6 @@ static void th_take_mail(th_worker *w)
             TH_CHECK(w, !live);
             th_free(w, i);
         }
-        k = next;
     }
 }
 
@@ -1991,6 +1987,7 @@ static void test_threads_race(void **state)
         w->t = f->t;
         cnt_holdings_init(&w->ledger);
         assert_int_equal(pthread_mutex_init(&w->mail_lock, NULL), 0);
+        STAILQ_INIT(&w->mail);
     }
     for (unsigned i = 0; i < TH_THREADS; i++)
         assert_int_equal(pthread_create(&th_workers[i].thread, NULL, th_main,
@@ -2001,7 +1998,7 @@ static void test_threads_race(void **state)
     for (unsigned i = 0; i < TH_THREADS; i++) {
         th_worker *w = &th_workers[i];
         assert_int_equal(w->failures, 0);
-        assert_null(w->mail_head);
+        assert_true(STAILQ_EMPTY(&w->mail));
         for (int j = 0; j < TH_SLOTS; j++)
             assert_null(w->slot[j]);
         delivered += w->delivered;

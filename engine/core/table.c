@@ -53,9 +53,9 @@ void cnt_table_free(cnt_table *t)
     /* Queues outlive their tickets' owners only if someone forgot to end
      * a connection; their records are freed here all the same. */
     for (size_t i = 0; i < CNT_MAP_STRIPES; i++)
-        while (t->queues[i] != NULL) {
-            cnt_queue *q = t->queues[i];
-            t->queues[i] = q->next;
+        while (!SLIST_EMPTY(&t->queues[i])) {
+            cnt_queue *q = SLIST_FIRST(&t->queues[i]);
+            SLIST_REMOVE_HEAD(&t->queues[i], link);
             free(q);
         }
     free(t->queues);
@@ -151,7 +151,7 @@ cnt_status cnt_table_release_at(cnt_table *t, cnt_holdings *h,
     size_t b = p->bucket;
     uint32_t w = cnt_table_window_now(t);
     cnt_status st = CNT_STATUS_OK;
-    cnt_ticket *granted = NULL;
+    cnt_grant_list granted = STAILQ_HEAD_INITIALIZER(granted);
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
     cnt_counter *c = do_find(t, b, name, len);
@@ -169,7 +169,7 @@ cnt_status cnt_table_release_at(cnt_table *t, cnt_holdings *h,
         }
     }
     cnt_map_unlock(lock);
-    cnt_table_sink_all(t, granted);
+    cnt_table_sink_all(t, &granted);
     return st;
 }
 
@@ -188,13 +188,13 @@ static void cnt_table_drain_one(struct cnt_counter *c, uint32_t amount,
 {
     cnt_table_drain_ctx *d = ctx;
     size_t b = cnt_map_bucket_of(&d->t->map, c->name, c->name_len);
-    cnt_ticket *granted = NULL;
+    cnt_grant_list granted = STAILQ_HEAD_INITIALIZER(granted);
 
     pthread_mutex_t *lock = cnt_map_lock(&d->t->map, b);
     do_give_back(c, amount, d->window);
     do_grant_waiting(d->t, b, c, &granted);
     cnt_map_unlock(lock);
-    cnt_table_sink_all(d->t, granted);
+    cnt_table_sink_all(d->t, &granted);
 }
 
 /* Releases everything h holds, one stripe lock per entry. */

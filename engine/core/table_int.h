@@ -47,11 +47,14 @@ _Static_assert(offsetof(struct cnt_counter, name) <= CNT_TABLE_HEADER_BUDGET,
  * Linked from its stripe's list (table->queues[stripe]) under that
  * stripe's lock; exists exactly while the counter's QUEUED flag is set. */
 typedef struct cnt_queue {
-    struct cnt_queue *next;     /* the stripe's other queues */
+    SLIST_ENTRY(cnt_queue) link;    /* the stripe's other queues */
     cnt_counter *counter;
-    cnt_ticket *head, *tail;
+    cnt_ticket_queue tickets;       /* oldest first */
     uint32_t len;
 } cnt_queue;
+
+/* A stripe's queues (an all-zero head is an empty list). */
+SLIST_HEAD(cnt_queue_list, cnt_queue);
 
 /* The clock and window length first: with the map's per-request fields
  * right after them, everything a request reads shares one cache line.
@@ -61,8 +64,8 @@ struct cnt_table {
     const cnt_clock *clock;
     uint32_t interval;
     cnt_map map;
-    cnt_queue **queues;         /* CNT_MAP_STRIPES lists, each under its
-                                   stripe's lock */
+    struct cnt_queue_list *queues;  /* CNT_MAP_STRIPES lists, each under
+                                       its stripe's lock */
     cnt_grant_sink sink;        /* set before any wait_acquire */
     /* Set while the server stops: releases grant no queued ticket, so a
      * client about to hear of the shutdown is never handed a lease it
@@ -155,28 +158,29 @@ static inline void cnt_table_count(atomic_uint_fast64_t *f, uint64_t n)
 }
 
 /* Grants the tickets at the head of c's queue while they fit (stripe lock
- * held), appending them to *granted for cnt_table_sink_all; a no-op for a
+ * held), appending them to granted for cnt_table_sink_all; a no-op for a
  * counter without a queue. Defined in waits.c. */
 void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
-                    cnt_ticket **granted);
+                    cnt_grant_list *granted);
 
-/* Hands each granted ticket of the list to the table's sink (stripe lock
- * dropped). Defined in waits.c. */
-void cnt_table_sink_list(cnt_table *t, cnt_ticket *granted);
+/* Hands each granted ticket of the list to the table's sink, oldest grant
+ * first, leaving the list empty (stripe lock dropped). Defined in
+ * waits.c. */
+void cnt_table_sink_list(cnt_table *t, cnt_grant_list *granted);
 
 /* do_grant_heads for a release (stripe lock held): inline, so that a
  * release of a counter nobody waits on pays one flag test, not a call. */
 static inline void do_grant_waiting(cnt_table *t, size_t b, cnt_counter *c,
-                                    cnt_ticket **granted)
+                                    cnt_grant_list *granted)
 {
     if (c->flags & CNT_COUNTER_QUEUED)
         do_grant_heads(t, b, c, granted);
 }
 
 /* cnt_table_sink_list after a release: nothing to do for an empty list. */
-static inline void cnt_table_sink_all(cnt_table *t, cnt_ticket *granted)
+static inline void cnt_table_sink_all(cnt_table *t, cnt_grant_list *granted)
 {
-    if (granted != NULL)
+    if (!STAILQ_EMPTY(granted))
         cnt_table_sink_list(t, granted);
 }
 

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "engine/core/wheel.h"
 
@@ -48,17 +49,24 @@ typedef enum cnt_ticket_state {
  * to 72 bytes: with a 16-byte name a ticket asks malloc for 88 bytes,
  * which glibc serves from a 96-byte chunk (tests/test_ticket.c checks
  * it). Hence no pointer to the counter (the name finds it, under the lock
- * that is taken anyway), and the queue's back link sharing its word with
- * the lease id, which only exists once the ticket has left the queue. */
+ * that is taken anyway), and the two links sharing two words with the
+ * lease id: the queue's back link exists only while the ticket is queued,
+ * the lease id and the grant list's link only once it has left the queue.
+ * The links are <sys/queue.h>'s, like every list of the engine. */
 typedef struct cnt_ticket {
     cnt_timer timer;            /* owner: its wheel */
-    struct cnt_ticket *next;    /* lock: the counter's queue; then a list
-                                   of grants on their way to the owner */
     union {
-        struct cnt_ticket *prev;    /* lock, while QUEUED: the queue */
-        uint64_t lease_id;      /* lock, from GRANTED on: the grant's id;
-                                   0 before (NEW) and for a ticket that
-                                   ended without a grant */
+        /* lock, while QUEUED: its place in the counter's queue */
+        TAILQ_ENTRY(cnt_ticket) queue_link;
+        struct {
+            /* lock when granted, then the sink's: the list of grants on
+             * their way to the owner (the owner's mailbox threads the
+             * ticket through the same link) */
+            STAILQ_ENTRY(cnt_ticket) grant_link;
+            /* lock, from GRANTED on: the grant's id; 0 before (NEW) and
+             * for a ticket that ended without a grant */
+            uint64_t lease_id;
+        };
     };
     void *owner;                /* the owning session; set once */
     uint32_t resources;         /* set once */
@@ -76,6 +84,16 @@ typedef struct cnt_ticket {
     uint16_t name_len;          /* set once */
     uint8_t name[];             /* set once: the counter's name */
 } cnt_ticket;
+
+/* The waiting tickets of one counter, oldest first (table_int.h). */
+TAILQ_HEAD(cnt_ticket_queue, cnt_ticket);
+typedef struct cnt_ticket_queue cnt_ticket_queue;
+
+/* Granted tickets on their way to their owners, oldest grant first,
+ * linked through grant_link: the table's list of one release's grants,
+ * then a worker's mailbox. */
+STAILQ_HEAD(cnt_grant_list, cnt_ticket);
+typedef struct cnt_grant_list cnt_grant_list;
 
 /* Most bytes of ticket header: see above. */
 #define CNT_TICKET_HEADER_BUDGET 72u

@@ -71,10 +71,10 @@ void cnt_table_ticket_free(cnt_table *t, cnt_ticket *k)
  * points at NULL when c has none. */
 static cnt_queue **do_queue_link(cnt_table *t, size_t b, const cnt_counter *c)
 {
-    cnt_queue **qp = &t->queues[b % CNT_MAP_STRIPES];
+    cnt_queue **qp = &SLIST_FIRST(&t->queues[b % CNT_MAP_STRIPES]);
 
     while (*qp != NULL && (*qp)->counter != c)
-        qp = &(*qp)->next;
+        qp = &SLIST_NEXT(*qp, link);
     return qp;
 }
 
@@ -101,7 +101,7 @@ static void do_grant(cnt_table *t, cnt_counter *c, cnt_ticket *k, uint32_t w)
 /* Grants queue heads while they fit (none while grants are stopped);
  * frees the queue once empty. */
 void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
-                    cnt_ticket **granted)
+                    cnt_grant_list *granted)
 {
     if (!(c->flags & CNT_COUNTER_QUEUED))
         return;
@@ -111,67 +111,52 @@ void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
     bool stopped = atomic_load_explicit(&t->grants_stopped,
                                         memory_order_relaxed);
 
-    while (!stopped && q->head != NULL && do_fits(c, q->head)) {
-        cnt_ticket *k = q->head;
-        q->head = k->next;
-        if (q->head != NULL)
-            q->head->prev = NULL;
-        else
-            q->tail = NULL;
+    cnt_ticket *k;
+
+    while (!stopped && (k = TAILQ_FIRST(&q->tickets)) != NULL &&
+           do_fits(c, k)) {
+        TAILQ_REMOVE(&q->tickets, k, queue_link);
         q->len--;
-        do_grant(t, c, k, w);   /* the lease id takes prev's word */
+        do_grant(t, c, k, w);   /* the lease id takes the back link's word */
         k->flags |= CNT_TICKET_IN_FLIGHT;
-        k->next = *granted;
-        *granted = k;
+        STAILQ_INSERT_TAIL(granted, k, grant_link);
         cnt_table_count(&t->waiting, (uint64_t)-1);
         cnt_table_count(&t->queue_grants, 1);
     }
-    if (q->head == NULL) {
-        *qp = q->next;
+    if (TAILQ_EMPTY(&q->tickets)) {
+        *qp = SLIST_NEXT(q, link);
         c->flags &= (uint8_t)~CNT_COUNTER_QUEUED;
         free(q);
         cnt_map_uncharge(&t->map, sizeof(*q));
     }
 }
 
-/* Hands the granted tickets to the sink, oldest grant first. Each ticket's
- * link is read before the sink gets it: from then on the link is the
+/* Hands the granted tickets to the sink, oldest grant first. Each ticket
+ * leaves the list before the sink gets it: from then on its link is the
  * sink's (the owner's mailbox threads it through the same field). */
-void cnt_table_sink_list(cnt_table *t, cnt_ticket *granted)
+void cnt_table_sink_list(cnt_table *t, cnt_grant_list *granted)
 {
-    cnt_ticket *fifo = NULL;
+    cnt_ticket *k;
 
-    while (granted != NULL) {
-        cnt_ticket *next = granted->next;
-        granted->next = fifo;
-        fifo = granted;
-        granted = next;
-    }
-    while (fifo != NULL) {
-        cnt_ticket *next = fifo->next;
-        fifo->next = NULL;
-        t->sink.fn(t->sink.ctx, fifo);
-        fifo = next;
+    while ((k = STAILQ_FIRST(granted)) != NULL) {
+        STAILQ_REMOVE_HEAD(granted, grant_link);
+        STAILQ_NEXT(k, grant_link) = NULL;
+        t->sink.fn(t->sink.ctx, k);
     }
 }
 
 /* Takes queued k out of its counter's queue; the ones behind it may now
  * be granted (when k was the head that blocked them). */
 static void do_unqueue(cnt_table *t, size_t b, cnt_ticket *k,
-                       cnt_ticket **granted)
+                       cnt_grant_list *granted)
 {
     cnt_counter *c = do_find(t, b, k->name, k->name_len);
     cnt_queue *q = *do_queue_link(t, b, c);
 
-    if (k->prev != NULL)
-        k->prev->next = k->next;
-    else
-        q->head = k->next;
-    if (k->next != NULL)
-        k->next->prev = k->prev;
-    else
-        q->tail = k->prev;
-    k->next = k->prev = NULL;
+    TAILQ_REMOVE(&q->tickets, k, queue_link);
+    /* Out of the queue without a grant: no link, and lease id 0. */
+    STAILQ_NEXT(k, grant_link) = NULL;
+    k->lease_id = 0;
     q->len--;
     cnt_table_count(&t->waiting, (uint64_t)-1);
     do_grant_heads(t, b, c, granted);
@@ -195,19 +180,12 @@ static bool do_enqueue(cnt_table *t, size_t b, cnt_counter *c, cnt_ticket *k,
             return false;
         }
         q->counter = c;
-        q->head = q->tail = NULL;
+        TAILQ_INIT(&q->tickets);
         q->len = 0;
-        q->next = t->queues[b % CNT_MAP_STRIPES];
-        t->queues[b % CNT_MAP_STRIPES] = q;
+        SLIST_INSERT_HEAD(&t->queues[b % CNT_MAP_STRIPES], q, link);
         c->flags |= CNT_COUNTER_QUEUED;
     }
-    k->prev = q->tail;
-    k->next = NULL;
-    if (q->tail != NULL)
-        q->tail->next = k;
-    else
-        q->head = k;
-    q->tail = k;
+    TAILQ_INSERT_TAIL(&q->tickets, k, queue_link);
     q->len++;
     k->state = CNT_TICKET_QUEUED;
     *position = q->len;
@@ -251,7 +229,7 @@ cnt_status cnt_table_wait_acquire_at(cnt_table *t, const cnt_table_place *p,
 /* Gives a granted ticket's resources back to its counter (stripe lock
  * held) and grants the queue heads that now fit. */
 static uint32_t do_return(cnt_table *t, size_t b, cnt_ticket *k,
-                          cnt_ticket **granted)
+                          cnt_grant_list *granted)
 {
     cnt_counter *c = do_find(t, b, k->name, k->name_len);
 
@@ -266,7 +244,7 @@ static uint32_t do_return(cnt_table *t, size_t b, cnt_ticket *k,
 void cnt_table_ticket_end(cnt_table *t, cnt_ticket *k, cnt_ticket_outcome *o)
 {
     size_t b = ticket_bucket(t, k);
-    cnt_ticket *granted = NULL;
+    cnt_grant_list granted = STAILQ_HEAD_INITIALIZER(granted);
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
     o->was = k->state;
@@ -284,14 +262,14 @@ void cnt_table_ticket_end(cnt_table *t, cnt_ticket *k, cnt_ticket_outcome *o)
     }
     k->state = CNT_TICKET_ENDED;
     cnt_map_unlock(lock);
-    cnt_table_sink_all(t, granted);
+    cnt_table_sink_all(t, &granted);
 }
 
 /* k's wait ran out; see table.h. */
 bool cnt_table_ticket_timeout(cnt_table *t, cnt_ticket *k)
 {
     size_t b = ticket_bucket(t, k);
-    cnt_ticket *granted = NULL;
+    cnt_grant_list granted = STAILQ_HEAD_INITIALIZER(granted);
     bool timed_out = false;
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
@@ -302,7 +280,7 @@ bool cnt_table_ticket_timeout(cnt_table *t, cnt_ticket *k)
         timed_out = true;
     }
     cnt_map_unlock(lock);
-    cnt_table_sink_all(t, granted);
+    cnt_table_sink_all(t, &granted);
     return timed_out;
 }
 
@@ -310,7 +288,7 @@ bool cnt_table_ticket_timeout(cnt_table *t, cnt_ticket *k)
 bool cnt_table_ticket_expire(cnt_table *t, cnt_ticket *k, uint32_t *released)
 {
     size_t b = ticket_bucket(t, k);
-    cnt_ticket *granted = NULL;
+    cnt_grant_list granted = STAILQ_HEAD_INITIALIZER(granted);
     bool expired = false;
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
@@ -322,7 +300,7 @@ bool cnt_table_ticket_expire(cnt_table *t, cnt_ticket *k, uint32_t *released)
         expired = true;
     }
     cnt_map_unlock(lock);
-    cnt_table_sink_all(t, granted);
+    cnt_table_sink_all(t, &granted);
     return expired;
 }
 
@@ -376,7 +354,8 @@ bool cnt_table_queues(cnt_table *t, size_t *stripe, cnt_queues_fn fn,
         /* Any bucket of the stripe names its lock: b % STRIPES == stripe. */
         pthread_mutex_t *lock = cnt_map_lock(&t->map, *stripe);
         bool more = true;
-        for (cnt_queue *q = t->queues[*stripe]; q != NULL; q = q->next) {
+        cnt_queue *q;
+        SLIST_FOREACH(q, &t->queues[*stripe], link) {
             const cnt_counter *c = q->counter;
             if (!fn(ctx, c->name, c->name_len, c->consumption, q->len))
                 more = false;

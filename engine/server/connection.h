@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <event2/event.h>
@@ -66,7 +67,7 @@ struct cnt_connection {
 
     cnt_session session;            /* answers, ledger, Dump */
 
-    cnt_connection *prev, *next;    /* the owner's list */
+    LIST_ENTRY(cnt_connection) link;    /* the owner's list */
 };
 
 /* Takes over fd (non-blocking, connected) and starts reading; NULL when

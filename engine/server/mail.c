@@ -1,6 +1,7 @@
-/* mail.c: a worker's mailbox: a ring of typed messages under a mutex, grown
- * by doubling, and an eventfd doorbell that adds up rings so that a
- * wake-up is never lost and many collapse into one. */
+/* mail.c: a worker's mailbox: a ring of new connections (grown by
+ * doubling) and a list of grants under a mutex, and an eventfd doorbell
+ * that adds up rings so that a wake-up is never lost and many collapse
+ * into one. */
 #include "config.h"
 
 #include "engine/server/mail.h"
@@ -18,6 +19,7 @@
 int cnt_mailbox_init(cnt_mailbox *mb)
 {
     memset(mb, 0, sizeof(*mb));
+    STAILQ_INIT(&mb->grants);
     mb->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (mb->doorbell < 0)
         return errno;
@@ -84,25 +86,18 @@ bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m)
 /* Queues a granted ticket and rings the doorbell. */
 void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k)
 {
-    k->next = NULL;
     pthread_mutex_lock(&mb->lock);
-    if (mb->grants_tail != NULL)
-        mb->grants_tail->next = k;
-    else
-        mb->grants = k;
-    mb->grants_tail = k;
+    STAILQ_INSERT_TAIL(&mb->grants, k, grant_link);
     pthread_mutex_unlock(&mb->lock);
     cnt_mailbox_ring(mb);
 }
 
 /* Takes every queued grant, oldest first. */
-cnt_ticket *cnt_mailbox_take_grants(cnt_mailbox *mb)
+void cnt_mailbox_take_grants(cnt_mailbox *mb, cnt_grant_list *out)
 {
     pthread_mutex_lock(&mb->lock);
-    cnt_ticket *k = mb->grants;
-    mb->grants = mb->grants_tail = NULL;
+    STAILQ_CONCAT(out, &mb->grants);
     pthread_mutex_unlock(&mb->lock);
-    return k;
 }
 
 /* The fd the worker's loop watches. */

@@ -1,11 +1,12 @@
-/* mail.h: typed messages to a worker thread and the mailbox that carries
- * them: a locked queue plus an eventfd doorbell the worker's event loop
- * watches. The only way another thread asks a worker to do something (see
- * the ownership rule in server_int.h). Beside the typed messages, the
- * mailbox carries granted tickets (a release on any thread granted a
- * waiter whose connection lives on this worker): those are linked through
- * the ticket itself, so posting one allocates nothing and cannot fail, and
- * a decided grant is never lost for want of memory. */
+/* mail.h: what other threads hand a worker thread, and the mailbox that
+ * carries it: locked queues plus an eventfd doorbell the worker's event
+ * loop watches. The only way another thread asks a worker to do something
+ * (see the ownership rule in server_int.h). A mailbox carries two things:
+ * new connections (the acceptor's sockets), and granted tickets (a
+ * release on any thread granted a waiter whose connection lives on this
+ * worker). Grants are linked through the ticket itself, so posting one
+ * allocates nothing and cannot fail, and a decided grant is never lost for
+ * want of memory. */
 #ifndef CNT_ENGINE_MAIL_H
 #define CNT_ENGINE_MAIL_H
 
@@ -16,24 +17,14 @@
 
 #include "engine/core/ticket.h"
 
-/* What a message asks of the worker that receives it. */
-typedef enum cnt_mail_kind {
-    /* Adopt mail.fd, an accepted socket, as a new connection. Until the
-     * worker takes the message the mailbox owns the fd: a worker that
-     * stops with it queued closes it. */
-    CNT_MAIL_NEW_CONNECTION = 1
-} cnt_mail_kind;
-
 struct cnt_front;
 
-/* One message. */
+/* One message: adopt fd, an accepted socket, as a new connection. Until
+ * the worker takes the message the mailbox owns the fd: a worker that
+ * stops with it queued closes it. */
 typedef struct cnt_mail {
-    cnt_mail_kind kind;
-    union {
-        int fd;                     /* CNT_MAIL_NEW_CONNECTION */
-    } u;
-    /* CNT_MAIL_NEW_CONNECTION: the protocol the fd's listener serves;
-     * NULL: the counter protocol. */
+    int fd;
+    /* The protocol the fd's listener serves; NULL: the counter protocol. */
     const struct cnt_front *front;
 } cnt_mail;
 
@@ -42,12 +33,13 @@ typedef struct cnt_mailbox {
     pthread_mutex_t lock;           /* guards the ring */
     cnt_mail *ring;
     size_t head, len, cap;
-    cnt_ticket *grants, *grants_tail;   /* through ticket->next, oldest
-                                           first */
+    cnt_grant_list grants;          /* oldest first */
     int doorbell;                   /* eventfd, readable while rung */
 } cnt_mailbox;
 
-/* Prepares an empty mailbox and its doorbell; 0 or an errno value. */
+/* Prepares an empty mailbox and its doorbell; 0 or an errno value. The
+ * mailbox may not move in memory afterwards (its grant list points into
+ * itself). */
 int cnt_mailbox_init(cnt_mailbox *mb);
 
 /* Frees the mailbox; the caller has taken (and disposed of) every
@@ -59,13 +51,13 @@ void cnt_mailbox_destroy(cnt_mailbox *mb);
  * carries). */
 bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m);
 
-/* Queues a granted ticket (linked through k->next, which is the
+/* Queues a granted ticket (linked through k->grant_link, which is the
  * mailbox's until taken) and rings the doorbell (any thread). */
 void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k);
 
-/* Takes every queued grant at once, oldest first, linked through
- * ticket->next; NULL when none. */
-cnt_ticket *cnt_mailbox_take_grants(cnt_mailbox *mb);
+/* Takes every queued grant at once, appending them, oldest first, to
+ * out (linked through ticket->grant_link). */
+void cnt_mailbox_take_grants(cnt_mailbox *mb, cnt_grant_list *out);
 
 /* Rings the doorbell without a message (to make the worker look at a
  * flag, such as its stop request). Never fails: an eventfd adds up

@@ -56,7 +56,8 @@ typedef struct cnt_worker {
     struct event *tick;
     uint64_t tick_at;               /* deadline tick is set for (ns of the
                                        monotonic clock); UINT64_MAX: none */
-    cnt_connection *conns;          /* owned; touched only by the thread */
+    /* Owned; touched only by the thread (an all-zero head is empty). */
+    LIST_HEAD(, cnt_connection) conns;
 } cnt_worker;
 
 struct cnt_server {

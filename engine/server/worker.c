@@ -33,12 +33,7 @@
 static void worker_on_close(void *owner, cnt_connection *c)
 {
     cnt_worker *w = owner;
-    if (c->prev != NULL)
-        c->prev->next = c->next;
-    else
-        w->conns = c->next;
-    if (c->next != NULL)
-        c->next->prev = c->prev;
+    LIST_REMOVE(c, link);
     atomic_fetch_sub(&w->server->open_connections, 1);
 }
 
@@ -93,11 +88,13 @@ static void worker_on_tick(evutil_socket_t fd, short what, void *arg)
  * frees the tickets whose owners ended meanwhile). */
 static void worker_take_grants(cnt_worker *w)
 {
-    cnt_ticket *k = cnt_mailbox_take_grants(&w->mail);
-    while (k != NULL) {
-        cnt_ticket *next = k->next;
+    cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
+    cnt_ticket *k;
+
+    cnt_mailbox_take_grants(&w->mail, &grants);
+    while ((k = STAILQ_FIRST(&grants)) != NULL) {
+        STAILQ_REMOVE_HEAD(&grants, grant_link);    /* before it is freed */
         cnt_session_deliver(&w->env.session, k);
-        k = next;
     }
 }
 
@@ -175,8 +172,7 @@ void cnt_worker_destroy(cnt_worker *w)
  * short (the caller still owns fd). */
 bool cnt_worker_enqueue(cnt_worker *w, int fd, const cnt_front *front)
 {
-    cnt_mail m = {.kind = CNT_MAIL_NEW_CONNECTION, .u.fd = fd,
-                  .front = front};
+    cnt_mail m = {.fd = fd, .front = front};
     return cnt_mailbox_post(&w->mail, &m);
 }
 
@@ -231,30 +227,21 @@ static void worker_adopt(cnt_worker *w, int fd, const cnt_front *front)
         atomic_fetch_sub(&w->server->open_connections, 1);
         return;
     }
-    c->next = w->conns;
-    if (w->conns != NULL)
-        w->conns->prev = c;
-    w->conns = c;
+    LIST_INSERT_HEAD(&w->conns, c, link);
 }
 
 /* Disposes of a message a stopped worker will never act on: a socket
  * nobody adopted is closed (and leaves the connection count). */
 static void worker_discard(cnt_worker *w, const cnt_mail *m)
 {
-    if (m->kind == CNT_MAIL_NEW_CONNECTION) {
-        close(m->u.fd);
-        atomic_fetch_sub(&w->server->open_connections, 1);
-    }
+    close(m->fd);
+    atomic_fetch_sub(&w->server->open_connections, 1);
 }
 
 /* Acts on one message. */
 static void worker_deliver(cnt_worker *w, const cnt_mail *m)
 {
-    switch (m->kind) {
-    case CNT_MAIL_NEW_CONNECTION:
-        worker_adopt(w, m->u.fd, m->front);
-        break;
-    }
+    worker_adopt(w, m->fd, m->front);
 }
 
 /* Doorbell callback: ends the loop when stopping, else acts on the mail. */
@@ -366,8 +353,8 @@ void cnt_worker_stop(cnt_worker *w)
         return;
     /* The thread is gone: this thread may now touch its connections.
      * Every waiter and holder hears of the shutdown first. */
-    while (w->conns != NULL)
-        cnt_connection_shutdown(w->conns);
+    while (!LIST_EMPTY(&w->conns))
+        cnt_connection_shutdown(LIST_FIRST(&w->conns));
     /* Grants still queued are of tickets whose owners have just ended
      * (orphans, freed here). */
     worker_take_grants(w);
