@@ -298,18 +298,17 @@ static inline void cnt_map_lock_many(cnt_map *m, const size_t *b, size_t n,
 {
     size_t *s = set->stripe, k = 0;
 
-    /* Insertion sort of at most 16, dropping repeats (two records of one
-     * name share a stripe). */
+    /* Insertion sort of at most 16, then repeats dropped (two records of
+     * one name share a stripe). */
     for (size_t i = 0; i < n; i++) {
-        size_t v = b[i] % CNT_MAP_STRIPES, j = k;
+        size_t v = b[i] % CNT_MAP_STRIPES, j = i;
         for (; j > 0 && s[j - 1] > v; j--)
-            ;
-        if (j > 0 && s[j - 1] == v)
-            continue;
-        memmove(&s[j + 1], &s[j], (k - j) * sizeof *s);
+            s[j] = s[j - 1];
         s[j] = v;
-        k++;
     }
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || s[k - 1] != s[i])
+            s[k++] = s[i];
     set->n = k;
     for (size_t i = 0; i < k; i++)
         pthread_mutex_lock(&m->stripes[s[i]].mutex);
