@@ -2355,12 +2355,12 @@ static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
 {
     uint64_t hard_left = used < H ? H - used : 0;
     if (tm->capacity == 0)
-        return H == CNT_THROTTLE_UNLIMITED ? UINT32_MAX
+        return H == CNT_HARD_LIMIT_UNLIMITED ? UINT32_MAX
                                            : thr_clamp(hard_left);
     uint64_t pool = thr_pool(tm);
     uint64_t left = (R > used ? R - used : 0) +
                     (pool > tm->pool_used ? pool - tm->pool_used : 0);
-    if (H != CNT_THROTTLE_UNLIMITED && hard_left < left)
+    if (H != CNT_HARD_LIMIT_UNLIMITED && hard_left < left)
         left = hard_left;
     return thr_clamp(left);
 }
@@ -2402,25 +2402,25 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
     uint64_t reserve_left = R > used ? R - used : 0;
     uint64_t from_pool = units > reserve_left ? units - reserve_left : 0;
     uint64_t pool = thr_pool(tm);
-    uint8_t reason = CNT_THROTTLE_REASON_NONE;
+    uint8_t reason = CNT_TREASON_NONE;
     bool limited = tm->capacity > 0 && !unthrottled;
 
     if (tm->capacity == 0)
         from_pool = 0;
-    if (limited && H != CNT_THROTTLE_UNLIMITED && used + units > H)
-        reason = CNT_THROTTLE_REASON_HARD_LIMIT;
+    if (limited && H != CNT_HARD_LIMIT_UNLIMITED && used + units > H)
+        reason = CNT_TREASON_HARD_LIMIT;
     else if (limited && from_pool > 0 && tm->pool_used + from_pool > pool)
-        reason = pool == 0 ? CNT_THROTTLE_REASON_RESERVE
-                           : CNT_THROTTLE_REASON_POOL_EMPTY;
-    if (reason == CNT_THROTTLE_REASON_NONE && !mem) {
+        reason = pool == 0 ? CNT_TREASON_RESERVE
+                           : CNT_TREASON_POOL_EMPTY;
+    if (reason == CNT_TREASON_NONE && !mem) {
         FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
         return;
     }
     FUZZ_CHECK(st == CNT_STATUS_OK);
     /* The guarantee of a reserve, from the answer alone. */
     if (limited && used + units <= R)
-        FUZZ_CHECK(a.state == CNT_THROTTLE_STATE_ALLOWED);
-    if (reason == CNT_THROTTLE_REASON_NONE) {
+        FUZZ_CHECK(a.state == CNT_TSTATE_ALLOWED);
+    if (reason == CNT_TREASON_NONE) {
         if (!t->present)
             thr_create(tm, n);
         used += units;
@@ -2438,20 +2438,20 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
             t->throttled++;
         tm->st.throttled++;
     }
-    FUZZ_CHECK(a.state == (reason == CNT_THROTTLE_REASON_NONE
-                               ? CNT_THROTTLE_STATE_ALLOWED
-                               : CNT_THROTTLE_STATE_THROTTLED));
+    FUZZ_CHECK(a.state == (reason == CNT_TREASON_NONE
+                               ? CNT_TSTATE_ALLOWED
+                               : CNT_TSTATE_THROTTLED));
     FUZZ_CHECK(a.reason == reason && a.used == thr_clamp(used));
     FUZZ_CHECK(a.remaining == thr_remaining(tm, R, H, used));
-    if (reason == CNT_THROTTLE_REASON_NONE)
+    if (reason == CNT_TREASON_NONE)
         FUZZ_CHECK(a.retry_after_ns == 0);
     else
         FUZZ_CHECK(a.retry_after_ns ==
                        (s + 1) * CNT_THROTTLE_SECOND_NS - now &&
                    a.retry_after_ns >= 1);
-    if (a.state != CNT_THROTTLE_STATE_ALLOWED || !limited)
+    if (a.state != CNT_TSTATE_ALLOWED || !limited)
         return;
-    FUZZ_CHECK(H == CNT_THROTTLE_UNLIMITED || a.used <= H);
+    FUZZ_CHECK(H == CNT_HARD_LIMIT_UNLIMITED || a.used <= H);
     if (used <= R)
         t->covered += units;
     FUZZ_CHECK(thr_used(t, s) >= t->covered);
@@ -2464,7 +2464,7 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
 static uint32_t thr_hard_of(uint8_t v)
 {
     if (v == 0xff)
-        return CNT_THROTTLE_UNLIMITED;
+        return CNT_HARD_LIMIT_UNLIMITED;
     return (v & 0x80) ? UINT32_MAX - 1 - (v & 0x7f) : (v & 0x3f);
 }
 
@@ -3247,7 +3247,7 @@ static void sim_init(sim *m, uint8_t flags)
     cnt_map_stats tms;
     cnt_map_get_stats(cnt_throttle_map(m->throttle), &tms);
     m->thr.baseline = tms.used_memory;
-    m->thr.default_hard = CNT_THROTTLE_UNLIMITED;
+    m->thr.default_hard = CNT_HARD_LIMIT_UNLIMITED;
     m->stats = cnt_stats_new(1);
     FUZZ_CHECK(m->stats != NULL);
     m->groups = cnt_groups_new();

@@ -124,12 +124,6 @@ size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
     return encode_named(out, CNT_OP_WAIT_RELEASE, opaque, name, name_len);
 }
 
-/* Writes a Queues request. */
-size_t cnt_encode_queues(uint8_t *out, uint32_t opaque)
-{
-    return cnt_encode_request_header(out, CNT_OP_QUEUES, 0, opaque);
-}
-
 /* Writes a Ttl_insert request. */
 size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,
                              uint64_t ttl, uint8_t unit, const void *name,

@@ -1,10 +1,10 @@
 /* wire.c: the protocol's tables. The status texts are part of the wire
  * contract: clients compare them byte for byte, so they live in one place
  * and carry no trailing NUL on the wire. The opcode table describes each
- * request body once, for the decoder and for printable names; event codes,
- * the TTL opcodes' time units and the throttle reasons get printable
- * names too. The time units' table is the project's only one: every
- * length of a unit and every conversion to nanoseconds comes from it. */
+ * request body once, for the decoder and for printable names; the TTL
+ * opcodes' time units and the throttle reasons get printable names too.
+ * The time units' table is the project's only one: every length of a unit
+ * and every conversion to nanoseconds comes from it. */
 #include "config.h"
 
 #include "protocol/wire.h"
@@ -49,22 +49,6 @@ const char *cnt_status_text(cnt_status status)
         return "Out of memory";
     }
     /* A value outside the enum (a status byte read off the wire). */
-    return NULL;
-}
-
-/* Returns a short printable name for an event code, NULL if unknown. */
-const char *cnt_event_name(uint8_t code)
-{
-    switch (code) {
-    case CNT_EVENT_GRANTED:
-        return "granted";
-    case CNT_EVENT_TIMED_OUT:
-        return "timed_out";
-    case CNT_EVENT_LEASE_EXPIRED:
-        return "lease_expired";
-    case CNT_EVENT_SHUTDOWN:
-        return "shutdown";
-    }
     return NULL;
 }
 

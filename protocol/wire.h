@@ -419,10 +419,6 @@ typedef enum cnt_decode_result {
  * ("" for OK, NULL for a code outside the table). */
 const char *cnt_status_text(cnt_status status);
 
-/* Returns a short printable name for an event code ("granted", ...; NULL
- * if unknown). */
-const char *cnt_event_name(uint8_t code);
-
 /* Returns how many nanoseconds one of a time unit lasts (0 if the unit
  * is unknown). */
 uint64_t cnt_unit_ns(uint8_t unit);
