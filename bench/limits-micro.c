@@ -51,16 +51,16 @@ static void *micro_main(void *arg)
     micro_case *mc = t->mc;
     char name[32];
     int len = snprintf(name, sizeof name, "name-%u", mc->hot ? 0 : t->id);
-    cnt_check_args a = {
+    cnt_check_request a = {
         .opcode = mc->opcode,
         .limit_or_burst = UINT32_MAX,
         .count = UINT32_MAX,
         .cost = 1,
-        .period_ns = mc->opcode == CNT_LIMITS_OP_GCRA ? 1000000000u : 0,
+        .period_ns = mc->opcode == CNT_OP_GCRA_CHECK ? 1000000000u : 0,
         .name = (const uint8_t *)name,
         .name_len = (uint16_t)len,
     };
-    cnt_check_answer ans;
+    cnt_check_result ans;
 
     while (!atomic_load_explicit(&mc->go, memory_order_acquire))
         ;
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
         return 2;
     }
     static const struct { uint8_t opcode; const char *name; } kinds[] = {
-        { CNT_LIMITS_OP_GCRA, "gcra" }, { CNT_LIMITS_OP_WINDOW, "window" },
+        { CNT_OP_GCRA_CHECK, "gcra" }, { CNT_OP_WINDOW_CHECK, "window" },
     };
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double spread = micro_run(kinds[k].opcode, false, seconds, nthreads);

@@ -445,7 +445,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * connection: delivering them frees them. */
     take_grants(&r, &env.session);
     FUZZ_CHECK(cnt_wheel_count(&wheel) == 0);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
     FUZZ_CHECK(cnt_table_dump(table, &cur, dump_zero, NULL));
     cnt_wait_stats ws;
     cnt_table_get_wait_stats(table, &ws);

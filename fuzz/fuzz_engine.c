@@ -251,7 +251,7 @@ typedef struct sim {
     /* An incremental Dump that advances a few records per Dump request,
      * paused in between while other steps (GC sweeps included) run. */
     bool dumping;
-    cnt_dump_cursor cursor;
+    cnt_map_cursor cursor;
     bool seen[NNAMES];          /* reported by the incremental Dump */
     bool steady[NNAMES];        /* existed since it began, never removed */
     /* Grants the sink took, oldest first, linked through their grant link
@@ -989,13 +989,13 @@ static void step_dump(sim *m)
 {
     bool seen[NNAMES] = { false };
     dump_check d = { .m = m, .seen = seen, .records = 0 };
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
     size_t live = 0;
     FUZZ_CHECK(cnt_table_dump(m->table, &cur, dump_record, &d));
     for (size_t i = 0; i < m->nnames; i++)
         live += m->names[i].exists;
     FUZZ_CHECK(d.records == live);
-    cnt_table_stats ts;
+    cnt_map_stats ts;
     cnt_table_get_stats(m->table, &ts);
     FUZZ_CHECK(ts.objects == live && ts.total_objects >= live);
 }
@@ -1008,7 +1008,7 @@ static void step_dump_part(sim *m, uint32_t opaque)
 {
     if (!m->dumping) {
         m->dumping = true;
-        m->cursor = (cnt_dump_cursor){ 0 };
+        m->cursor = (cnt_map_cursor){ 0 };
         for (size_t i = 0; i < NNAMES; i++) {
             m->seen[i] = false;
             m->steady[i] = i < m->nnames && m->names[i].exists;
@@ -1207,7 +1207,7 @@ static lshadow *lim_ttl_live(sim *m, unsigned n, uint64_t now)
 /* Checks a TTL view against the model's live record at now: time left
  * rounded up in the record's unit, never 0. */
 static void lim_ttl_view_check(const lshadow *r, uint64_t now,
-                               const cnt_ttl_view *v)
+                               const cnt_ttl_answer *v)
 {
     uint64_t left = r->expiry - now, u = lim_unit_ns[r->unit];
     FUZZ_CHECK(v->quota == r->quota && v->unit == r->unit);
@@ -1264,7 +1264,7 @@ static void lim_ttl_insert(sim *m, unsigned n, bool fail, uint8_t x,
 /* TTL query of name n. */
 static void lim_ttl_query(sim *m, unsigned n)
 {
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     uint64_t now = mono_ns();
     cnt_status st = cnt_ttl_query(m->limits, &lim_names[n], 1, &v);
     lshadow *r = lim_ttl_live(m, n, now);
@@ -1287,7 +1287,7 @@ static void lim_ttl_update(sim *m, unsigned n, uint8_t x, uint8_t y,
     uint8_t attr = x & 3, change = (x >> 2) & 3, unit = (x >> 4) & 7;
     uint64_t value = (x & 0x80) ? UINT64_MAX - z : (uint64_t)y * 256 + z;
     uint64_t now = mono_ns(), ns = 0;
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     cnt_status st = cnt_ttl_update(m->limits, &lim_names[n], 1, attr,
                                    change, unit, value, &v);
     cnt_status want = CNT_STATUS_OK;
@@ -1349,11 +1349,11 @@ static void lim_ttl_purge(sim *m, unsigned n)
 /* Fills check arguments from step bytes: name n; sel & 7 the window shape
  * or GCRA rate, y the limit or burst (y & 15, or near 2^32 with bit 7), z
  * the cost (z & 7, 0 invalid, or near 2^32 with bit 7). */
-static void lim_args(cnt_check_args *a, bool gcra, unsigned n, uint8_t sel,
+static void lim_args(cnt_check_request *a, bool gcra, unsigned n, uint8_t sel,
                      uint8_t y, uint8_t z, bool peek)
 {
     memset(a, 0, sizeof *a);
-    a->opcode = gcra ? CNT_LIMITS_OP_GCRA : CNT_LIMITS_OP_WINDOW;
+    a->opcode = gcra ? CNT_OP_GCRA_CHECK : CNT_OP_WINDOW_CHECK;
     a->peek = peek;
     if (gcra) {
         a->count = gcra_rates[sel & 7].count;
@@ -1370,7 +1370,7 @@ static void lim_args(cnt_check_args *a, bool gcra, unsigned n, uint8_t sel,
 
 /* One check as the model judges it. */
 typedef struct ljudge {
-    const cnt_check_args *a;
+    const cnt_check_request *a;
     unsigned kind, n;
     lshadow *r;
     uint64_t now;
@@ -1383,7 +1383,7 @@ typedef struct ljudge {
     size_t nview;
     /* gcra: times scaled by count */
     u128 tat_s, new_s;
-    cnt_check_answer ans;
+    cnt_check_result ans;
 } ljudge;
 
 /* Adds cost to slot k of a list of slot counts. */
@@ -1433,9 +1433,9 @@ static uint64_t lim_other_retry(const ljudge *j)
  * counts as what it remembers now by its own slots, all in slot k. */
 static void lim_window_judge(ljudge *j)
 {
-    const cnt_check_args *a = j->a;
+    const cnt_check_request *a = j->a;
     const lshadow *r = j->r;
-    cnt_check_answer *ans = &j->ans;
+    cnt_check_result *ans = &j->ans;
     uint64_t limit = a->limit_or_burst, cost = a->cost;
 
     j->k = j->now / j->S;
@@ -1519,9 +1519,9 @@ static uint64_t lim_ceil64(u128 x, uint64_t d)
  * TAT kept over another count is read rounded up. */
 static void lim_gcra_judge(ljudge *j)
 {
-    const cnt_check_args *a = j->a;
+    const cnt_check_request *a = j->a;
     const lshadow *r = j->r;
-    cnt_check_answer *ans = &j->ans;
+    cnt_check_result *ans = &j->ans;
     uint64_t c = a->count, P = a->period_ns;
     uint64_t L = (uint64_t)a->limit_or_burst + 1;
     u128 now_s = (u128)j->now * c, tol = (u128)P * L, tat = now_s, after;
@@ -1563,7 +1563,7 @@ static void lim_gcra_judge(ljudge *j)
 
 /* Resolves a check's arguments as the spec has them; false when they are
  * invalid. Then judges it at now. */
-static bool lim_judge(sim *m, ljudge *j, const cnt_check_args *a,
+static bool lim_judge(sim *m, ljudge *j, const cnt_check_request *a,
                       uint64_t now)
 {
     memset(j, 0, sizeof *j);
@@ -1572,7 +1572,7 @@ static bool lim_judge(sim *m, ljudge *j, const cnt_check_args *a,
     j->now = now;
     if (a->cost == 0)
         return false;
-    if (a->opcode == CNT_LIMITS_OP_WINDOW) {
+    if (a->opcode == CNT_OP_WINDOW_CHECK) {
         uint64_t w = a->period_ns ? a->period_ns : 1000000000u;
         uint64_t s = a->slots ? a->slots : 10;
         if (s > 64 || w % s != 0 || w / s < 1000)
@@ -1596,8 +1596,8 @@ static bool lim_judge(sim *m, ljudge *j, const cnt_check_args *a,
 }
 
 /* Checks an answer field by field against the model's. */
-static void lim_answer_check(const cnt_check_answer *got,
-                             const cnt_check_answer *want)
+static void lim_answer_check(const cnt_check_result *got,
+                             const cnt_check_result *want)
 {
     FUZZ_CHECK(got->state == want->state && got->limit == want->limit);
     FUZZ_CHECK(got->remaining == want->remaining &&
@@ -1636,7 +1636,7 @@ static void lim_log(lshadow *r, uint64_t t, uint64_t cost)
 static void lim_charge(sim *m, ljudge *j)
 {
     lshadow *r = j->r;
-    const cnt_check_args *a = j->a;
+    const cnt_check_request *a = j->a;
     uint64_t now = j->now;
 
     if (j->kind == CNT_LIMITS_WINDOW) {
@@ -1694,8 +1694,8 @@ static void lim_charge(sim *m, ljudge *j)
 static void lim_check_step(sim *m, bool gcra, unsigned n, bool fail,
                            uint8_t x, uint8_t y, uint8_t z)
 {
-    cnt_check_args a;
-    cnt_check_answer out, again;
+    cnt_check_request a;
+    cnt_check_result out, again;
     ljudge j;
 
     lim_args(&a, gcra, n, x, y, z, (x & 0x80) != 0);
@@ -1738,8 +1738,8 @@ static void lim_check_step(sim *m, bool gcra, unsigned n, bool fail,
 static size_t lim_multi_step(sim *m, bool fail, uint8_t x, const uint8_t *p,
                              size_t avail)
 {
-    cnt_check_args it[MULTI_ITEMS];
-    cnt_check_answer out[MULTI_ITEMS], before[MULTI_ITEMS], after;
+    cnt_check_request it[MULTI_ITEMS];
+    cnt_check_result out[MULTI_ITEMS], before[MULTI_ITEMS], after;
     ljudge j[MULTI_ITEMS];
     size_t n = x & 0x1f;
     bool peek = (x & 0x80) != 0, valid, all = true, allocates = false;
@@ -1750,7 +1750,7 @@ static size_t lim_multi_step(sim *m, bool fail, uint8_t x, const uint8_t *p,
         n -= 16;
     if (avail < n * 3)
         return 0;
-    valid = n >= 1 && n <= CNT_LIMITS_MULTI_MAX;
+    valid = n >= 1 && n <= CNT_MULTI_MAX;
     for (size_t i = 0; i < n; i++) {
         uint8_t b0 = p[3 * i];
         lim_args(&it[i], b0 & 1, (b0 >> 1) & 3, b0 >> 3, p[3 * i + 1],
@@ -1767,7 +1767,7 @@ static size_t lim_multi_step(sim *m, bool fail, uint8_t x, const uint8_t *p,
     }
     if (valid)
         for (size_t i = 0; i < n; i++) {
-            cnt_check_args a = it[i];
+            cnt_check_request a = it[i];
             a.peek = true;
             FUZZ_CHECK(cnt_limits_check(m->limits, &a, &before[i]) ==
                        CNT_STATUS_OK);
@@ -1802,7 +1802,7 @@ static size_t lim_multi_step(sim *m, bool fail, uint8_t x, const uint8_t *p,
             m->lfig[j[i].kind].checks++;
     }
     for (size_t i = 0; i < n; i++) {
-        cnt_check_args a = it[i];
+        cnt_check_request a = it[i];
         a.peek = true;
         FUZZ_CHECK(cnt_limits_check(m->limits, &a, &after) == CNT_STATUS_OK);
         lim_answer_check(&after, &before[i]);
@@ -1851,7 +1851,7 @@ static void lim_budget_step(sim *m, uint8_t x)
  * sets *called when the request reached the core at all. */
 static cnt_status thr_call(sim *m, unsigned t, const uint8_t *req,
                            size_t len, uint8_t type, bool *ok,
-                           cnt_ttl_view *v, bool *called)
+                           cnt_ttl_answer *v, bool *called)
 {
     cnt_session *s = &m->tsess[t];
     cnt_limits_stats before, after;
@@ -1964,7 +1964,7 @@ static void lim_thr_query(sim *m, unsigned n, uint8_t x)
     uint8_t req[CNT_THROTTR_REQUEST_MAX];
     size_t len = cnt_throttr_encode_query(req, &lim_names[n], 1);
     uint64_t now = mono_ns();
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     bool ok, called;
     cnt_status st = thr_call(m, t, req, len, CNT_THROTTR_QUERY, &ok, &v,
                              &called);
@@ -2131,7 +2131,7 @@ static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
 static void lim_check_all(sim *m)
 {
     cnt_limits_stats ls;
-    cnt_table_stats ts;
+    cnt_map_stats ts;
     uint64_t nodes = 0, node = cnt_map_node_size(cnt_limits_map(m->limits),
                                                  1);
     cnt_limits_stats_get(m->limits, &ls);
@@ -2345,12 +2345,12 @@ static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
 {
     uint64_t hard_left = used < H ? H - used : 0;
     if (tm->capacity == 0)
-        return H == CNT_THROTTLE_UNLIMITED ? UINT32_MAX
+        return H == CNT_HARD_LIMIT_UNLIMITED ? UINT32_MAX
                                            : thr_clamp(hard_left);
     uint64_t pool = thr_pool(tm);
     uint64_t left = (R > used ? R - used : 0) +
                     (pool > tm->pool_used ? pool - tm->pool_used : 0);
-    if (H != CNT_THROTTLE_UNLIMITED && hard_left < left)
+    if (H != CNT_HARD_LIMIT_UNLIMITED && hard_left < left)
         left = hard_left;
     return thr_clamp(left);
 }
@@ -2392,25 +2392,25 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
     uint64_t reserve_left = R > used ? R - used : 0;
     uint64_t from_pool = units > reserve_left ? units - reserve_left : 0;
     uint64_t pool = thr_pool(tm);
-    uint8_t reason = CNT_THROTTLE_REASON_NONE;
+    uint8_t reason = CNT_TREASON_NONE;
     bool limited = tm->capacity > 0 && !unthrottled;
 
     if (tm->capacity == 0)
         from_pool = 0;
-    if (limited && H != CNT_THROTTLE_UNLIMITED && used + units > H)
-        reason = CNT_THROTTLE_REASON_HARD_LIMIT;
+    if (limited && H != CNT_HARD_LIMIT_UNLIMITED && used + units > H)
+        reason = CNT_TREASON_HARD_LIMIT;
     else if (limited && from_pool > 0 && tm->pool_used + from_pool > pool)
-        reason = pool == 0 ? CNT_THROTTLE_REASON_RESERVE
-                           : CNT_THROTTLE_REASON_POOL_EMPTY;
-    if (reason == CNT_THROTTLE_REASON_NONE && !mem) {
+        reason = pool == 0 ? CNT_TREASON_RESERVE
+                           : CNT_TREASON_POOL_EMPTY;
+    if (reason == CNT_TREASON_NONE && !mem) {
         FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
         return;
     }
     FUZZ_CHECK(st == CNT_STATUS_OK);
     /* The guarantee of a reserve, from the answer alone. */
     if (limited && used + units <= R)
-        FUZZ_CHECK(a.state == CNT_THROTTLE_STATE_ALLOWED);
-    if (reason == CNT_THROTTLE_REASON_NONE) {
+        FUZZ_CHECK(a.state == CNT_TSTATE_ALLOWED);
+    if (reason == CNT_TREASON_NONE) {
         if (!t->present)
             thr_create(tm, n);
         used += units;
@@ -2428,20 +2428,20 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
             t->throttled++;
         tm->st.throttled++;
     }
-    FUZZ_CHECK(a.state == (reason == CNT_THROTTLE_REASON_NONE
-                               ? CNT_THROTTLE_STATE_ALLOWED
-                               : CNT_THROTTLE_STATE_THROTTLED));
+    FUZZ_CHECK(a.state == (reason == CNT_TREASON_NONE
+                               ? CNT_TSTATE_ALLOWED
+                               : CNT_TSTATE_THROTTLED));
     FUZZ_CHECK(a.reason == reason && a.used == thr_clamp(used));
     FUZZ_CHECK(a.remaining == thr_remaining(tm, R, H, used));
-    if (reason == CNT_THROTTLE_REASON_NONE)
+    if (reason == CNT_TREASON_NONE)
         FUZZ_CHECK(a.retry_after_ns == 0);
     else
         FUZZ_CHECK(a.retry_after_ns ==
                        (s + 1) * CNT_THROTTLE_SECOND_NS - now &&
                    a.retry_after_ns >= 1);
-    if (a.state != CNT_THROTTLE_STATE_ALLOWED || !limited)
+    if (a.state != CNT_TSTATE_ALLOWED || !limited)
         return;
-    FUZZ_CHECK(H == CNT_THROTTLE_UNLIMITED || a.used <= H);
+    FUZZ_CHECK(H == CNT_HARD_LIMIT_UNLIMITED || a.used <= H);
     if (used <= R)
         t->covered += units;
     FUZZ_CHECK(thr_used(t, s) >= t->covered);
@@ -2454,7 +2454,7 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
 static uint32_t thr_hard_of(uint8_t v)
 {
     if (v == 0xff)
-        return CNT_THROTTLE_UNLIMITED;
+        return CNT_HARD_LIMIT_UNLIMITED;
     return (v & 0x80) ? UINT32_MAX - 1 - (v & 0x7f) : (v & 0x3f);
 }
 
@@ -3209,7 +3209,7 @@ static void sim_init(sim *m, uint8_t flags)
     };
     m->table = cnt_table_new(&cfg);
     FUZZ_CHECK(m->table != NULL);
-    cnt_table_stats ts;
+    cnt_map_stats ts;
     cnt_table_get_stats(m->table, &ts);
     m->used_baseline = ts.used_memory;
     cnt_limits_config lc = {
@@ -3238,7 +3238,7 @@ static void sim_init(sim *m, uint8_t flags)
     cnt_map_stats tms;
     cnt_map_get_stats(cnt_throttle_map(m->throttle), &tms);
     m->thr.baseline = tms.used_memory;
-    m->thr.default_hard = CNT_THROTTLE_UNLIMITED;
+    m->thr.default_hard = CNT_HARD_LIMIT_UNLIMITED;
     m->stats = cnt_stats_new(1);
     FUZZ_CHECK(m->stats != NULL);
     m->groups = cnt_groups_new();
@@ -3296,7 +3296,7 @@ static void sim_finish(sim *m)
                                 m->closed_waiting);
     step_clock(m, 2ull * INTERVAL * 1000, 0);
     step_gc(m);
-    cnt_table_stats ts;
+    cnt_map_stats ts;
     cnt_table_get_stats(m->table, &ts);
     FUZZ_CHECK(ts.objects == 0);
     FUZZ_CHECK(ts.used_memory == m->used_baseline);

@@ -1,6 +1,6 @@
-/* duration.c: the duration grammar of duration.h. One table of units and
- * one overflow-checked conversion to nanoseconds serve every place that
- * reads a duration written by a person. */
+/* duration.c: the duration grammar of duration.h. The units are the
+ * wire's (protocol/wire.c: their names and lengths), plus one spelling of
+ * its own; the conversion to nanoseconds is wire.c's overflow-checked one. */
 #include "config.h"
 
 #include "protocol/duration.h"
@@ -9,18 +9,10 @@
 
 #include "protocol/wire.h"
 
-/* The units a duration may be written in, and the wire unit each is.
- * "m" and "min" are both minutes, as systemd.time(7) reads them; months
- * have no unit, so no spelling of one can be taken for minutes. */
-static const struct {
-    const char *name;
-    uint8_t unit;
-} duration_units[] = {
-    { "ns", CNT_UNIT_NS }, { "us", CNT_UNIT_US }, { "ms", CNT_UNIT_MS },
-    { "s", CNT_UNIT_S },   { "m", CNT_UNIT_MIN }, { "min", CNT_UNIT_MIN },
-    { "h", CNT_UNIT_H },
-};
-#define DURATION_UNITS (sizeof duration_units / sizeof duration_units[0])
+/* The one spelling a person may write that the wire's unit names lack:
+ * "m" for minutes, as systemd.time(7) reads it ("min" is the wire's name).
+ * Months have no unit, so no spelling of one can be taken for minutes. */
+#define DURATION_MINUTES_ALIAS "m"
 
 /* An exact fraction of any unit has at most this many digits after its
  * trailing zeros go: an hour is 2^13 * 3^2 * 5^11 ns, and a fraction
@@ -48,29 +40,42 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-/* Which unit u[0..len) names: its index in duration_units, or
- * DURATION_UNITS; *folded tells whether it only matched in lower case. */
-static size_t find_unit(const char *u, size_t len, bool *folded)
+/* Whether u[0..len) is the name of unit exactly. */
+static bool names_unit(const char *u, size_t len, uint8_t unit)
+{
+    const char *name = cnt_unit_name(unit);
+
+    if (unit == CNT_UNIT_MIN && len == strlen(DURATION_MINUTES_ALIAS) &&
+        memcmp(u, DURATION_MINUTES_ALIAS, len) == 0)
+        return true;
+    return strlen(name) == len && memcmp(name, u, len) == 0;
+}
+
+/* Which wire unit u[0..len) names: true with *unit set, false if none;
+ * *folded tells whether it only matched in lower case. */
+static bool find_unit(const char *u, size_t len, uint8_t *unit,
+                      bool *folded)
 {
     char low[4];
 
     *folded = false;
-    for (size_t i = 0; i < DURATION_UNITS; i++)
-        if (strlen(duration_units[i].name) == len &&
-            memcmp(duration_units[i].name, u, len) == 0)
-            return i;
+    for (uint8_t i = 0; i <= CNT_UNIT_MAX; i++)
+        if (names_unit(u, len, i)) {
+            *unit = i;
+            return true;
+        }
     if (len >= sizeof low)
-        return DURATION_UNITS;
+        return false;
     for (size_t i = 0; i < len; i++)
         low[i] = (char)(u[i] >= 'A' && u[i] <= 'Z' ? u[i] - 'A' + 'a'
                                                     : u[i]);
-    for (size_t i = 0; i < DURATION_UNITS; i++)
-        if (strlen(duration_units[i].name) == len &&
-            memcmp(duration_units[i].name, low, len) == 0) {
+    for (uint8_t i = 0; i <= CNT_UNIT_MAX; i++)
+        if (names_unit(low, len, i)) {
+            *unit = i;
             *folded = true;
-            return i;
+            return true;
         }
-    return DURATION_UNITS;
+    return false;
 }
 
 cnt_duration_status cnt_duration_parse(const char *s, size_t len,
@@ -99,17 +104,14 @@ cnt_duration_status cnt_duration_parse(const char *s, size_t len,
         return CNT_DURATION_SYNTAX;
     if (i < len) {
         bool folded;
-        size_t u;
 
         for (size_t j = i; j < len; j++)
             if (!is_letter(s[j]))
                 return CNT_DURATION_SYNTAX;
-        u = find_unit(s + i, len - i, &folded);
-        if (u == DURATION_UNITS)
+        if (!find_unit(s + i, len - i, &unit, &folded))
             return CNT_DURATION_UNIT;
         if (folded)
             return CNT_DURATION_CASE;
-        unit = duration_units[u].unit;
         bare = false;
     }
 
@@ -121,9 +123,8 @@ cnt_duration_status cnt_duration_parse(const char *s, size_t len,
             return CNT_DURATION_RANGE;
         whole = whole * 10 + digit;
     }
-    if (whole > UINT64_MAX / per)
+    if (!cnt_unit_to_ns(whole, unit, &whole))
         return CNT_DURATION_RANGE;
-    whole *= per;
     /* The fraction F / 10^k of the unit, trailing zeros dropped. */
     while (frac_end > frac_start && s[frac_end - 1] == '0')
         frac_end--;

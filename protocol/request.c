@@ -124,12 +124,6 @@ size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
     return encode_named(out, CNT_OP_WAIT_RELEASE, opaque, name, name_len);
 }
 
-/* Writes a Queues request. */
-size_t cnt_encode_queues(uint8_t *out, uint32_t opaque)
-{
-    return cnt_encode_request_header(out, CNT_OP_QUEUES, 0, opaque);
-}
-
 /* Writes a Ttl_insert request. */
 size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,
                              uint64_t ttl, uint8_t unit, const void *name,
@@ -406,22 +400,21 @@ static cnt_decode_result decode_error(cnt_request *req, cnt_status status)
 }
 
 /* Tells whether a window of window_ns cut into slots is one the server
- * keeps, the defaults applied to 0s. */
+ * keeps (wire.h's rule). */
 static bool window_shape_ok(uint8_t slots, uint64_t window_ns)
 {
-    uint64_t n = slots ? slots : CNT_WINDOW_DEFAULT_SLOTS;
-    uint64_t w = window_ns ? window_ns : CNT_WINDOW_DEFAULT_NS;
+    uint8_t n;
+    uint64_t slot_ns;
 
-    return n <= CNT_WINDOW_MAX_SLOTS && w % n == 0 &&
-           w / n >= CNT_WINDOW_MIN_SLOT_NS;
+    return cnt_window_shape(slots, window_ns, &n, &slot_ns);
 }
 
 /* Tells whether a TTL is not 0 and its nanoseconds fit a u64. */
 static bool ttl_fits(uint64_t ttl, uint8_t unit)
 {
-    uint64_t ns = cnt_unit_ns(unit);
+    uint64_t ns;
 
-    return ttl != 0 && ns != 0 && ttl <= UINT64_MAX / ns;
+    return ttl != 0 && cnt_unit_to_ns(ttl, unit, &ns);
 }
 
 /* Tells whether a Ttl_update's attribute and change are known, and does

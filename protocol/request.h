@@ -49,9 +49,6 @@ size_t cnt_encode_renew(uint8_t *out, uint32_t opaque, uint32_t lease_ms,
 size_t cnt_encode_wait_release(uint8_t *out, uint32_t opaque,
                                const void *name, uint16_t name_len);
 
-/* Writes a Queues request (no body); out needs CNT_HEADER_SIZE. */
-size_t cnt_encode_queues(uint8_t *out, uint32_t opaque);
-
 /* Writes a Ttl_insert request; out needs CNT_HEADER_SIZE + 19 + name_len.
  * ttl is in unit (a cnt_time_unit). */
 size_t cnt_encode_ttl_insert(uint8_t *out, uint32_t opaque, uint64_t quota,

@@ -1,9 +1,10 @@
 /* wire.c: the protocol's tables. The status texts are part of the wire
  * contract: clients compare them byte for byte, so they live in one place
  * and carry no trailing NUL on the wire. The opcode table describes each
- * request body once, for the decoder and for printable names; event codes,
- * the TTL opcodes' time units and the throttle reasons get printable
- * names too, and the privileged opcodes are listed once. */
+ * request body once, for the decoder and for printable names; the TTL
+ * opcodes' time units and the throttle reasons get printable names too.
+ * The time units' table is the project's only one: every length of a unit
+ * and every conversion to nanoseconds comes from it. */
 #include "config.h"
 
 #include "protocol/wire.h"
@@ -51,22 +52,6 @@ const char *cnt_status_text(cnt_status status)
     return NULL;
 }
 
-/* Returns a short printable name for an event code, NULL if unknown. */
-const char *cnt_event_name(uint8_t code)
-{
-    switch (code) {
-    case CNT_EVENT_GRANTED:
-        return "granted";
-    case CNT_EVENT_TIMED_OUT:
-        return "timed_out";
-    case CNT_EVENT_LEASE_EXPIRED:
-        return "lease_expired";
-    case CNT_EVENT_SHUTDOWN:
-        return "shutdown";
-    }
-    return NULL;
-}
-
 /* The time units, indexed by their code: length and printable name. */
 static const struct {
     uint64_t ns;
@@ -90,6 +75,20 @@ uint64_t cnt_unit_ns(uint8_t unit)
 const char *cnt_unit_name(uint8_t unit)
 {
     return unit <= CNT_UNIT_MAX ? time_units[unit].name : NULL;
+}
+
+/* value units in nanoseconds; false when the unit is unknown or the
+ * product passes 64 bits. */
+bool cnt_unit_to_ns(uint64_t value, uint8_t unit, uint64_t *ns)
+{
+    uint64_t r;
+
+    if (unit > CNT_UNIT_MAX || __builtin_mul_overflow(value,
+                                                      time_units[unit].ns,
+                                                      &r))
+        return false;
+    *ns = r;
+    return true;
 }
 
 /* The throttle reasons, indexed by their code. */

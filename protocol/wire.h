@@ -153,6 +153,27 @@
 #define CNT_WINDOW_DEFAULT_NS    1000000000ull
 #define CNT_WINDOW_MIN_SLOT_NS   1000ull
 
+/* The one rule for a window's shape, shared by the request decoder and the
+ * core's window limit: slots (0 = CNT_WINDOW_DEFAULT_SLOTS) and window_ns
+ * (0 = CNT_WINDOW_DEFAULT_NS) make a shape the server keeps when there are
+ * at most CNT_WINDOW_MAX_SLOTS slots, the window is a whole number of slots
+ * and a slot lasts at least CNT_WINDOW_MIN_SLOT_NS. Then true, with the
+ * defaults applied in *n and the slot's length in *slot_ns; else false.
+ * Inline: the core asks it on every window check. */
+static inline bool cnt_window_shape(uint8_t slots, uint64_t window_ns,
+                                    uint8_t *n, uint64_t *slot_ns)
+{
+    uint8_t s = slots ? slots : CNT_WINDOW_DEFAULT_SLOTS;
+    uint64_t w = window_ns ? window_ns : CNT_WINDOW_DEFAULT_NS;
+
+    if (s > CNT_WINDOW_MAX_SLOTS || w % s != 0 ||
+        w / s < CNT_WINDOW_MIN_SLOT_NS)
+        return false;
+    *n = s;
+    *slot_ns = w / s;
+    return true;
+}
+
 /* Wait_acquire's maximum, wait_ms and lease_ms, and Renew's lease_ms: take
  * the group's setting instead (for the maximum, 0 says so). */
 #define CNT_USE_GROUP_DEFAULT    0xffffffffu
@@ -398,10 +419,6 @@ typedef enum cnt_decode_result {
  * ("" for OK, NULL for a code outside the table). */
 const char *cnt_status_text(cnt_status status);
 
-/* Returns a short printable name for an event code ("granted", ...; NULL
- * if unknown). */
-const char *cnt_event_name(uint8_t code);
-
 /* Returns how many nanoseconds one of a time unit lasts (0 if the unit
  * is unknown). */
 uint64_t cnt_unit_ns(uint8_t unit);
@@ -409,6 +426,11 @@ uint64_t cnt_unit_ns(uint8_t unit);
 /* Returns a time unit's short name ("ns", "us", "ms", "s", "min", "h";
  * NULL if unknown). */
 const char *cnt_unit_name(uint8_t unit);
+
+/* The one conversion of a count of a time unit to nanoseconds: true with
+ * *ns = value units, false (*ns untouched) when the unit is unknown or the
+ * product does not fit 64 bits. */
+bool cnt_unit_to_ns(uint64_t value, uint8_t unit, uint64_t *ns);
 
 /* Returns a throttle reason's short name ("none", "reserve",
  * "pool_empty", "hard_limit"; NULL if unknown). */

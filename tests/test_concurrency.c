@@ -176,7 +176,7 @@ static void *dumper_main(void *arg)
     dumper *d = arg;
 
     while (!atomic_load(&d->stop)) {
-        cnt_dump_cursor cur = { 0 };
+        cnt_map_cursor cur = { 0 };
         while (!cnt_table_dump(d->t, &cur, slice_record, d)) {
             d->pauses++;
             if (atomic_load(&d->stop)) {
@@ -208,7 +208,7 @@ static void *sweeper_main(void *arg)
     sweeper *s = arg;
 
     while (!atomic_load(&s->stop)) {
-        cnt_dump_cursor cur = { 0 };
+        cnt_map_cursor cur = { 0 };
         cnt_fake_clock_advance(s->clock, 1000);
         s->removed += cnt_gc_run_once(s->gc);
         s->sweeps++;
@@ -225,12 +225,12 @@ static void test_concurrency_totals(void **state)
     cnt_table_config cfg = { .buckets = 64, .interval = 1,
                              .clock = &clock.clock };
     sweeper sw = { 0 };
-    cnt_table_stats ts;
+    cnt_map_stats ts;
 
     (void)state;
     cnt_fake_clock_init(&clock, UINT64_C(1700000000000));
     cnt_table *t = cnt_table_new(&cfg);
-    cnt_table_stats base;
+    cnt_map_stats base;
     assert_non_null(t);
     cnt_table_get_stats(t, &base);
     sw.clock = &clock;
@@ -312,7 +312,7 @@ static void test_concurrency_gc_thread(void **state)
     cnt_table_config cfg = { .buckets = 1024, .interval = 1 };
     cnt_table *t = cnt_table_new(&cfg);
     cnt_gc *gc = cnt_gc_new(t);
-    cnt_table_stats ts;
+    cnt_map_stats ts;
 
     (void)state;
     assert_non_null(gc);

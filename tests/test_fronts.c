@@ -287,12 +287,12 @@ static void test_timeout_and_expiry_events(void **state)
 static void test_gcra_through_the_core(void **state)
 {
     fixture *f = *state;
-    cnt_check_args a = {
+    cnt_check_request a = {
         .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 2, .count = 2,
         .cost = 1, .period_ns = UINT64_C(1000000000),
         .name = (const uint8_t *)"api", .name_len = 3,
     };
-    cnt_check_answer r;
+    cnt_check_result r;
 
     for (int i = 0; i < 3; i++) {
         assert_int_equal(cnt_limits_check(f->w[1].env.limits, &a, &r),

@@ -85,7 +85,7 @@ static bool exists(fixture *f, const char *name)
 static void test_gc_deletable_only(void **state)
 {
     fixture *f = *state;
-    cnt_table_stats s;
+    cnt_map_stats s;
     cnt_gc_stats g;
 
     assert_int_equal(acquire(f, "held", 2), CNT_STATUS_OK);

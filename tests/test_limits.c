@@ -75,11 +75,11 @@ static uint64_t now_ns(fixture *f)
 }
 
 /* Window check arguments. */
-static cnt_check_args win(const char *name, uint32_t limit, uint32_t cost,
+static cnt_check_request win(const char *name, uint32_t limit, uint32_t cost,
                           uint64_t window, uint8_t slots, bool peek)
 {
-    cnt_check_args a = {
-        .opcode = CNT_LIMITS_OP_WINDOW, .peek = peek, .slots = slots,
+    cnt_check_request a = {
+        .opcode = CNT_OP_WINDOW_CHECK, .peek = peek, .slots = slots,
         .limit_or_burst = limit, .cost = cost, .period_ns = window,
         .name = (const uint8_t *)name, .name_len = (uint16_t)strlen(name),
     };
@@ -87,11 +87,11 @@ static cnt_check_args win(const char *name, uint32_t limit, uint32_t cost,
 }
 
 /* GCRA check arguments. */
-static cnt_check_args gcra(const char *name, uint32_t burst, uint32_t count,
+static cnt_check_request gcra(const char *name, uint32_t burst, uint32_t count,
                            uint64_t period, uint32_t cost, bool peek)
 {
-    cnt_check_args a = {
-        .opcode = CNT_LIMITS_OP_GCRA, .peek = peek,
+    cnt_check_request a = {
+        .opcode = CNT_OP_GCRA_CHECK, .peek = peek,
         .limit_or_burst = burst, .count = count, .cost = cost,
         .period_ns = period,
         .name = (const uint8_t *)name, .name_len = (uint16_t)strlen(name),
@@ -100,9 +100,9 @@ static cnt_check_args gcra(const char *name, uint32_t burst, uint32_t count,
 }
 
 /* One check that must answer OK; returns its answer. */
-static cnt_check_answer check(fixture *f, cnt_check_args a)
+static cnt_check_result check(fixture *f, cnt_check_request a)
 {
-    cnt_check_answer ans;
+    cnt_check_result ans;
 
     memset(&ans, 0xee, sizeof ans);
     assert_int_equal(cnt_limits_check(f->l, &a, &ans), CNT_STATUS_OK);
@@ -110,7 +110,7 @@ static cnt_check_answer check(fixture *f, cnt_check_args a)
 }
 
 /* The state of one check. */
-static uint8_t state(fixture *f, cnt_check_args a)
+static uint8_t state(fixture *f, cnt_check_request a)
 {
     return check(f, a).state;
 }
@@ -140,7 +140,7 @@ static void test_window_guarantee_random(void **st)
                                              : (seed >> 6) % (3 * MS);
         pass(f, step);
         uint32_t c = 1 + (seed >> 12) % 4;
-        cnt_check_answer a = check(f, win("w", limit, c, W, 10, false));
+        cnt_check_result a = check(f, win("w", limit, c, W, 10, false));
         if (a.state == CNT_CHECK_ALLOWED) {
             at[nal] = now_ns(f);
             cost[nal++] = c;
@@ -184,7 +184,7 @@ static void test_window_slots_exact(void **st)
     const uint64_t W = 1 * SEC, S = 100 * MS;
     /* Start at a slot boundary plus 30 ms. */
     pass(f, S - now_ns(f) % S + 30 * MS);
-    cnt_check_answer a = check(f, win("x", 3, 2, W, 10, false));
+    cnt_check_result a = check(f, win("x", 3, 2, W, 10, false));
     assert_int_equal(a.state, CNT_CHECK_ALLOWED);
     assert_int_equal(a.limit, 3);
     assert_int_equal(a.used, 2);
@@ -216,7 +216,7 @@ static void test_window_never_peek_limit(void **st)
     fixture *f = fixture_new(0);
     cnt_limits_stats s;
 
-    cnt_check_answer a = check(f, win("n", 3, 4, 0, 0, false));
+    cnt_check_result a = check(f, win("n", 3, 4, 0, 0, false));
     assert_int_equal(a.state, CNT_CHECK_NEVER);
     assert_int_equal(a.retry_after_ns, UINT64_MAX);
     cnt_limits_stats_get(f->l, &s);
@@ -254,7 +254,7 @@ static void test_window_reshape(void **st)
         pass(f, 150 * MS);
     }
     /* 750 ms on: all five still remembered by the 1 s shape. */
-    cnt_check_answer a = check(f, win("r", 10, 1, 2 * SEC, 4, true));
+    cnt_check_result a = check(f, win("r", 10, 1, 2 * SEC, 4, true));
     assert_int_equal(a.used, 6);
     a = check(f, win("r", 10, 1, 2 * SEC, 4, false));
     assert_int_equal(a.used, 6);
@@ -273,8 +273,8 @@ static void test_window_invalid(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_check_answer ans;
-    cnt_check_args bad[] = {
+    cnt_check_result ans;
+    cnt_check_request bad[] = {
         win("i", 5, 0, 0, 0, false),            /* cost 0 */
         win("i", 5, 1, 0, 65, false),           /* slots > 64 */
         win("i", 5, 1, 1000001, 10, false),     /* not a multiple */
@@ -284,7 +284,7 @@ static void test_window_invalid(void **st)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(cnt_limits_check(f->l, &bad[i], &ans),
                          CNT_STATUS_INVALID);
-    cnt_check_args a = win("i", 5, 1, 0, 0, false);
+    cnt_check_request a = win("i", 5, 1, 0, 0, false);
     a.opcode = 0x36;
     assert_int_equal(cnt_limits_check(f->l, &a, &ans), CNT_STATUS_INVALID);
     /* The smallest slot, 1 us, and 64 slots are fine. */
@@ -301,7 +301,7 @@ static void test_gcra_redis_cell(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_check_answer a = check(f, gcra("u", 15, 30, 60 * SEC, 1, false));
+    cnt_check_result a = check(f, gcra("u", 15, 30, 60 * SEC, 1, false));
 
     assert_int_equal(a.state, CNT_CHECK_ALLOWED);
     assert_int_equal(a.limit, 16);
@@ -340,7 +340,7 @@ static void test_gcra_fine_rates(void **st)
     assert_int_equal(state(f, gcra("m", 0, 1000000, SEC, 1, false)),
                      CNT_CHECK_ALLOWED);
     pass(f, 999);
-    cnt_check_answer a = check(f, gcra("m", 0, 1000000, SEC, 1, false));
+    cnt_check_result a = check(f, gcra("m", 0, 1000000, SEC, 1, false));
     assert_int_equal(a.state, CNT_CHECK_LIMITED);
     assert_int_equal(a.retry_after_ns, 1);
     pass(f, 1);
@@ -395,7 +395,7 @@ static void test_gcra_guarantee_random(void **st)
         pass(f, (seed >> 8) % 5 == 0 ? (seed >> 3) % (20 * MS)
                                      : (seed >> 5) % 500000);
         uint32_t c = 1 + (seed >> 13) % 3;
-        cnt_check_answer a = check(f, gcra("r", burst, count, period, c,
+        cnt_check_result a = check(f, gcra("r", burst, count, period, c,
                                            false));
         if (a.state == CNT_CHECK_ALLOWED) {
             at[nal] = now_ns(f);
@@ -430,7 +430,7 @@ static void test_gcra_never_peek_change(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_check_answer a = check(f, gcra("g", 2, 1, SEC, 4, false));
+    cnt_check_result a = check(f, gcra("g", 2, 1, SEC, 4, false));
     cnt_limits_stats s;
 
     assert_int_equal(a.state, CNT_CHECK_NEVER);
@@ -456,8 +456,8 @@ static void test_gcra_never_peek_change(void **st)
     assert_int_equal(a.state, CNT_CHECK_LIMITED);
     assert_int_equal(a.retry_after_ns, 2500 * MS);
 
-    cnt_check_answer ans;
-    cnt_check_args bad[] = {
+    cnt_check_result ans;
+    cnt_check_request bad[] = {
         gcra("g", 1, 0, SEC, 1, false),
         gcra("g", 1, 1, 0, 1, false),
         gcra("g", 1, 1, SEC, 0, false),
@@ -478,7 +478,7 @@ static void test_ttl_insert_query(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     cnt_limits_stats s;
 
     assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 5, 3, 3),
@@ -528,7 +528,7 @@ static void test_ttl_units(void **st)
     fixture *f = fixture_new(0);
     static const uint64_t ns[] = { 1, 1000, MS, SEC, 60 * SEC,
                                    3600 * SEC };
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
 
     for (uint8_t u = 0; u <= 5; u++) {
         char name[8] = { 'u', (char)('0' + u), 0 };
@@ -561,7 +561,7 @@ static void test_ttl_update_quota(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
 
     assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("q"), 5, 10, 3),
                      CNT_STATUS_OK);
@@ -604,7 +604,7 @@ static void test_ttl_update_record_unit(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
 
     assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("m"), 1, 2, 4),
                      CNT_STATUS_OK);
@@ -656,7 +656,7 @@ static void test_ttl_update_time(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
 
     assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("e"), 1, 2, 3),
                      CNT_STATUS_OK);
@@ -697,7 +697,7 @@ static void test_ttl_purge(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     cnt_limits_stats s;
 
     assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 1, 3),
@@ -729,7 +729,7 @@ static void test_namespaces(void **st)
     (void)st;
     fixture *f = fixture_new(0);
     cnt_limits_stats s;
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
 
     assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("same"), 1, 1, 3),
                      CNT_STATUS_OK);
@@ -761,9 +761,9 @@ static void test_multi_all_or_nothing(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_check_answer out[CNT_LIMITS_MULTI_MAX];
+    cnt_check_result out[CNT_MULTI_MAX];
     uint8_t overall = 9;
-    cnt_check_args items[3] = {
+    cnt_check_request items[3] = {
         win("k", 2, 1, 0, 0, false),
         gcra("k", 0, 1, SEC, 1, false),
         win("other", 5, 2, 0, 0, false),
@@ -789,7 +789,7 @@ static void test_multi_all_or_nothing(void **st)
     assert_int_equal(out[1].state, CNT_CHECK_LIMITED);
     assert_int_equal(out[1].retry_after_ns, SEC);
     assert_int_equal(out[2].state, CNT_CHECK_ALLOWED);
-    cnt_check_answer a = check(f, win("k", 2, 1, 0, 0, true));
+    cnt_check_result a = check(f, win("k", 2, 1, 0, 0, true));
     assert_int_equal(a.used, 2);            /* still 1 used before */
     a = check(f, win("other", 5, 2, 0, 0, true));
     assert_int_equal(a.used, 4);
@@ -808,21 +808,21 @@ static void test_multi_invalid(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_check_answer out[CNT_LIMITS_MULTI_MAX + 1];
-    cnt_check_args items[CNT_LIMITS_MULTI_MAX + 1];
+    cnt_check_result out[CNT_MULTI_MAX + 1];
+    cnt_check_request items[CNT_MULTI_MAX + 1];
     uint8_t overall;
-    char names[CNT_LIMITS_MULTI_MAX + 1][8];
+    char names[CNT_MULTI_MAX + 1][8];
 
-    for (int i = 0; i <= (int)CNT_LIMITS_MULTI_MAX; i++) {
+    for (int i = 0; i <= (int)CNT_MULTI_MAX; i++) {
         snprintf(names[i], sizeof names[i], "n%d", i);
         items[i] = win(names[i], 1, 1, 0, 0, false);
     }
     assert_int_equal(cnt_limits_multi(f->l, items, 0, false, out, &overall),
                      CNT_STATUS_INVALID);
-    assert_int_equal(cnt_limits_multi(f->l, items, CNT_LIMITS_MULTI_MAX + 1,
+    assert_int_equal(cnt_limits_multi(f->l, items, CNT_MULTI_MAX + 1,
                                       false, out, &overall),
                      CNT_STATUS_INVALID);
-    assert_int_equal(cnt_limits_multi(f->l, items, CNT_LIMITS_MULTI_MAX,
+    assert_int_equal(cnt_limits_multi(f->l, items, CNT_MULTI_MAX,
                                       false, out, &overall), CNT_STATUS_OK);
     assert_int_equal(overall, 0);
     items[1] = win("n0", 3, 1, 0, 0, false);
@@ -846,8 +846,8 @@ static void test_memory_limit_shared(void **st)
 {
     (void)st;
     fixture *f = fixture_new(0);
-    cnt_check_answer ans;
-    cnt_ttl_view v;
+    cnt_check_result ans;
+    cnt_ttl_answer v;
 
     /* Measure one GCRA record, then allow exactly two of them. */
     uint64_t before = cnt_map_budget_used(&f->budget);
@@ -868,7 +868,7 @@ static void test_memory_limit_shared(void **st)
     assert_int_equal(state(f, gcra("bb", 0, 1, SEC, 1, false)),
                      CNT_CHECK_ALLOWED);
     uint64_t full = cnt_map_budget_used(&f->budget);
-    cnt_check_args a = gcra("cc", 0, 1, SEC, 1, false);
+    cnt_check_request a = gcra("cc", 0, 1, SEC, 1, false);
     assert_int_equal(cnt_limits_check(f->l, &a, &ans),
                      CNT_STATUS_OUT_OF_MEMORY);
     a = win("cc", 1, 1, 0, 0, false);
@@ -909,14 +909,14 @@ static void test_memory_injected_failures(void **st)
     (void)st;
     for (unsigned long n = 1; n < 40; n++) {
         fixture *f = fixture_new(0);
-        cnt_check_answer out[4];
+        cnt_check_result out[4];
         uint8_t overall;
         /* Two existing records (one to reshape), two new ones. */
         assert_int_equal(state(f, win("old", 9, 1, SEC, 10, false)),
                          CNT_CHECK_ALLOWED);
         assert_int_equal(state(f, gcra("g", 9, 1, SEC, 1, false)),
                          CNT_CHECK_ALLOWED);
-        cnt_check_args items[4] = {
+        cnt_check_request items[4] = {
             win("old", 9, 1, 2 * SEC, 5, false),
             gcra("g", 9, 1, SEC, 1, false),
             win("new", 9, 1, SEC, 10, false),
@@ -938,7 +938,7 @@ static void test_memory_injected_failures(void **st)
             cnt_limits_stats_get(f->l, &st2);
             assert_int_equal(st2.kind[CNT_LIMITS_WINDOW].objects, 1);
             assert_int_equal(st2.kind[CNT_LIMITS_GCRA].objects, 1);
-            cnt_check_answer a = check(f, win("old", 9, 1, SEC, 10, true));
+            cnt_check_result a = check(f, win("old", 9, 1, SEC, 10, true));
             assert_int_equal(a.used, 2);
             a = check(f, gcra("g", 9, 1, SEC, 1, true));
             assert_int_equal(a.remaining, 8);
@@ -965,8 +965,8 @@ typedef struct hooked_clock {
     cnt_limits *l;
     int hook;                   /* 0 none, 1 sweep, 2 another check */
     uint64_t delta;
-    cnt_check_args other;
-    cnt_check_answer other_ans;
+    cnt_check_request other;
+    cnt_check_result other_ans;
 } hooked_clock;
 
 /* The hooked clock's monotonic reading: the time, then the hook. */
@@ -1005,9 +1005,9 @@ static void hooked_init(hooked_clock *h)
 }
 
 /* A check on the hooked clock; returns its answer. */
-static cnt_check_answer hooked_check(hooked_clock *h, cnt_check_args a)
+static cnt_check_result hooked_check(hooked_clock *h, cnt_check_request a)
 {
-    cnt_check_answer ans;
+    cnt_check_result ans;
 
     assert_int_equal(cnt_limits_check(h->l, &a, &ans), CNT_STATUS_OK);
     return ans;
@@ -1024,7 +1024,7 @@ static void test_sweep_while_waiting(void **st)
     hooked_clock h;
 
     hooked_init(&h);
-    cnt_check_args g = gcra("g", 0, 1, SEC, 1, false);
+    cnt_check_request g = gcra("g", 0, 1, SEC, 1, false);
     uint64_t t0 = h.ns;
     assert_int_equal(hooked_check(&h, g).state, CNT_CHECK_ALLOWED);
     h.ns = t0 + SEC - 1;
@@ -1035,7 +1035,7 @@ static void test_sweep_while_waiting(void **st)
     h.delta = 1;
     /* Read at t0 + 1 s - 1 ns, judged at t0 + 1 s, when the GC found
      * the record dead: a whole period after the first call. */
-    cnt_check_answer a = hooked_check(&h, g);
+    cnt_check_result a = hooked_check(&h, g);
     assert_int_equal(a.state, CNT_CHECK_ALLOWED);
     assert_int_equal(a.reset_after_ns, SEC + 1);    /* from the read */
     g.peek = true;
@@ -1043,7 +1043,7 @@ static void test_sweep_while_waiting(void **st)
     cnt_limits_free(h.l);
 
     hooked_init(&h);
-    cnt_check_args w = win("w", 1, 1, SEC, 10, false);
+    cnt_check_request w = win("w", 1, 1, SEC, 10, false);
     h.ns = 1000 * SEC + 99 * MS;
     assert_int_equal(hooked_check(&h, w).state, CNT_CHECK_ALLOWED);
     h.ns = 1001 * SEC;
@@ -1065,13 +1065,13 @@ static void test_hint_from_the_read(void **st)
     hooked_clock h;
 
     hooked_init(&h);
-    cnt_check_args w = win("d", 2, 1, 200 * MS, 2, false);
+    cnt_check_request w = win("d", 2, 1, 200 * MS, 2, false);
     assert_int_equal(hooked_check(&h, w).state, CNT_CHECK_ALLOWED);
     h.ns = 1000 * SEC + 50 * MS;
     h.hook = 2;
     h.delta = 50 * MS;
     h.other = w;
-    cnt_check_answer a = hooked_check(&h, w);
+    cnt_check_result a = hooked_check(&h, w);
     assert_int_equal(h.other_ans.state, CNT_CHECK_ALLOWED);
     assert_int_equal(a.state, CNT_CHECK_LIMITED);
     assert_int_equal(a.retry_after_ns, 250 * MS);
@@ -1090,7 +1090,7 @@ static void test_reshape_hints(void **st)
 
     assert_int_equal(check(f, win("a", 5, 5, 10 * SEC, 10, false)).state,
                      CNT_CHECK_ALLOWED);
-    cnt_check_answer a = check(f, win("a", 5, 1, SEC, 10, false));
+    cnt_check_result a = check(f, win("a", 5, 1, SEC, 10, false));
     assert_int_equal(a.state, CNT_CHECK_LIMITED);
     assert_int_equal(a.retry_after_ns, 11 * SEC);
     assert_int_equal(a.reset_after_ns, 11 * SEC);
@@ -1165,7 +1165,7 @@ static void test_sweep_and_gc(void **st)
 /* What the threads share, and each thread's own part. */
 typedef struct hot_run {
     fixture *f;
-    cnt_check_args a;
+    cnt_check_request a;
     unsigned calls;
 } hot_run;
 
@@ -1180,7 +1180,7 @@ typedef struct hot_arg {
 static void *hot_main(void *arg)
 {
     hot_arg *h = arg;
-    cnt_check_answer ans;
+    cnt_check_result ans;
 
     for (unsigned i = 0; i < h->r->calls; i++) {
         if (cnt_limits_check(h->r->f->l, &h->r->a, &ans) != CNT_STATUS_OK)
@@ -1193,7 +1193,7 @@ static void *hot_main(void *arg)
 
 /* Runs two threads of calls checks each on a; returns the total
  * allowed. */
-static unsigned hot_two(fixture *f, cnt_check_args a, unsigned calls)
+static unsigned hot_two(fixture *f, cnt_check_request a, unsigned calls)
 {
     hot_run r = { .f = f, .a = a, .calls = calls };
     hot_arg arg[2] = { { .r = &r }, { .r = &r } };

@@ -616,6 +616,47 @@ static void test_map_shared_budget(void **state)
     assert_int_equal(cnt_map_budget_used(&budget), 0);
 }
 
+/* cnt_map_lock_many takes each stripe of its buckets once, in ascending
+ * order (buckets of one stripe count once), holds them all until
+ * cnt_map_unlock_many, and leaves no lock behind. */
+static void test_map_lock_many(void **state)
+{
+    (void)state;
+    cnt_map m;
+    cnt_map_config cfg = { .buckets = 3 * CNT_MAP_STRIPES,
+                           .name_offset = REC_NAME_OFFSET };
+    /* Out of order, two buckets of stripe 7, two of stripe 4095, and
+     * stripe 0 named twice by one bucket. */
+    const size_t b[] = { 4095, 7, CNT_MAP_STRIPES + 7, 0, 2 * CNT_MAP_STRIPES,
+                         2 * CNT_MAP_STRIPES + 4095, 100, 0 };
+    const size_t want[] = { 0, 7, 100, 4095 };
+    cnt_map_lockset set;
+
+    assert_int_equal(cnt_map_init(&m, &cfg), 0);
+    cnt_map_lock_many(&m, b, sizeof b / sizeof b[0], &set);
+    assert_int_equal(set.n, 4);
+    for (size_t i = 0; i < set.n; i++) {
+        assert_int_equal(set.stripe[i], want[i]);
+        assert_int_equal(pthread_mutex_trylock(&m.stripes[want[i]].mutex),
+                         EBUSY);
+    }
+    assert_int_equal(pthread_mutex_trylock(&m.stripes[1].mutex), 0);
+    pthread_mutex_unlock(&m.stripes[1].mutex);
+    cnt_map_unlock_many(&m, &set);
+    for (size_t i = 0; i < set.n; i++) {
+        assert_int_equal(pthread_mutex_trylock(&m.stripes[want[i]].mutex), 0);
+        pthread_mutex_unlock(&m.stripes[want[i]].mutex);
+    }
+    /* One bucket: its stripe alone. */
+    cnt_map_lock_many(&m, &b[5], 1, &set);
+    assert_int_equal(set.n, 1);
+    assert_int_equal(set.stripe[0], 4095);
+    cnt_map_unlock_many(&m, &set);
+    assert_int_equal(pthread_mutex_trylock(&m.stripes[4095].mutex), 0);
+    pthread_mutex_unlock(&m.stripes[4095].mutex);
+    cnt_map_destroy(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -628,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_map_cursor_pause_fixup),
         cmocka_unit_test(test_map_cursors_share_stripe),
         cmocka_unit_test(test_map_shared_budget),
+        cmocka_unit_test(test_map_lock_many),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -162,7 +162,7 @@ static bool run_with_failure(long k, const uint8_t *stream, size_t len)
     size_t answers = check_answers(in, got);
     if (!injected)
         assert_int_equal(answers, NWANT);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
     assert_true(cnt_table_dump(table, &cur, dump_zero, NULL));
 
     /* The table is still good for everyone else. */

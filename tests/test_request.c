@@ -2986,7 +2986,7 @@ static void test_decode_pipelined_buffer(void **state)
     len += cnt_encode_simple(buf + len, CNT_OP_STATS, 5);
     len += cnt_encode_wait_acquire(buf + len, 6, 1, 0, 100, 0, "a", 1);
     len += cnt_encode_renew(buf + len, 7, 50, "a", 1);
-    len += cnt_encode_queues(buf + len, 8);
+    len += cnt_encode_simple(buf + len, CNT_OP_QUEUES, 8);
     len += cnt_encode_wait_release(buf + len, 9, "a", 1);
     assert_true(len <= sizeof(buf));
 
@@ -3155,7 +3155,7 @@ static void test_encode_requests(void **state)
         "00000006"      /* opaque */
         "0003"          /* name length */
         "616263");      /* name */
-    n = cnt_encode_queues(out, 7);
+    n = cnt_encode_simple(out, CNT_OP_QUEUES, 7);
     assert_bytes_hex(out, n,
         "90" "23" "00" "00" /* magic, Queues, flags, reserved */
         "00000000"      /* body length */
@@ -3234,7 +3234,7 @@ static void test_roundtrip_client_to_server(void **state)
     assert_int_equal(req.name_len, 2);
     assert_memory_equal(req.name, "wk", 2);
 
-    n = cnt_encode_queues(buf, 17);
+    n = cnt_encode_simple(buf, CNT_OP_QUEUES, 17);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_OK);
     assert_int_equal(req.opcode, CNT_OP_QUEUES);
     assert_int_equal(req.opaque, 17);

@@ -149,7 +149,7 @@ static void test_stats_values(void **state)
     assert_string_equal(value_of(&r, "buckets"), "1");
     assert_string_equal(value_of(&r, "interval"), "10");
     assert_string_equal(value_of(&r, "memory_limit"), "123456");
-    cnt_table_stats ts;
+    cnt_map_stats ts;
     cnt_table_get_stats(t, &ts);
     snprintf(used, sizeof used, "%llu", (unsigned long long)ts.used_memory);
     assert_string_equal(value_of(&r, "used_memory"), used);

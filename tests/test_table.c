@@ -84,7 +84,7 @@ static long get(fixture *f, const uint8_t *name, uint16_t len)
 
 static uint64_t stat_objects(fixture *f)
 {
-    cnt_table_stats s;
+    cnt_map_stats s;
 
     cnt_table_get_stats(f->t, &s);
     return s.objects;
@@ -131,7 +131,7 @@ static bool dump_collect(void *ctx, const uint8_t *name, uint16_t len,
 /* Dumps the whole table; returns the record of name, or NULL. */
 static const record *dump_find(fixture *f, dump_log *log, const char *name)
 {
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
 
     memset(log, 0, sizeof *log);
     assert_true(cnt_table_dump(f->t, &cur, dump_collect, log));
@@ -419,7 +419,7 @@ static void test_dump_resume(void **state)
 {
     fixture *f = *state;
     dump_log *log = calloc(1, sizeof *log);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
     char name[16];
     unsigned rounds = 0;
     enum { N = 500 };
@@ -457,7 +457,7 @@ static void test_dump_sparse_table(void **state)
     enum { BUCKETS = 3 * CNT_MAP_DUMP_SCAN + 5 };
     fixture *f = fixture_new(BUCKETS, 0);
     dump_log *log = calloc(1, sizeof *log);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
     unsigned calls = 0;
 
     (void)state;
@@ -476,7 +476,7 @@ static void test_dump_stop_at_end(void **state)
 {
     fixture *f = fixture_new(1, 0);
     dump_log *log = calloc(1, sizeof *log);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
 
     (void)state;
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("one"), 1, 1),
@@ -509,7 +509,7 @@ static void test_dump_long_chain(void **state)
 {
     fixture *f = fixture_new(1, 0);
     dump_log *log = calloc(1, sizeof *log);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
     unsigned rounds = 0;
 
     (void)state;
@@ -540,7 +540,7 @@ static void test_dump_paused_survives_gc(void **state)
 {
     fixture *f = fixture_new(1, 0);
     dump_log *log = calloc(1, sizeof *log);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
 
     (void)state;
     make_counters(f, &f->a, 0, 100);     /* will be collected */
@@ -571,7 +571,7 @@ static void test_dump_paused_partial_gc(void **state)
 {
     fixture *f = fixture_new(1, 0);
     dump_log *log = calloc(1, sizeof *log);
-    cnt_dump_cursor cur = { 0 };
+    cnt_map_cursor cur = { 0 };
 
     (void)state;
     make_counters(f, &f->b, 0, 10);      /* stay held: the chain's tail */
@@ -599,7 +599,7 @@ static void test_dump_cancel(void **state)
     fixture *f = fixture_new(1, 0);
     dump_log *l1 = calloc(1, sizeof *l1), *l2 = calloc(1, sizeof *l2),
              *l3 = calloc(1, sizeof *l3);
-    cnt_dump_cursor c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
+    cnt_map_cursor c1 = { 0 }, c2 = { 0 }, c3 = { 0 };
 
     (void)state;
     make_counters(f, &f->a, 0, 20);
@@ -618,7 +618,7 @@ static void test_dump_cancel(void **state)
     assert_true(cnt_table_dump(f->t, &c3, dump_collect, l3));
     assert_int_equal(l1->calls, 5);
     assert_int_equal(l3->calls, 5);
-    cnt_dump_cursor never = { 0 };
+    cnt_map_cursor never = { 0 };
     cnt_table_dump_cancel(f->t, &never);
     free(l1);
     free(l2);
@@ -631,7 +631,7 @@ static void test_dump_cancel(void **state)
 static void test_memory_limit(void **state)
 {
     fixture *f = fixture_new(16, 2 * cnt_table_counter_size(3));
-    cnt_table_stats before, after;
+    cnt_map_stats before, after;
 
     (void)state;
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("aaa"), 1, 5),
@@ -664,7 +664,7 @@ static void test_memory_limit(void **state)
 static void test_alloc_failure(void **state)
 {
     fixture *f = *state;
-    cnt_table_stats before, after;
+    cnt_map_stats before, after;
 
     assert_int_equal(cnt_table_acquire(f->t, &f->a, CNT_NAME("ok"), 1, 5),
                      CNT_STATUS_OK);
@@ -710,7 +710,7 @@ static void test_ledger_failure(void **state)
 static void test_collisions(void **state)
 {
     fixture *f = fixture_new(1, 0);
-    cnt_table_stats s;
+    cnt_map_stats s;
     char name[16];
 
     (void)state;
@@ -744,7 +744,7 @@ static void test_collisions(void **state)
 static void test_stats_and_accessors(void **state)
 {
     fixture *f = *state;
-    cnt_table_stats s0, s1;
+    cnt_map_stats s0, s1;
 
     cnt_table_get_stats(f->t, &s0);
     assert_true(s0.used_memory >= 64 * sizeof(void *));
@@ -776,7 +776,7 @@ static void test_node_size(void **state)
     fixture *f = *state;
     static const uint16_t lens[] = { 1, 15, 16, 17, 18, 255, 1000 };
     uint8_t name[1000];
-    cnt_table_stats before, after;
+    cnt_map_stats before, after;
 
     assert_true(cnt_table_counter_size(16) <= 40);
     print_message("node for a 16-byte name: %zu bytes\n",
@@ -808,7 +808,7 @@ static void test_node_size(void **state)
 static void test_table_config(void **state)
 {
     cnt_table_config too_many = { .buckets = (size_t)UINT32_MAX + 1 };
-    cnt_table_stats s;
+    cnt_map_stats s;
     cnt_table *t;
 
     (void)state;

@@ -31,9 +31,9 @@
 
 #define T0_MS 1700000000000ull
 #define SEC 1000000000ull
-#define UNL CNT_THROTTLE_UNLIMITED
-#define ALLOWED CNT_THROTTLE_STATE_ALLOWED
-#define THROTTLED CNT_THROTTLE_STATE_THROTTLED
+#define UNL CNT_HARD_LIMIT_UNLIMITED
+#define ALLOWED CNT_TSTATE_ALLOWED
+#define THROTTLED CNT_TSTATE_THROTTLED
 
 /* A throttle on the fake clock and a budget of its own. */
 typedef struct fixture {
@@ -248,10 +248,10 @@ static cnt_throttle_answer model_charge(model *m, int i, uint32_t u,
 
     if (m->C != 0 && !unthrottled) {
         if (H != UNL && U + u > H)
-            a.reason = CNT_THROTTLE_REASON_HARD_LIMIT;
+            a.reason = CNT_TREASON_HARD_LIMIT;
         else if (fp > 0 && m->pool_used + fp > P)
-            a.reason = P == 0 ? CNT_THROTTLE_REASON_RESERVE
-                              : CNT_THROTTLE_REASON_POOL_EMPTY;
+            a.reason = P == 0 ? CNT_TREASON_RESERVE
+                              : CNT_TREASON_POOL_EMPTY;
     }
     if (a.reason != 0) {
         a.state = THROTTLED;
@@ -379,8 +379,8 @@ static void test_random_demand_model(void **st)
     }
     /* Every reason came up. */
     assert_true(throttled > 1000);
-    assert_true(reasons[CNT_THROTTLE_REASON_HARD_LIMIT] > 0);
-    assert_true(reasons[CNT_THROTTLE_REASON_POOL_EMPTY] > 0);
+    assert_true(reasons[CNT_TREASON_HARD_LIMIT] > 0);
+    assert_true(reasons[CNT_TREASON_POOL_EMPTY] > 0);
     fixture_free(f);
 }
 
@@ -403,13 +403,13 @@ static void test_worked_example(void **st)
     pass(f, 250000000);
     expect(charge(f, "B", 500, false), ALLOWED, 0, 500, 100, 0);
     expect(charge(f, "C", 250, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 0, 200, 750000000);
+           CNT_TREASON_POOL_EMPTY, 0, 200, 750000000);
     expect(charge(f, "C", 200, false), ALLOWED, 0, 200, 0, 0);
     expect(charge(f, "B", 100, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 500, 0, 750000000);
+           CNT_TREASON_POOL_EMPTY, 500, 0, 750000000);
     expect(charge(f, "A", 300, false), ALLOWED, 0, 300, 0, 0);
     expect(charge(f, "A", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 300, 0, 750000000);
+           CNT_TREASON_POOL_EMPTY, 300, 0, 750000000);
     nv = node(f);
     assert_int_equal(nv.used, 1000);
     assert_int_equal(nv.pool_used, 700);
@@ -417,11 +417,11 @@ static void test_worked_example(void **st)
     next_second(f);
     expect(charge(f, "B", 600, false), ALLOWED, 0, 600, 0, 0);
     expect(charge(f, "B", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 600, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 600, 0, SEC);
     expect(charge(f, "A", 250, false), ALLOWED, 0, 250, 150, 0);
     expect(charge(f, "C", 100, false), ALLOWED, 0, 100, 0, 0);
     expect(charge(f, "A", 100, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 250, 50, SEC);
+           CNT_TREASON_POOL_EMPTY, 250, 50, SEC);
     expect(charge(f, "A", 50, false), ALLOWED, 0, 300, 0, 0);
     /* An operator's unthrottled charge: allowed past the pool. */
     expect(charge(f, "C", 500, true), ALLOWED, 0, 600, 0, 0);
@@ -435,9 +435,9 @@ static void test_worked_example(void **st)
                                              600), CNT_STATUS_OK);
     expect(charge(f, "A", 1000, false), ALLOWED, 0, 1000, 0, 0);
     expect(charge(f, "A", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_RESERVE, 1000, 0, SEC);
+           CNT_TREASON_RESERVE, 1000, 0, SEC);
     expect(charge(f, "B", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_RESERVE, 0, 0, SEC);
+           CNT_TREASON_RESERVE, 0, 0, SEC);
     fixture_free(f);
 }
 
@@ -454,25 +454,25 @@ static void test_hard_limit_at_or_below(void **st)
     set_tenant(f, "eq", 50, 50);
     expect(charge(f, "h", 10, false), ALLOWED, 0, 10, 0, 0);
     expect(charge(f, "h", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 10, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 10, 0, SEC);
     /* One at a time to exactly the limit. */
     next_second(f);
     for (uint32_t i = 1; i <= 10; i++)
         expect(charge(f, "h", 1, false), ALLOWED, 0, i, 10 - i, 0);
     assert_int_equal(charge(f, "h", 1, false).reason,
-                     CNT_THROTTLE_REASON_HARD_LIMIT);
+                     CNT_TREASON_HARD_LIMIT);
     /* H = R: the reserve, all of it, nothing more. */
     expect(charge(f, "eq", 51, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 0, 50, SEC);
+           CNT_TREASON_HARD_LIMIT, 0, 50, SEC);
     expect(charge(f, "eq", 50, false), ALLOWED, 0, 50, 0, 0);
     /* The hard limit comes first: the pool is also short here. */
     set_tenant(f, "big", 0, 2000);
     expect(charge(f, "big", 940, false), ALLOWED, 0, 940, 0, 0);
     set_tenant(f, "h2", 0, 5);
     expect(charge(f, "h2", 6, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 0, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 0, 0, SEC);
     expect(charge(f, "h2", 5, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 0, 0, SEC);
+           CNT_TREASON_POOL_EMPTY, 0, 0, SEC);
     fixture_free(f);
 }
 
@@ -494,7 +494,7 @@ static void test_unthrottled_accounting(void **st)
     assert_int_equal(nv.pool_used, 20);
     /* B has 30 of the pool left, then nothing. */
     expect(charge(f, "B", 31, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 0, 30, SEC);
+           CNT_TREASON_POOL_EMPTY, 0, 30, SEC);
     expect(charge(f, "B", 30, false), ALLOWED, 0, 30, 0, 0);
     /* B unthrottled goes past the pool. */
     expect(charge(f, "B", 100, true), ALLOWED, 0, 130, 0, 0);
@@ -504,7 +504,7 @@ static void test_unthrottled_accounting(void **st)
     assert_int_equal(nv.pool, 50);
     /* A is past its hard limit now: throttled for that first. */
     expect(charge(f, "A", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 70, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 70, 0, SEC);
     cnt_throttle_stats_get(f->t, &s);
     assert_int_equal(s.checks, 5);
     assert_int_equal(s.allowed, 3);
@@ -530,7 +530,7 @@ static void test_refill_boundaries(void **st)
     expect(charge(f, "r", 10, false), ALLOWED, 0, 10, 0, 0);
     pass(f, to_next(f) - 1);
     expect(charge(f, "r", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 10, 0, 1);
+           CNT_TREASON_POOL_EMPTY, 10, 0, 1);
     cnt_tenant_view v = view(f, "r");
     assert_int_equal(v.used, 10);
     assert_int_equal(node(f).used, 10);
@@ -570,22 +570,22 @@ static void test_reasons(void **st)
     set_tenant(f, "all", 100, UNL);
     expect(charge(f, "all", 100, false), ALLOWED, 0, 100, 0, 0);
     expect(charge(f, "all", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_RESERVE, 100, 0, SEC);
+           CNT_TREASON_RESERVE, 100, 0, SEC);
     expect(charge(f, "other", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_RESERVE, 0, 0, SEC);
+           CNT_TREASON_RESERVE, 0, 0, SEC);
     /* A pool of 40. */
     set_tenant(f, "all", 60, UNL);
     next_second(f);
     expect(charge(f, "other", 40, false), ALLOWED, 0, 40, 0, 0);
     expect(charge(f, "other", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 40, 0, SEC);
+           CNT_TREASON_POOL_EMPTY, 40, 0, SEC);
     expect(charge(f, "all", 61, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 0, 60, SEC);
+           CNT_TREASON_POOL_EMPTY, 0, 60, SEC);
     /* The default hard limit. */
     assert_int_equal(cnt_throttle_set_default_hard(f->t, 5), CNT_STATUS_OK);
     next_second(f);
     expect(charge(f, "anon", 6, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 0, 5, SEC);
+           CNT_TREASON_HARD_LIMIT, 0, 5, SEC);
     expect(charge(f, "anon", 5, false), ALLOWED, 0, 5, 0, 0);
     cnt_tenant_view v = view(f, "anon");
     assert_int_equal(v.reserved, 0);
@@ -595,7 +595,7 @@ static void test_reasons(void **st)
     assert_int_equal(v.throttled, 0);
     assert_int_equal(v.units, 5);
     expect(charge(f, "anon", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 5, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 5, 0, SEC);
     assert_int_equal(view(f, "anon").throttled, 1);
     /* A configured tenant keeps its own hard limit. */
     assert_int_equal(view(f, "all").hard_limit, UNL);
@@ -646,7 +646,7 @@ static void test_capacity_zero_off(void **st)
                      CNT_STATUS_OK);
     /* Now on, in the same second: a and h are over. */
     expect(charge(f, "a", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_RESERVE, 0xffffffffu, 0, to_next(f));
+           CNT_TREASON_RESERVE, 0xffffffffu, 0, to_next(f));
     fixture_free(f);
 }
 
@@ -754,7 +754,7 @@ static void test_remove_keeps_usage(void **st)
     assert_int_equal(node(f).pool, 100);
     assert_int_equal(node(f).pool_used, 20);
     expect(charge(f, "A", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 50, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 50, 0, SEC);
     next_second(f);
     expect(charge(f, "A", 40, false), ALLOWED, 0, 40, 0, 0);
     fixture_free(f);
@@ -1083,7 +1083,7 @@ static void test_memory_limit(void **st)
     assert_int_equal(s1.units, s0.units);
     /* A new tenant whose charge is throttled needs no record. */
     expect(charge(f, "c", 91, false), THROTTLED,
-           CNT_THROTTLE_REASON_POOL_EMPTY, 0, 85, SEC);
+           CNT_TREASON_POOL_EMPTY, 0, 85, SEC);
     /* Existing tenants go on. */
     assert_int_equal(charge(f, "a", 10, false).state, ALLOWED);
     assert_int_equal(charge(f, "b", 5, true).state, ALLOWED);
@@ -1237,7 +1237,7 @@ static void test_gc_idle_unconfigured(void **st)
     assert_int_equal(cnt_throttle_set_default_hard(f->t, 0), CNT_STATUS_OK);
     assert_int_equal(cnt_throttle_set_capacity(f->t, 100), CNT_STATUS_OK);
     expect(charge(f, "zero", 1, false), THROTTLED,
-           CNT_THROTTLE_REASON_HARD_LIMIT, 0, 0, SEC);
+           CNT_TREASON_HARD_LIMIT, 0, 0, SEC);
     assert_int_equal(records(f), 2);
     cnt_gc_free(gc);
     cnt_table_free(tab);
@@ -1353,18 +1353,18 @@ static void test_gc_race_keeps_the_second(void **st)
     assert_int_equal(cnt_throttle_set_default_hard(c.t, 10), CNT_STATUS_OK);
     assert_int_equal(cnt_throttle_charge(c.t, x, 1, 10, false, &a),
                      CNT_STATUS_OK);
-    assert_int_equal(a.state, CNT_THROTTLE_STATE_ALLOWED);
+    assert_int_equal(a.state, CNT_TSTATE_ALLOWED);
     c.sweep = true;
     c.sweep_at = 101 * SEC + 1;
     assert_int_equal(cnt_throttle_charge(c.t, x, 1, 10, false, &a),
                      CNT_STATUS_OK);
-    assert_int_equal(a.state, CNT_THROTTLE_STATE_ALLOWED);
+    assert_int_equal(a.state, CNT_TSTATE_ALLOWED);
     assert_int_equal(a.used, 10);
     /* Second 101 has its 10 now; another unit the same second is over. */
     assert_int_equal(cnt_throttle_charge(c.t, x, 1, 1, false, &a),
                      CNT_STATUS_OK);
-    assert_int_equal(a.state, CNT_THROTTLE_STATE_THROTTLED);
-    assert_int_equal(a.reason, CNT_THROTTLE_REASON_HARD_LIMIT);
+    assert_int_equal(a.state, CNT_TSTATE_THROTTLED);
+    assert_int_equal(a.reason, CNT_TREASON_HARD_LIMIT);
     /* Counted from the reading: to the end of second 101. */
     assert_int_equal(a.retry_after_ns, 101 * SEC + SEC - c.ns);
     cnt_throttle_free(c.t);
@@ -1383,8 +1383,8 @@ static void test_two_threads(void **st)
     assert_int_equal(cnt_throttle_set_capacity(f->t, 10000), CNT_STATUS_OK);
     set_tenant(f, "hot", 0, 7000);
     hot_arg one_hot[2] = {
-        { .name = "hot", .reason = CNT_THROTTLE_REASON_HARD_LIMIT },
-        { .name = "hot", .reason = CNT_THROTTLE_REASON_HARD_LIMIT },
+        { .name = "hot", .reason = CNT_TREASON_HARD_LIMIT },
+        { .name = "hot", .reason = CNT_TREASON_HARD_LIMIT },
     };
     hot_two(f, one_hot, 20000);
     assert_int_equal(one_hot[0].allowed + one_hot[1].allowed, 7000);
@@ -1402,8 +1402,8 @@ static void test_two_threads(void **st)
     set_tenant(f, "A", 1000, UNL);
     set_tenant(f, "B", 500, UNL);
     hot_arg pool[2] = {
-        { .name = "A", .reason = CNT_THROTTLE_REASON_POOL_EMPTY },
-        { .name = "B", .reason = CNT_THROTTLE_REASON_POOL_EMPTY },
+        { .name = "A", .reason = CNT_TREASON_POOL_EMPTY },
+        { .name = "B", .reason = CNT_TREASON_POOL_EMPTY },
     };
     hot_two(f, pool, 10000);
     assert_int_equal(pool[0].allowed + pool[1].allowed, 5000);

@@ -61,7 +61,7 @@ static void sink_record(void *ctx, cnt_ticket *k)
 
 static uint64_t used_memory(fixture *f)
 {
-    cnt_table_stats s;
+    cnt_map_stats s;
 
     cnt_table_get_stats(f->t, &s);
     return s.used_memory;
@@ -69,7 +69,7 @@ static uint64_t used_memory(fixture *f)
 
 static uint64_t objects(fixture *f)
 {
-    cnt_table_stats s;
+    cnt_map_stats s;
 
     cnt_table_get_stats(f->t, &s);
     return s.objects;

@@ -27,15 +27,12 @@
 #error "the rate limits need unsigned __int128 (x86_64, aarch64 have it)"
 #endif
 
-/* The constants of the wire (check states, TTL units, attributes and
- * changes, window defaults and bounds, CNT_MULTI_MAX) are protocol/wire.h's,
+/* The constants of the wire (check opcodes and states, TTL units
+ * (CNT_UNIT_MAX), attributes and changes, window defaults and bounds,
+ * CNT_MULTI_MAX) are protocol/wire.h's,
  * and the structs a check takes and answers are the protocol's own
  * (protocol/request.h, protocol/response.h): the server hands a decoded
  * request to the core and the core's answer to the encoder as they are. */
-
-/* The opcodes of the two checks, as cnt_check_args.opcode. */
-#define CNT_LIMITS_OP_WINDOW CNT_OP_WINDOW_CHECK
-#define CNT_LIMITS_OP_GCRA CNT_OP_GCRA_CHECK
 
 /* The kinds, the first part of a record's key and the index of its
  * stats. */
@@ -43,10 +40,6 @@
 #define CNT_LIMITS_WINDOW 1u
 #define CNT_LIMITS_GCRA 2u
 #define CNT_LIMITS_KINDS 3u
-
-/* Most TTL unit byte (0 ns ... 5 h) and most items of one multi-check. */
-#define CNT_TTL_UNIT_MAX CNT_UNIT_MAX
-#define CNT_LIMITS_MULTI_MAX CNT_MULTI_MAX
 
 /* cnt_ttl_update's unit for "the unit the record was inserted with". */
 #define CNT_TTL_UNIT_RECORD 0xffu
@@ -71,19 +64,17 @@ cnt_limits *cnt_limits_new(const cnt_limits_config *cfg);
 /* Frees every record and l; no other thread may use it. */
 void cnt_limits_free(cnt_limits *l);
 
-/* A TTL counter as query and update answer it (quota, ttl_left: in unit,
- * rounded up, >= 1 when live; unit: the one it was inserted with). */
-typedef cnt_ttl_answer cnt_ttl_view;
-
 /* Creates a TTL counter (quota, expiring ttl units from now). OK, EXISTS
  * (a live one has the name; an expired one is replaced), INVALID (unit >
  * 5, ttl 0 or beyond 64 bits of ns, empty name), OUT_OF_MEMORY. */
 cnt_status cnt_ttl_insert(cnt_limits *l, const uint8_t *name, uint16_t len,
                           uint64_t quota, uint64_t ttl, uint8_t unit);
 
-/* Reads a live TTL counter into *out: OK or NOT_FOUND. */
+/* Reads a live TTL counter into *out (quota, ttl_left: in its unit,
+ * rounded up, >= 1 when live; unit: the one it was inserted with): OK or
+ * NOT_FOUND. */
 cnt_status cnt_ttl_query(cnt_limits *l, const uint8_t *name, uint16_t len,
-                         cnt_ttl_view *out);
+                         cnt_ttl_answer *out);
 
 /* Changes the quota or the time left of a live TTL counter (attribute,
  * change and unit as the CNT_TTL_ constants) and reads it into *out: OK,
@@ -92,34 +83,30 @@ cnt_status cnt_ttl_query(cnt_limits *l, const uint8_t *name, uint16_t len,
  * Throttr front's rule: its changes carry no unit). */
 cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
                           uint8_t attribute, uint8_t change, uint8_t unit,
-                          uint64_t value, cnt_ttl_view *out);
+                          uint64_t value, cnt_ttl_answer *out);
 
 /* Removes a live TTL counter: OK or NOT_FOUND. */
 cnt_status cnt_ttl_purge(cnt_limits *l, const uint8_t *name, uint16_t len);
 
-/* One window or GCRA check: opcode (0x34 window, 0x35 gcra), peek,
- * slots (window: 0 = 10, else 1..64), limit_or_burst, count (gcra: events
- * per period, >= 1), cost (>= 1), period_ns (window: window_ns, 0 = 1 s;
- * gcra: the period, >= 1), name and name_len (>= 1). */
-typedef cnt_check_request cnt_check_args;
+/* One window or GCRA check. The request a is the protocol's: opcode
+ * (CNT_OP_WINDOW_CHECK or CNT_OP_GCRA_CHECK), peek, slots (window: 0 = 10,
+ * else 1..64), limit_or_burst, count (gcra: events per period, >= 1), cost
+ * (>= 1), period_ns (window: window_ns, 0 = 1 s; gcra: the period, >= 1),
+ * name and name_len (>= 1). The answer *out is what the encoder sends (see
+ * doc/rate-limits.md for each field): state, limit, remaining, used,
+ * retry_after_ns (0 allowed, UINT64_MAX never), reset_after_ns.
+ * OK with *out filled, INVALID (arguments out of range) or OUT_OF_MEMORY
+ * (an allowed charge needed a record; nothing changed). */
+cnt_status cnt_limits_check(cnt_limits *l, const cnt_check_request *a,
+                            cnt_check_result *out);
 
-/* What a check answers (see doc/rate-limits.md for each field): state,
- * limit, remaining, used, retry_after_ns (0 allowed, UINT64_MAX never),
- * reset_after_ns. */
-typedef cnt_check_result cnt_check_answer;
-
-/* One check: OK with *out filled, INVALID (arguments out of range) or
- * OUT_OF_MEMORY (an allowed charge needed a record; nothing changed). */
-cnt_status cnt_limits_check(cnt_limits *l, const cnt_check_args *a,
-                            cnt_check_answer *out);
-
-/* All-or-nothing check of n items (1..16, no two of one kind and name;
+/* All-or-nothing check of n items (1..CNT_MULTI_MAX, no two of one kind and name;
  * their own peek is ignored, peek applies to all): each judged against
  * the state before any charge; if every one is allowed and !peek, all are
  * charged at once. *overall is 0 (all allowed) or 1 (one or more denied,
  * nothing charged). OK, INVALID or OUT_OF_MEMORY (nothing charged). */
-cnt_status cnt_limits_multi(cnt_limits *l, const cnt_check_args *items,
-                            size_t n, bool peek, cnt_check_answer *out,
+cnt_status cnt_limits_multi(cnt_limits *l, const cnt_check_request *items,
+                            size_t n, bool peek, cnt_check_result *out,
                             uint8_t *overall);
 
 /* Figures per kind (CNT_LIMITS_TTL, _WINDOW, _GCRA), read without locks. */
@@ -149,8 +136,5 @@ cnt_map *cnt_limits_map(cnt_limits *l);
  * whose counts have all fallen out, a GCRA record whose TAT has passed.
  * It frees what the record owns beside its node and counts it expired. */
 cnt_map_may_go cnt_limits_may_go(cnt_limits *l);
-
-/* The clock the limits read. */
-const cnt_clock *cnt_limits_clock(const cnt_limits *l);
 
 #endif

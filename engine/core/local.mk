@@ -12,6 +12,10 @@ libcntcore_la_SOURCES = \
 	engine/core/map.c \
 	engine/core/table.c \
 	engine/core/limits.c \
+	engine/core/limits_ttl.c \
+	engine/core/limits_window.c \
+	engine/core/limits_gcra.c \
+	engine/core/limits_check.c \
 	engine/core/throttle.c \
 	engine/core/gc.c \
 	engine/core/stats.c \
@@ -29,6 +33,7 @@ noinst_HEADERS += \
 	engine/core/table.h \
 	engine/core/table_int.h \
 	engine/core/limits.h \
+	engine/core/limits_int.h \
 	engine/core/throttle.h \
 	engine/core/ticket.h \
 	engine/core/gc.h \

@@ -15,9 +15,10 @@
  * caller to hold the stripe lock of the bucket they touch; every other
  * function takes and drops the locks it needs itself. No function holds
  * two stripe locks, with one exception: the rate limits' multi-check
- * (limits.c) holds the stripe locks of all its items at once, so that
- * they are judged and charged together. It takes them in ascending stripe
- * order, each stripe once, from one map only, and takes no other lock
+ * (limits_check.c) holds the stripe locks of all its items at once, so that
+ * they are judged and charged together. It takes them through
+ * cnt_map_lock_many, in ascending stripe order, each stripe once, from
+ * one map only, and takes no other lock
  * while holding them; every other holder keeps at most one stripe lock of
  * that map, so no cycle of waits can form and it cannot deadlock.
  *
@@ -275,6 +276,50 @@ static inline uint64_t cnt_map_do_swept_ns(const cnt_map *m, size_t b)
 static inline void cnt_map_unlock(pthread_mutex_t *lock)
 {
     pthread_mutex_unlock(lock);
+}
+
+/* Most buckets one cnt_map_lock_many takes the stripes of. */
+#define CNT_MAP_LOCKSET_MAX 16u
+
+/* The stripe locks cnt_map_lock_many holds, for cnt_map_unlock_many. */
+typedef struct cnt_map_lockset {
+    size_t n;                                   /* distinct stripes */
+    size_t stripe[CNT_MAP_LOCKSET_MAX];         /* ascending */
+} cnt_map_lockset;
+
+/* Takes the stripe locks of the n buckets b[0..n) (1 to
+ * CNT_MAP_LOCKSET_MAX) at once, as the one caller allowed to hold several
+ * (see the locking rule above): each stripe once, in ascending order, so
+ * that two such callers cannot wait for each other in a cycle. Fills *set
+ * for cnt_map_unlock_many. Inline: a single rate-limit check comes here
+ * with n = 1. */
+static inline void cnt_map_lock_many(cnt_map *m, const size_t *b, size_t n,
+                                     cnt_map_lockset *set)
+{
+    size_t *s = set->stripe, k = 0;
+
+    /* Insertion sort of at most 16, then repeats dropped (two records of
+     * one name share a stripe). */
+    for (size_t i = 0; i < n; i++) {
+        size_t v = b[i] % CNT_MAP_STRIPES, j = i;
+        for (; j > 0 && s[j - 1] > v; j--)
+            s[j] = s[j - 1];
+        s[j] = v;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || s[k - 1] != s[i])
+            s[k++] = s[i];
+    set->n = k;
+    for (size_t i = 0; i < k; i++)
+        pthread_mutex_lock(&m->stripes[s[i]].mutex);
+}
+
+/* Drops the stripe locks cnt_map_lock_many took, in reverse order. */
+static inline void cnt_map_unlock_many(cnt_map *m,
+                                       const cnt_map_lockset *set)
+{
+    for (size_t i = set->n; i-- > 0;)
+        pthread_mutex_unlock(&m->stripes[set->stripe[i]].mutex);
 }
 
 /* Finds name in bucket b (stripe lock held), for a kind whose nodes have

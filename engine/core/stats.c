@@ -187,7 +187,7 @@ void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
     const cnt_stats *s = src->stats;
     const cnt_table *t = src->table;
     const cnt_gc *gc = src->gc;
-    cnt_table_stats ts = { 0, 0, 0, 0 };
+    cnt_map_stats ts = { 0, 0, 0, 0 };
     cnt_gc_stats gs = { 0, 0, 0 };
     cnt_wait_stats ws = { 0, 0, 0, 0, 0, 0 };
     cnt_stats_sums sum;

@@ -251,7 +251,7 @@ static bool do_dump_visit(void *ctx, const cnt_map_node *n)
 }
 
 /* Dump from the cursor, through the map's pausing walk. */
-bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
+bool cnt_table_dump(cnt_table *t, cnt_map_cursor *cursor, cnt_dump_fn fn,
                     void *ctx)
 {
     cnt_table_dump_ctx d = { fn, ctx, cnt_table_window_now(t) };
@@ -260,7 +260,7 @@ bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
 }
 
 /* Unregisters a paused cursor; nothing to do otherwise. */
-void cnt_table_dump_cancel(cnt_table *t, cnt_dump_cursor *cursor)
+void cnt_table_dump_cancel(cnt_table *t, cnt_map_cursor *cursor)
 {
     cnt_map_dump_cancel(&t->map, cursor);
 }
@@ -331,7 +331,7 @@ uint64_t cnt_table_memory_limit(const cnt_table *t)
 
 /* Current counts: the map's, plus the table's own struct (which holds the
  * map) in used_memory. */
-void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s)
+void cnt_table_get_stats(const cnt_table *t, cnt_map_stats *s)
 {
     cnt_map_get_stats(&t->map, s);
     s->used_memory += sizeof *t + CNT_MAP_STRIPES * sizeof(*t->queues);

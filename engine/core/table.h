@@ -41,11 +41,6 @@ typedef struct cnt_table_config {
     const cnt_clock *clock;     /* default cnt_clock_system; must outlive t */
 } cnt_table_config;
 
-/* Counts kept current by the table: its map's (counters are the map's
- * nodes), with used_memory including the table's own struct. Read without
- * locks, so approximate while requests run. */
-typedef cnt_map_stats cnt_table_stats;
-
 /* Builds a table; NULL when memory is short or cfg is out of range. */
 cnt_table *cnt_table_new(const cnt_table_config *cfg);
 
@@ -108,29 +103,25 @@ cnt_status cnt_table_release(cnt_table *t, cnt_holdings *h,
  * to the number of entries in h. */
 void cnt_table_release_all(cnt_table *t, cnt_holdings *h);
 
-/* Where a Dump has got to; start from {0}. It is the map's cursor (see
- * cnt_map_cursor): a Dump may pause inside a bucket's chain, and a GC sweep
- * unlinking the counter it points at moves it on, so every counter that
- * exists for the whole Dump is reported exactly once. The owner keeps the
- * struct alive and calls cnt_table_dump_cancel if it gives up early. */
-typedef cnt_map_cursor cnt_dump_cursor;
-
 /* Called for each counter during a Dump, under its stripe lock: copy, do
  * not call back into the table. Return false to stop after this record. */
 typedef bool (*cnt_dump_fn)(void *ctx, const uint8_t *name, uint16_t len,
                             uint32_t current, uint32_t max_in_window);
 
-/* Visits counters from the cursor, at most CNT_MAP_DUMP_PER_LOCK under
- * one stripe lock, until fn returns false (the cursor then points just
- * past that record, possibly inside a chain), CNT_MAP_DUMP_SCAN buckets
- * have been looked at, or the table ends. Returns true when the table is
+/* Visits counters from the cursor (the map's, start from {0}: a GC sweep
+ * unlinking the counter it points at moves it on, so every counter that
+ * exists for the whole Dump is reported exactly once; the owner keeps it
+ * alive and calls cnt_table_dump_cancel if it gives up early), at most
+ * CNT_MAP_DUMP_PER_LOCK under one stripe lock, until fn returns false (the
+ * cursor then points just past that record, possibly inside a chain),
+ * CNT_MAP_DUMP_SCAN buckets have been looked at, or the table ends. Returns true when the table is
  * finished (the cursor is then no longer paused); false means call again. */
-bool cnt_table_dump(cnt_table *t, cnt_dump_cursor *cursor, cnt_dump_fn fn,
+bool cnt_table_dump(cnt_table *t, cnt_map_cursor *cursor, cnt_dump_fn fn,
                     void *ctx);
 
 /* Ends a Dump before the table is finished: unregisters a paused cursor.
  * Harmless on a finished or never-started cursor. */
-void cnt_table_dump_cancel(cnt_table *t, cnt_dump_cursor *cursor);
+void cnt_table_dump_cancel(cnt_table *t, cnt_map_cursor *cursor);
 
 /* Removes deletable counters (consumption 0, last changed before the
  * current window) in buckets [first, first + n); returns how many. Takes
@@ -164,8 +155,10 @@ uint64_t cnt_table_memory_limit(const cnt_table *t);
  * counters within their memory budget). */
 size_t cnt_table_counter_size(uint16_t len);
 
-/* Fills s with the table's current counts. */
-void cnt_table_get_stats(const cnt_table *t, cnt_table_stats *s);
+/* Fills s with the table's current counts: its map's (counters are the
+ * map's nodes), with used_memory including the table's own struct. Read
+ * without locks, so approximate while requests run. */
+void cnt_table_get_stats(const cnt_table *t, cnt_map_stats *s);
 
 /* ---- Waiting acquisition and leases ----
  *

@@ -176,7 +176,7 @@ static bool tenant_pristine(const cnt_tenant_rec *r)
 /* ---- Charging ---- */
 
 /* One charge's judgement (node lock held): the reason it is throttled,
- * or CNT_THROTTLE_REASON_NONE when allowed, and then in *from_pool the
+ * or CNT_TREASON_NONE when allowed, and then in *from_pool the
  * part of it the pool pays (reserve first, then pool). */
 static uint8_t judge_charge(const cnt_node_state *n, uint32_t reserved,
                          uint32_t hard, uint64_t used, uint32_t units,
@@ -188,16 +188,16 @@ static uint8_t judge_charge(const cnt_node_state *n, uint32_t reserved,
 
     *from_pool = 0;
     if (n->capacity == 0)
-        return CNT_THROTTLE_REASON_NONE;
+        return CNT_TREASON_NONE;
     if (!unthrottled) {
-        if (hard != CNT_THROTTLE_UNLIMITED && used + units > hard)
-            return CNT_THROTTLE_REASON_HARD_LIMIT;
+        if (hard != CNT_HARD_LIMIT_UNLIMITED && used + units > hard)
+            return CNT_TREASON_HARD_LIMIT;
         if (pool_part > 0 && n->pool_used + pool_part > pool)
-            return pool == 0 ? CNT_THROTTLE_REASON_RESERVE
-                             : CNT_THROTTLE_REASON_POOL_EMPTY;
+            return pool == 0 ? CNT_TREASON_RESERVE
+                             : CNT_TREASON_POOL_EMPTY;
     }
     *from_pool = pool_part;
-    return CNT_THROTTLE_REASON_NONE;
+    return CNT_TREASON_NONE;
 }
 
 /* Units a tenant that has used units this second could still charge on a
@@ -209,12 +209,12 @@ static uint32_t remaining_of(const cnt_node_state *n, uint32_t reserved,
     uint64_t hard_left = used < hard ? hard - used : 0;
 
     if (n->capacity == 0)
-        return hard == CNT_THROTTLE_UNLIMITED ? UINT32_MAX
+        return hard == CNT_HARD_LIMIT_UNLIMITED ? UINT32_MAX
                                               : clamp32(hard_left);
     uint64_t pool = node_pool(n);
     uint64_t left = (reserved > used ? reserved - used : 0) +
                     (pool > n->pool_used ? pool - n->pool_used : 0);
-    if (hard != CNT_THROTTLE_UNLIMITED && hard_left < left)
+    if (hard != CNT_HARD_LIMIT_UNLIMITED && hard_left < left)
         left = hard_left;
     return clamp32(left);
 }
@@ -258,9 +258,9 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
     uint64_t used = tenant_used(r, s);
     uint8_t reason = judge_charge(&t->node, reserved, hard, used, units,
                                unthrottled, &from_pool);
-    if (reason == CNT_THROTTLE_REASON_NONE && r == NULL) {
+    if (reason == CNT_TREASON_NONE && r == NULL) {
         st = CNT_STATUS_OUT_OF_MEMORY;
-    } else if (reason == CNT_THROTTLE_REASON_NONE) {
+    } else if (reason == CNT_TREASON_NONE) {
         used += units;
         r->second = s;
         r->used = used;
@@ -270,17 +270,17 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
     } else if (r != NULL) {
         r->throttled++;
     }
-    ans.state = reason == CNT_THROTTLE_REASON_NONE
-                    ? CNT_THROTTLE_STATE_ALLOWED
-                    : CNT_THROTTLE_STATE_THROTTLED;
+    ans.state = reason == CNT_TREASON_NONE
+                    ? CNT_TSTATE_ALLOWED
+                    : CNT_TSTATE_THROTTLED;
     ans.reason = reason;
     ans.used = clamp32(used);
     ans.remaining = remaining_of(&t->node, reserved, hard, used);
-    ans.retry_after_ns = reason == CNT_THROTTLE_REASON_NONE
+    ans.retry_after_ns = reason == CNT_TREASON_NONE
                              ? 0
                              : (s + 1) * CNT_THROTTLE_SECOND_NS - now;
     pthread_mutex_unlock(&t->lock);
-    if (fresh && reason != CNT_THROTTLE_REASON_NONE)
+    if (fresh && reason != CNT_TREASON_NONE)
         dead = cnt_map_do_unlink(&t->map, b, &r->node);
     cnt_map_unlock(lock);
     if (dead != NULL)
@@ -288,7 +288,7 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
 
     if (st != CNT_STATUS_OK)
         return st;
-    if (reason == CNT_THROTTLE_REASON_NONE) {
+    if (reason == CNT_TREASON_NONE) {
         fig_add(&t->fig.allowed, 1);
         fig_add(&t->fig.units, units);
         if (unthrottled)
@@ -707,7 +707,7 @@ cnt_throttle *cnt_throttle_new(const cnt_throttle_config *cfg)
     if (node_lock_init(&t->lock) != 0)
         goto fail_config;
     t->clock = cfg->clock ? cfg->clock : &cnt_clock_system;
-    atomic_init(&t->default_hard, CNT_THROTTLE_UNLIMITED);
+    atomic_init(&t->default_hard, CNT_HARD_LIMIT_UNLIMITED);
     atomic_init(&t->fig.checks, 0);
     atomic_init(&t->fig.allowed, 0);
     atomic_init(&t->fig.throttled, 0);

@@ -25,22 +25,8 @@
 #include "engine/core/clock.h"
 #include "engine/core/map.h"
 
-/* A hard limit that is no limit (also the default hard limit unless the
- * settings change it). */
-#define CNT_THROTTLE_UNLIMITED 0xffffffffu
-
 /* Default number of buckets of the tenants' map. */
 #define CNT_THROTTLE_DEFAULT_BUCKETS 65536u
-
-/* cnt_throttle_answer.state. */
-#define CNT_THROTTLE_STATE_ALLOWED 0u
-#define CNT_THROTTLE_STATE_THROTTLED 1u
-
-/* cnt_throttle_answer.reason: why a charge was throttled. */
-#define CNT_THROTTLE_REASON_NONE 0u
-#define CNT_THROTTLE_REASON_RESERVE 1u      /* reserve spent, no pool */
-#define CNT_THROTTLE_REASON_POOL_EMPTY 2u   /* the pool cannot cover it */
-#define CNT_THROTTLE_REASON_HARD_LIMIT 3u   /* it would pass the tenant's H */
 
 /* cnt_tenant_view.flags: the tenant has its own configuration. */
 #define CNT_TENANT_FLAG_CONFIGURED 0x01u
@@ -59,7 +45,8 @@ typedef struct cnt_throttle_config {
 } cnt_throttle_config;
 
 /* Builds a throttle with capacity 0 (off), no tenants and an unlimited
- * default hard limit; NULL when memory is short or cfg is out of range. */
+ * default hard limit (CNT_HARD_LIMIT_UNLIMITED, the wire's "no limit");
+ * NULL when memory is short or cfg is out of range. */
 cnt_throttle *cnt_throttle_new(const cnt_throttle_config *cfg);
 
 /* Frees every tenant record and t; no other thread may use it. */
@@ -71,7 +58,7 @@ void cnt_throttle_free(cnt_throttle *t);
 cnt_status cnt_throttle_set_capacity(cnt_throttle *t, uint32_t capacity);
 
 /* Sets the hard limit of the tenants that have no configuration of their
- * own (CNT_THROTTLE_UNLIMITED = none); always OK. A configured tenant
+ * own (CNT_HARD_LIMIT_UNLIMITED = none); always OK. A configured tenant
  * keeps the hard limit it has. */
 cnt_status cnt_throttle_set_default_hard(cnt_throttle *t, uint32_t hard);
 
@@ -93,8 +80,8 @@ cnt_status cnt_throttle_set_tenant(cnt_throttle *t, const uint8_t *name,
 cnt_status cnt_throttle_remove_tenant(cnt_throttle *t, const uint8_t *name,
                                       uint16_t len);
 
-/* What a charge answers: state (CNT_THROTTLE_STATE_*), reason
- * (CNT_THROTTLE_REASON_*), used (the tenant's units this second after the
+/* What a charge answers: state (the wire's CNT_TSTATE_*), reason
+ * (CNT_TREASON_*: why a charge was throttled), used (the tenant's units this second after the
  * call), remaining (units it could still charge this second on a
  * throttled connection: min(H - used, reserve left + pool left);
  * 0xFFFFFFFF when the capacity is 0 and H unlimited), retry_after_ns (0

@@ -247,7 +247,7 @@ static void session_stream_start(cnt_session *s, const cnt_request *req)
 {
     s->dumping = true;
     s->dump_opcode = req->opcode;
-    s->dump = (cnt_dump_cursor){0};
+    s->dump = (cnt_map_cursor){0};
     s->queues_stripe = 0;
     s->dump_opaque = req->opaque;
 }

@@ -102,7 +102,7 @@ struct cnt_session {
      * until its end marker is out. */
     bool dumping;
     uint8_t dump_opcode;            /* CNT_OP_DUMP, _QUEUES, _TENANT_LIST */
-    cnt_dump_cursor dump;
+    cnt_map_cursor dump;
     size_t queues_stripe;           /* where a queue listing has got to */
     uint32_t dump_opaque;
 

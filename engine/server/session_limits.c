@@ -13,7 +13,7 @@
 
 /* Appends the 17-byte view of a TTL counter. */
 static void put_ttl_view(cnt_session *s, const cnt_request *req,
-                         const cnt_ttl_view *v)
+                         const cnt_ttl_answer *v)
 {
     uint8_t *p = cnt_session_reserve(s, CNT_TTL_VIEW_RESPONSE_SIZE);
 
@@ -37,7 +37,7 @@ void cnt_session_ttl_insert(cnt_session *s, const cnt_request *req)
 /* Ttl_query: the counter's quota and time left. */
 void cnt_session_ttl_query(cnt_session *s, const cnt_request *req)
 {
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     cnt_status st = cnt_ttl_query(s->env->limits, req->name, req->name_len,
                                   &v);
     if (st == CNT_STATUS_OK)
@@ -49,7 +49,7 @@ void cnt_session_ttl_query(cnt_session *s, const cnt_request *req)
 /* Ttl_update: changes the quota or the time left; answers the result. */
 void cnt_session_ttl_update(cnt_session *s, const cnt_request *req)
 {
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     cnt_status st = cnt_ttl_update(s->env->limits, req->name, req->name_len,
                                    req->attribute, req->change, req->unit,
                                    req->value, &v);
@@ -73,8 +73,8 @@ void cnt_session_ttl_purge(cnt_session *s, const cnt_request *req)
  * figures. */
 void cnt_session_check(cnt_session *s, const cnt_request *req)
 {
-    cnt_check_args c;
-    cnt_check_answer a;
+    cnt_check_request c;
+    cnt_check_result a;
     cnt_status st = cnt_request_check_args(req, &c)
         ? cnt_limits_check(s->env->limits, &c, &a) : CNT_STATUS_INVALID;
 
@@ -92,8 +92,8 @@ void cnt_session_check(cnt_session *s, const cnt_request *req)
  * and each item's answer. */
 void cnt_session_multi_check(cnt_session *s, const cnt_request *req)
 {
-    cnt_check_args items[CNT_MULTI_MAX];
-    cnt_check_answer answers[CNT_MULTI_MAX];
+    cnt_check_request items[CNT_MULTI_MAX];
+    cnt_check_result answers[CNT_MULTI_MAX];
     size_t n = 0, pos = 0;
     uint8_t overall = 0;
 

@@ -28,7 +28,7 @@ static void put_status(cnt_session *s, bool ok)
  * not fit the configured value size. */
 static void throttr_query(cnt_session *s, const cnt_throttr_request *r)
 {
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
 
     if (cnt_ttl_query(s->env->limits, r->key, r->key_len, &v) !=
         CNT_STATUS_OK) {
@@ -50,7 +50,7 @@ static void throttr_query(cnt_session *s, const cnt_throttr_request *r)
 static void throttr_handle(cnt_session *s, const cnt_throttr_request *r)
 {
     cnt_limits *l = s->env->limits;
-    cnt_ttl_view v;
+    cnt_ttl_answer v;
     cnt_status st = CNT_STATUS_INVALID;
 
     cnt_stats_add(&s->env->slot->throttr_requests[r->type - 1], 1);
