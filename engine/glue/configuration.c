@@ -547,6 +547,48 @@ static bool config_throttle(cnt_config *c, const char *key, const char *v,
                             char *err, size_t errlen,
                             const cnt_config_origin *origin);
 
+/* The WebSocket front's keys (counter.http.*): 1 when key was one and its
+ * value was taken, 0 when it was one and the value is wrong (reported),
+ * -1 when key is not one of them. */
+static int config_http(cnt_config *c, const char *key, const char *v,
+                       char *err, size_t errlen,
+                       const cnt_config_origin *origin)
+{
+    uint64_t x;
+
+    if (strcmp(key, "counter.http.port") == 0) {
+        if (!config_number(key, v, 0, 65535, &x, err, errlen, origin))
+            return 0;
+        c->server.http_port = (uint16_t)x;
+        return 1;
+    }
+    if (strcmp(key, "counter.http.max_header") == 0) {
+        if (!config_bytes(key, v, &x, err, errlen, origin))
+            return 0;
+        /* Room for a browser's upgrade request; never past what a
+         * connection's input buffer may grow to. */
+        if (x < 1024 || x > 65536) {
+            (void)config_bad_value(key, v, "1K..64K (bytes)", err, errlen,
+                                    origin);
+            return 0;
+        }
+        c->server.http_max_header = (uint32_t)x;
+        return 1;
+    }
+    if (strcmp(key, "counter.http.max_message") == 0) {
+        if (!config_bytes(key, v, &x, err, errlen, origin))
+            return 0;
+        if (x < 256 || x > 1048576) {
+            (void)config_bad_value(key, v, "256..1M (bytes)", err, errlen,
+                                    origin);
+            return 0;
+        }
+        c->server.http_max_message = (uint32_t)x;
+        return 1;
+    }
+    return -1;
+}
+
 /* Applies one key/value pair (both already trimmed and unquoted) to the
  * cnt_config ctx. */
 static bool config_apply(void *ctx, const char *key, const char *v,
@@ -561,6 +603,9 @@ static bool config_apply(void *ctx, const char *key, const char *v,
                             "%s: unknown key (value \"%s\"; only counter.* "
                             "keys are accepted)", config_clip_text(k, key),
                             config_clip_text(val, v));
+    int http = config_http(c, key, v, err, errlen, origin);
+    if (http >= 0)
+        return http == 1;
     if (strcmp(key, "counter.enable") == 0)
         return config_bool(key, v, &c->enable, err, errlen, origin);
     if (strcmp(key, "counter.port") == 0) {
