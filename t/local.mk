@@ -40,9 +40,10 @@ E2E_TESTS = \
 	t/36-examples.t \
 	t/37-counterctl-run-tree.t \
 	t/38-throttr.t \
-	t/39-log.t
+	t/39-log.t \
+	t/40-websocket.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
-	t/lib/ThrottrTest.pm
+	t/lib/ThrottrTest.pm t/lib/WsTest.pm
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \

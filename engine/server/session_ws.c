@@ -30,6 +30,7 @@ typedef struct ws_state {
     wslay_event_context_ptr ctx;    /* after the upgrade */
     const uint8_t *in;              /* during a feed: its unread input */
     size_t in_len, in_pos;
+    bool broken;                    /* the client broke RFC 6455 */
 } ws_state;
 
 /* Queues one text message and hands it to wslay's sender, which writes it
@@ -362,6 +363,19 @@ size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len)
     w->in_len = len - pos;
     w->in_pos = 0;
     int rv = wslay_event_recv(w->ctx);
+    if (rv != 0 && rv != WSLAY_ERR_NOMEM && !s->failed) {
+        /* What wslay's frame reader refused without closing itself (a
+         * control frame of more than 125 bytes comes back as a callback
+         * failure, though our callbacks did not fail): a protocol
+         * error. wslay has queued a close without a status code by then,
+         * which is what goes out. */
+        w->broken = true;
+        if (!wslay_event_get_close_sent(w->ctx))
+            (void)wslay_event_queue_close(w->ctx, WSLAY_CODE_PROTOCOL_ERROR,
+                                          NULL, 0);
+        wslay_event_shutdown_read(w->ctx);
+        rv = 0;
+    }
     if (rv == 0)
         rv = wslay_event_send(w->ctx);
     pos += w->in_pos;
@@ -375,8 +389,9 @@ size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len)
         /* The close handshake is done (ours answered the client's, or the
          * client broke the RFC and our close said why). */
         uint16_t code = wslay_event_get_status_code_sent(w->ctx);
-        if (code != WSLAY_CODE_NORMAL_CLOSURE &&
-            code != WSLAY_CODE_GOING_AWAY && code != WSLAY_CODE_NO_STATUS_RCVD)
+        if (w->broken || (code != WSLAY_CODE_NORMAL_CLOSURE &&
+             code != WSLAY_CODE_GOING_AWAY &&
+             code != WSLAY_CODE_NO_STATUS_RCVD))
             cnt_stats_add(&s->env->slot->ws_protocol_closes, 1);
         s->closing = true;
         s->close_reason = "WebSocket closed; closing";
