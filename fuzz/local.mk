@@ -9,8 +9,16 @@ EXTRA_DIST += fuzz/corpus fuzz/README.md
 
 if ENABLE_FUZZ
 FUZZ_TARGETS = fuzz/fuzz_decode fuzz/fuzz_engine fuzz/fuzz_config \
-	fuzz/fuzz_connection fuzz/fuzz_client fuzz/fuzz_throttr
+	fuzz/fuzz_connection fuzz/fuzz_client fuzz/fuzz_throttr \
+	fuzz/fuzz_websocket
 check_PROGRAMS += $(FUZZ_TARGETS)
+
+# The WebSocket front through a real session (HTTP, frames, JSON), on the
+# unit tests' fake clock.
+fuzz_fuzz_websocket_SOURCES = fuzz/fuzz_websocket.c tests/engine_fake.c
+fuzz_fuzz_websocket_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer $(FAKE_ALLOC_WRAP)
+fuzz_fuzz_websocket_LDADD = libcntserver.la libcntcore.la libcntproto.la \
+	$(PTHREAD_LIBS)
 
 fuzz_fuzz_decode_SOURCES = fuzz/fuzz_decode.c
 fuzz_fuzz_decode_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
@@ -51,10 +59,12 @@ fuzz_fuzz_client_LDADD = client/libmccounter.la libcntproto.la
 
 fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
 	fuzz/fuzz_config$(EXEEXT) fuzz/fuzz_connection$(EXEEXT) \
-	fuzz/fuzz_client$(EXEEXT) fuzz/fuzz_throttr$(EXEEXT)
+	fuzz/fuzz_client$(EXEEXT) fuzz/fuzz_throttr$(EXEEXT) \
+	fuzz/fuzz_websocket$(EXEEXT)
 else
 FUZZ_REPLAYS = fuzz/replay_decode fuzz/replay_engine fuzz/replay_config \
-	fuzz/replay_connection fuzz/replay_client fuzz/replay_throttr
+	fuzz/replay_connection fuzz/replay_client fuzz/replay_throttr \
+	fuzz/replay_websocket
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += $(FUZZ_REPLAYS)
 
@@ -65,6 +75,12 @@ fuzz_replay_decode_LDADD = libcntproto.la
 fuzz_replay_throttr_SOURCES = fuzz/replay.c fuzz/fuzz_throttr.c
 fuzz_replay_throttr_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_throttr"'
 fuzz_replay_throttr_LDADD = libcntproto.la
+
+fuzz_replay_websocket_SOURCES = fuzz/replay.c fuzz/fuzz_websocket.c tests/engine_fake.c
+fuzz_replay_websocket_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_websocket"'
+fuzz_replay_websocket_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+fuzz_replay_websocket_LDADD = libcntserver.la libcntcore.la libcntproto.la \
+	$(PTHREAD_LIBS)
 
 fuzz_replay_engine_SOURCES = fuzz/replay.c fuzz/fuzz_engine.c tests/engine_fake.c
 fuzz_replay_engine_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_engine"'

@@ -3,7 +3,11 @@
 # to build and test memcached-counter. Quiet when everything is there.
 set -e
 pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
-      libevent-dev libcmocka-dev libmemcached-dev perl memcached"
+      libevent-dev libcmocka-dev libmemcached-dev perl memcached
+      libwslay-dev libjansson-dev libssl-dev"
+# The WebSocket front's tests: a real browser and the reverse proxy that
+# gives browsers on https pages wss:// (skipped with a reason without them).
+[ "${WITH_BROWSER:-1}" = 1 ] && pkgs="$pkgs chromium nginx-light"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
 [ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server"
 missing=""

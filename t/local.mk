@@ -40,9 +40,12 @@ E2E_TESTS = \
 	t/36-examples.t \
 	t/37-counterctl-run-tree.t \
 	t/38-throttr.t \
-	t/39-log.t
+	t/39-log.t \
+	t/40-websocket.t \
+	t/41-websocket-proxy.t \
+	t/42-websocket-browser.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
-	t/lib/ThrottrTest.pm
+	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \

@@ -18,7 +18,7 @@ UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 ## protocol: one program per protocol/ source, sharing the fixture helpers
 ## (and the encoders only tests use) in tests/proto_helpers.c
 PROTO_TESTS = tests/test_wire tests/test_request tests/test_response \
-	tests/test_duration tests/test_throttr
+	tests/test_duration tests/test_throttr tests/test_ws_quota
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 
@@ -47,6 +47,10 @@ tests_test_response_LDADD = $(PROTO_TEST_LDADD)
 tests_test_throttr_SOURCES = tests/test_throttr.c
 tests_test_throttr_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_throttr_LDADD = $(PROTO_TEST_LDADD)
+
+tests_test_ws_quota_SOURCES = tests/test_ws_quota.c
+tests_test_ws_quota_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_ws_quota_LDADD = libcntws.la $(CMOCKA_LIBS)
 
 ## engine/core: no sockets, no libevent; one test program per source file
 CORE_TESTS = \

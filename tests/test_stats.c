@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 79
+#define NITEMS 86
 
 typedef struct report {
     unsigned n;
@@ -68,6 +68,9 @@ static const char *const expected_order[NITEMS] = {
     "auth_refused",
     "throttr_insert", "throttr_query", "throttr_update", "throttr_purge",
     "throttr_failures", "throttr_bad_framing",
+    "websocket_upgrades", "websocket_connections", "websocket_http_errors",
+    "websocket_messages_in", "websocket_messages_out", "websocket_errors",
+    "websocket_protocol_closes",
 };
 
 static void test_stats_empty(void **state)
@@ -123,6 +126,10 @@ static void test_stats_values(void **state)
     cnt_stats_add(&cnt_stats_slot_get(s, 1)->throttr_requests[3], 4);
     cnt_stats_add(&cnt_stats_slot_get(s, 2)->throttr_failures, 5);
     cnt_stats_add(&cnt_stats_slot_get(s, 0)->throttr_bad_framing, 1);
+    /* And the WebSocket front's. */
+    cnt_stats_add(&cnt_stats_slot_get(s, 0)->ws_messages_in, 3);
+    cnt_stats_add(&cnt_stats_slot_get(s, 2)->ws_messages_in, 4);
+    cnt_stats_add(&cnt_stats_slot_get(s, 1)->ws_protocol_closes, 1);
     assert_null(cnt_stats_slot_get(s, 3));
 
     cnt_stats_report(&(cnt_stats_sources){ .stats = s, .table = t, .gc = gc },
@@ -136,6 +143,9 @@ static void test_stats_values(void **state)
     assert_string_equal(value_of(&r, "gc_count"), "1");
     assert_string_equal(value_of(&r, "curr_connections"), "1");
     assert_string_equal(value_of(&r, "total_connections"), "2");
+    assert_string_equal(value_of(&r, "websocket_messages_in"), "7");
+    assert_string_equal(value_of(&r, "websocket_protocol_closes"), "1");
+    assert_string_equal(value_of(&r, "websocket_errors"), "0");
     assert_string_equal(value_of(&r, "command:noop"), "0");
     assert_string_equal(value_of(&r, "command:get"), "3");
     assert_string_equal(value_of(&r, "command:acquire"), "1");

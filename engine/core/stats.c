@@ -46,6 +46,13 @@ cnt_stats *cnt_stats_new(unsigned n)
             atomic_init(&slot->throttr_requests[t], 0);
         atomic_init(&slot->throttr_failures, 0);
         atomic_init(&slot->throttr_bad_framing, 0);
+        atomic_init(&slot->ws_upgrades, 0);
+        atomic_init(&slot->ws_curr, 0);
+        atomic_init(&slot->ws_http_errors, 0);
+        atomic_init(&slot->ws_messages_in, 0);
+        atomic_init(&slot->ws_messages_out, 0);
+        atomic_init(&slot->ws_errors, 0);
+        atomic_init(&slot->ws_protocol_closes, 0);
     }
     return s;
 }
@@ -84,6 +91,7 @@ typedef struct cnt_stats_sums {
     uint64_t commands[CNT_CMD_COUNT];
     uint64_t curr, total, rejected, auth_failures, auth_closes, auth_refused;
     uint64_t throttr[4], throttr_failures, throttr_bad_framing;
+    uint64_t ws[7];
 } cnt_stats_sums;
 
 static uint64_t stats_read(const atomic_uint_fast64_t *v)
@@ -109,6 +117,13 @@ static void stats_sum(const cnt_stats *s, cnt_stats_sums *sum)
         sum->throttr_failures += stats_read(&slot->throttr_failures);
         sum->throttr_bad_framing +=
             stats_read(&slot->throttr_bad_framing);
+        sum->ws[0] += stats_read(&slot->ws_upgrades);
+        sum->ws[1] += stats_read(&slot->ws_curr);
+        sum->ws[2] += stats_read(&slot->ws_http_errors);
+        sum->ws[3] += stats_read(&slot->ws_messages_in);
+        sum->ws[4] += stats_read(&slot->ws_messages_out);
+        sum->ws[5] += stats_read(&slot->ws_errors);
+        sum->ws[6] += stats_read(&slot->ws_protocol_closes);
     }
 }
 
@@ -235,4 +250,11 @@ void cnt_stats_report(const cnt_stats_sources *src, cnt_stats_item_fn fn,
     stats_emit(fn, ctx, "throttr_purge", sum.throttr[3]);
     stats_emit(fn, ctx, "throttr_failures", sum.throttr_failures);
     stats_emit(fn, ctx, "throttr_bad_framing", sum.throttr_bad_framing);
+    stats_emit(fn, ctx, "websocket_upgrades", sum.ws[0]);
+    stats_emit(fn, ctx, "websocket_connections", sum.ws[1]);
+    stats_emit(fn, ctx, "websocket_http_errors", sum.ws[2]);
+    stats_emit(fn, ctx, "websocket_messages_in", sum.ws[3]);
+    stats_emit(fn, ctx, "websocket_messages_out", sum.ws[4]);
+    stats_emit(fn, ctx, "websocket_errors", sum.ws[5]);
+    stats_emit(fn, ctx, "websocket_protocol_closes", sum.ws[6]);
 }

@@ -39,6 +39,16 @@ typedef struct cnt_stats_slot {
     atomic_uint_fast64_t throttr_requests[4];
     atomic_uint_fast64_t throttr_failures;
     atomic_uint_fast64_t throttr_bad_framing;
+    /* The WebSocket front: upgrades made and open now, HTTP requests
+     * refused (404, 426, ...), messages in and out, messages answered
+     * with an error result, connections closed for breaking RFC 6455. */
+    atomic_uint_fast64_t ws_upgrades;
+    atomic_uint_fast64_t ws_curr;
+    atomic_uint_fast64_t ws_http_errors;
+    atomic_uint_fast64_t ws_messages_in;
+    atomic_uint_fast64_t ws_messages_out;
+    atomic_uint_fast64_t ws_errors;
+    atomic_uint_fast64_t ws_protocol_closes;
 } cnt_stats_slot;
 
 typedef struct cnt_stats cnt_stats;

@@ -133,7 +133,10 @@ struct cnt_config_key {
      * bool, bytes, duration) store there an unsigned integer of size
      * bytes, or a bool. 0, 0 for a key that sets no one field. */
     size_t at, size;
-    uint64_t min, max;          /* cnt_config_key_number's bounds */
+    /* cnt_config_key_number's bounds, and cnt_config_key_bytes' when max
+     * is not 0 (then range says them in words, for the message). */
+    uint64_t min, max;
+    const char *range;
     const struct cnt_config_span *span;  /* cnt_config_key_duration's */
     /* The default as doc/configuration.md's table shows it, without
      * backquotes (the value comes from the layer that owns the setting:

@@ -70,7 +70,7 @@ bool cnt_config_key_number(const cnt_config_key *k, void *target,
 }
 
 /* A key holding a byte count with an optional K, M or G suffix (powers of
- * 1024). */
+ * 1024), within the row's bounds when it has them. */
 bool cnt_config_key_bytes(const cnt_config_key *k, void *target,
                           const char *key, const char *v,
                           const cnt_config_errctx *e)
@@ -93,7 +93,10 @@ bool cnt_config_key_bytes(const cnt_config_key *k, void *target,
     digits[n] = '\0';
     if (!parse_u64(digits, &x) || x > (UINT64_MAX >> shift))
         goto bad;
-    store(k, target, x << shift);
+    x <<= shift;
+    if (k->max != 0 && (x < k->min || x > k->max))
+        return cnt_config_bad_value(e, key, v, k->range);
+    store(k, target, x);
     return true;
 bad:
     return cnt_config_bad_value(e, key, v, "bytes, optionally with a K, M "

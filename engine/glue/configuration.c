@@ -86,6 +86,18 @@ const cnt_config_key cnt_config_keys[] = {
      .parse = cnt_config_key_value_size,
      CNT_CONFIG_FIELD(server.throttr_value_size), .dflt = "2",
      .doc = DOC_KEYS},
+    {.name = "counter.http.port", .parse = cnt_config_key_number,
+     CNT_CONFIG_FIELD(server.http_port), .min = 0, .max = 65535,
+     .dflt = "absent (off)", .doc = DOC_KEYS},
+    /* Room for a browser's upgrade request; never past what a
+     * connection's input buffer may grow to. */
+    {.name = "counter.http.max_header", .parse = cnt_config_key_bytes,
+     CNT_CONFIG_FIELD(server.http_max_header), .min = 1024, .max = 65536,
+     .range = "1K..64K (bytes)", .dflt = "8192", .doc = DOC_KEYS},
+    {.name = "counter.http.max_message", .parse = cnt_config_key_bytes,
+     CNT_CONFIG_FIELD(server.http_max_message), .min = 256,
+     .max = 1048576, .range = "256..1M (bytes)", .dflt = "4096",
+     .doc = DOC_KEYS},
     {.name = "counter.config", .parse = key_config, .dflt = "none",
      .doc = DOC_KEYS},
     {.name = "counter.auth_fail_limit", .parse = cnt_config_key_number,

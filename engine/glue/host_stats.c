@@ -56,6 +56,9 @@ static void host_stats_report(host_stats_sink *sink)
     snprintf(port, sizeof(port), "%u",
              (unsigned)cnt_server_throttr_port(host_stats.server));
     host_stats_item(sink, "throttr_port", port);
+    snprintf(port, sizeof(port), "%u",
+             (unsigned)cnt_server_http_port(host_stats.server));
+    host_stats_item(sink, "http_port", port);
 }
 
 /* The wrapper installed in the engine handle. */

@@ -25,4 +25,4 @@ counter_la_LIBADD = libcntglue.la libcntserver.la libcntcore.la \
 	libcntproto.la $(LIBEVENT_LIBS) $(PTHREAD_LIBS)
 
 # The server's documentation (installed in docdir, shipped in the tarball).
-dist_doc_DATA += doc/configuration.md doc/operations.md
+dist_doc_DATA += doc/configuration.md doc/operations.md doc/websocket.md

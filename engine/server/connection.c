@@ -30,6 +30,8 @@ const cnt_front cnt_front_counter = {"counter", "magic",
                                      cnt_session_feed};
 const cnt_front cnt_front_throttr = {"throttr", "request type",
                                      cnt_session_feed_throttr};
+const cnt_front cnt_front_websocket = {"websocket", "byte",
+                                       cnt_session_feed_ws};
 
 /* Grows the input buffer so a request of size bytes fits; false when
  * memory is short. Never past CNT_REQUEST_MAX (the decoder's bound). */
@@ -54,7 +56,11 @@ static bool conn_produce(cnt_connection *c)
     cnt_session *s = &c->session;
     bool was_closing = s->closing;
     size_t used = c->front->feed(s, c->in, c->in_len);
-    if (s->closing && !was_closing && s->auth_closed)
+    if (s->closing && !was_closing && s->close_reason != NULL)
+        cnt_log(c->env->log, CNT_LOG_DEBUG,
+                "counter: connection %s (fd %d) on the %s port: %s",
+                s->peer, c->fd, c->front->name, s->close_reason);
+    else if (s->closing && !was_closing && s->auth_closed)
         cnt_log(c->env->log, CNT_LOG_WARNING,
                 "counter: connection %s (fd %d): too many failed "
                 "authentications; closing", s->peer, c->fd);

@@ -37,9 +37,11 @@ typedef struct cnt_front {
     size_t (*feed)(cnt_session *s, const uint8_t *in, size_t len);
 } cnt_front;
 
-/* The counter protocol (the default) and the Throttr v5 protocol. */
+/* The counter protocol (the default), the Throttr v5 protocol and the
+ * WebSocket quota API. */
 extern const cnt_front cnt_front_counter;
 extern const cnt_front cnt_front_throttr;
+extern const cnt_front cnt_front_websocket;
 
 /* What a connection needs from its worker; shared by all the worker's
  * connections and outliving them. */

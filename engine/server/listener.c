@@ -110,8 +110,24 @@ fail:
     return false;
 }
 
-/* Opens the listening sockets (the counter port's, then the Throttr
- * front's when it has a port); false after logging the failure. */
+/* Opens the WebSocket front's sockets when it has a port; false after
+ * logging the failure. */
+static bool listener_open_http(cnt_server *s)
+{
+    s->nhttp = 0;
+    if (s->config.http_port == 0)
+        return true;
+    uint16_t port = s->config.http_port;
+    if (!listener_open_set(s, "counter.http.port", &port, s->http_fds,
+                           &s->nhttp))
+        return false;
+    s->http_port = port;
+    return true;
+}
+
+/* Opens the listening sockets (the counter port's, then the WebSocket
+ * and Throttr fronts' when they have a port); false after logging the
+ * failure. */
 bool cnt_listener_open(cnt_server *s)
 {
     uint16_t port = s->config.port;
@@ -120,6 +136,11 @@ bool cnt_listener_open(cnt_server *s)
         return false;
     s->port = port;
     s->nthrottr = 0;
+    s->nhttp = 0;
+    if (!listener_open_http(s)) {
+        cnt_listener_close(s);
+        return false;
+    }
     if (s->config.throttr_port == 0)
         return true;
     port = s->config.throttr_port;
@@ -132,6 +153,7 @@ bool cnt_listener_open(cnt_server *s)
     return true;
 }
 
+
 /* Closes the listening sockets. */
 void cnt_listener_close(cnt_server *s)
 {
@@ -141,6 +163,9 @@ void cnt_listener_close(cnt_server *s)
     for (unsigned i = 0; i < s->nthrottr; i++)
         close(s->throttr_fds[i]);
     s->nthrottr = 0;
+    for (unsigned i = 0; i < s->nhttp; i++)
+        close(s->http_fds[i]);
+    s->nhttp = 0;
 }
 
 /* Stops accepting for a moment after the process ran out of fds, instead
@@ -160,6 +185,8 @@ static void listener_pause(cnt_server *s, int err)
         evconnlistener_disable(s->listeners[i]);
     for (unsigned i = 0; i < s->nthrottr; i++)
         evconnlistener_disable(s->throttr_listeners[i]);
+    for (unsigned i = 0; i < s->nhttp; i++)
+        evconnlistener_disable(s->http_listeners[i]);
     struct timeval tv = {0, CNT_ACCEPT_PAUSE_MS * 1000};
     evtimer_add(s->accept_retry, &tv);
 }
@@ -174,6 +201,8 @@ static void listener_on_retry(evutil_socket_t fd, short what, void *arg)
         evconnlistener_enable(s->listeners[i]);
     for (unsigned i = 0; i < s->nthrottr; i++)
         evconnlistener_enable(s->throttr_listeners[i]);
+    for (unsigned i = 0; i < s->nhttp; i++)
+        evconnlistener_enable(s->http_listeners[i]);
 }
 
 /* One accepted socket (non-blocking, close-on-exec) of front's listener,
@@ -229,6 +258,17 @@ static void listener_on_accept_throttr(struct evconnlistener *l,
     listener_accept(arg, fd, addr, &cnt_front_throttr);
 }
 
+/* libevent's accept callback of the WebSocket front's port. */
+static void listener_on_accept_http(struct evconnlistener *l,
+                                    evutil_socket_t fd,
+                                    struct sockaddr *addr, int len,
+                                    void *arg)
+{
+    (void)l;
+    (void)len;
+    listener_accept(arg, fd, addr, &cnt_front_websocket);
+}
+
 /* libevent's error callback: accept failed with something other than
  * EAGAIN, EINTR or ECONNABORTED (libevent retries those itself). Running
  * out of fds or memory pauses accepting; a protocol error of one pending
@@ -273,6 +313,9 @@ static void listener_free_base(cnt_server *s)
         if (s->throttr_listeners[i] != NULL)
             evconnlistener_free(s->throttr_listeners[i]);
         s->throttr_listeners[i] = NULL;
+        if (s->http_listeners[i] != NULL)
+            evconnlistener_free(s->http_listeners[i]);
+        s->http_listeners[i] = NULL;
     }
     if (s->accept_stop != NULL)
         event_free(s->accept_stop);
@@ -310,6 +353,15 @@ int cnt_listener_start(cnt_server *s)
         ok = s->throttr_listeners[i] != NULL;
         if (ok)
             evconnlistener_set_error_cb(s->throttr_listeners[i],
+                                        listener_on_error);
+    }
+    for (unsigned i = 0; ok && i < s->nhttp; i++) {
+        s->http_listeners[i] =
+            evconnlistener_new(s->abase, listener_on_accept_http, s,
+                               LEV_OPT_CLOSE_ON_EXEC, 0, s->http_fds[i]);
+        ok = s->http_listeners[i] != NULL;
+        if (ok)
+            evconnlistener_set_error_cb(s->http_listeners[i],
                                         listener_on_error);
     }
     if (!ok) {

@@ -13,12 +13,16 @@ libcntserver_la_SOURCES = \
 	engine/server/session_waits.c \
 	engine/server/session_throttle.c \
 	engine/server/session_throttr.c \
+	engine/server/session_ws.c \
 	engine/server/mail.c \
 	engine/server/server.c \
 	engine/server/listener.c \
 	engine/server/worker.c \
 	engine/server/connection.c
 libcntserver_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
+# The WebSocket front's codec and framing come along with the server, so
+# everything that links it gets them.
+libcntserver_la_LIBADD = libcntws.la $(WSLAY_LIBS)
 noinst_HEADERS += \
 	engine/server/log.h \
 	engine/server/outbuf.h \

@@ -96,6 +96,11 @@ int cnt_server_start(cnt_server *s)
                     "counter: serving the Throttr protocol on port %u "
                     "(values of %u bytes)", (unsigned)s->throttr_port,
                     s->config.throttr_value_size);
+        if (s->nhttp > 0)
+            cnt_log(&s->log, CNT_LOG_INFO,
+                    "counter: serving the WebSocket quota API on port %u "
+                    "(ws://HOST:%u/quota)", (unsigned)s->http_port,
+                    (unsigned)s->http_port);
     }
     return rc;
 }
@@ -145,6 +150,12 @@ uint16_t cnt_server_port(const cnt_server *s)
 uint16_t cnt_server_throttr_port(const cnt_server *s)
 {
     return s->throttr_port;
+}
+
+/* The WebSocket front's port; see server.h. */
+uint16_t cnt_server_http_port(const cnt_server *s)
+{
+    return s->http_port;
 }
 
 /* Connections open right now across all workers. */

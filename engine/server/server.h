@@ -67,6 +67,13 @@ typedef struct cnt_server_config {
      * limits' TTL counters. */
     uint16_t throttr_port;
     unsigned throttr_value_size;
+    /* The WebSocket quota front: its HTTP port on the same addresses
+     * [counter.http.port] (0 = off), the bound of an upgrade request's
+     * header block [counter.http.max_header] 8192 and of one message
+     * [counter.http.max_message] 4096, in bytes. */
+    uint16_t http_port;
+    uint32_t http_max_header;
+    uint32_t http_max_message;
     /* [counter.auth_fail_limit] 50 and [counter.auth_fail_limit_per_address]
      * 5: failed authentications per second the server judges, in all and
      * from one client address; more are refused without comparing (0: no
@@ -103,6 +110,9 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->max_waits = CNT_SERVER_MAX_WAITS_DEFAULT;
     c->throttr_port = 0;
     c->throttr_value_size = 2;
+    c->http_port = 0;
+    c->http_max_header = 8192;
+    c->http_max_message = 4096;
     c->auth_fail_limit = CNT_AUTH_FAIL_LIMIT_DEFAULT;
     c->auth_fail_limit_per_address = CNT_AUTH_FAIL_LIMIT_PER_ADDRESS_DEFAULT;
 }
@@ -140,6 +150,9 @@ uint16_t cnt_server_port(const cnt_server *s);
 
 /* The port of the Throttr front, 0 when it is off. */
 uint16_t cnt_server_throttr_port(const cnt_server *s);
+
+/* The port the WebSocket front listens on (0 when it is off). */
+uint16_t cnt_server_http_port(const cnt_server *s);
 
 /* Connections open right now across all workers. */
 unsigned cnt_server_connections(const cnt_server *s);

@@ -76,6 +76,10 @@ struct cnt_server {
     int throttr_fds[CNT_SERVER_MAX_BINDS];
     unsigned nthrottr;
     uint16_t throttr_port;
+    /* The WebSocket front's sockets (config.http_port; none when 0). */
+    int http_fds[CNT_SERVER_MAX_BINDS];
+    unsigned nhttp;
+    uint16_t http_port;
 
     unsigned nworkers;
     cnt_worker *workers;
@@ -88,6 +92,7 @@ struct cnt_server {
     struct event_base *abase;
     struct evconnlistener *listeners[CNT_SERVER_MAX_BINDS];
     struct evconnlistener *throttr_listeners[CNT_SERVER_MAX_BINDS];
+    struct evconnlistener *http_listeners[CNT_SERVER_MAX_BINDS];
     struct event *accept_stop;
     struct event *accept_retry;     /* re-enables accepting after EMFILE */
     time_t fd_warned_at;            /* rate limit of the EMFILE warning */

@@ -624,6 +624,9 @@ void cnt_session_end(cnt_session *s)
     session_stream_stop(s);
     cnt_session_end_tickets(s, false);
     cnt_tickets_destroy(&s->tickets);
+    if (s->front_end != NULL)
+        s->front_end(s);
+    s->front_state = NULL;
     cnt_table_release_all(s->env->table, &s->holdings);
     cnt_holdings_destroy(&s->holdings);
     if (s->held != NULL) {

@@ -83,6 +83,11 @@ typedef struct cnt_session_env {
     void *owner;                    /* the worker, for the two hooks */
     /* The Throttr front's value size in bytes (1, 2, 4 or 8). */
     unsigned throttr_value_size;
+    /* The WebSocket front's bounds: the HTTP upgrade request's header
+     * block and one message (after reassembly of its fragments), in
+     * bytes. */
+    uint32_t ws_max_header;
+    uint32_t ws_max_message;
 } cnt_session_env;
 
 /* The fields are the session's; callers read out and the stop reasons. */
@@ -113,6 +118,10 @@ struct cnt_session {
     /* How events are written: the binary front's 0x92 packets unless the
      * front that owns the session set its own after cnt_session_init. */
     cnt_session_event_fn event;
+    /* A front's own per-connection state (NULL: none), and what frees it
+     * when the session ends, after its tickets ended. */
+    void *front_state;
+    void (*front_end)(cnt_session *s);
 
     /* Who the client is, for the log and the per-address limit of failed
      * authentications: its address ("" when unknown) and "address:port"
@@ -137,6 +146,10 @@ struct cnt_session {
                                        authentications (auth_closed):
                                        takes no more input */
     bool failed;                    /* out of memory: end the session now */
+    /* With closing: the front ends the connection as its protocol says
+     * (an HTTP error answer, a WebSocket close handshake), not because
+     * framing was lost; the words for the log's debug line. */
+    const char *close_reason;
 };
 
 /* Prepares a session (allocates its output buffer); false when memory is
@@ -167,6 +180,11 @@ size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len);
  * sets s->closing. */
 size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
                                 size_t len);
+
+/* The same for a connection of the WebSocket front: an HTTP/1.1 upgrade
+ * of GET /quota, then the quota API's JSON messages in WebSocket frames
+ * (session_ws.c). Ends with closing and close_reason set. */
+size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len);
 
 /* Takes a grant that reached the session's worker through the mailbox
  * (any session of that worker: the ticket names its owner): tells the

@@ -151,6 +151,8 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.timer_armed = worker_timer_armed;
     w->env.session.owner = w;
     w->env.session.throttr_value_size = s->config.throttr_value_size;
+    w->env.session.ws_max_header = s->config.http_max_header;
+    w->env.session.ws_max_message = s->config.http_max_message;
     w->tick_at = UINT64_MAX;
     cnt_wheel_init(&w->wheel,
                    cnt_clock_mono_ns(cnt_table_clock(s->table)));

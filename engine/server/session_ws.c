@@ -1,0 +1,401 @@
+/* session_ws.c: the WebSocket front's side of a session: the HTTP/1.1
+ * upgrade of GET /quota (protocol/ws_quota.h parses it), then RFC 6455
+ * frames through wslay's event API, whose callbacks read from the
+ * connection's buffered input and write into the session's output (wslay
+ * never sees the socket), and the quota API's JSON messages turned into the
+ * seam's calls: quota_request is cnt_session_wait_acquire on the group the
+ * key names, quota_release is cnt_session_wait_release, and the session's
+ * events come back as quota_passed, quota_timeout, quota_expired and
+ * quota_error. A browser and a binary-port client asking for one group wait
+ * in one FIFO queue. */
+#include "config.h"
+
+#include "engine/server/session_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <wslay/wslay.h>
+
+#include "protocol/ws_quota.h"
+
+/* The wait when neither the message nor the group names one. */
+#define WS_DEFAULT_WAIT_MS 60000u
+
+/* What the front keeps per connection, beside the session. */
+typedef struct ws_state {
+    cnt_session *s;
+    bool upgraded;
+    wslay_event_context_ptr ctx;    /* after the upgrade */
+    const uint8_t *in;              /* during a feed: its unread input */
+    size_t in_len, in_pos;
+    bool broken;                    /* the client broke RFC 6455 */
+} ws_state;
+
+/* Queues one text message and hands it to wslay's sender, which writes it
+ * into the output at once (the sender never blocks). */
+static void ws_send_text(ws_state *w, const char *text, size_t len)
+{
+    struct wslay_event_msg msg = {WSLAY_TEXT_FRAME, (const uint8_t *)text,
+                                  len};
+    int rv = wslay_event_queue_msg(w->ctx, &msg);
+
+    if (rv == WSLAY_ERR_NOMEM) {
+        w->s->failed = true;
+        return;
+    }
+    if (rv != 0)
+        return;         /* a close was sent: nothing more goes out */
+    cnt_stats_add(&w->s->env->slot->ws_messages_out, 1);
+    if (wslay_event_send(w->ctx) == WSLAY_ERR_NOMEM)
+        w->s->failed = true;
+}
+
+/* Sends an error result for a message called name (its answer is
+ * name_result; "error" when the message had no usable name). */
+static void ws_error(ws_state *w, const char *name, const cnt_quota_msg *m,
+                     int code)
+{
+    char out[CNT_QUOTA_OUT_MAX];
+    char result[48];
+
+    if (name[0] == '\0')
+        snprintf(result, sizeof(result), "error");
+    else
+        snprintf(result, sizeof(result), "%s_result", name);
+    cnt_stats_add(&w->s->env->slot->ws_errors, 1);
+    ws_send_text(w, out, cnt_quota_encode_error(out, result, m->qid,
+                                                m->qid_len, code));
+}
+
+/* Sends an event about key. */
+static void ws_event_named(ws_state *w, const char *name, const uint8_t *key,
+                           size_t key_len)
+{
+    char out[CNT_QUOTA_OUT_MAX];
+
+    ws_send_text(w, out, cnt_quota_encode_event(out, name, key, key_len));
+}
+
+/* The session's event writer (cnt_session_event_fn) for this front. */
+static void ws_event(cnt_session *s, uint8_t code, const cnt_ticket *k,
+                     uint64_t lease_id, uint32_t value)
+{
+    ws_state *w = s->front_state;
+    const char *name;
+
+    (void)lease_id;
+    (void)value;
+    if (w == NULL || w->ctx == NULL)
+        return;
+    switch (code) {
+    case CNT_EVENT_GRANTED:
+        name = "quota_passed";
+        break;
+    case CNT_EVENT_TIMED_OUT:
+        name = "quota_timeout";
+        break;
+    case CNT_EVENT_LEASE_EXPIRED:
+        name = "quota_expired";
+        break;
+    default:
+        name = "quota_error";
+        break;
+    }
+    ws_event_named(w, name, k->name, k->name_len);
+}
+
+/* quota_request: waits in the group's queue for one of its places. */
+static void ws_request(ws_state *w, const cnt_quota_msg *m)
+{
+    cnt_session *s = w->s;
+    const cnt_group *g = cnt_groups_find(s->env->groups, m->key, m->key_len);
+    char out[CNT_QUOTA_OUT_MAX];
+
+    if (g == NULL) {
+        ws_error(w, "quota_request", m, CNT_QUOTA_ERR_NOT_FOUND);
+        return;
+    }
+    cnt_session_wait_args a = {
+        .name = m->key, .name_len = m->key_len, .resources = 1,
+        .maximum = 0,
+        .wait_ms = m->has_timeout ? m->timeout_ms
+                   : g->wait_ms != 0 ? g->wait_ms : WS_DEFAULT_WAIT_MS,
+        .lease_ms = m->has_expires ? m->expires_ms : CNT_USE_GROUP_DEFAULT,
+    };
+    cnt_session_wait_outcome o;
+    cnt_status st = cnt_session_wait_acquire(s, NULL, &a, &o);
+
+    switch (st) {
+    case CNT_STATUS_OK:
+    case CNT_STATUS_RESOURCE_NOT_AVAILABLE:
+        ws_send_text(w, out, cnt_quota_encode_ok(out, "quota_request_result",
+                                                 m->qid, m->qid_len));
+        /* Granted at once, or taken and not to be waited for (timeout 0):
+         * the event follows the result, as it would have later. */
+        if (st == CNT_STATUS_RESOURCE_NOT_AVAILABLE)
+            ws_event_named(w, "quota_timeout", m->key, m->key_len);
+        else if (o.granted)
+            ws_event_named(w, "quota_passed", m->key, m->key_len);
+        return;
+    case CNT_STATUS_UNKNOWN_GROUP:
+        ws_error(w, "quota_request", m, CNT_QUOTA_ERR_NOT_FOUND);
+        return;
+    case CNT_STATUS_ALREADY_ACTIVE:
+        ws_error(w, "quota_request", m, CNT_QUOTA_ERR_ACTIVE);
+        return;
+    case CNT_STATUS_TOO_MANY_WAITS:
+        ws_error(w, "quota_request", m, CNT_QUOTA_ERR_TOO_MANY);
+        return;
+    default:
+        /* Memory (the table's budget or malloc), or a group that cannot
+         * be given to anyone: the service cannot serve it now. */
+        ws_error(w, "quota_request", m, CNT_QUOTA_ERR_UNAVAILABLE);
+        return;
+    }
+}
+
+/* quota_release: ends the wait or returns the grant. Silent when done,
+ * as the specification has no answer for it; an expired grant is
+ * acknowledged silently too. */
+static void ws_release(ws_state *w, const cnt_quota_msg *m)
+{
+    uint32_t returned = 0;
+
+    if (cnt_groups_find(w->s->env->groups, m->key, m->key_len) == NULL) {
+        ws_error(w, "quota_release", m, CNT_QUOTA_ERR_NOT_FOUND);
+        return;
+    }
+    if (cnt_session_wait_release(w->s, m->key, m->key_len, &returned) ==
+        CNT_STATUS_NOT_ACQUIRED)
+        ws_error(w, "quota_release", m, CNT_QUOTA_ERR_NOT_REQUESTED);
+}
+
+/* Answers one whole text message. */
+static void ws_message(ws_state *w, const uint8_t *text, size_t len)
+{
+    cnt_quota_msg m;
+
+    cnt_quota_decode(text, len, &m);
+    switch (m.kind) {
+    case CNT_QUOTA_REQUEST:
+        ws_request(w, &m);
+        break;
+    case CNT_QUOTA_RELEASE:
+        ws_release(w, &m);
+        break;
+    case CNT_QUOTA_MALFORMED:
+        ws_error(w, m.name, &m, CNT_QUOTA_ERR_MALFORMED);
+        break;
+    case CNT_QUOTA_UNKNOWN:
+        ws_error(w, m.name_cut ? "" : m.name, &m, CNT_QUOTA_ERR_UNKNOWN);
+        break;
+    case CNT_QUOTA_NOT_JSON:
+        ws_error(w, "", &m, CNT_QUOTA_ERR_NOT_JSON);
+        break;
+    }
+}
+
+/* wslay's reader: the unread part of the input buffered on the connection;
+ * would block at its end, and when the output is full (the rest waits,
+ * unread, until the client takes its answers). */
+static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf,
+                          size_t len, int flags, void *user)
+{
+    ws_state *w = user;
+    size_t left = w->in_len - w->in_pos;
+
+    (void)flags;
+    if (left == 0 || w->s->failed) {
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (cnt_outbuf_full(&w->s->out)) {
+        w->s->more = true;
+        wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+        return -1;
+    }
+    if (len > left)
+        len = left;
+    memcpy(buf, w->in + w->in_pos, len);
+    w->in_pos += len;
+    return (ssize_t)len;
+}
+
+/* wslay's writer: appends to the session's output, all of it. */
+static ssize_t ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data,
+                          size_t len, int flags, void *user)
+{
+    ws_state *w = user;
+    uint8_t *p = cnt_session_reserve(w->s, len);
+
+    (void)flags;
+    if (p == NULL) {
+        wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+        return -1;
+    }
+    memcpy(p, data, len);
+    cnt_outbuf_commit(&w->s->out, len);
+    return (ssize_t)len;
+}
+
+/* wslay's masking keys: a server sends unmasked frames, never called. */
+static int ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf,
+                         size_t len, void *user)
+{
+    (void)ctx;
+    (void)user;
+    memset(buf, 0, len);
+    return 0;
+}
+
+/* wslay hands over each whole message (fragments joined; pings are
+ * answered and close frames handled by wslay itself). */
+static void ws_msg_cb(wslay_event_context_ptr ctx,
+                      const struct wslay_event_on_msg_recv_arg *arg,
+                      void *user)
+{
+    ws_state *w = user;
+    cnt_quota_msg none;
+
+    (void)ctx;
+    if (arg->opcode == WSLAY_TEXT_FRAME) {
+        cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
+        ws_message(w, arg->msg, arg->msg_length);
+    } else if (arg->opcode == WSLAY_BINARY_FRAME) {
+        cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
+        memset(&none, 0, sizeof(none));
+        ws_error(w, "", &none, CNT_QUOTA_ERR_BINARY);
+    }
+}
+
+/* Frees the front's state when the session ends (its tickets are ended
+ * already: no event can come any more). */
+static void ws_end(cnt_session *s)
+{
+    ws_state *w = s->front_state;
+
+    if (w == NULL)
+        return;
+    if (w->ctx != NULL) {
+        wslay_event_context_free(w->ctx);
+        cnt_stats_add(&s->env->slot->ws_curr, -1);
+    }
+    free(w);
+}
+
+/* Answers the upgrade request at in[0..len): the 101 answer and wslay's
+ * context, or an HTTP error answer and the close. Returns the bytes used;
+ * 0 with the request incomplete. */
+static size_t ws_handshake(ws_state *w, const uint8_t *in, size_t len)
+{
+    cnt_session *s = w->s;
+    const cnt_session_env *env = s->env;
+    cnt_http_request r;
+    char answer[CNT_HTTP_ANSWER_MAX];
+    size_t n;
+
+    cnt_http_result res = cnt_http_parse(in, len, env->ws_max_header, &r);
+    if (res == CNT_HTTP_NEED_MORE) {
+        s->need = env->ws_max_header;
+        return 0;
+    }
+    if (res != CNT_HTTP_UPGRADE) {
+        n = cnt_http_error(answer, res);
+        uint8_t *p = cnt_session_reserve(s, n);
+        if (p != NULL)
+            cnt_outbuf_commit(&s->out, (memcpy(p, answer, n), n));
+        cnt_stats_add(&env->slot->ws_http_errors, 1);
+        s->closing = true;
+        s->close_reason = "HTTP request refused; closing";
+        return len;
+    }
+    static const struct wslay_event_callbacks cbs = {
+        ws_recv_cb, ws_send_cb, ws_genmask_cb, NULL, NULL, NULL, ws_msg_cb,
+    };
+    if (wslay_event_context_server_init(&w->ctx, &cbs, w) != 0) {
+        w->ctx = NULL;
+        s->failed = true;
+        return 0;
+    }
+    wslay_event_config_set_max_recv_msg_length(w->ctx, env->ws_max_message);
+    n = cnt_http_switching(answer, r.key);
+    uint8_t *p = cnt_session_reserve(s, n);
+    if (p == NULL)
+        return 0;
+    memcpy(p, answer, n);
+    cnt_outbuf_commit(&s->out, n);
+    w->upgraded = true;
+    cnt_stats_add(&env->slot->ws_upgrades, 1);
+    cnt_stats_add(&env->slot->ws_curr, 1);
+    return r.size;
+}
+
+/* Feeds the bytes of a WebSocket front's connection; the contract is
+ * cnt_session_feed's. */
+size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len)
+{
+    ws_state *w = s->front_state;
+    size_t pos = 0;
+
+    s->more = false;
+    s->need = 0;
+    if (s->closing || s->failed)
+        return 0;
+    if (w == NULL) {
+        w = calloc(1, sizeof(*w));
+        if (w == NULL) {
+            s->failed = true;
+            return 0;
+        }
+        w->s = s;
+        s->front_state = w;
+        s->front_end = ws_end;
+        s->event = ws_event;
+    }
+    if (!w->upgraded) {
+        pos = ws_handshake(w, in, len);
+        if (!w->upgraded)
+            return pos;
+    }
+    w->in = in + pos;
+    w->in_len = len - pos;
+    w->in_pos = 0;
+    int rv = wslay_event_recv(w->ctx);
+    if (rv != 0 && rv != WSLAY_ERR_NOMEM && !s->failed) {
+        /* What wslay's frame reader refused without closing itself (a
+         * control frame of more than 125 bytes comes back as a callback
+         * failure, though our callbacks did not fail): a protocol
+         * error. wslay has queued a close without a status code by then,
+         * which is what goes out. */
+        w->broken = true;
+        if (!wslay_event_get_close_sent(w->ctx))
+            (void)wslay_event_queue_close(w->ctx, WSLAY_CODE_PROTOCOL_ERROR,
+                                          NULL, 0);
+        wslay_event_shutdown_read(w->ctx);
+        rv = 0;
+    }
+    if (rv == 0)
+        rv = wslay_event_send(w->ctx);
+    pos += w->in_pos;
+    w->in = NULL;
+    w->in_len = w->in_pos = 0;
+    if (rv == WSLAY_ERR_NOMEM || rv == WSLAY_ERR_CALLBACK_FAILURE) {
+        s->failed = true;
+        return pos;
+    }
+    if (!wslay_event_want_read(w->ctx) && !wslay_event_want_write(w->ctx)) {
+        /* The close handshake is done (ours answered the client's, or the
+         * client broke the RFC and our close said why). */
+        uint16_t code = wslay_event_get_status_code_sent(w->ctx);
+        if (w->broken || (code != WSLAY_CODE_NORMAL_CLOSURE &&
+             code != WSLAY_CODE_GOING_AWAY &&
+             code != WSLAY_CODE_NO_STATUS_RCVD))
+            cnt_stats_add(&s->env->slot->ws_protocol_closes, 1);
+        s->closing = true;
+        s->close_reason = "WebSocket closed; closing";
+        s->more = false;
+    }
+    return pos;
+}
