@@ -14,26 +14,26 @@
 #define CNT_MAP_NAME_OFFSET_MAX 4096u
 
 /* Reads a map counter (relaxed: figures, not synchronisation). */
-static uint64_t cnt_map_load(const atomic_uint_fast64_t *v)
+static uint64_t map_load(const atomic_uint_fast64_t *v)
 {
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
 /* Adds n to a map counter and returns the new value. */
-static uint64_t cnt_map_add(atomic_uint_fast64_t *v, uint64_t n)
+static uint64_t map_add(atomic_uint_fast64_t *v, uint64_t n)
 {
     return atomic_fetch_add_explicit(v, n, memory_order_relaxed) + n;
 }
 
 /* Subtracts n from a map counter. */
-static void cnt_map_subtract(atomic_uint_fast64_t *v, uint64_t n)
+static void map_subtract(atomic_uint_fast64_t *v, uint64_t n)
 {
     atomic_fetch_sub_explicit(v, n, memory_order_relaxed);
 }
 
 /* Reads a chain link or bucket head (relaxed: under the stripe lock the
  * mutex orders it; without the lock it is only a hint). */
-static cnt_map_node *cnt_map_link_get(_Atomic(cnt_map_node *) *link)
+static cnt_map_node *map_link_get(_Atomic(cnt_map_node *) *link)
 {
     return atomic_load_explicit(link, memory_order_relaxed);
 }
@@ -47,7 +47,7 @@ static void do_link_set(_Atomic(cnt_map_node *) *link, cnt_map_node *n)
 }
 
 /* Checks cfg; true when a map can be built from it. */
-static bool cnt_map_config_ok(const cnt_map_config *cfg)
+static bool map_config_ok(const cnt_map_config *cfg)
 {
     if (cfg == NULL || cfg->buckets == 0 ||
         (uint64_t)cfg->buckets > UINT32_MAX)
@@ -67,14 +67,14 @@ void cnt_map_budget_init(cnt_map_budget *b, uint64_t limit)
 /* Bytes charged to b now. */
 uint64_t cnt_map_budget_used(const cnt_map_budget *b)
 {
-    return cnt_map_load(&b->used);
+    return map_load(&b->used);
 }
 
 /* The attributes of the stripe locks: default, or adaptive (glibc's
  * PTHREAD_MUTEX_ADAPTIVE_NP spins briefly before it sleeps in the kernel:
  * a lock held for a few dozen nanoseconds by another core is usually free
  * again before a sleep and wake-up would even start). */
-static int cnt_map_mutexattr(pthread_mutexattr_t *attr, bool adaptive)
+static int map_mutexattr(pthread_mutexattr_t *attr, bool adaptive)
 {
     int err = pthread_mutexattr_init(attr);
 
@@ -96,7 +96,7 @@ int cnt_map_init(cnt_map *m, const cnt_map_config *cfg)
     int err;
 
     memset(m, 0, sizeof *m);
-    if (!cnt_map_config_ok(cfg))
+    if (!map_config_ok(cfg))
         return EINVAL;
     m->nbuckets = cfg->buckets;
     cnt_map_budget_init(&m->own, cfg->memory_limit);
@@ -112,7 +112,7 @@ int cnt_map_init(cnt_map *m, const cnt_map_config *cfg)
         err = ENOMEM;
         goto fail;
     }
-    err = cnt_map_mutexattr(&attr, cfg->adaptive);
+    err = map_mutexattr(&attr, cfg->adaptive);
     if (err != 0)
         goto fail;
     for (i = 0; i < CNT_MAP_STRIPES; i++) {
@@ -149,9 +149,9 @@ void cnt_map_destroy(cnt_map *m)
     if (m->buckets == NULL)
         return;
     for (size_t b = 0; b < m->nbuckets; b++) {
-        cnt_map_node *n = cnt_map_link_get(&m->buckets[b]);
+        cnt_map_node *n = map_link_get(&m->buckets[b]);
         while (n != NULL) {
-            cnt_map_node *next = cnt_map_link_get(&n->next);
+            cnt_map_node *next = map_link_get(&n->next);
             free(n);
             n = next;
         }
@@ -159,7 +159,7 @@ void cnt_map_destroy(cnt_map *m)
     for (size_t i = 0; i < CNT_MAP_STRIPES; i++)
         pthread_mutex_destroy(&m->stripes[i].mutex);
     /* A shared budget may outlive this map: give back what it holds. */
-    cnt_map_subtract(&m->budget->used, cnt_map_load(&m->node_memory));
+    map_subtract(&m->budget->used, map_load(&m->node_memory));
     atomic_store_explicit(&m->node_memory, 0, memory_order_relaxed);
     free(m->stripes);
     free(m->buckets);
@@ -178,9 +178,9 @@ size_t cnt_map_node_size(const cnt_map *m, uint16_t len)
  * after, which such a walk may miss anyway (it was inserted after the walk
  * passed, or it is too new to collect). A sweep over a big, mostly empty
  * map then costs a read per bucket, not a lock round trip. */
-static bool cnt_map_head_empty(cnt_map *m, size_t b)
+static bool map_head_empty(cnt_map *m, size_t b)
 {
-    return cnt_map_link_get(&m->buckets[b]) == NULL;
+    return map_link_get(&m->buckets[b]) == NULL;
 }
 
 /* Adds size bytes to the node memory unless that would pass memory_limit;
@@ -189,21 +189,21 @@ static bool cnt_map_head_empty(cnt_map *m, size_t b)
 bool cnt_map_charge(cnt_map *m, size_t size)
 {
     cnt_map_budget *b = m->budget;
-    uint64_t now = cnt_map_add(&b->used, size);
+    uint64_t now = map_add(&b->used, size);
 
     if (b->limit != 0 && now > b->limit) {
-        cnt_map_subtract(&b->used, size);
+        map_subtract(&b->used, size);
         return false;
     }
-    cnt_map_add(&m->node_memory, size);
+    map_add(&m->node_memory, size);
     return true;
 }
 
 /* Gives back size bytes that cnt_map_charge took. */
 void cnt_map_uncharge(cnt_map *m, size_t size)
 {
-    cnt_map_subtract(&m->node_memory, size);
-    cnt_map_subtract(&m->budget->used, size);
+    map_subtract(&m->node_memory, size);
+    map_subtract(&m->budget->used, size);
 }
 
 /* Inserts a node for name at the head of bucket b; see map.h. */
@@ -224,13 +224,13 @@ cnt_map_node *cnt_map_do_insert(cnt_map *m, size_t b, const uint8_t *name,
     n = (cnt_map_node *)p;
     *(uint16_t *)(p + m->name_offset - sizeof(uint16_t)) = len;
     memcpy(p + m->name_offset, name, len);
-    head = cnt_map_link_get(&m->buckets[b]);
+    head = map_link_get(&m->buckets[b]);
     if (head == NULL)
-        cnt_map_add(&m->used_buckets, 1);
+        map_add(&m->used_buckets, 1);
     atomic_init(&n->next, head);
     do_link_set(&m->buckets[b], n);
-    cnt_map_add(&m->objects, 1);
-    cnt_map_add(&m->total_objects, 1);
+    map_add(&m->objects, 1);
+    map_add(&m->total_objects, 1);
     return n;
 }
 
@@ -249,14 +249,14 @@ static void do_cursors_skip(cnt_map *m, size_t b, const cnt_map_node *n,
 static cnt_map_node *do_unlink_at(cnt_map *m, size_t b,
                                   _Atomic(cnt_map_node *) *link)
 {
-    cnt_map_node *n = cnt_map_link_get(link);
-    cnt_map_node *next = cnt_map_link_get(&n->next);
+    cnt_map_node *n = map_link_get(link);
+    cnt_map_node *next = map_link_get(&n->next);
 
     do_cursors_skip(m, b, n, next);
     do_link_set(link, next);
-    if (cnt_map_head_empty(m, b))
-        cnt_map_subtract(&m->used_buckets, 1);
-    cnt_map_subtract(&m->objects, 1);
+    if (map_head_empty(m, b))
+        map_subtract(&m->used_buckets, 1);
+    map_subtract(&m->objects, 1);
     cnt_map_uncharge(m, cnt_map_node_size(m, cnt_map_node_len(m, n)));
     return n;
 }
@@ -267,7 +267,7 @@ cnt_map_node *cnt_map_do_unlink(cnt_map *m, size_t b, cnt_map_node *n)
     _Atomic(cnt_map_node *) *link = &m->buckets[b];
     cnt_map_node *at;
 
-    while ((at = cnt_map_link_get(link)) != NULL) {
+    while ((at = map_link_get(link)) != NULL) {
         if (at == n)
             return do_unlink_at(m, b, link);
         link = &at->next;
@@ -323,7 +323,7 @@ static cnt_map_node *do_dump_chain(cnt_map_node *n, cnt_map_visit_fn fn,
     while (n != NULL && *budget > 0) {
         (*budget)--;
         bool go_on = fn(ctx, n);
-        n = cnt_map_link_get(&n->next);
+        n = map_link_get(&n->next);
         if (!go_on) {
             *stop = true;
             break;
@@ -344,7 +344,7 @@ bool cnt_map_dump(cnt_map *m, cnt_map_cursor *cur, cnt_map_visit_fn fn,
         if (scanned++ == CNT_MAP_DUMP_SCAN)
             return false;
         size_t b = cur->bucket;
-        if (!cur->paused && cnt_map_head_empty(m, b)) {
+        if (!cur->paused && map_head_empty(m, b)) {
             cur->bucket++;
             continue;
         }
@@ -352,7 +352,7 @@ bool cnt_map_dump(cnt_map *m, cnt_map_cursor *cur, cnt_map_visit_fn fn,
         bool stop;
 
         pthread_mutex_t *lock = cnt_map_lock(m, b);
-        cnt_map_node *from = cnt_map_link_get(&m->buckets[b]);
+        cnt_map_node *from = map_link_get(&m->buckets[b]);
         if (cur->paused) {
             from = cur->at;
             do_dump_unpause(m, cur);
@@ -391,7 +391,7 @@ static size_t do_sweep_bucket(cnt_map *m, size_t b,
     cnt_map_node *n;
     size_t removed = 0;
 
-    while ((n = cnt_map_link_get(link)) != NULL) {
+    while ((n = map_link_get(link)) != NULL) {
         if (may_go->fn(may_go->ctx, n, now)) {
             do_unlink_at(m, b, link);
             do_link_set(&n->next, *dead);
@@ -418,7 +418,7 @@ size_t cnt_map_sweep(cnt_map *m, size_t first, size_t n,
     end = n < m->nbuckets - first ? first + n : m->nbuckets;
 
     for (size_t b = first; b < end; b++) {
-        if (cnt_map_head_empty(m, b))
+        if (map_head_empty(m, b))
             continue;
         cnt_map_node *dead = NULL;
 
@@ -430,7 +430,7 @@ size_t cnt_map_sweep(cnt_map *m, size_t first, size_t n,
         removed += gone;
         cnt_map_unlock(lock);
         while (dead != NULL) {
-            cnt_map_node *next = cnt_map_link_get(&dead->next);
+            cnt_map_node *next = map_link_get(&dead->next);
             free(dead);
             dead = next;
         }
@@ -453,12 +453,12 @@ uint64_t cnt_map_memory_limit(const cnt_map *m)
 /* Current counts; conflicts = live nodes minus non-empty buckets. */
 void cnt_map_get_stats(const cnt_map *m, cnt_map_stats *s)
 {
-    uint64_t objects = cnt_map_load(&m->objects);
-    uint64_t used = cnt_map_load(&m->used_buckets);
+    uint64_t objects = map_load(&m->objects);
+    uint64_t used = map_load(&m->used_buckets);
 
     s->objects = objects;
-    s->total_objects = cnt_map_load(&m->total_objects);
-    s->used_memory = m->base_memory + cnt_map_load(&m->node_memory);
+    s->total_objects = map_load(&m->total_objects);
+    s->used_memory = m->base_memory + map_load(&m->node_memory);
     /* The two figures are read apart, so clamp a transient negative. */
     s->conflicts = objects > used ? objects - used : 0;
 }

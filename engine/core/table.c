@@ -183,7 +183,7 @@ typedef struct cnt_table_drain_ctx {
  * counter cannot have been freed: its consumption includes amount > 0. Its
  * name never changes after creation and this connection saw it under the
  * stripe lock when it acquired, so hashing it before locking is safe. */
-static void cnt_table_drain_one(struct cnt_counter *c, uint32_t amount,
+static void table_drain_one(struct cnt_counter *c, uint32_t amount,
                                 void *ctx)
 {
     cnt_table_drain_ctx *d = ctx;
@@ -202,7 +202,7 @@ void cnt_table_release_all(cnt_table *t, cnt_holdings *h)
 {
     cnt_table_drain_ctx d = { t, cnt_table_window_now(t) };
 
-    cnt_holdings_drain(h, cnt_table_drain_one, &d);
+    cnt_holdings_drain(h, table_drain_one, &d);
 }
 
 /* Get: current consumption, or NOT_FOUND. */

@@ -19,7 +19,7 @@ size_t cnt_ticket_size(uint16_t len)
 /* FNV-1a of a name. The set is one connection's and bounded by its cap of
  * outstanding waits, so a client that picks colliding names only slows
  * its own lookups; a keyed hash would cost more than it protects. */
-static uint64_t cnt_tickets_hash(const uint8_t *name, uint16_t len)
+static uint64_t tickets_hash(const uint8_t *name, uint16_t len)
 {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
 
@@ -31,10 +31,10 @@ static uint64_t cnt_tickets_hash(const uint8_t *name, uint16_t len)
 }
 
 /* Home slot of a name: the hash's top bits (capacity is a power of two). */
-static size_t cnt_tickets_home(const cnt_tickets *s, const uint8_t *name,
+static size_t tickets_home(const cnt_tickets *s, const uint8_t *name,
                                uint16_t len)
 {
-    return (size_t)(cnt_tickets_hash(name, len) *
+    return (size_t)(tickets_hash(name, len) *
                     UINT64_C(0x9e3779b97f4a7c15) >> 32) &
            (s->capacity - 1);
 }
@@ -55,9 +55,9 @@ void cnt_tickets_destroy(cnt_tickets *s)
 }
 
 /* Puts k, known absent, into a table with a free slot. */
-static void cnt_tickets_put(cnt_tickets *s, cnt_ticket *k)
+static void tickets_put(cnt_tickets *s, cnt_ticket *k)
 {
-    size_t i = cnt_tickets_home(s, k->name, k->name_len);
+    size_t i = tickets_home(s, k->name, k->name_len);
 
     while (s->slots[i] != NULL)
         i = (i + 1) & (s->capacity - 1);
@@ -80,18 +80,18 @@ bool cnt_tickets_reserve(cnt_tickets *s)
     s->count = 0;
     for (size_t i = 0; i < old.capacity; i++)
         if (old.slots[i] != NULL)
-            cnt_tickets_put(s, old.slots[i]);
+            tickets_put(s, old.slots[i]);
     free(old.slots);
     return true;
 }
 
 /* Returns the index of name's ticket, or capacity when absent. */
-static size_t cnt_tickets_index(const cnt_tickets *s, const uint8_t *name,
+static size_t tickets_index(const cnt_tickets *s, const uint8_t *name,
                                 uint16_t len)
 {
     if (s->count == 0)
         return s->capacity;
-    for (size_t i = cnt_tickets_home(s, name, len);;
+    for (size_t i = tickets_home(s, name, len);;
          i = (i + 1) & (s->capacity - 1)) {
         const cnt_ticket *k = s->slots[i];
         if (k == NULL)
@@ -105,7 +105,7 @@ static size_t cnt_tickets_index(const cnt_tickets *s, const uint8_t *name,
 cnt_ticket *cnt_tickets_find(const cnt_tickets *s, const uint8_t *name,
                              uint16_t len)
 {
-    size_t i = cnt_tickets_index(s, name, len);
+    size_t i = tickets_index(s, name, len);
 
     return i == s->capacity ? NULL : s->slots[i];
 }
@@ -113,11 +113,11 @@ cnt_ticket *cnt_tickets_find(const cnt_tickets *s, const uint8_t *name,
 /* Adds k (absent; room reserved). */
 void cnt_tickets_add(cnt_tickets *s, cnt_ticket *k)
 {
-    cnt_tickets_put(s, k);
+    tickets_put(s, k);
 }
 
 /* Empties slot i and shifts back the entries whose probe ran through it. */
-static void cnt_tickets_clear(cnt_tickets *s, size_t i)
+static void tickets_clear(cnt_tickets *s, size_t i)
 {
     size_t mask = s->capacity - 1;
 
@@ -125,7 +125,7 @@ static void cnt_tickets_clear(cnt_tickets *s, size_t i)
     s->count--;
     for (size_t j = (i + 1) & mask; s->slots[j] != NULL; j = (j + 1) & mask) {
         cnt_ticket *k = s->slots[j];
-        size_t home = cnt_tickets_home(s, k->name, k->name_len);
+        size_t home = tickets_home(s, k->name, k->name_len);
         /* k may move to the hole when the hole lies on its probe path,
          * i.e. cyclically within [home, j). */
         if (((j - home) & mask) >= ((j - i) & mask)) {
@@ -139,10 +139,10 @@ static void cnt_tickets_clear(cnt_tickets *s, size_t i)
 /* Removes k (in the set). */
 void cnt_tickets_remove(cnt_tickets *s, cnt_ticket *k)
 {
-    size_t i = cnt_tickets_index(s, k->name, k->name_len);
+    size_t i = tickets_index(s, k->name, k->name_len);
 
     if (i != s->capacity && s->slots[i] == k)
-        cnt_tickets_clear(s, i);
+        tickets_clear(s, i);
 }
 
 /* Empties the set, calling fn for each ticket it held. */

@@ -370,7 +370,7 @@ bool cnt_table_queues(cnt_table *t, size_t *stripe, cnt_queues_fn fn,
 }
 
 /* Reads one relaxed figure. */
-static uint64_t cnt_table_figure(const atomic_uint_fast64_t *f)
+static uint64_t table_figure(const atomic_uint_fast64_t *f)
 {
     return atomic_load_explicit(f, memory_order_relaxed);
 }
@@ -378,10 +378,10 @@ static uint64_t cnt_table_figure(const atomic_uint_fast64_t *f)
 /* Fills s with the waiting side's figures. */
 void cnt_table_get_wait_stats(const cnt_table *t, cnt_wait_stats *s)
 {
-    s->waiting = cnt_table_figure(&t->waiting);
-    s->leases = cnt_table_figure(&t->leases);
-    s->queue_grants = cnt_table_figure(&t->queue_grants);
-    s->timeouts = cnt_table_figure(&t->timeouts);
-    s->expirations = cnt_table_figure(&t->expirations);
-    s->cancels = cnt_table_figure(&t->cancels);
+    s->waiting = table_figure(&t->waiting);
+    s->leases = table_figure(&t->leases);
+    s->queue_grants = table_figure(&t->queue_grants);
+    s->timeouts = table_figure(&t->timeouts);
+    s->expirations = table_figure(&t->expirations);
+    s->cancels = table_figure(&t->cancels);
 }

@@ -194,17 +194,19 @@ static bool conn_read(cnt_connection *c)
     return false;
 }
 
+static void conn_free(cnt_connection *c);
+
 /* libevent callback for both events of a connection. */
 static void conn_on_event(evutil_socket_t fd, short what, void *arg)
 {
     cnt_connection *c = arg;
     (void)fd;
     if ((what & EV_READ) && !conn_read(c)) {
-        cnt_connection_free(c);
+        conn_free(c);
         return;
     }
     if (!conn_work(c))
-        cnt_connection_free(c);
+        conn_free(c);
 }
 
 /* The address (as text) and port of an IPv4 or IPv6 socket address;
@@ -336,12 +338,12 @@ void cnt_connection_shutdown(cnt_connection *c)
     cnt_session_shutdown(&c->session);
     if (!c->session.failed)
         (void)conn_flush(c);
-    cnt_connection_free(c);
+    conn_free(c);
 }
 
 /* Ends the connection: ends its session (releasing everything it holds),
  * closes the socket, calls env->on_close and frees it. */
-void cnt_connection_free(cnt_connection *c)
+static void conn_free(cnt_connection *c)
 {
     const cnt_conn_env *env = c->env;
     cnt_session_end(&c->session);

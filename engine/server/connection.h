@@ -104,8 +104,4 @@ void cnt_connection_privileged_change(cnt_session *s, const char *what);
  * and frees the connection. */
 void cnt_connection_shutdown(cnt_connection *c);
 
-/* Ends the connection: ends its session (releasing everything it holds),
- * closes the socket, calls env->on_close and frees it. */
-void cnt_connection_free(cnt_connection *c);
-
 #endif

@@ -10,14 +10,19 @@
 #include <stdio.h>
 #include <time.h>
 
-/* Writes "YYYY-MM-DDTHH:MM:SS.mmmZ " at buf; returns its length (0 when
- * the clock cannot be read, so the line still goes out). */
-size_t cnt_log_stamp(char *buf, size_t size)
+/* Bytes the time in front of every line takes, with its NUL:
+ * "2026-11-27T16:40:01.123Z " is 25 characters. */
+#define LOG_STAMP_SIZE 26u
+
+/* Writes the current time as "YYYY-MM-DDTHH:MM:SS.mmmZ " (UTC) at buf,
+ * NUL-terminated; returns its length (0 when size is below LOG_STAMP_SIZE
+ * or the clock cannot be read, so the line still goes out). */
+static size_t log_stamp(char *buf, size_t size)
 {
     struct timespec ts;
     struct tm tm;
 
-    if (size < CNT_LOG_STAMP_SIZE ||
+    if (size < LOG_STAMP_SIZE ||
         clock_gettime(CLOCK_REALTIME, &ts) != 0 ||
         gmtime_r(&ts.tv_sec, &tm) == NULL)
         return 0;
@@ -35,8 +40,8 @@ void cnt_log(const cnt_logger *lg, cnt_log_level level, const char *fmt, ...)
         return;
     if (lg->enabled != NULL && !lg->enabled(lg->ctx, level))
         return;
-    char line[512 + CNT_LOG_STAMP_SIZE];
-    size_t n = cnt_log_stamp(line, sizeof(line));
+    char line[512 + LOG_STAMP_SIZE];
+    size_t n = log_stamp(line, sizeof(line));
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof(line) - n, fmt, ap);

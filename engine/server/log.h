@@ -22,15 +22,6 @@ typedef struct cnt_logger {
     void *ctx;
 } cnt_logger;
 
-/* Bytes the time in front of every line takes, with its NUL:
- * "2026-11-27T16:40:01.123Z " is 25 characters. */
-#define CNT_LOG_STAMP_SIZE 26u
-
-/* Writes the current time as "YYYY-MM-DDTHH:MM:SS.mmmZ " (UTC) at buf,
- * NUL-terminated; returns its length, or 0 when it cannot (size below
- * CNT_LOG_STAMP_SIZE, the clock unreadable). */
-size_t cnt_log_stamp(char *buf, size_t size);
-
 /* Formats and sends one line to lg (NULL or a NULL write: dropped), with
  * the time in front. */
 void cnt_log(const cnt_logger *lg, cnt_log_level level, const char *fmt, ...)
