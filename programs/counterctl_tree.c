@@ -225,10 +225,22 @@ static void tree_give_tty(pid_t pg)
  * the terminal back and stops counterctl's group (counterctl and the
  * supervisor), so that the shell sees the job stopped. Once continued
  * (fg or bg), passes the SIGCONT on to the command's group. */
+static void tree_tell(tree *t, unsigned char msg);
+
 static void tree_job_stopped(tree *t)
 {
     tree_give_tty(getpgrp());
     kill(0, SIGSTOP);
+    /* Continued. While stopped, nobody renewed the lease: if it may have
+     * run out, the server may have granted it to the next holder, and the
+     * command must not run again beside it. SIGKILL reaches stopped
+     * processes, so it never gets the SIGCONT. */
+    if (t->level == LEVEL_RUNNING && t->bound >= 0 &&
+        ctl_now_ms() >= tree_lease_term(t)) {
+        tree_tell(t, CTL_TREE_WATCHDOG);
+        tree_level(t, LEVEL_KILL);
+        return;
+    }
     if (tcgetpgrp(STDIN_FILENO) == getpgrp())
         tree_give_tty(t->cmd);
     kill(-t->cmd, SIGCONT);
@@ -301,6 +313,11 @@ _Noreturn static void tree_exec(tree *t, int report_fd)
     int err;
 
     (void)setpgid(0, 0);
+    /* Take the terminal here too, as shells do: the parent's tcsetpgrp
+     * may come after the command first reads it, which would stop it with
+     * SIGTTIN. */
+    if (t->tty)
+        tree_give_tty(getpid());
     for (size_t i = 0; i < s->nsigs; i++)
         sigaction(s->sigs[i], &s->old[i], NULL);
     for (size_t i = 0; i < N_IGNORED; i++)

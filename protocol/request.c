@@ -610,6 +610,7 @@ static ALWAYS_INLINE cnt_decode_result
 decode_known(const uint8_t *buf, size_t len, cnt_request *req,
              const cnt_opcode_row row)
 {
+    req->privileged = row.privileged;
     if (row.body == CNT_BODY_SKIP) {
         /* No body is needed: answer now; the caller skips any body. */
         return CNT_DECODE_OK;

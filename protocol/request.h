@@ -179,6 +179,7 @@ size_t cnt_encode_reload(uint8_t *out, uint32_t opaque);
 typedef struct cnt_request {
     uint8_t magic;
     uint8_t opcode;
+    bool privileged;        /* the opcode's row says so (a valid request) */
     uint32_t opaque;
     uint32_t body_len;      /* as declared in the header */
     uint64_t size;          /* header + declared body */

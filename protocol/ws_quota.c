@@ -108,7 +108,7 @@ cnt_http_result cnt_http_parse(const uint8_t *in, size_t len,
 
     /* The headers. */
     bool upgrade = false, connection = false, body = false;
-    bool have_key = false;
+    bool have_key = false, have_host = false;
     const char *p = line_end + 2;
     while (p < s + end - 2) {
         const char *e = memchr(p, '\r', (size_t)(s + end - p));
@@ -137,13 +137,16 @@ cnt_http_result cnt_http_parse(const uint8_t *in, size_t len,
             memcpy(r->key, v, vl);
             r->key[vl] = '\0';
             have_key = true;
-        } else if (same_ci(name, nlen, "Content-Length"))
+        } else if (same_ci(name, nlen, "Host"))
+            have_host = vl > 0;
+        else if (same_ci(name, nlen, "Content-Length"))
             body = body || !(vl == 1 && v[0] == '0');
         else if (same_ci(name, nlen, "Transfer-Encoding"))
             body = true;
         p = e + 2;
     }
-    if (body)
+    /* RFC 7230 5.4: an HTTP/1.1 request without Host is a bad request. */
+    if (body || (http11 && !have_host))
         return CNT_HTTP_BAD_REQUEST;
     if (plen != 6 || memcmp(target, "/quota", 6) != 0)
         return CNT_HTTP_NOT_FOUND;

@@ -59,8 +59,11 @@ my %refusals = (
     "hello there\r\n\r\n" => qr/^HTTP\/1\.1 400 /,
     "GET /quota HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
       . "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n" => qr/^HTTP\/1\.1 400 /,
-    "GET /quota HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "GET /quota HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
       . "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n" => qr/^HTTP\/1\.1 426 /,
+    # RFC 7230 5.4: an HTTP/1.1 request without Host is a bad request.
+    "GET /quota HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      . "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" => qr/^HTTP\/1\.1 400 /,
     "GET /quota HTTP/1.1\r\n" . ("X-Pad: " . ('p' x 100) . "\r\n") x 100 . "\r\n" => qr/^HTTP\/1\.1 431 /,
 );
 for my $req (sort keys %refusals) {

@@ -30,6 +30,8 @@ typedef struct ws_state {
     wslay_event_context_ptr ctx;    /* after the upgrade */
     const uint8_t *in;              /* during a feed: its unread input */
     size_t in_len, in_pos;
+    size_t hdr_scanned;             /* bytes of the upgrade request already
+                                     * searched for its end */
     bool broken;                    /* the client broke RFC 6455 */
 } ws_state;
 
@@ -296,6 +298,18 @@ static size_t ws_handshake(ws_state *w, const uint8_t *in, size_t len)
     char answer[CNT_HTTP_ANSWER_MAX];
     size_t n;
 
+    /* Only what arrived since the last look is searched for the end of
+     * the header (less the three bytes an end may straddle), so a client
+     * that sends its request a byte at a time costs linear time. */
+    bool whole = false;
+    for (size_t i = w->hdr_scanned > 3 ? w->hdr_scanned - 3 : 0;
+         i + 3 < len && !whole; i++)
+        whole = memcmp(in + i, "\r\n\r\n", 4) == 0;
+    w->hdr_scanned = len;
+    if (!whole && len < env->ws_max_header) {
+        s->need = env->ws_max_header;
+        return 0;
+    }
     cnt_http_result res = cnt_http_parse(in, len, env->ws_max_header, &r);
     if (res == CNT_HTTP_NEED_MORE) {
         s->need = env->ws_max_header;
@@ -322,8 +336,13 @@ static size_t ws_handshake(ws_state *w, const uint8_t *in, size_t len)
     wslay_event_config_set_max_recv_msg_length(w->ctx, env->ws_max_message);
     n = cnt_http_switching(answer, r.key);
     uint8_t *p = cnt_session_reserve(s, n);
-    if (p == NULL)
+    if (p == NULL) {
+        /* Out of memory (the session is failed): not upgraded, so the
+         * context goes now and the connection figures stay as they are. */
+        wslay_event_context_free(w->ctx);
+        w->ctx = NULL;
         return 0;
+    }
     memcpy(p, answer, n);
     cnt_outbuf_commit(&s->out, n);
     w->upgraded = true;
