@@ -27,7 +27,7 @@ if [ "$MEMCACHE_PORT" = "$COUNTER_PORT" ]; then
     exit 2
 fi
 cd "$(dirname "$0")/.."
-WITH_REFERENCE=0 sh scripts/install-deps.sh
+WITH_REFERENCE=0 WITH_BROWSER=0 sh scripts/install-deps.sh
 [ -x configure ] || autoreconf -fi
 mkdir -p _build/run && cd _build/run
 [ -f Makefile ] || ../../configure
