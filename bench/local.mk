@@ -1,11 +1,11 @@
 # bench/local.mk: build rules for bench/ (included by the top Makefile.am):
 # the load generator counter-bench, the floor server counter-floor, the run
 # script that writes doc/performance.md, the benchmark of waiting acquisition
-# wait-bench, the rate limits' engine-level microbenchmark limits-micro (built,
-# not run by make check), the Redis side of the rate-limit rows redis-bench,
-# and a short smoke run for make check.
+# wait-bench, the WebSocket front's ws-bench, the rate limits' engine-level
+# microbenchmark limits-micro (built, not run by make check), the Redis side
+# of the rate-limit rows redis-bench, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
-	redis-bench client-bench
+	redis-bench client-bench ws-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -17,6 +17,10 @@ counter_floor_LDADD = libcntproto.la $(PTHREAD_LIBS)
 wait_bench_SOURCES = bench/wait-bench.c bench/setup.c bench/hist.c \
 	bench/procstat.c
 wait_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
+# The WebSocket front's hand-off and pairs against the binary port's.
+ws_bench_SOURCES = bench/ws-bench.c bench/setup.c bench/hist.c
+ws_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 
 limits_micro_SOURCES = bench/limits-micro.c
 limits_micro_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)

@@ -37,6 +37,7 @@ my @limits = read_kv("$tmp/limits.kv");
 my @throttle = read_kv("$tmp/throttle.kv");
 my @clients = read_kv("$tmp/clients.kv");
 my @throttr = read_kv("$tmp/throttr.kv");
+my @websocket = read_kv("$tmp/websocket.kv");
 
 # Cell key: workload, connections, depth, keys.
 sub ckey { my ($r) = @_; join ':', @$r{qw(workload conns depth keys)} }
@@ -234,6 +235,7 @@ wait_section();
 limits_section();
 throttle_section();
 throttr_section();
+websocket_section();
 clients_section();
 
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
@@ -285,6 +287,7 @@ wait_targets();
 limits_targets();
 throttle_targets();
 throttr_targets();
+websocket_targets();
 clients_targets();
 
 p "## Targets\n",
@@ -745,6 +748,75 @@ sub throttr_targets {
            worst_ratio(sub { ratio(throttr_ops($cells, $_[0], 'ours-throttr'),
                                    throttr_ops($cells, $_[0], 'ours-ttl')) },
                        sort keys %$cells), 0.9);
+}
+
+# The WebSocket rows: the hand-off line and the pairs per protocol and
+# connection count ("ws:16", "bin:16").
+sub websocket_rows {
+    my ($hand, %pairs);
+    for my $r (@websocket) {
+        if ($r->{workload} eq 'ws-handoff') { $hand = $r; next }
+        $pairs{"$r->{proto}:$r->{conns}"} = $r if $r->{workload} eq 'ws-pairs';
+    }
+    return ($hand, \%pairs);
+}
+# Pairs/s of a pairs row; undef when the run failed.
+sub websocket_pairs {
+    my ($pairs, $k) = @_;
+    my $r = $pairs->{$k};
+    return undef unless $r && !$r->{failed} && !$r->{failures} &&
+                        defined $r->{pairs_s};
+    return $r->{pairs_s};
+}
+sub websocket_section {
+    return unless @websocket;
+    my ($h, $pairs) = websocket_rows();
+    p "## The WebSocket front
+",
+      "Our server with two workers and the HTTP port (`ws-bench`), the",
+      "WebSocket quota API against the same waiting acquisition on the binary",
+      "port. Hand-off: a holder releases a key of maximum 1 and the queued",
+      "waiter, on another connection, gets it; the time from the release's",
+      "send to `quota_passed` (WebSocket) or the granted event 0x92 (binary)",
+      "arriving; WebSocket and binary rounds alternate in one run. The median",
+      "run by WebSocket p50.\n";
+    if (ok_row($h)) {
+        p "| hand-off | rounds | p50 (us) | p99 (us) | max (us) |",
+          "|---|---|---|---|---|",
+          sprintf('| WebSocket (quota_release -> quota_passed) | %d | %.0f | %.0f | %.0f |',
+                  @$h{qw(rounds ws_p50_us ws_p99_us ws_max_us)}),
+          sprintf('| binary (wait_release -> granted) | %d | %.0f | %.0f | %.0f |',
+                  @$h{qw(rounds bin_p50_us bin_p99_us bin_max_us)}),
+          "";
+    } else {
+        p "The hand-off run failed.\n";
+    }
+    p "Pairs: each connection loops on a key of its own (a group of maximum",
+      "1): `quota_request`, its result and `quota_passed`, `quota_release`",
+      "(which has no answer, so it leaves with the next request); binary:",
+      "`wait_acquire` granted at once, `wait_release` sent with the next",
+      "`wait_acquire`. One round trip per pair either way. Pairs per second,",
+      "the median of the runs.\n",
+      "| conns | WebSocket | binary | WebSocket / binary |", "|---|---|---|---|";
+    for my $c (1, 16, 64) {
+        my ($w, $b) = map { websocket_pairs($pairs, "$_:$c") } qw(ws bin);
+        p sprintf '| %d | %s | %s | %s |', $c, fmt_ops($w), fmt_ops($b),
+          fmt_ratio(ratio($w, $b));
+    }
+    p "";
+}
+sub websocket_targets {
+    return unless @websocket;
+    my ($h, $pairs) = websocket_rows();
+    my $ok = ok_row($h);
+    target_cmp('WebSocket hand-off p50 / binary hand-off p50 <= 1.5',
+               $ok ? ratio($h->{ws_p50_us}, $h->{bin_p50_us}) : undef,
+               $ok ? sprintf('%.0f / %.0f us', @$h{qw(ws_p50_us bin_p50_us)}) : 'WebSocket hand-off',
+               '<=', 1.5);
+    target('WebSocket pairs >= 0.5x binary wait_acquire/wait_release pairs',
+           worst_ratio(sub { ratio(websocket_pairs($pairs, "ws:$_[0]"),
+                                   websocket_pairs($pairs, "bin:$_[0]")) },
+                       1, 16, 64), 0.5);
 }
 
 # The throttle rows: closed-loop cells keyed "conns:depth:keys" per

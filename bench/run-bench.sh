@@ -11,7 +11,9 @@
 # non-blocking API against counter-bench's own loop on the same server;
 # the Python client's requests per second), then writes
 # doc/performance.md (tables, ratios, memory, GC, waiting, rate limits,
-# throttling, clients, machine, targets) and its PNG plots.
+# throttling, clients, machine, targets) and its PNG plots; then the
+# WebSocket rows (ws-bench: the quota front's hand-off and request/release
+# pairs against wait_acquire on the binary port of the same server).
 #
 # usage: bench/run-bench.sh [BUILDDIR]      (default: the current directory)
 # environment:
@@ -24,6 +26,7 @@
 #   BENCH_REPEAT=1                    runs per cell; the median (ops/s) counts
 #   BENCH_MATRIX=1 BENCH_MEMORY=1 BENCH_GC=1 BENCH_WAIT=1 BENCH_LIMITS=1
 #   BENCH_THROTTLE=1 BENCH_CLIENTS=1 BENCH_PROFILE=1 BENCH_THROTTR=1
+#   BENCH_WEBSOCKET=1
 #                                     sections to run (0 = skip); PROFILE
 #                                     is bench/profile.sh (strace,
 #                                     callgrind, perf: the Method section)
@@ -56,6 +59,7 @@ wbench="$build/wait-bench"
 micro="$build/limits-micro"
 rbench="$build/redis-bench"
 cbench="$build/client-bench"
+wsbench="$build/ws-bench"
 mchost="$build/mchost"
 so="$build/.libs/counter.so"
 yrmcdsd=${YRMCDSD:-/usr/sbin/yrmcdsd}
@@ -613,6 +617,53 @@ run_throttr() {
     stop_server
 }
 
+# The WebSocket rows, on one server of ours with two workers and the
+# HTTP port: groups wsb (maximum 1, the hand-off) and wsp0..wsp63 (maximum
+# 1 each, one per pair connection). Hand-off: ws-bench alternates a
+# WebSocket round (quota_release to the waiter's quota_passed) and a
+# binary one (wait_release to the granted event) on two connections each,
+# so both sides see the same moments. Pairs: at 1, 16 and 64 connections,
+# WebSocket (quota_request, result and quota_passed, quota_release) then
+# binary (wait_acquire, wait_release) in turn, $repeat times; every run
+# goes to websocket-runs.kv, the medians to the report.
+run_websocket() {
+    local l="$tmp/websocket" hport groups="" i c p
+    mkdir -p "$l"; : >"$tmp/websocket-runs.kv"; : >"$l/handoff"
+    [ -x "$wsbench" ] || { log "$wsbench is not built: no WebSocket rows"; return 0; }
+    hport=$(random_port)
+    for i in $(seq 0 63); do groups="$groups;counter.group.wsp$i=max:1"; done
+    log "starting ours with an HTTP port ($hport) for the WebSocket rows"
+    if ! start_ours 86400 ";counter.threads=2;counter.http.port=$hport;counter.group.wsb=max:1$groups"; then
+        stop_server
+        echo "server=ours workload=ws-handoff failed=1"
+        return 1
+    fi
+    for i in $(seq "$repeat"); do
+        log "WebSocket hand-off, run $i"
+        "$wsbench" -p "$srv_port" -H "$hport" -W handoff -k wsb -t "$dur"             -w "$warm" -l ours 2>"$tmp/cell.err" >>"$l/handoff" ||
+            log "run failed: $(cat "$tmp/cell.err")"
+    done
+    cat "$l/handoff" >>"$tmp/websocket-runs.kv"
+    median_by "$l/handoff" ws_p50_us "server=ours workload=ws-handoff failed=1"
+    for c in 1 16 64; do
+        : >"$l/ws$c"; : >"$l/bin$c"
+        for i in $(seq "$repeat"); do
+            for p in ws bin; do
+                log "$p pairs c=$c, run $i"
+                "$wsbench" -p "$srv_port" -H "$hport" -W pairs --proto "$p" \
+                    -g wsp -c "$c" -t "$dur" -w "$warm" -l ours \
+                    2>"$tmp/cell.err" >>"$l/$p$c" ||
+                    log "run failed: $(cat "$tmp/cell.err")"
+            done
+        done
+        for p in ws bin; do
+            cat "$l/$p$c" >>"$tmp/websocket-runs.kv"
+            median_by "$l/$p$c" pairs_s "server=ours workload=ws-pairs proto=$p conns=$c failed=1"
+        done
+    done
+    stop_server
+}
+
 # The client rows, on one server of ours: the pair workload (Acquire +
 # Release of 1 on 1000 names) at 64 connections x depth 32 driven by
 # counter-bench's own loop (raw sockets, the codec) and by client-bench
@@ -683,7 +734,7 @@ run_gc() {
 
 : >"$tmp/matrix.kv"; : >"$tmp/memory.kv"; : >"$tmp/gc.kv"; : >"$tmp/profile.kv"
 : >"$tmp/wait.kv"; : >"$tmp/limits.kv"; : >"$tmp/throttle.kv"
-: >"$tmp/clients.kv"; : >"$tmp/throttr.kv"
+: >"$tmp/clients.kv"; : >"$tmp/throttr.kv"; : >"$tmp/websocket.kv"
 if [ "${BENCH_MATRIX:-1}" = 1 ]; then
     run_matrix_interleaved >>"$tmp/matrix.kv"
 fi
@@ -713,6 +764,10 @@ fi
 
 if [ "${BENCH_THROTTR:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
     run_throttr >>"$tmp/throttr.kv"
+fi
+
+if [ "${BENCH_WEBSOCKET:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then
+    run_websocket >>"$tmp/websocket.kv"
 fi
 
 if [ "${BENCH_CLIENTS:-1}" = 1 ] && [[ " $servers " == *" ours "* ]]; then

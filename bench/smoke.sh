@@ -6,8 +6,9 @@
 # with redis-bench the same way when it is installed; then starts our
 # server (mchost + counter.so, two workers) and runs a tiny version of each
 # waiting row of wait-bench (hand-off, the semaphore queued and polled,
-# pending leases), the pair workload through libmccounter (client-bench)
-# and a tiny version of the rate-limit rows (skipped when the server does
+# pending leases), the pair workload through libmccounter (client-bench),
+# the WebSocket rows of ws-bench (hand-off, pairs through the WebSocket
+# front and the binary port) and a tiny version of the rate-limit rows (skipped when the server does
 # not know the checks: 0x81), checking their key=value lines; then the
 # tenant-throttling rows: Throttle charges on the floor and on a second
 # server of ours started with a throttle settings file, and a short
@@ -150,8 +151,13 @@ fi
     fail "mchost or .libs/counter.so not built"
 conf="counter.enable=true;counter.port=0;counter.threads=2"
 conf="$conf;counter.max_waits=64"
+# The WebSocket front on a loopback port free a moment ago; its groups are
+# ws-bench's defaults (wsb for the hand-off, wsp0..3 for the pairs).
+hport=$(perl -MIO::Socket::INET -e 'print IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => 0, Listen => 1)->sockport')
+wsconf="counter.http.port=$hport;counter.group.wsb=max:1"
+for i in 0 1 2 3; do wsconf="$wsconf;counter.group.wsp$i=max:1"; done
 "$bin/mchost" -p 0 -l 127.0.0.1 -F "$tmp/mcport" \
-    -X "$bin/.libs/counter.so,$conf" >"$tmp/ours.out" 2>&1 &
+    -X "$bin/.libs/counter.so,$conf;$wsconf" >"$tmp/ours.out" 2>&1 &
 ours_pid=$!
 for _ in $(seq 100); do
     [ -s "$tmp/mcport" ] && break
@@ -199,6 +205,17 @@ check_wait "$tmp/leases.out" leases=400 events=400 missing=0 expirations=400 \
 "$bin/client-bench" -p "$cport" -c 4 -d 8 -t 0.3 -w 0.05 -l ours --kv \
     >"$tmp/lib.out" || fail "client-bench run failed"
 check_wait "$tmp/lib.out" via=libmccounter errors=0 ops_s p99_us
+
+# The WebSocket rows: hand-off and pairs, each against the binary port.
+"$bin/ws-bench" -p "$cport" -H "$hport" -W handoff -t 0.3 -w 0.05 -l ours \
+    >"$tmp/ws-handoff.out" || fail "WebSocket hand-off run failed"
+check_wait "$tmp/ws-handoff.out" rounds ws_p50_us bin_p50_us
+for p in ws bin; do
+    "$bin/ws-bench" -p "$cport" -H "$hport" -W pairs --proto "$p" -c 4 \
+        -t 0.3 -w 0.05 -l ours >"$tmp/ws-pairs-$p.out" ||
+        fail "$p pairs run failed"
+    check_wait "$tmp/ws-pairs-$p.out" "proto=$p" conns=4 failures=0 pairs_s
+done
 
 # The rate-limit rows on ours, unless it does not know the checks yet.
 "$bin/counter-bench" -p "$cport" -c 2 -d 4 -t 0.2 -w 0 -W window -l ours \

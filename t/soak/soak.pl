@@ -47,6 +47,16 @@
 # Throttr requests too, the throttr_* figures lie between what was
 # answered and what was sent, and every connection closed for bad framing
 # is counted.
+# WebSocket quota sessions ride along on the HTTP port: a child process
+# keeps a few sessions busy while each round runs, requesting the two
+# groups above (so they share the binary clients' queues) with short
+# timeouts, with and without expiry, holding and releasing, and ends them
+# abruptly (close without a close frame, reset, in the middle of a frame,
+# in the middle of the upgrade; a few with a close handshake). Each
+# message as the session's own view allows (a result "ok" per request, one
+# quota_passed or quota_timeout after it, quota_expired only after a grant
+# with an expiry, no double grant among the holders without one); at the
+# end no session is left and the upgrades are those that were made.
 #
 # Usage: soak.pl [--duration S] [--conns N] [--counters N] [--seed N]
 #                [--interval S] [--rss-slack MB]
@@ -59,6 +69,7 @@ use FindBin;
 use lib "$FindBin::Bin/../lib";
 use CounterTest;
 use ThrottrTest;
+use WsTest;
 use Getopt::Long;
 use IO::Select;
 use Socket qw(SOL_SOCKET SO_LINGER SHUT_WR IPPROTO_TCP TCP_NODELAY);
@@ -488,6 +499,7 @@ $srv = start_throttle_host(
     auth_fail_limit => 0, auth_fail_limit_per_address => 0,
     'consumption_stats.interval' => $opt{interval}, threads => 2,
     'throttr.port' => free_port(), 'throttr.value_size' => 2,
+    'http.port' => free_port(),
     buckets => 4096, max_waits => $max_waits,
     map { ("group.$_" => "max:$group{$_}{max},wait:$group{$_}{wait}ms,"
                          . "lease:$group{$_}{lease}ms") } keys %group });
@@ -1634,6 +1646,203 @@ sub check_throttr_end {
         if ($st{throttr_bad_framing} // -1) != $thrfig{framing};
 }
 
+# ---- WebSocket quota sessions on the HTTP port ----
+
+my $hport = $srv->{stats}{counter_http_port}
+    or die "soak: no counter_http_port in stats\n";
+my %wsfig = map { $_ => 0 } qw(upgrades requests results passed timeouts
+    expired released cancelled raced ends_close ends_reset ends_midframe
+    ends_handshake ends_closeframe errors);
+
+# Ends session c in one of the abrupt ways (or with a close handshake).
+sub ws_end {
+    my ($c, $f) = @_;
+    my $r = rand;
+    my $ws = $c->{ws};
+    if ($r < 0.35) {
+        $f->{ends_close}++;
+    } elsif ($r < 0.55) {
+        setsockopt $ws->sock, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0);
+        $f->{ends_reset}++;
+    } elsif ($r < 0.85) {
+        # Half of a request's frame, then nothing more.
+        my $fr = ws_frame(op => OP_TEXT, payload => ws_json('quota_request',
+                          { qid => 'cut', key => 'soak-g1' }));
+        $ws->send(substr $fr, 0, 1 + int rand(length($fr) - 1));
+        $f->{ends_midframe}++;
+    } else {
+        $ws->send_close(1000);
+        my $code = $ws->close_code(5);
+        push @{ $f->{fail} }, 'no close frame answered a close frame'
+            unless defined $code;
+        $f->{ends_closeframe}++;
+    }
+    $ws->close;
+}
+
+# The child's work: WebSocket sessions for secs seconds; writes its
+# figures and failures to fh, one per line.
+sub ws_child {
+    my ($secs, $fh) = @_;
+    my %f = (fail => []);
+    my $bad = sub { push @{ $f{fail} }, $_[0] };
+    my @keys = sort keys %group;
+    my @live;
+    my $end = time + $secs;
+    while (time < $end && @{ $f{fail} } < 10) {
+        while (@live < 6) {
+            if (rand() < 0.1) {
+                # An upgrade cut in the middle.
+                my $raw = eval { WsTest->new($hport, raw => 1) } or do {
+                    $bad->("cannot connect to the HTTP port: $@");
+                    last;
+                };
+                my $req = "GET /quota HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        . "Upgrade: websocket\r\nConnection: Upgrade\r\n";
+                $raw->send(substr $req, 0, int rand length $req);
+                $raw->close;
+                $f{ends_handshake}++;
+                next;
+            }
+            my $ws = eval { WsTest->new($hport) } or do {
+                $bad->("cannot open a quota session: $@");
+                last;
+            };
+            $f{upgrades}++;
+            push @live, { ws => $ws, k => {}, qid => 0 };
+        }
+        for my $c (@live) {
+            my $ws = $c->{ws};
+            while (my $m = $ws->msg(0.0005)) {
+                my ($name, $o) = @$m;
+                my $key = ref $o eq 'HASH' ? $o->{key} // '' : '';
+                my $st = $c->{k}{$key} // { state => 'none' };
+                if ($name eq 'quota_request_result') {
+                    my ($q) = grep { ($c->{k}{$_}{qid} // '') eq ($o->{qid} // '-') }
+                              keys %{ $c->{k} };
+                    if (($o->{result} // '') eq 'ok' && defined $q
+                        && $c->{k}{$q}{state} eq 'sent') {
+                        $c->{k}{$q}{state} = 'queued';
+                        $f{results}++;
+                    } elsif (($o->{error_code} // 0) == 1509) {
+                        # A release that crossed the request's end.
+                        $f{raced}++;
+                    } else {
+                        $bad->('unexpected result ' . ws_json($name, $o));
+                    }
+                } elsif ($st->{state} eq 'gone') {
+                    # Sent before the server saw the release.
+                    $f{raced}++;
+                } elsif ($name eq 'quota_passed' && $st->{state} eq 'queued') {
+                    $st->{state} = 'held';
+                    $st->{until} = time + rand 0.3;
+                    $f{passed}++;
+                    # Holders without an expiry keep their grant until they
+                    # let it go: never more of them than the group's max.
+                    my $n = grep { my $h = $_->{k}{$key};
+                                   $h && $h->{state} eq 'held' && !$h->{expires}
+                                 } @live;
+                    $bad->("double grant on $key: $n WebSocket holders")
+                        if $n > $group{$key}{max};
+                } elsif ($name eq 'quota_timeout' && $st->{state} eq 'queued') {
+                    delete $c->{k}{$key};
+                    $f{timeouts}++;
+                } elsif ($name eq 'quota_expired' && $st->{state} eq 'held'
+                         && $st->{expires}) {
+                    delete $c->{k}{$key};
+                    $f{expired}++;
+                } else {
+                    $bad->("$name for $key in state $st->{state}: "
+                           . ws_json($name, $o));
+                }
+            }
+            if ($ws->{closed} || ($ws->{error} // '') eq 'eof') {
+                $bad->('the server ended a quota session: '
+                       . ($ws->{closed} ? 'close frame' : 'EOF'));
+                $c->{dead} = 1;
+                next;
+            }
+            for my $key (keys %{ $c->{k} }) {
+                my $st = $c->{k}{$key};
+                my $cancel = $st->{state} eq 'queued' && rand() < 0.01;
+                next unless $cancel || ($st->{state} eq 'held' && time > $st->{until});
+                $ws->send_msg(quota_release => { qid => ++$c->{qid}, key => $key });
+                $st->{state} = 'gone';
+                $f{ $cancel ? 'cancelled' : 'released' }++;
+            }
+            if (rand() < 0.05) {
+                my $key = $keys[rand @keys];
+                my $st = $c->{k}{$key};
+                if (!$st || $st->{state} eq 'gone') {
+                    my %req = (qid => "q" . ++$c->{qid}, key => $key,
+                               timeout => 0.02 + rand 0.2);
+                    my $r = rand();
+                    $req{expires} = $r < 0.4 ? 0 : $r < 0.8 ? 0.05 + rand 0.2 : undef;
+                    delete $req{expires} unless defined $req{expires};
+                    $ws->send_msg(quota_request => \%req);
+                    my $lease = exists $req{expires} ? $req{expires}
+                                                     : $group{$key}{lease} / 1000;
+                    $c->{k}{$key} = { state => 'sent', qid => $req{qid},
+                                      expires => $lease };
+                    $f{requests}++;
+                }
+            }
+            if (rand() < 0.01) {
+                ws_end($c, \%f);
+                $c->{dead} = 1;
+            }
+        }
+        @live = grep { !$_->{dead} } @live;
+        select undef, undef, undef, 0.003;
+    }
+    ws_end($_, \%f) for @live;
+    print $fh "fail=$_\n" for @{ $f{fail} };
+    print $fh "$_=$f{$_}\n" for grep { $_ ne 'fail' } keys %f;
+    close $fh;
+}
+
+# Starts the child for secs seconds; returns its pid and the read end.
+sub ws_start {
+    my ($secs) = @_;
+    pipe my $r, my $w or die "soak: pipe: $!\n";
+    my $kid = fork // die "soak: fork: $!\n";
+    if ($kid == 0) {
+        close $r;
+        alarm($secs + 60);
+        eval { ws_child($secs, $w) };
+        if ($@) { print $w "fail=WebSocket child died: $@"; close $w }
+        POSIX::_exit(0);
+    }
+    close $w;
+    return ($kid, $r);
+}
+
+# Collects the child's figures and failures, and reaps it by pid.
+sub ws_collect {
+    my ($kid, $r) = @_;
+    my $got = 0;
+    while (my $line = <$r>) {
+        chomp $line;
+        my ($k, $v) = split /=/, $line, 2;
+        $got = 1;
+        if ($k eq 'fail') { failed("WebSocket: $v") }
+        else { $wsfig{$k} += $v }
+    }
+    close $r;
+    waitpid $kid, 0;
+    failed('the WebSocket child reported nothing') unless $got;
+}
+
+# Stats' WebSocket figures at the end.
+sub check_ws_end {
+    my (%st) = @_;
+    failed("Stats websocket_connections $st{websocket_connections} at the end")
+        if ($st{websocket_connections} // -1) != 0;
+    failed("Stats websocket_upgrades " . ($st{websocket_upgrades} // '?')
+           . ", $wsfig{upgrades} sessions opened")
+        if ($st{websocket_upgrades} // -1) != $wsfig{upgrades};
+}
+
 # ---- the run ----
 # RSS baseline: after the first phase, with every connection and buffer
 # of the steady state allocated once (allocators keep freed memory).
@@ -1644,8 +1853,10 @@ my $phase = 4;
 my ($rss0, $rss_peak) = (undef, 0);
 while (time - $t0 < $opt{duration}) {
     my @thr = throttr_send();
+    my @ws = ws_start($phase);
     run_loop($phase, 0);
     throttr_collect(@thr);
+    ws_collect(@ws);
     run_loop(15, 1) or failed('connections did not drain in 15 s');
     check_model(sprintf 'quiescent point at %.0f s', time - $t0);
     $rss0 //= rss_kib();
@@ -1690,6 +1901,7 @@ $chk->close;
 check_limit_figures(%lst);
 check_throttle_end();
 check_throttr_end(%lst);
+check_ws_end(%lst);
 
 my $rss1 = rss_kib();
 my $cpu = cpu_seconds() - $cpu0;
@@ -1736,6 +1948,13 @@ printf "soak: throttling: %d charges sent, %d answered: %d allowed "
 printf "soak: Throttr: %d requests sent, %d answered (%d succeeded), "
      . "%d connections closed for bad framing, %d cut mid-request\n",
     @thrfig{qw(sent answered ok framing cut)};
+printf "soak: WebSocket: %d sessions, %d requests (%d results), %d passed, "
+     . "%d timed out, %d expired, %d released, %d cancelled, %d raced; "
+     . "ended by close %d, reset %d, mid-frame %d, mid-upgrade %d, close "
+     . "handshake %d\n",
+    @wsfig{qw(upgrades requests results passed timeouts expired released
+              cancelled raced ends_close ends_reset ends_midframe
+              ends_handshake ends_closeframe)};
 failed("RSS did not return near its baseline: $rss0 -> $rss1 KiB")
     if $rss1 > $rss0 + $opt{'rss-slack'} * 1024;
 $srv->stop;
