@@ -191,7 +191,7 @@ static int gather(ctl_conn *c, ctl_top_view *v)
     ctl_top_list_clear(&v->counters);
     ctl_top_list_clear(&v->tenants);
     rc = series(c, CNT_OP_QUEUES, "queues", cnt_response_is_queues_end,
-                add_queue, v, &offered);
+                add_queue, v, &v->have_queues);
     if (rc == 0)
         rc = series(c, CNT_OP_DUMP, "dump", cnt_response_is_dump_end,
                     add_counter, v, &offered);

@@ -56,6 +56,7 @@ typedef struct ctl_top_view {
     double secs;
     bool have_node;             /* false: the server has no Node_show */
     cnt_node_view node;
+    bool have_queues;           /* false: the server has no Queues */
     bool have_tenants;          /* false: the server has no Tenant_list */
     ctl_top_list tenants;       /* key used; v: used, reserved, hard limit,
                                  * throttled */
@@ -84,8 +85,8 @@ bool ctl_top_stats_add(ctl_top_stats *s, const char *name, size_t nlen,
 bool ctl_top_stat(const ctl_top_stats *s, const char *name, uint64_t *out);
 
 /* Per second over v->secs: how much item name grew from v->prev to
- * v->cur (0 when it shrank, say after a restart, or when either lacks
- * it); -1 without a previous sample. */
+ * v->cur (0 when it shrank, say after a restart); -1 without a previous
+ * sample or when either sample lacks the item. */
 double ctl_top_rate(const ctl_top_view *v, const char *name);
 
 /* Writes the report of v as plain text lines (no escapes). */

@@ -109,8 +109,9 @@ double ctl_top_rate(const ctl_top_view *v, const char *name)
 
     if (!v->have_prev || v->secs <= 0)
         return -1;
-    if (!ctl_top_stat(&v->prev, name, &a) || !ctl_top_stat(&v->cur, name, &b)
-        || b < a)
+    if (!ctl_top_stat(&v->prev, name, &a) || !ctl_top_stat(&v->cur, name, &b))
+        return -1;
+    if (b < a)
         return 0;
     return (double)(b - a) / v->secs;
 }
@@ -238,13 +239,17 @@ void ctl_top_render(FILE *out, const ctl_top_view *v)
     fputs("(leases and rate-limit names cannot be listed over the counter "
           "protocol: their counts and rates above come from Stats)\n", out);
 
-    render_title(out, "queues, longest first", &v->queues);
-    fprintf(out, "  %-*s %12s %10s\n", CTL_TOP_NAME_SHOWN, "NAME",
-            "CONSUMPTION", "WAITERS");
-    for (size_t i = 0; i < v->queues.n; i++)
-        fprintf(out, "  %-*s %12" PRIu64 " %10" PRIu64 "\n",
-                CTL_TOP_NAME_SHOWN, v->queues.row[i].name,
-                v->queues.row[i].v[0], v->queues.row[i].v[1]);
+    if (!v->have_queues)
+        fputs("\nqueues: not offered by this server\n", out);
+    else {
+        render_title(out, "queues, longest first", &v->queues);
+        fprintf(out, "  %-*s %12s %10s\n", CTL_TOP_NAME_SHOWN, "NAME",
+                "CONSUMPTION", "WAITERS");
+        for (size_t i = 0; i < v->queues.n; i++)
+            fprintf(out, "  %-*s %12" PRIu64 " %10" PRIu64 "\n",
+                    CTL_TOP_NAME_SHOWN, v->queues.row[i].name,
+                    v->queues.row[i].v[0], v->queues.row[i].v[1]);
+    }
 
     render_title(out, "counters, most consumed first", &v->counters);
     fprintf(out, "  %-*s %12s %10s\n", CTL_TOP_NAME_SHOWN, "NAME", "CURRENT",

@@ -114,8 +114,8 @@ static void two_samples(ctl_top_view *v, double secs)
     v->secs = secs;
 }
 
-/* Rates: growth per second; 0 when an item shrank or is missing; -1
- * without a previous sample. */
+/* Rates: growth per second; 0 when an item shrank; -1 when it is
+ * missing from a sample or there is no previous sample. */
 static void test_rate(void **state)
 {
     static ctl_top_view v;
@@ -125,7 +125,8 @@ static void test_rate(void **state)
     assert_true(ctl_top_rate(&v, "command:acquire") == 60.0);
     assert_true(ctl_top_rate(&v, "command:get") == 0.0);
     assert_true(ctl_top_rate(&v, "lease_expirations") == 0.0);
-    assert_true(ctl_top_rate(&v, "leases") == 0.0);
+    assert_true(ctl_top_rate(&v, "leases") < 0);
+    assert_true(ctl_top_rate(&v, "nothing") < 0);
     v.have_prev = false;
     assert_true(ctl_top_rate(&v, "command:acquire") < 0);
 }
@@ -157,6 +158,7 @@ static void test_render(void **state)
                               .pool_used = 5, .reserved_sum = 100,
                               .tenants = 2, .throttled = 7 };
     v.have_tenants = true;
+    v.have_queues = true;
     ctl_top_list_add(&v.queues, (const uint8_t *)"jobs", 4, 3,
                      (const uint64_t[4]){ 2, 3, 0, 0 });
     ctl_top_list_add(&v.counters, (const uint8_t *)"jobs", 4, 2,
@@ -185,12 +187,15 @@ static void test_render(void **state)
     /* A server without throttling (the reference): said, not faked. */
     v.have_node = false;
     v.have_tenants = false;
+    v.have_queues = false;
     v.have_prev = false;
     text = render(&v);
     assert_non_null(strstr(text, "node      throttling not offered by this "
                                  "server\n"));
     assert_non_null(strstr(text, "\ntenants: not offered by this server\n"));
     assert_non_null(strstr(text, "commands  -/s\n"));
+    assert_non_null(strstr(text, "\nqueues: not offered by this server\n"));
+    assert_null(strstr(text, "CONSUMPTION"));
     free(text);
 }
 
