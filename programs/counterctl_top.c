@@ -332,7 +332,9 @@ static bool term_wait(int64_t deadline)
         if (poll(&pfd, 1, (int)left) <= 0)
             continue;
         n = read(STDIN_FILENO, keys, sizeof keys);
-        if (n == 0)
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
             return true;    /* the terminal is gone */
         for (ssize_t i = 0; i < n; i++)
             if (keys[i] == 'q' || keys[i] == 'Q')
