@@ -5,7 +5,9 @@
 # node capacity, commands per second, the queue, the counters, the
 # tenants sorted by use with their reserve and hard limit. Without a
 # terminal and without --once it keeps printing reports, one per
-# interval. Usage errors exit 2, a server that is not there 69. Only
+# interval. Usage errors exit 2, a server that is not there 69. Against
+# the reference (yrmcds, when installed) the parts it cannot answer are
+# left out and said to be. Only
 # what the server holds is asserted: no rate, no "used this second"
 # (the second may turn between the charge and the report).
 use strict;
@@ -113,5 +115,26 @@ close $free;
                                  '--once');
 is($rc, 69, 'no server: 69');
 like($err, qr/cannot connect/, 'says so');
+
+# The reference (Debian's yrmcds) knows Stats and Dump only: top's
+# report leaves the rest out and says so.
+SKIP: {
+    my ($ref, $why) = start_yrmcds();
+    skip "reference server: $why", 6 unless $ref;
+    my $holder_ref = $ref->connect;
+    my $r = $holder_ref->call(req_acquire('ref-top', 3, 5));
+    is($r && $r->{status}, 0, 'reference: ref-top acquired');
+    ($rc, $out, $err) = run_bounded($dir, $CTL, '-p', $ref->{counter_port},
+                                    'top', '--once', '--interval', '100ms');
+    is($rc, 0, 'reference: top --once exits 0') or diag($err);
+    like($out, qr/^node      throttling not offered by this server$/m,
+         'reference: no node figures, said');
+    like($out, qr/^queues: not offered by this server$/m,
+         'reference: no queues, said');
+    like($out, qr/^tenants: not offered by this server$/m,
+         'reference: no tenants, said');
+    like($out, qr/^  ref-top +3 +\d+$/m, 'reference: its counter');
+    $ref->stop;
+}
 
 done_testing;
