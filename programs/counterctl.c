@@ -20,6 +20,7 @@
 
 #include "client/ketama.h"
 #include "programs/counterctl_cmd.h"
+#include "programs/counterctl_top.h"
 
 /* Parsed global options. */
 typedef struct ctl_options {
@@ -71,6 +72,12 @@ static const char usage_text[] =
     "  node set --capacity N         units per second, 0: off (privileged)\n"
     "  node reload                   re-read the settings file (privileged)\n"
     "  where NAME                    print the server NAME maps to (no connection)\n"
+    "  top [--once] [--interval DURATION]\n"
+    "                                live view: node capacity, commands per\n"
+    "                                second, longest queues, busiest counters,\n"
+    "                                tenants by use; q quits; refreshes every\n"
+    "                                second (--interval, 100ms to 1h); --once or\n"
+    "                                no terminal: plain text reports\n"
     "acquire and run with --wait, --lease or MAXIMUM - wait in the server's\n"
     "queue up to --wait (default 0); acquire then prints the\n"
     "consumption. --lease: the server releases unless renewed within\n"
@@ -324,6 +331,7 @@ typedef struct ctl_command {
     hold_args h;
     limit_args l;
     throttle_args t;
+    top_args top;
 } ctl_command;
 
 /* Connects to host:port and runs the command there; the exit code. */
@@ -344,7 +352,12 @@ static int run_command(const ctl_options *o, const char *host,
         rc = ctl_cmd_queues(c);
     else if (strcmp(cmd, "run") == 0)
         rc = ctl_cmd_run(c, &v->h);
-    else if (strcmp(cmd, "acquire") == 0 && v->h.waiting)
+    else if (strcmp(cmd, "top") == 0) {
+        char server[MCC_SERVER_TEXT_MAX];
+
+        rc = ctl_cmd_top(c, &v->top,
+                         ctl_format_server(host, port, server, sizeof server));
+    } else if (strcmp(cmd, "acquire") == 0 && v->h.waiting)
         rc = ctl_cmd_wait_acquire(c, &v->h);
     else if (ctl_limit_command(cmd))
         rc = ctl_cmd_limit(c, &v->l);
@@ -493,6 +506,8 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "stats") == 0 || strcmp(cmd, "dump") == 0 ||
              strcmp(cmd, "queues") == 0)
         rc = argc == 0 ? 0 : ctl_usage_error("%s takes no arguments", cmd);
+    else if (strcmp(cmd, "top") == 0)
+        rc = ctl_parse_top_args(argc, argv, &v.top);
     else if (ctl_limit_command(cmd))
         rc = ctl_parse_limit_args(cmd, argc, argv, &v.l);
     else if (ctl_throttle_command(cmd))
@@ -501,6 +516,11 @@ int main(int argc, char **argv)
         rc = ctl_usage_error("unknown command \"%s\"", cmd);
     /* The secret is read (and any fault in its file found) before
      * connecting; verbs that need no privilege leave it unread. */
+    /* A live view shows one server; with several, only reports one after
+     * the other make sense. */
+    if (rc == 0 && strcmp(cmd, "top") == 0 && sv.n > 1 && !v.top.once)
+        rc = ctl_usage_error("%s", "top shows one server: with several in "
+                             "--servers, give --once");
     if (rc == 0 && ctl_throttle_command(cmd) && ctl_throttle_privileged(&v.t))
         rc = ctl_load_secret(&v.t, o.secret_file);
     if (rc == 0)

@@ -63,9 +63,11 @@ bin_PROGRAMS += counterctl
 counterctl_SOURCES = programs/counterctl.c programs/counterctl_net.c \
 	programs/counterctl_args.c programs/counterctl_tree.c \
 	programs/counterctl_basic.c programs/counterctl_hold.c \
-	programs/counterctl_limits.c programs/counterctl_throttle.c
+	programs/counterctl_limits.c programs/counterctl_throttle.c \
+	programs/counterctl_top.c programs/counterctl_top_view.c
 counterctl_LDADD = client/libmcchash.la libcntproto.la
-noinst_HEADERS += programs/counterctl.h programs/counterctl_cmd.h
+noinst_HEADERS += programs/counterctl.h programs/counterctl_cmd.h \
+	programs/counterctl_top.h
 
 if HAVE_CMOCKA
 # Its argument parsers (durations with units), without a server.
@@ -76,5 +78,12 @@ programs_test_counterctl_args_SOURCES = programs/test_counterctl_args.c \
 programs_test_counterctl_args_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 programs_test_counterctl_args_LDADD = client/libmcchash.la libcntproto.la \
 	$(CMOCKA_LIBS)
+# top's tables and report text, without a server.
+check_PROGRAMS += programs/test_counterctl_top
+TESTS += programs/test_counterctl_top
+programs_test_counterctl_top_SOURCES = programs/test_counterctl_top.c \
+	programs/counterctl_top_view.c
+programs_test_counterctl_top_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
+programs_test_counterctl_top_LDADD = libcntproto.la $(CMOCKA_LIBS)
 endif
 # ---- end counterctl ----

@@ -9,6 +9,8 @@ pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
 # gives browsers on https pages wss:// (skipped with a reason without them).
 [ "${WITH_BROWSER:-1}" = 1 ] && pkgs="$pkgs chromium nginx-light"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
+# counterctl top's interactive mode is tested in a tmux terminal.
+pkgs="$pkgs tmux"
 [ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server"
 missing=""
 for p in $pkgs; do

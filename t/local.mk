@@ -43,7 +43,9 @@ E2E_TESTS = \
 	t/39-log.t \
 	t/40-websocket.t \
 	t/41-websocket-proxy.t \
-	t/42-websocket-browser.t
+	t/42-websocket-browser.t \
+	t/43-counterctl-top.t \
+	t/44-counterctl-top-tty.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
 	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf
 
