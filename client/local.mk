@@ -13,6 +13,7 @@ client_libmccounter_la_SOURCES = \
 	client/answers.c \
 	client/ops.c \
 	client/lease.c \
+	client/quota.c \
 	client/errors.c \
 	client/ketama.c \
 	client/servers.c \

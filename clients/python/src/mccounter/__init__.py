@@ -5,6 +5,7 @@ from .aio import AsyncClient, AsyncLease, AsyncPipeline
 from .client import Client, Lease, Pipeline
 from .duration import DurationError, parse_duration
 from .ketama import Continuum, Router, parse_servers
+from .quota import init, lease_name
 from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, CheckAnswer,
                        CheckState, CounterError, DumpRecord, Event,
                        EventKind, GcraItem, MultiAnswer, NodeView, Op,
@@ -40,5 +41,5 @@ __all__ = [
     "Status", "StatusError",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
-    "WindowItem", "DurationError", "parse_duration", "__version__",
+    "WindowItem", "init", "lease_name", "DurationError", "parse_duration", "__version__",
 ]
