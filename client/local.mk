@@ -90,7 +90,8 @@ uninstall-hook:
 # What a user of the installed library does (run by make installcheck,
 # hence by make distcheck): pkg-config finds mccounter.pc where make
 # install put it, and examples/licence.c builds against the installed
-# header and library alone, links, and runs (its usage message, exit 1).
+# header and library alone, links, and runs (its usage message, exit 1);
+# so does examples/get_lease.c (a refused max_lease, exit 1).
 installcheck-local:
 	@pcdir='$(DESTDIR)$(pkgconfigdir)'; \
 	tmp=`mktemp -d` || exit 1; \
@@ -98,5 +99,8 @@ installcheck-local:
 	$(CC) -std=c11 -o "$$tmp/licence" '$(abs_top_srcdir)/examples/licence.c' $$flags && \
 	{ LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' "$$tmp/licence" >/dev/null 2>&1; \
 	  test $$? = 1; } && \
-	echo "installcheck: examples/licence.c built with pkg-config mccounter ($$flags)"; \
+	$(CC) -std=c11 -o "$$tmp/get_lease" '$(abs_top_srcdir)/examples/get_lease.c' $$flags && \
+	{ LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' "$$tmp/get_lease" -b 0 >/dev/null 2>&1; \
+	  test $$? = 1; } && \
+	echo "installcheck: examples/licence.c and get_lease.c built with pkg-config mccounter ($$flags)"; \
 	rc=$$?; rm -rf "$$tmp"; exit $$rc
