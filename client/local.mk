@@ -73,7 +73,7 @@ endif
 # link page per function (doc/man3-links.sh), so that `man mcc_acquire`
 # finds the page that declares it.
 MCC_MAN3 = doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
-	doc/mcc_lease.3
+	doc/mcc_lease.3 doc/mcc_get_lease.3
 dist_man_MANS += $(MCC_MAN3)
 EXTRA_DIST += doc/man3-links.sh client/test_man3.sh
 TESTS += client/test_man3.sh

@@ -24,4 +24,5 @@ EXTRA_DIST += clients/python/run-tests.sh clients/python/pyproject.toml \
 	clients/python/tests/test_install.py \
 	clients/python/tests/test_examples.py \
 	clients/python/tests/test_robustness.py \
-	examples/README.md examples/rate_limiter.py examples/job_runner.py
+	examples/README.md examples/rate_limiter.py examples/job_runner.py \
+	examples/get_lease.py
