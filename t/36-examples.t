@@ -153,12 +153,28 @@ SKIP: {
     my ($rc, $out, $err) = gl_run($py, $GLPY, '-s', $list, 'P');
     is($rc, 0, 'get_lease.py: exit 0') or diag $err;
     is($out, $seven, 'the same answers as the C example');
-    # One count for both: the C client's 3 inserts into S leave Python 2.
-    ($rc, $out) = gl_run($GL, '-s', $list, 'S', 3);
-    ($rc, $out, $err) = gl_run($py, $GLPY, '-s', $list, 'S', 3);
-    is($rc, 0, 'get_lease.py after the C example: exit 0') or diag $err;
-    like($out, qr/^allowed 2 of 3 /m,
-         'the same name on the same server: 2 left of 5');
+    # One count for both: the C client's 3 inserts into a space leave
+    # Python 2, when both ran within the window's second. A busy machine
+    # may start Python later than that: such a try says nothing and the
+    # next one uses a fresh space; only tries inside 0.9 s are judged.
+    my ($judged, $pyrc, $pyout, $pyerr);
+    for my $try (1 .. 10) {
+        my $t0 = Time::HiRes::time();
+        gl_run($GL, '-s', $list, "S$try", 3);
+        ($pyrc, $pyout, $pyerr) = gl_run($py, $GLPY, '-s', $list, "S$try", 3);
+        if (Time::HiRes::time() - $t0 < 0.9) {
+            $judged = 1;
+            last;
+        }
+    }
+    SKIP: {
+        skip 'the machine never ran both examples within 0.9 s', 2
+            unless $judged;
+        is($pyrc, 0, 'get_lease.py after the C example: exit 0')
+            or diag $pyerr;
+        like($pyout, qr/^allowed 2 of 3 /m,
+             'the same name on the same server: 2 left of 5');
+    }
 }
 
 done_testing();

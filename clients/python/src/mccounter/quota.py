@@ -8,7 +8,7 @@ so that memory stays bounded however many names are used."""
 from __future__ import annotations
 
 import time
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from . import protocol as p
 
@@ -63,6 +63,8 @@ class Allowances:
             raise ValueError("max_lease must be an integer >= 1, not %r"
                              % (max_lease,))
         self.max_lease = max_lease
+        #: The clock of the allowances' 100 ms (tests may replace it).
+        self.clock: Callable[[], float] = time.monotonic
         # name, calls left, monotonic end
         self._e: list[Optional[tuple[bytes, int, float]]] = [None] * ENTRIES
 
@@ -73,7 +75,7 @@ class Allowances:
         i = _entry_of(name)
         e = self._e[i]
         if e is None or e[0] != name or e[1] <= 0 \
-                or time.monotonic() >= e[2]:
+                or self.clock() >= e[2]:
             return False
         self._e[i] = (name, e[1] - 1, e[2])
         return True
@@ -116,12 +118,12 @@ class QuotaMixin:
         if self.allowances.take(name):
             return True
         cost = self.allowances.cost(quota)
-        sent = time.monotonic()
+        sent = self.allowances.clock()
         a = self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
         if not a.allowed and a.state == p.CheckState.LIMITED \
                 and 0 < a.remaining < cost:
             cost = a.remaining
-            sent = time.monotonic()
+            sent = self.allowances.clock()
             a = self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
         self.allowances.record(name, a.allowed, cost, sent)
         return a.allowed
@@ -144,12 +146,12 @@ class AsyncQuotaMixin:
         if self.allowances.take(name):
             return True
         cost = self.allowances.cost(quota)
-        sent = time.monotonic()
+        sent = self.allowances.clock()
         a = await self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
         if not a.allowed and a.state == p.CheckState.LIMITED \
                 and 0 < a.remaining < cost:
             cost = a.remaining
-            sent = time.monotonic()
+            sent = self.allowances.clock()
             a = await self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
         self.allowances.record(name, a.allowed, cost, sent)
         return a.allowed
