@@ -5,7 +5,7 @@
 # microbenchmark limits-micro (built, not run by make check), the Redis side
 # of the rate-limit rows redis-bench, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
-	redis-bench client-bench ws-bench
+	redis-bench client-bench ws-bench get-lease-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -53,3 +53,9 @@ bench_test_hist_SOURCES = bench/test_hist.c bench/hist.c
 bench_test_hist_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 bench_test_hist_LDADD = $(CMOCKA_LIBS)
 endif
+
+# get_lease with max_lease 1, 10 and 100 against a running server (calls
+# per second, round trips per call, the most admitted per 0.9 s and 1 s).
+get_lease_bench_SOURCES = bench/get-lease-bench.c
+get_lease_bench_LDADD = client/libmccounter.la
+EXTRA_DIST += bench/get_lease_bench.py

@@ -68,6 +68,7 @@ void mcc_client_free(mcc_client *c)
     if (!c)
         return;
     mcc_leases_free(c);
+    mcc_quota_free(c);
     for (size_t i = 0; i < c->n_servers; i++) {
         mcc_conn *k = &c->servers[i].conn;
         mcc_conn_close(k);

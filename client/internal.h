@@ -127,6 +127,8 @@ struct mcc_client {
     mcc_watch_callback w_cb;
     void *w_arg;
     struct mcc_lease *leases; /* every live lease helper */
+    struct mcc_quota *quota;  /* get_lease's allowances (NULL: max_lease
+                               * 1, nothing kept) */
     int in_callback;          /* depth of application callbacks running */
     int defer_notify;         /* > 0 while answers are being handled: the
                                * requests their callbacks queue are sent
@@ -249,5 +251,7 @@ void mcc_leases_tick(mcc_client *c, int64_t now);
 int64_t mcc_leases_next(const mcc_client *c);
 /* Frees every lease helper (mcc_client_free). */
 void mcc_leases_free(mcc_client *c);
+/* Frees get_lease's allowance table (quota.c). */
+void mcc_quota_free(mcc_client *c);
 
 #endif

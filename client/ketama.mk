@@ -11,7 +11,7 @@ noinst_HEADERS += client/servers.h client/ketama.h client/md5.h
 
 check_PROGRAMS += tests/ketama_map
 tests_ketama_map_SOURCES = tests/ketama_map.c
-tests_ketama_map_LDADD = client/libmcchash.la
+tests_ketama_map_LDADD = client/libmcchash.la client/libmccounter.la
 
 if HAVE_CMOCKA
 KETAMA_TESTS = tests/test_servers tests/test_ketama

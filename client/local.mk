@@ -13,6 +13,7 @@ client_libmccounter_la_SOURCES = \
 	client/answers.c \
 	client/ops.c \
 	client/lease.c \
+	client/quota.c \
 	client/errors.c \
 	client/ketama.c \
 	client/servers.c \
@@ -72,7 +73,7 @@ endif
 # link page per function (doc/man3-links.sh), so that `man mcc_acquire`
 # finds the page that declares it.
 MCC_MAN3 = doc/mcc_client_new.3 doc/mcc_ops.3 doc/mcc_async.3 \
-	doc/mcc_lease.3
+	doc/mcc_lease.3 doc/mcc_get_lease.3
 dist_man_MANS += $(MCC_MAN3)
 EXTRA_DIST += doc/man3-links.sh client/test_man3.sh
 TESTS += client/test_man3.sh
@@ -89,7 +90,8 @@ uninstall-hook:
 # What a user of the installed library does (run by make installcheck,
 # hence by make distcheck): pkg-config finds mccounter.pc where make
 # install put it, and examples/licence.c builds against the installed
-# header and library alone, links, and runs (its usage message, exit 1).
+# header and library alone, links, and runs (its usage message, exit 1);
+# so does examples/get_lease.c (a refused max_lease, exit 1).
 installcheck-local:
 	@pcdir='$(DESTDIR)$(pkgconfigdir)'; \
 	tmp=`mktemp -d` || exit 1; \
@@ -97,5 +99,8 @@ installcheck-local:
 	$(CC) -std=c11 -o "$$tmp/licence" '$(abs_top_srcdir)/examples/licence.c' $$flags && \
 	{ LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' "$$tmp/licence" >/dev/null 2>&1; \
 	  test $$? = 1; } && \
-	echo "installcheck: examples/licence.c built with pkg-config mccounter ($$flags)"; \
+	$(CC) -std=c11 -o "$$tmp/get_lease" '$(abs_top_srcdir)/examples/get_lease.c' $$flags && \
+	{ LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' "$$tmp/get_lease" -b 0 >/dev/null 2>&1; \
+	  test $$? = 1; } && \
+	echo "installcheck: examples/licence.c and get_lease.c built with pkg-config mccounter ($$flags)"; \
 	rc=$$?; rm -rf "$$tmp"; exit $$rc

@@ -651,6 +651,46 @@ mcc_lease_state mcc_lease_get_state(const mcc_lease *lease);
 /* Returns the lease id (fencing token) of a granted lease, else 0. */
 uint64_t mcc_lease_id(const mcc_lease *lease);
 
+/* ---- Quotas: get_lease ---- */
+
+/* The seed's quota manager call, over the window check: whether the
+ * action (user, domain, op) happened at most quota times in the last
+ * second (a 1 s window of 10 slots of 100 ms) on the server ketama
+ * assigns its name to. See doc/clients.md, "get_lease". */
+
+/* Writes the name of (user, domain, op) into buf[0..cap): "getlease:",
+ * then len(user) ":" user, len(domain) ":" domain (lengths in decimal
+ * bytes), then op. Returns its length (not NUL-terminated),
+ * MCC_ERR_NAME when longer than MCC_NAME_MAX, MCC_ERR_INVALID when an
+ * argument is NULL or cap too small. */
+int mcc_get_lease_name(char *buf, size_t cap, const char *user,
+                       const char *domain, const char *op);
+
+/* Sets the batch size max_lease (>= 1; default 1, exact). With B > 1,
+ * a call that has no allowance charges min(B, quota) to the server at
+ * once (or what is left of the window when that is less) and, when
+ * allowed, answers the next B-1 calls of that name itself for 100 ms; a
+ * refusal ends the allowance. Over any 0.9 s, K clients admit at most
+ * quota + K*(B-1) calls of one name. */
+int mcc_client_set_max_lease(mcc_client *c, uint32_t max_lease);
+
+/* Returns the client's max_lease. */
+uint32_t mcc_client_max_lease(const mcc_client *c);
+
+/* The seed's init(): a client of the servers "HOST:PORT[:WEIGHT],..."
+ * with batch size max_lease; NULL on a bad list or max_lease 0 (why in
+ * err[0..errlen) when err is not NULL). Free it with mcc_client_free. */
+mcc_client *mcc_quota_init(const char *servers, uint32_t max_lease,
+                           char *err, size_t errlen);
+
+/* Blocking (the client's timeout). Returns 1 when the action may
+ * happen (it is counted), 0 when it happened quota times already in the
+ * last second, or a negative MCC_ERR_* (MCC_ERR_NAME for a name above
+ * MCC_NAME_MAX, MCC_ERR_SERVER_DOWN when its server is down and
+ * remapping of rate limits is off). */
+int mcc_get_lease(mcc_client *c, const char *user, const char *domain,
+                  const char *op, uint32_t quota);
+
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop
 #endif

@@ -995,9 +995,41 @@ static void test_busy_connection_still_watched(void **state)
     fake_finish(f);
 }
 
+/* The name of get_lease: length-prefixed, so that fields holding the
+ * separator do not collide; refused above MCC_NAME_MAX. */
+static void test_get_lease_name(void **state)
+{
+    static char buf[MCC_NAME_MAX], big[MCC_NAME_MAX + 1];
+    char a[64], b[64];
+    int na, nb;
+
+    (void)state;
+    na = mcc_get_lease_name(buf, sizeof buf, "guest", "localhost", "inserts");
+    assert_int_equal(na, 34);
+    assert_memory_equal(buf, "getlease:5:guest9:localhostinserts", 34);
+    assert_int_equal(mcc_get_lease_name(buf, sizeof buf, "", "", ""), 13);
+    assert_memory_equal(buf, "getlease:0:0:", 13);
+    na = mcc_get_lease_name(a, sizeof a, "a:1", "b", "c");
+    nb = mcc_get_lease_name(b, sizeof b, "a", "1:b", "c");
+    assert_true(na > 0 && nb > 0);
+    assert_false(na == nb && memcmp(a, b, (size_t)na) == 0);
+    /* Too small a buffer, NULLs, too long a name. */
+    assert_int_equal(mcc_get_lease_name(a, 20, "guest", "localhost", "i"),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_get_lease_name(a, sizeof a, NULL, "d", "o"),
+                     MCC_ERR_INVALID);
+    memset(big, 'u', MCC_NAME_MAX - 20);
+    assert_int_equal(mcc_get_lease_name(buf, sizeof buf, big, "", ""),
+                     MCC_NAME_MAX - 3);
+    memset(big, 'u', MCC_NAME_MAX);
+    assert_int_equal(mcc_get_lease_name(buf, sizeof buf, big, "", ""),
+                     MCC_ERR_NAME);
+}
+
 int main(void)
 {
     const struct CMUnitTest offline[] = {
+        cmocka_unit_test(test_get_lease_name),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_fast_path_requests_decode),
         cmocka_unit_test(test_partial_reads),

@@ -3,7 +3,8 @@
  * as t/ uses them; the tests are skipped without MCHOST): every operation
  * runs once blocking and once async, the lease helper is granted, renews
  * and loses a lease, events arrive in order and 1000 requests are
- * pipelined. Nothing here asserts how long anything took. */
+ * pipelined, and get_lease keeps its batching bound. Nothing here asserts
+ * how long anything took. */
 #include "config.h"
 
 #include <stdarg.h>
@@ -524,9 +525,124 @@ static void test_live_pipeline(void **state)
     mcc_client_free(c);
 }
 
+/* get_lease: exact with max_lease 1, under the documented name; a batch
+ * of max_lease charged at once; what is left taken when a batch does not
+ * fit; the refusals of bad arguments. */
+static void test_live_get_lease(void **state)
+{
+    char list[64], err[128], big[70000];
+    mcc_client *c, *b;
+    mcc_result r;
+    int got[7];
+
+    (void)state;
+    if (!the_live.port)
+        skip();
+    snprintf(list, sizeof list, "127.0.0.1:%u", (unsigned)the_live.port);
+    c = mcc_quota_init(list, 1, err, sizeof err);
+    assert_non_null(c);
+    assert_int_equal(mcc_client_max_lease(c), 1);
+    for (int i = 0; i < 7; i++)
+        got[i] = mcc_get_lease(c, "guest", "X", "insert", 5);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(got[i], i < 5 ? 1 : 0);
+    assert_int_equal(mcc_get_lease(c, "guest", "Y", "insert", 5), 1);
+    assert_int_equal(mcc_window_check(c, "getlease:5:guest1:Xinsert", 25,
+                                      true, 10, 5, 1, 1000000000ull, -1, &r),
+                     MCC_OK);
+    assert_int_equal(r.check.used, 5);
+    assert_int_equal(mcc_get_lease(c, "guest", "X", "insert", 0), 0);
+
+    /* max_lease 10: one charge of 10 covers ten calls. */
+    b = mcc_quota_init(list, 10, err, sizeof err);
+    assert_non_null(b);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(mcc_get_lease(b, "u", "d", "batch", 100), 1);
+    assert_int_equal(mcc_window_check(c, "getlease:1:u1:dbatch", 20, true,
+                                      10, 100, 1, 1000000000ull, -1, &r),
+                     MCC_OK);
+    /* An allowed peek counts its own cost in used; a slow machine may
+     * have let an allowance run out (100 ms) and charged another 10. */
+    assert_true(r.check.used % 10 == 1);
+    /* Six taken exactly: the batch of 10 does not fit, the 4 left do. */
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(mcc_get_lease(c, "u", "d", "left", 10), 1);
+    assert_int_equal(mcc_get_lease(b, "u", "d", "left", 10), 1);
+    assert_int_equal(mcc_get_lease(c, "u", "d", "left", 10), 0);
+
+    /* Refusals before sending. */
+    memset(big, 'u', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(mcc_get_lease(c, big, "d", "o", 1), MCC_ERR_NAME);
+    assert_int_equal(mcc_get_lease(c, NULL, "d", "o", 1), MCC_ERR_INVALID);
+    assert_int_equal(mcc_get_lease(NULL, "u", "d", "o", 1), MCC_ERR_INVALID);
+    assert_int_equal(mcc_client_set_max_lease(c, 0), MCC_ERR_INVALID);
+    assert_null(mcc_quota_init(list, 0, err, sizeof err));
+    assert_non_null(strstr(err, "max_lease"));
+    assert_null(mcc_quota_init("127.0.0.1:0:x:y", 1, err, sizeof err));
+    assert_true(err[0] != '\0');
+    mcc_client_free(b);
+    mcc_client_free(c);
+}
+
+/* Seconds on the monotonic clock. */
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* K clients of max_lease B hammer one identity: in any 0.9 s at most
+ * quota + K*(B-1) calls are admitted (the bound of doc/clients.md). */
+static void test_live_get_lease_bound(void **state)
+{
+    enum { K = 4, B = 10, QUOTA = 40, MAX_ADMITTED = 4096 };
+    static double admitted[MAX_ADMITTED];
+    mcc_client *cs[K];
+    size_t n = 0, worst = 0, j = 0;
+    long calls = 0;
+    char list[64];
+    double end;
+
+    (void)state;
+    if (!the_live.port)
+        skip();
+    snprintf(list, sizeof list, "127.0.0.1:%u", (unsigned)the_live.port);
+    for (int i = 0; i < K; i++) {
+        cs[i] = mcc_quota_init(list, B, NULL, 0);
+        assert_non_null(cs[i]);
+    }
+    end = mono_s() + 2.5;
+    while (mono_s() < end && n < MAX_ADMITTED) {
+        for (int i = 0; i < K && n < MAX_ADMITTED; i++) {
+            int rc = mcc_get_lease(cs[i], "guest", "X", "bound", QUOTA);
+
+            assert_true(rc >= 0);
+            calls++;
+            if (rc == 1)
+                admitted[n++] = mono_s();
+        }
+    }
+    for (int i = 0; i < K; i++)
+        mcc_client_free(cs[i]);
+    assert_true(n > QUOTA);
+    assert_true(calls > (long)n);
+    for (size_t i = 0; i < n; i++) {
+        while (admitted[j] <= admitted[i] - 0.9)
+            j++;
+        if (i - j + 1 > worst)
+            worst = i - j + 1;
+    }
+    assert_true(worst <= QUOTA + K * (B - 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest online[] = {
+        cmocka_unit_test(test_live_get_lease),
+        cmocka_unit_test(test_live_get_lease_bound),
         cmocka_unit_test(test_live_blocking),
         cmocka_unit_test(test_live_async),
         cmocka_unit_test(test_live_events),

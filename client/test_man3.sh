@@ -8,7 +8,7 @@
 set -u
 : "${CLIENT_CC:?}" "${CLIENT_HEADER:?}"
 top=$(cd "$(dirname "$CLIENT_HEADER")/.." && pwd)
-pages="$top/doc/mcc_client_new.3 $top/doc/mcc_ops.3 $top/doc/mcc_async.3 $top/doc/mcc_lease.3"
+pages="$top/doc/mcc_client_new.3 $top/doc/mcc_ops.3 $top/doc/mcc_async.3 $top/doc/mcc_lease.3 $top/doc/mcc_get_lease.3"
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/man3" || exit 99
@@ -42,13 +42,31 @@ then
     exit 1
 fi
 echo "ok: mcc_client_new.3's example compiles"
+# So does mcc_get_lease.3's (the body of a function returning int).
+sed -n '/^\.SH EXAMPLE/,/^\.SH /p' "$top/doc/mcc_get_lease.3" |
+    sed -n '/^\.nf$/,/^\.fi$/p' | sed '/^\.nf$/d; /^\.fi$/d' |
+    sed 's/\\e/\\/g; s/\\-/-/g' > "$tmp/body2.c" || exit 99
+{
+    printf '#include <stdio.h>\n#include "%s"\nint main(void)\n{\n' \
+        "$CLIENT_HEADER"
+    cat "$tmp/body2.c"
+    printf 'return 0;\n}\n'
+} > "$tmp/example2.c"
+# shellcheck disable=SC2086 # CLIENT_CC may carry flags
+if ! $CLIENT_CC -std=c11 -Wall -Wextra -Werror -fsyntax-only "$tmp/example2.c"
+then
+    echo "FAIL: mcc_get_lease.3's example does not compile" >&2
+    exit 1
+fi
+echo "ok: mcc_get_lease.3's example compiles"
 
 if ! command -v man >/dev/null 2>&1; then
     echo "SKIP: no man to look the links up with" >&2
     exit 77
 fi
 bad=0
-for f in mcc_acquire mcc_wait_acquire_async mcc_lease_release mcc_strerror; do
+for f in mcc_acquire mcc_wait_acquire_async mcc_lease_release mcc_strerror \
+         mcc_get_lease; do
     if ! MANPAGER=cat MANWIDTH=80 man -M "$tmp" 3 "$f" 2>/dev/null |
          grep -q "$f("; then
         echo "FAIL: man $f does not show its page" >&2

@@ -54,7 +54,9 @@ E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
 	COUNTER_SO=$(abs_top_builddir)/.libs/counter.so \
 	COUNTERCTL=$(abs_top_builddir)/counterctl$(EXEEXT) \
 	KETAMA_MAP=$(abs_top_builddir)/tests/ketama_map$(EXEEXT) \
-	EXAMPLE_LICENCE=$(abs_top_builddir)/examples/licence$(EXEEXT)
+	EXAMPLE_LICENCE=$(abs_top_builddir)/examples/licence$(EXEEXT) \
+	EXAMPLE_GET_LEASE=$(abs_top_builddir)/examples/get_lease$(EXEEXT) \
+	EXAMPLE_GET_LEASE_PY=$(abs_top_srcdir)/examples/get_lease.py
 
 if HAVE_PROVE
 check-local: mchost$(EXEEXT) counterctl$(EXEEXT) counter.la \

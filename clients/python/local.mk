@@ -10,6 +10,7 @@ EXTRA_DIST += clients/python/run-tests.sh clients/python/pyproject.toml \
 	clients/python/src/mccounter/duration.py \
 	clients/python/src/mccounter/ops.py \
 	clients/python/src/mccounter/ketama.py \
+	clients/python/src/mccounter/quota.py \
 	clients/python/src/mccounter/client.py \
 	clients/python/src/mccounter/aio.py \
 	clients/python/src/mccounter/py.typed \
@@ -18,8 +19,10 @@ EXTRA_DIST += clients/python/run-tests.sh clients/python/pyproject.toml \
 	clients/python/tests/test_refusals.py \
 	clients/python/tests/test_duration.py \
 	clients/python/tests/test_ketama.py \
+	clients/python/tests/test_quota.py \
 	clients/python/tests/test_live.py \
 	clients/python/tests/test_install.py \
 	clients/python/tests/test_examples.py \
 	clients/python/tests/test_robustness.py \
-	examples/README.md examples/rate_limiter.py examples/job_runner.py
+	examples/README.md examples/rate_limiter.py examples/job_runner.py \
+	examples/get_lease.py

@@ -5,6 +5,8 @@ from .aio import AsyncClient, AsyncLease, AsyncPipeline
 from .client import Client, Lease, Pipeline
 from .duration import DurationError, parse_duration
 from .ketama import Continuum, Router, parse_servers
+from . import quota
+from .quota import lease_name
 from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, CheckAnswer,
                        CheckState, CounterError, DumpRecord, Event,
                        EventKind, GcraItem, MultiAnswer, NodeView, Op,
@@ -40,5 +42,6 @@ __all__ = [
     "Status", "StatusError",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
-    "WindowItem", "DurationError", "parse_duration", "__version__",
+    "WindowItem", "quota", "lease_name", "DurationError", "parse_duration",
+    "__version__",
 ]

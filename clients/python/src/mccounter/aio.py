@@ -16,6 +16,7 @@ from . import protocol as p
 from .client import EVENT_BACKLOG, _Batch, run_streamed
 from .ketama import Router, ServerSpec
 from .protocol import Request
+from .quota import Allowances, AsyncQuotaMixin
 
 Name = Union[str, bytes]
 
@@ -222,16 +223,17 @@ class AsyncLease:
                     raise
 
 
-class AsyncClient:
+class AsyncClient(AsyncQuotaMixin):
     """The asyncio client; same arguments and operations as Client (each a
     coroutine). Close it with `await client.close()` or `async with`."""
 
     def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
-                 remap_rate_limits: bool = False, retry_ms: int = 1000
-                 ) -> None:
+                 remap_rate_limits: bool = False, retry_ms: int = 1000,
+                 max_lease: int = 1) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
+        self.allowances = Allowances(max_lease)
         self.router = Router(servers, remap_rate_limits, retry_ms)
         self.timeout = timeout
         self.secret = secret

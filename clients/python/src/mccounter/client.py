@@ -17,6 +17,7 @@ from . import ops
 from . import protocol as p
 from .ketama import Router, ServerSpec
 from .protocol import Request
+from .quota import Allowances, QuotaMixin
 
 Name = Union[str, bytes]
 #: The most events kept for events() before the oldest are dropped.
@@ -291,7 +292,7 @@ class Lease:
                     raise
 
 
-class Client(_Ops):
+class Client(_Ops, QuotaMixin):
     """A blocking client for a list of servers.
 
     servers: "host:port[:weight],..." or a list of (host, port[, weight]);
@@ -300,16 +301,18 @@ class Client(_Ops):
     remap_rate_limits: move TTL, window, GCRA and multi-check names to the
     next live server when theirs is down (other names raise ServerDown).
     retry_ms: how long a server that failed is left alone. on_event: a
-    callable given each event as it is read.
+    callable given each event as it is read. max_lease: get_lease's batch
+    size (1: every call asks the server).
     """
 
     def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
                  remap_rate_limits: bool = False, retry_ms: int = 1000,
-                 on_event: Optional[Callable[[p.Event], None]] = None
-                 ) -> None:
+                 on_event: Optional[Callable[[p.Event], None]] = None,
+                 max_lease: int = 1) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
+        self.allowances = Allowances(max_lease)
         self.router = Router(servers, remap_rate_limits, retry_ms)
         self.timeout = timeout
         self.secret = secret
