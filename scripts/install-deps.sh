@@ -9,7 +9,7 @@ pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
 # gives browsers on https pages wss:// (skipped with a reason without them).
 [ "${WITH_BROWSER:-1}" = 1 ] && pkgs="$pkgs chromium nginx-light"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
-[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server"
+[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server prometheus"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -20,7 +20,7 @@ echo "installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 $SUDO apt-get update -qq
-# yrmcds's and redis-server's packages start a service on install; we
-# never use those (the benchmark starts its own redis-server on a free
-# port).
+# yrmcds's, redis-server's and prometheus's packages start a service on
+# install; we never use those (the benchmark starts its own redis-server on
+# a free port; the tests use only prometheus's promtool).
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
