@@ -43,9 +43,11 @@ E2E_TESTS = \
 	t/39-log.t \
 	t/40-websocket.t \
 	t/41-websocket-proxy.t \
-	t/42-websocket-browser.t
+	t/42-websocket-browser.t \
+	t/43-metrics.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
-	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf
+	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf \
+	contrib/prometheus/alerts.yml
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
