@@ -148,10 +148,19 @@ cnt_http_result cnt_http_parse(const uint8_t *in, size_t len,
     /* RFC 7230 5.4: an HTTP/1.1 request without Host is a bad request. */
     if (body || (http11 && !have_host))
         return CNT_HTTP_BAD_REQUEST;
-    if (plen != 6 || memcmp(target, "/quota", 6) != 0)
+    bool quota = plen == 6 && memcmp(target, "/quota", 6) == 0;
+    bool live = plen == 5 && memcmp(target, "/live", 5) == 0;
+    bool metrics = plen == 8 && memcmp(target, "/metrics", 8) == 0;
+    bool page = plen == 1 && target[0] == '/';
+    if (!quota && !live && !metrics && !page)
         return CNT_HTTP_NOT_FOUND;
     if (!same_ci(s, mlen, "GET"))
         return CNT_HTTP_BAD_METHOD;
+    if (metrics)
+        return CNT_HTTP_METRICS;
+    if (page)
+        return CNT_HTTP_PAGE;
+    r->live = live;
     if (!http11 || !upgrade || !connection || !have_key || !r->version_ok)
         return CNT_HTTP_NOT_UPGRADE;
     return CNT_HTTP_UPGRADE;
@@ -202,7 +211,7 @@ size_t cnt_http_error(char *out, cnt_http_result r)
     case CNT_HTTP_BAD_METHOD:
         status = "405 Method Not Allowed";
         extra = "Allow: GET\r\n";
-        body = "use GET with a WebSocket upgrade\n";
+        body = "use GET\n";
         break;
     case CNT_HTTP_NOT_UPGRADE:
         status = "426 Upgrade Required";

@@ -23,10 +23,14 @@
 
 typedef enum cnt_http_result {
     CNT_HTTP_NEED_MORE,     /* no end of the header block yet */
-    CNT_HTTP_UPGRADE,       /* a valid WebSocket upgrade of GET /quota */
+    CNT_HTTP_UPGRADE,       /* a valid WebSocket upgrade of GET /quota or
+                               GET /live (see cnt_http_request.live) */
+    CNT_HTTP_METRICS,       /* GET /metrics: the Prometheus exposition */
+    CNT_HTTP_PAGE,          /* GET /: the live page */
     CNT_HTTP_BAD_REQUEST,   /* not HTTP/1.1, a broken line: 400 */
     CNT_HTTP_NOT_FOUND,     /* another path: 404 */
-    CNT_HTTP_BAD_METHOD,    /* /quota with a method other than GET: 405 */
+    CNT_HTTP_BAD_METHOD,    /* a served path with a method other than
+                               GET: 405 */
     CNT_HTTP_NOT_UPGRADE,   /* GET /quota without a valid upgrade: 426 or
                                400 (see version_ok) */
     CNT_HTTP_TOO_LARGE,     /* the header block exceeds its bound: 431 */
@@ -36,11 +40,14 @@ typedef struct cnt_http_request {
     size_t size;            /* bytes of the header block, CRLFCRLF included */
     char key[CNT_WS_KEY_MAX + 1];   /* Sec-WebSocket-Key, NUL-terminated */
     bool version_ok;        /* Sec-WebSocket-Version: 13 */
+    bool live;              /* the upgrade is of /live (the page's feed),
+                               not /quota */
 } cnt_http_request;
 
 /* Parses the request at in[0..len): the request line and headers, at most
- * max_header bytes of them. The upgrade needs GET, the path /quota (a
- * query string is allowed), HTTP/1.1 or later, "Upgrade: websocket",
+ * max_header bytes of them. The paths served are /quota and /live (both
+ * WebSocket upgrades), /metrics and / (plain GETs); a query string is
+ * allowed and ignored. The upgrade needs GET, HTTP/1.1 or later, "Upgrade: websocket",
  * "upgrade" among the Connection tokens, Sec-WebSocket-Version 13 and a
  * Sec-WebSocket-Key of 16 bytes in base64. A request with a body
  * (Content-Length other than 0, Transfer-Encoding) is a bad request. */

@@ -9,9 +9,9 @@ pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
 # gives browsers on https pages wss:// (skipped with a reason without them).
 [ "${WITH_BROWSER:-1}" = 1 ] && pkgs="$pkgs chromium nginx-light"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
-# counterctl top's interactive mode is tested in a tmux terminal.
-pkgs="$pkgs tmux"
-[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server"
+# counterctl top's interactive mode is tested in a tmux terminal, the
+# Prometheus exposition and alert rules with promtool.
+[ "${WITH_EXTRAS:-0}" = 1 ] && pkgs="$pkgs gcovr gnuplot-nox clang libclang-rt-14-dev valgrind strace linux-perf redis-server tmux prometheus"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -22,7 +22,7 @@ echo "installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 $SUDO apt-get update -qq
-# yrmcds's and redis-server's packages start a service on install; we
-# never use those (the benchmark starts its own redis-server on a free
-# port).
+# yrmcds's, redis-server's and prometheus's packages start a service on
+# install; we never use those (the benchmark starts its own redis-server on
+# a free port; the tests use only prometheus's promtool).
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null

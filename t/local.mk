@@ -45,9 +45,11 @@ E2E_TESTS = \
 	t/41-websocket-proxy.t \
 	t/42-websocket-browser.t \
 	t/43-counterctl-top.t \
-	t/44-counterctl-top-tty.t
+	t/44-counterctl-top-tty.t \
+	t/45-metrics.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
-	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf
+	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf \
+	contrib/prometheus/alerts.yml
 
 PROVE_FLAGS =
 E2E_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \

@@ -154,7 +154,7 @@ tests_test_concurrency_LDADD = $(CORE_TEST_LDADD)
 SERVER_TEST_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 	$(LIBEVENT_LIBS) $(PTHREAD_LIBS) $(CMOCKA_LIBS)
 SERVER_TESTS = tests/test_outbuf tests/test_session tests/test_mail \
-	tests/test_server tests/test_oom tests/test_fronts
+	tests/test_server tests/test_oom tests/test_fronts tests/test_metrics
 check_PROGRAMS += $(SERVER_TESTS)
 TESTS += $(SERVER_TESTS)
 
@@ -169,6 +169,11 @@ tests_test_fronts_SOURCES = tests/test_fronts.c tests/engine_fake.c
 tests_test_fronts_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_fronts_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
 tests_test_fronts_LDADD = $(SERVER_TEST_LDADD)
+
+tests_test_metrics_SOURCES = tests/test_metrics.c tests/engine_fake.c
+tests_test_metrics_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_metrics_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
+tests_test_metrics_LDADD = $(SERVER_TEST_LDADD)
 
 tests_test_session_SOURCES = tests/test_session.c tests/engine_fake.c
 tests_test_session_CFLAGS = $(UNIT_TEST_CFLAGS)

@@ -95,6 +95,35 @@ static void decode(const char *text, cnt_quota_msg *m)
     cnt_quota_decode((const uint8_t *)text, strlen(text), m);
 }
 
+/* The operator's paths: /metrics and / are plain GETs, /live is the
+ * page's upgrade; other methods on them are 405. */
+static void test_routes(void **state)
+{
+    (void)state;
+    cnt_http_request r;
+
+    assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r),
+                     CNT_HTTP_METRICS);
+    assert_int_equal(parse("GET /metrics?name[]=x HTTP/1.0\r\n\r\n", &r),
+                     CNT_HTTP_METRICS);
+    assert_int_equal(parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n", &r),
+                     CNT_HTTP_PAGE);
+    assert_int_equal(parse("POST /metrics HTTP/1.1\r\n\r\n", &r),
+                     CNT_HTTP_BAD_METHOD);
+    assert_int_equal(parse("GET /metrics HTTP/1.1\r\nContent-Length: 2"
+                           "\r\n\r\n", &r), CNT_HTTP_BAD_REQUEST);
+    assert_int_equal(parse("GET /metricsx HTTP/1.1\r\n\r\n", &r),
+                     CNT_HTTP_NOT_FOUND);
+    assert_int_equal(parse("GET /live HTTP/1.1\r\n" UPGRADE_HEADERS, &r),
+                     CNT_HTTP_UPGRADE);
+    assert_true(r.live);
+    assert_int_equal(parse("GET /live HTTP/1.1\r\nHost: x\r\n\r\n", &r),
+                     CNT_HTTP_NOT_UPGRADE);
+    assert_int_equal(parse("GET /quota HTTP/1.1\r\n" UPGRADE_HEADERS, &r),
+                     CNT_HTTP_UPGRADE);
+    assert_false(r.live);
+}
+
 static void test_decode_request(void **state)
 {
     (void)state;
@@ -196,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_upgrade),
         cmocka_unit_test(test_accept),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_routes),
         cmocka_unit_test(test_decode_request),
         cmocka_unit_test(test_decode_problems),
         cmocka_unit_test(test_encode),

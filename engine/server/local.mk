@@ -14,6 +14,8 @@ libcntserver_la_SOURCES = \
 	engine/server/session_throttle.c \
 	engine/server/session_throttr.c \
 	engine/server/session_ws.c \
+	engine/server/metrics.c \
+	engine/server/live_page.c \
 	engine/server/mail.c \
 	engine/server/server.c \
 	engine/server/listener.c \
@@ -25,6 +27,7 @@ libcntserver_la_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
 libcntserver_la_LIBADD = libcntws.la $(WSLAY_LIBS)
 noinst_HEADERS += \
 	engine/server/log.h \
+	engine/server/metrics.h \
 	engine/server/outbuf.h \
 	engine/server/session.h \
 	engine/server/session_int.h \

@@ -18,6 +18,7 @@
 
 #include <wslay/wslay.h>
 
+#include "engine/server/metrics.h"
 #include "protocol/ws_quota.h"
 
 /* The wait when neither the message nor the group names one. */
@@ -33,6 +34,7 @@ typedef struct ws_state {
     size_t hdr_scanned;             /* bytes of the upgrade request already
                                      * searched for its end */
     bool broken;                    /* the client broke RFC 6455 */
+    bool live;                      /* the page's feed, not the quota API */
 } ws_state;
 
 /* Queues one text message and hands it to wslay's sender, which writes it
@@ -174,10 +176,58 @@ static void ws_release(ws_state *w, const cnt_quota_msg *m)
         ws_error(w, "quota_release", m, CNT_QUOTA_ERR_NOT_REQUESTED);
 }
 
+/* Appends the exposition of the server's figures now to body; false when
+ * memory ran out. */
+static bool ws_exposition(const cnt_session_env *env, cnt_outbuf *body)
+{
+    cnt_metrics_sources src = {
+        .stats = {env->stats, env->table, env->limits, env->throttle,
+                  env->gc},
+        .table = env->table, .throttle = env->throttle,
+        .groups = env->groups,
+    };
+    cnt_metrics_snapshot *snap = malloc(sizeof(*snap));
+    bool ok = false;
+
+    if (snap == NULL)
+        return false;
+    if (cnt_metrics_collect(&src, snap)) {
+        ok = cnt_metrics_write(body, snap);
+        cnt_metrics_snapshot_free(snap);
+    }
+    free(snap);
+    return ok;
+}
+
+/* The live feed: whatever text the page sends asks for a snapshot, which
+ * goes back as one text message holding the exposition. The page asks
+ * once a second; a client that asks faster and does not read is held
+ * back by the output watermark like any other. */
+static void ws_live(ws_state *w)
+{
+    cnt_outbuf body;
+
+    if (!cnt_outbuf_init(&body, 16384)) {
+        w->s->failed = true;
+        return;
+    }
+    if (ws_exposition(w->s->env, &body))
+        ws_send_text(w, (const char *)cnt_outbuf_data(&body),
+                     cnt_outbuf_pending(&body));
+    else
+        w->s->failed = true;
+    cnt_outbuf_destroy(&body);
+}
+
 /* Answers one whole text message. */
 static void ws_message(ws_state *w, const uint8_t *text, size_t len)
 {
     cnt_quota_msg m;
+
+    if (w->live) {
+        ws_live(w);
+        return;
+    }
 
     cnt_quota_decode(text, len, &m);
     switch (m.kind) {
@@ -265,6 +315,9 @@ static void ws_msg_cb(wslay_event_context_ptr ctx,
     if (arg->opcode == WSLAY_TEXT_FRAME) {
         cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
         ws_message(w, arg->msg, arg->msg_length);
+    } else if (arg->opcode == WSLAY_BINARY_FRAME && w->live) {
+        cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
+        ws_live(w);
     } else if (arg->opcode == WSLAY_BINARY_FRAME) {
         cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
         memset(&none, 0, sizeof(none));
@@ -285,6 +338,48 @@ static void ws_end(cnt_session *s)
         cnt_stats_add(&s->env->slot->ws_curr, -1);
     }
     free(w);
+}
+
+/* Answers GET /metrics or GET /: a 200 with the whole body and
+ * Connection: close (each scrape or page load is one connection, which
+ * keeps the front's state to the WebSocket's alone), or a 503 when memory
+ * ran out on the way. */
+static void ws_plain(cnt_session *s, cnt_http_result res)
+{
+    cnt_outbuf body;
+    const char *type = res == CNT_HTTP_METRICS
+                       ? "text/plain; version=0.0.4; charset=utf-8"
+                       : "text/html; charset=utf-8";
+    char head[256];
+    bool inited = cnt_outbuf_init(&body, 16384);
+    bool ok = inited;
+
+    if (ok && res == CNT_HTTP_METRICS)
+        ok = ws_exposition(s->env, &body);
+    else if (ok) {
+        size_t n = strlen(cnt_live_page);
+        uint8_t *p = cnt_outbuf_reserve(&body, n);
+        if ((ok = p != NULL))
+            cnt_outbuf_commit(&body, (memcpy(p, cnt_live_page, n), n));
+    }
+    size_t blen = ok ? cnt_outbuf_pending(&body) : 0;
+    int hn = snprintf(head, sizeof(head),
+                      "HTTP/1.1 %s\r\nContent-Type: %s\r\n"
+                      "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+                      "Connection: close\r\n\r\n",
+                      ok ? "200 OK" : "503 Service Unavailable",
+                      ok ? type : "text/plain", blen);
+    uint8_t *p = cnt_session_reserve(s, (size_t)hn + blen);
+    if (p != NULL) {
+        memcpy(p, head, (size_t)hn);
+        if (blen > 0)
+            memcpy(p + hn, cnt_outbuf_data(&body), blen);
+        cnt_outbuf_commit(&s->out, (size_t)hn + blen);
+    }
+    if (inited)
+        cnt_outbuf_destroy(&body);
+    s->closing = true;
+    s->close_reason = "HTTP answer sent; closing";
 }
 
 /* Answers the upgrade request at in[0..len): the 101 answer and wslay's
@@ -314,6 +409,10 @@ static size_t ws_handshake(ws_state *w, const uint8_t *in, size_t len)
     if (res == CNT_HTTP_NEED_MORE) {
         s->need = env->ws_max_header;
         return 0;
+    }
+    if (res == CNT_HTTP_METRICS || res == CNT_HTTP_PAGE) {
+        ws_plain(s, res);
+        return len;
     }
     if (res != CNT_HTTP_UPGRADE) {
         n = cnt_http_error(answer, res);
@@ -346,6 +445,7 @@ static size_t ws_handshake(ws_state *w, const uint8_t *in, size_t len)
     memcpy(p, answer, n);
     cnt_outbuf_commit(&s->out, n);
     w->upgraded = true;
+    w->live = r.live;
     cnt_stats_add(&env->slot->ws_upgrades, 1);
     cnt_stats_add(&env->slot->ws_curr, 1);
     return r.size;
