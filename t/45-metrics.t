@@ -110,9 +110,9 @@ SKIP: {
         or diag($check);
 }
 
-($head) = http("POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+($head) = http("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
 like($head, qr/^HTTP\/1\.1 405 /, 'POST /metrics: 405');
-($head) = http("GET /metric HTTP/1.1\r\n\r\n");
+($head) = http("GET /metric HTTP/1.1\r\nHost: x\r\n\r\n");
 like($head, qr/^HTTP\/1\.1 404 /, 'another path: 404');
 
 # ---- The /live feed ----

@@ -108,11 +108,16 @@ static void test_routes(void **state)
                      CNT_HTTP_METRICS);
     assert_int_equal(parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n", &r),
                      CNT_HTTP_PAGE);
-    assert_int_equal(parse("POST /metrics HTTP/1.1\r\n\r\n", &r),
+    assert_int_equal(parse("POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r),
                      CNT_HTTP_BAD_METHOD);
-    assert_int_equal(parse("GET /metrics HTTP/1.1\r\nContent-Length: 2"
-                           "\r\n\r\n", &r), CNT_HTTP_BAD_REQUEST);
-    assert_int_equal(parse("GET /metricsx HTTP/1.1\r\n\r\n", &r),
+    assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                           "Content-Length: 2\r\n\r\n", &r),
+                     CNT_HTTP_BAD_REQUEST);
+    /* RFC 7230 5.4: HTTP/1.1 without Host is a bad request, whatever the
+     * path. */
+    assert_int_equal(parse("GET /metrics HTTP/1.1\r\n\r\n", &r),
+                     CNT_HTTP_BAD_REQUEST);
+    assert_int_equal(parse("GET /metricsx HTTP/1.1\r\nHost: x\r\n\r\n", &r),
                      CNT_HTTP_NOT_FOUND);
     assert_int_equal(parse("GET /live HTTP/1.1\r\n" UPGRADE_HEADERS, &r),
                      CNT_HTTP_UPGRADE);
