@@ -43,7 +43,8 @@ E2E_TESTS = \
 	t/39-log.t \
 	t/40-websocket.t \
 	t/41-websocket-proxy.t \
-	t/42-websocket-browser.t
+	t/42-websocket-browser.t \
+	t/44-service-files.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
 	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf
 
