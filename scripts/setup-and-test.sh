@@ -2,7 +2,9 @@
 # setup-and-test.sh: from a fresh checkout on Debian, install what is
 # missing, build with -Werror and run every test: the cmocka unit tests,
 # the end-to-end suite in t/ and the differential test against yrmcds,
-# make distcheck, and then the robustness stages (scripts/robustness.sh).
+# make distcheck, the robustness stages (scripts/robustness.sh), and the
+# packages stage (scripts/package-test.sh: build, install and check the
+# Debian packages).
 set -e
 cd "$(dirname "$0")/.."
 WITH_EXTRAS=1 sh scripts/install-deps.sh
@@ -17,3 +19,6 @@ sh ../../scripts/check-memcached-headers.sh
 # fuzzing, the short soak and the hostile-input tests.
 cd ../..
 sh scripts/robustness.sh
+# Packages stage: the Debian packages built, checked with lintian,
+# installed with dpkg, tried, and purged.
+sh scripts/package-test.sh
