@@ -127,7 +127,7 @@ static void test_watermark(void **state)
     (void)state;
     assert_true(cnt_outbuf_init(&o, 64));
     assert_int_equal(o.high, CNT_OUTBUF_HIGH);
-    cnt_outbuf_set_high(&o, 100);
+    o.high = 100;
     put(&o, 99, 0);
     assert_false(cnt_outbuf_above_high(&o));
     assert_false(cnt_outbuf_full(&o));

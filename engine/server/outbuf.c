@@ -69,9 +69,3 @@ void cnt_outbuf_shrink_now(cnt_outbuf *o)
     o->buf = p;
     o->cap = o->initial;
 }
-
-/* Sets the watermark of unsent bytes. */
-void cnt_outbuf_set_high(cnt_outbuf *o, size_t high)
-{
-    o->high = high;
-}

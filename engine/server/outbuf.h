@@ -93,9 +93,6 @@ static inline void cnt_outbuf_shrink(cnt_outbuf *o)
         cnt_outbuf_shrink_now(o);
 }
 
-/* Sets the watermark of unsent bytes. */
-void cnt_outbuf_set_high(cnt_outbuf *o, size_t high);
-
 /* Starts a turn in which producers may commit up to budget more bytes. */
 static inline void cnt_outbuf_begin_turn(cnt_outbuf *o, size_t budget)
 {
