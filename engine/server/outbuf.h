@@ -77,9 +77,6 @@ static inline void cnt_outbuf_consume(cnt_outbuf *o, size_t n)
         o->head = o->len = 0;
 }
 
-/* Moves the unsent bytes to the front, making all free room contiguous. */
-void cnt_outbuf_compact(cnt_outbuf *o);
-
 /* Returns to the initial size (keeping the bigger buffer if realloc
  * fails); for cnt_outbuf_shrink. */
 void cnt_outbuf_shrink_now(cnt_outbuf *o);
