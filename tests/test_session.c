@@ -825,6 +825,8 @@ static void test_stats_after_buffer_moves(void **state)
     fixture_free(f);
 }
 
+/* A request the decoder accepts is answered, one it refuses gets the
+ * decoder's status, and both count in Stats under their opcode. */
 static void test_handle_decoded(void **state)
 {
     (void)state;
@@ -833,11 +835,12 @@ static void test_handle_decoded(void **state)
     cnt_request r;
     size_t n = cnt_encode_acquire(req, 7, 2, 2, "h", 1);
     assert_int_equal(cnt_request_decode(req, n, &r), CNT_DECODE_OK);
-    cnt_session_handle(f->s, CNT_DECODE_OK, &r);
+    arrive(f, req, n);
     n = cnt_encode_acquire(req, 8, 0, 2, "h", 1);
     assert_int_equal(cnt_request_decode(req, n, &r), CNT_DECODE_ERROR);
-    cnt_session_handle(f->s, CNT_DECODE_ERROR, &r);
-    take_output(f);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(f->in_len, 0);
     size_t w = resp_u32(want, CNT_OP_ACQUIRE, 7, 2);
     w += resp_text(want + w, CNT_OP_ACQUIRE, 0x04, 8, "Invalid arguments");
     assert_int_equal(f->sent_len, w);
