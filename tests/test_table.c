@@ -771,7 +771,7 @@ static void test_stats_and_accessors(void **state)
  * name, no padding (offsetof, not sizeof), and a 16-byte name asks for at
  * most 40 bytes, the largest request glibc serves from a 48-byte chunk
  * (chunk = request + 8 rounded up to 16). The allocator sees exactly
- * cnt_table_counter_size, and used_memory grows by the same amount. */
+ * table_counter_size, and used_memory grows by the same amount. */
 static void test_node_size(void **state)
 {
     fixture *f = *state;

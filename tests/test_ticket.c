@@ -130,7 +130,7 @@ static void test_ticket_size(void **state)
     assert_int_equal(k.lease_id, 0);
 }
 
-/* An empty set answers without memory; add, find, remove and each. */
+/* An empty set answers without memory; add, find and remove. */
 static void test_tickets_basic(void **state)
 {
     cnt_tickets s;
