@@ -323,12 +323,6 @@ size_t cnt_encode_tenant_show(uint8_t *out, uint32_t opaque,
     return encode_named(out, CNT_OP_TENANT_SHOW, opaque, name, name_len);
 }
 
-/* Writes a Tenant_list request. */
-size_t cnt_encode_tenant_list(uint8_t *out, uint32_t opaque)
-{
-    return cnt_encode_request_header(out, CNT_OP_TENANT_LIST, 0, opaque);
-}
-
 /* Writes a Node_show request. */
 size_t cnt_encode_node_show(uint8_t *out, uint32_t opaque)
 {

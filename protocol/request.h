@@ -142,9 +142,6 @@ size_t cnt_encode_throttle(uint8_t *out, uint32_t opaque, uint32_t units,
 size_t cnt_encode_tenant_show(uint8_t *out, uint32_t opaque,
                               const void *name, uint16_t name_len);
 
-/* Writes a Tenant_list request (no body); out needs CNT_HEADER_SIZE. */
-size_t cnt_encode_tenant_list(uint8_t *out, uint32_t opaque);
-
 /* Writes a Node_show request (no body); out needs CNT_HEADER_SIZE. */
 size_t cnt_encode_node_show(uint8_t *out, uint32_t opaque);
 

@@ -343,8 +343,8 @@ void cnt_quota_decode(const uint8_t *text, size_t len, cnt_quota_msg *m)
     json_decref(root);
 }
 
-/* The text of an error code. */
-const char *cnt_quota_error_text(int code)
+/* The text of an error code (the specification's for 1501). */
+static const char *quota_error_text(int code)
 {
     switch (code) {
     case CNT_QUOTA_ERR_NOT_FOUND:
@@ -436,7 +436,7 @@ size_t cnt_quota_encode_ok(char *out, const char *name, const char *qid,
 size_t cnt_quota_encode_error(char *out, const char *name, const char *qid,
                               size_t qid_len, int code)
 {
-    const char *text = cnt_quota_error_text(code);
+    const char *text = quota_error_text(code);
     size_t o = put_head(out, name, qid, qid_len);
 
     put_lit(out, &o, "\"success\":false,\"result\":\"error\",\"errormsg\":");

@@ -122,9 +122,6 @@ enum {
     CNT_QUOTA_ERR_NOT_REQUESTED = 1509, /* release of a key not requested */
 };
 
-/* The text of an error code (the specification's for 1501). */
-const char *cnt_quota_error_text(int code);
-
 /* Room enough for any result or event of a message whose qid and key fit
  * the bounds above. */
 #define CNT_QUOTA_OUT_MAX 2048u

@@ -4,7 +4,7 @@
 # tests/engine_fake.c holds the fakes they share (clock, allocator with
 # failure injection).
 
-noinst_HEADERS += tests/engine_fake.h tests/proto_helpers.h
+noinst_HEADERS += tests/engine_fake.h tests/proto_helpers.h tests/table_hooks.h
 
 # Every program that links tests/engine_fake.c links with these: the
 # linker sends the allocation calls of our own (static) objects to its

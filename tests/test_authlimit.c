@@ -1,5 +1,5 @@
 /* test_authlimit.c: the limit on failed authentications: the per-address
- * and the server-wide counts of one second, refusals counted, a success
+ * and the server-wide counts of one second, each refusal answered, a success
  * giving its place back, a new second starting afresh, no limit at 0,
  * fixed memory however many addresses are seen, long addresses, and
  * threads taking places at once never admitting more than the limit.
@@ -23,7 +23,7 @@
 
 /* Per address: the sixth failure of one second from one address is
  * refused, another address still gets in, and the next second starts
- * afresh. Every refusal is counted. */
+ * afresh. */
 static void test_per_address(void **state)
 {
     (void)state;
@@ -33,10 +33,8 @@ static void test_per_address(void **state)
         assert_true(cnt_auth_limit_take(l, "192.0.2.1", T0 + 10));
     assert_false(cnt_auth_limit_take(l, "192.0.2.1", T0 + 20));
     assert_false(cnt_auth_limit_take(l, "192.0.2.1", T0 + SEC - 1));
-    assert_int_equal(cnt_auth_limit_refused(l), 2);
     assert_true(cnt_auth_limit_take(l, "192.0.2.2", T0 + 30));
     assert_true(cnt_auth_limit_take(l, "192.0.2.1", T0 + SEC));
-    assert_int_equal(cnt_auth_limit_refused(l), 2);
     cnt_auth_limit_free(l);
 }
 
@@ -53,7 +51,6 @@ static void test_server_wide(void **state)
     }
     assert_false(cnt_auth_limit_take(l, "2001:db8::99", T0));
     assert_false(cnt_auth_limit_take(l, "2001:db8::1", T0));
-    assert_int_equal(cnt_auth_limit_refused(l), 2);
     assert_true(cnt_auth_limit_take(l, "2001:db8::99", T0 + SEC));
     cnt_auth_limit_free(l);
 }
@@ -76,7 +73,6 @@ static void test_success_gives_back(void **state)
     assert_false(cnt_auth_limit_take(l, "127.0.0.3", T0 + 5));
     /* A success in a later second does not give back an older failure. */
     cnt_auth_limit_succeeded(l, "127.0.0.1", T0 + SEC);
-    assert_int_equal(cnt_auth_limit_refused(l), 2);
     cnt_auth_limit_free(l);
 }
 
@@ -88,7 +84,6 @@ static void test_unlimited(void **state)
     assert_non_null(l);
     for (int i = 0; i < 10000; i++)
         assert_true(cnt_auth_limit_take(l, "", T0));
-    assert_int_equal(cnt_auth_limit_refused(l), 0);
     cnt_auth_limit_free(l);
 }
 
@@ -110,7 +105,6 @@ static void test_bounded_memory(void **state)
         assert_false(cnt_auth_limit_take(l, addr, T0));
     }
     assert_int_equal(cnt_fake_alloc_live(), live);
-    assert_int_equal(cnt_auth_limit_refused(l), 20000);
     memset(addr, 'a', sizeof addr - 1);
     addr[sizeof addr - 1] = '\0';
     assert_true(cnt_auth_limit_take(l, addr, T0));
@@ -122,18 +116,24 @@ static void test_bounded_memory(void **state)
 typedef struct racer {
     cnt_auth_limit *l;
     int admitted;
+    int refused;
     char addr[16];
 } racer;
 
 static void *race(void *arg)
 {
     racer *r = arg;
-    for (int i = 0; i < 5000; i++)
-        r->admitted += cnt_auth_limit_take(r->l, r->addr, T0 + 7);
+    for (int i = 0; i < 5000; i++) {
+        if (cnt_auth_limit_take(r->l, r->addr, T0 + 7))
+            r->admitted++;
+        else
+            r->refused++;
+    }
     return NULL;
 }
 
-/* Threads taking places at once admit exactly the server-wide limit. */
+/* Threads taking places at once admit exactly the server-wide limit and
+ * refuse every other attempt (each thread counts its own answers). */
 static void test_threads(void **state)
 {
     (void)state;
@@ -144,16 +144,18 @@ static void test_threads(void **state)
     for (int i = 0; i < 4; i++) {
         r[i].l = l;
         r[i].admitted = 0;
+        r[i].refused = 0;
         snprintf(r[i].addr, sizeof r[i].addr, "198.51.100.%d", i);
         assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
     }
-    int sum = 0;
+    int sum = 0, refused = 0;
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
         sum += r[i].admitted;
+        refused += r[i].refused;
     }
     assert_int_equal(sum, 100);
-    assert_int_equal(cnt_auth_limit_refused(l), 4 * 5000 - 100);
+    assert_int_equal(refused, 4 * 5000 - 100);
     cnt_auth_limit_free(l);
 }
 

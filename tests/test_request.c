@@ -3851,7 +3851,7 @@ static void test_encode_throttle_requests(void **state)
         "00000003"      /* opaque */
         "0003"          /* name length */
         "616263");      /* tenant */
-    n = cnt_encode_tenant_list(out, 4);
+    n = cnt_encode_simple(out, CNT_OP_TENANT_LIST, 4);
     assert_bytes_hex(out, n,
         "90" "43" "00" "00" /* magic, Tenant_list, flags, reserved */
         "00000000"      /* body length */
@@ -3934,7 +3934,7 @@ static void test_roundtrip_throttle(void **state)
     assert_int_equal(req.name_len, 4);
     assert_memory_equal(req.name, "show", 4);
 
-    n = cnt_encode_tenant_list(buf, 6);
+    n = cnt_encode_simple(buf, CNT_OP_TENANT_LIST, 6);
     decode_ok(buf, n, CNT_OP_TENANT_LIST, 6, &req);
     n = cnt_encode_node_show(buf, 7);
     decode_ok(buf, n, CNT_OP_NODE_SHOW, 7, &req);

@@ -18,6 +18,7 @@
 
 #include "engine/core/table.h"
 #include "tests/engine_fake.h"
+#include "tests/table_hooks.h"
 
 #define T0_MS UINT64_C(1700000000000)  /* a window start for interval 10 */
 #define INTERVAL 10u
@@ -313,7 +314,7 @@ static void test_released_not_collected(void **state)
     /* Even in a later window, until a sweep removes it. */
     cnt_fake_clock_advance(&f->clock, 3 * INTERVAL * 1000);
     assert_int_equal(get(f, CNT_NAME("gone")), 0);
-    assert_int_equal(cnt_table_sweep(f->t, 0, cnt_table_buckets(f->t)), 1);
+    assert_int_equal(table_sweep(f->t, 0, cnt_table_buckets(f->t)), 1);
     assert_int_equal(get(f, CNT_NAME("gone")), -1);
     assert_int_equal(cnt_table_release(f->t, &f->a, CNT_NAME("gone"), 1),
                      CNT_STATUS_NOT_FOUND);
@@ -553,7 +554,7 @@ static void test_dump_paused_survives_gc(void **state)
     assert_int_equal(log->calls, 150);
     cnt_table_release_all(f->t, &f->a);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 100);
+    assert_int_equal(table_sweep(f->t, 0, 1), 100);
     make_counters(f, &f->b, 200, 210);   /* new heads, after the pause */
     log->stop_every = 0;
     assert_true(cnt_table_dump(f->t, &cur, dump_collect, log));
@@ -581,7 +582,7 @@ static void test_dump_paused_partial_gc(void **state)
     assert_false(cnt_table_dump(f->t, &cur, dump_collect, log));
     cnt_table_release_all(f->t, &f->a);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 10);
+    assert_int_equal(table_sweep(f->t, 0, 1), 10);
     log->stop_every = 0;
     assert_true(cnt_table_dump(f->t, &cur, dump_collect, log));
     assert_int_equal(log->calls, 22);    /* 12, then c009 .. c000 */
@@ -612,7 +613,7 @@ static void test_dump_cancel(void **state)
     cnt_table_dump_cancel(f->t, &c2);    /* twice is harmless */
     cnt_table_release_all(f->t, &f->a);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 20);
+    assert_int_equal(table_sweep(f->t, 0, 1), 20);
     l1->stop_every = l3->stop_every = 0;
     assert_true(cnt_table_dump(f->t, &c1, dump_collect, l1));
     assert_true(cnt_table_dump(f->t, &c3, dump_collect, l3));
@@ -630,7 +631,7 @@ static void test_dump_cancel(void **state)
  * existing counters keep working. */
 static void test_memory_limit(void **state)
 {
-    fixture *f = fixture_new(16, 2 * cnt_table_counter_size(3));
+    fixture *f = fixture_new(16, 2 * table_counter_size(3));
     cnt_map_stats before, after;
 
     (void)state;
@@ -649,12 +650,12 @@ static void test_memory_limit(void **state)
                      CNT_STATUS_OK);
     assert_int_equal(get(f, CNT_NAME("aaa")), 3);
     assert_int_equal(cnt_table_memory_limit(f->t),
-                     2 * cnt_table_counter_size(3));
+                     2 * table_counter_size(3));
     /* Once a counter is collected its bytes are free again. */
     assert_int_equal(cnt_table_release(f->t, &f->a, CNT_NAME("bbb"), 1),
                      CNT_STATUS_OK);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000);
-    assert_int_equal(cnt_table_sweep(f->t, 0, 16), 1);
+    assert_int_equal(table_sweep(f->t, 0, 16), 1);
     assert_int_equal(cnt_table_acquire(f->t, &f->b, CNT_NAME("ccc"), 1, 5),
                      CNT_STATUS_OK);
     teardown((void **)&f);
@@ -732,7 +733,7 @@ static void test_collisions(void **state)
     /* Removing from the middle, the head and the tail of the chain. */
     cnt_table_release_all(f->t, &f->a);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000);
-    assert_int_equal(cnt_table_sweep(f->t, 0, 1), 50);
+    assert_int_equal(table_sweep(f->t, 0, 1), 50);
     cnt_table_get_stats(f->t, &s);
     assert_int_equal(s.objects, 0);
     assert_int_equal(s.conflicts, 0);
@@ -753,7 +754,7 @@ static void test_stats_and_accessors(void **state)
                      CNT_STATUS_OK);
     cnt_table_get_stats(f->t, &s1);
     assert_int_equal(s1.used_memory - s0.used_memory,
-                     cnt_table_counter_size(16));
+                     table_counter_size(16));
     assert_int_equal(s1.objects, 1);
     assert_int_equal(s1.conflicts, 0);
     assert_int_equal(cnt_table_buckets(f->t), 64);
@@ -761,16 +762,16 @@ static void test_stats_and_accessors(void **state)
     assert_ptr_equal(cnt_table_clock(f->t), &f->clock.clock);
     assert_int_equal(cnt_table_memory_limit(f->t), 0);
     /* Sweeping past the end or an empty range removes nothing. */
-    assert_int_equal(cnt_table_sweep(f->t, 64, 10), 0);
-    assert_int_equal(cnt_table_sweep(f->t, 1000, 10), 0);
-    assert_int_equal(cnt_table_sweep(f->t, 0, 0), 0);
+    assert_int_equal(table_sweep(f->t, 64, 10), 0);
+    assert_int_equal(table_sweep(f->t, 1000, 10), 0);
+    assert_int_equal(table_sweep(f->t, 0, 0), 0);
 }
 
 /* The memory budget of 1,000,000 counters: a node is its header plus the
  * name, no padding (offsetof, not sizeof), and a 16-byte name asks for at
  * most 40 bytes, the largest request glibc serves from a 48-byte chunk
  * (chunk = request + 8 rounded up to 16). The allocator sees exactly
- * cnt_table_counter_size, and used_memory grows by the same amount. */
+ * table_counter_size, and used_memory grows by the same amount. */
 static void test_node_size(void **state)
 {
     fixture *f = *state;
@@ -778,23 +779,23 @@ static void test_node_size(void **state)
     uint8_t name[1000];
     cnt_map_stats before, after;
 
-    assert_true(cnt_table_counter_size(16) <= 40);
+    assert_true(table_counter_size(16) <= 40);
     print_message("node for a 16-byte name: %zu bytes\n",
-                  cnt_table_counter_size(16));
+                  table_counter_size(16));
     memset(name, 'n', sizeof name);
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         uint16_t len = lens[i];
 
-        assert_int_equal(cnt_table_counter_size(len),
-                         cnt_table_counter_size(1) + len - 1);
+        assert_int_equal(table_counter_size(len),
+                         table_counter_size(1) + len - 1);
         cnt_table_get_stats(f->t, &before);
         assert_int_equal(cnt_table_acquire(f->t, &f->a, name, len, 1, 1),
                          CNT_STATUS_OK);
         assert_int_equal(cnt_fake_malloc_last_size(),
-                         cnt_table_counter_size(len));
+                         table_counter_size(len));
         cnt_table_get_stats(f->t, &after);
         assert_int_equal(after.used_memory - before.used_memory,
-                         cnt_table_counter_size(len));
+                         table_counter_size(len));
         /* Names that share a prefix stay apart: lookups compare lengths. */
         assert_int_equal(after.objects, i + 1);
     }
@@ -824,7 +825,7 @@ static void test_table_config(void **state)
     print_message("default table used_memory: %llu bytes; node for a "
                   "16-byte name: %zu bytes\n",
                   (unsigned long long)s.used_memory,
-                  cnt_table_counter_size(16));
+                  table_counter_size(16));
     cnt_table_free(t);
     cnt_table_free(NULL);
 }

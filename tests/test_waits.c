@@ -26,6 +26,7 @@
 
 #include "engine/core/table.h"
 #include "tests/engine_fake.h"
+#include "tests/table_hooks.h"
 
 #define T0_MS UINT64_C(1700000000000)  /* a window start for interval 10 */
 #define INTERVAL 10u
@@ -1009,7 +1010,7 @@ static void test_memory_accounting(void **state)
     assert_true(ticket_bytes <= sizeof(cnt_ticket) + len);
     offer_granted(f, k1);                       /* makes the counter */
     uint64_t m1 = used_memory(f);
-    assert_int_equal(m1 - m0, ticket_bytes + cnt_table_counter_size(len));
+    assert_int_equal(m1 - m0, ticket_bytes + table_counter_size(len));
     cnt_ticket *k2 = ticket(f, name, 1, 2, 0);
     cnt_ticket *k3 = ticket(f, name, 1, 2, 0);
     assert_int_equal(used_memory(f) - m1, 2 * ticket_bytes);
@@ -1023,12 +1024,12 @@ static void test_memory_accounting(void **state)
     assert_int_equal(used_memory(f), m2 + queue_bytes - ticket_bytes);
     end_free(f, k1, CNT_TICKET_GRANTED, 2);     /* k3 granted: no queue */
     assert_int_equal(used_memory(f), m0 + ticket_bytes +
-                                         cnt_table_counter_size(len));
+                                         table_counter_size(len));
     assert_true(deliver(f, k3));
     end_free(f, k3, CNT_TICKET_GRANTED, 1);
-    assert_int_equal(used_memory(f), m0 + cnt_table_counter_size(len));
+    assert_int_equal(used_memory(f), m0 + table_counter_size(len));
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, cnt_table_buckets(f->t)), 1);
+    assert_int_equal(table_sweep(f->t, 0, cnt_table_buckets(f->t)), 1);
     assert_int_equal(used_memory(f), f->base_memory);
     /* A ticket freed while still NEW gives its bytes back too. */
     cnt_ticket *k4 = ticket(f, name, 1, 1, 0);
@@ -1058,7 +1059,7 @@ static void test_memory_limit(void **state)
     uint64_t queue_bytes = used_memory(f) - m1;
     end_free(f, p2, CNT_TICKET_QUEUED, 0);
     end_free(f, p1, CNT_TICKET_GRANTED, 1);
-    uint64_t counter_bytes = cnt_table_counter_size(len);
+    uint64_t counter_bytes = table_counter_size(len);
     assert_true(ticket_bytes >= queue_bytes);
 
     /* Room for the counter and two tickets, not for a queue as well. */
@@ -1157,21 +1158,21 @@ static void test_gc_spares_waiters(void **state)
     offer_queued(f, k2, 1);
     for (int w = 1; w <= 3; w++) {
         cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-        assert_int_equal(cnt_table_sweep(f->t, 0, buckets), 0);
+        assert_int_equal(table_sweep(f->t, 0, buckets), 0);
         assert_int_equal(get(f, "gc"), 2);
     }
     end_free(f, k1, CNT_TICKET_GRANTED, 2);     /* k2 granted */
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, buckets), 0);
+    assert_int_equal(table_sweep(f->t, 0, buckets), 0);
     assert_true(deliver(f, k2));
     /* An expired lease holds nothing: the counter is free to go, but not
      * in the window it last changed in. */
     uint32_t released;
     assert_true(cnt_table_ticket_expire(f->t, k2, &released));
     assert_int_equal(get(f, "gc"), 0);
-    assert_int_equal(cnt_table_sweep(f->t, 0, buckets), 0);
+    assert_int_equal(table_sweep(f->t, 0, buckets), 0);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, buckets), 1);
+    assert_int_equal(table_sweep(f->t, 0, buckets), 1);
     assert_int_equal(get(f, "gc"), -1);
     assert_int_equal(objects(f), 0);
     /* The owner ends the expired ticket after its counter is gone. */
@@ -1181,11 +1182,11 @@ static void test_gc_spares_waiters(void **state)
     cnt_ticket *k3 = ticket(f, "gc", 1, 1, 0);
     offer_queued(f, k3, 1);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, buckets), 0);
+    assert_int_equal(table_sweep(f->t, 0, buckets), 0);
     end_free(f, k3, CNT_TICKET_QUEUED, 0);
     cnt_table_release_all(f->t, &f->a);
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, buckets), 1);
+    assert_int_equal(table_sweep(f->t, 0, buckets), 1);
     assert_int_equal(objects(f), 0);
 }
 
@@ -1682,7 +1683,7 @@ static void test_random_against_model(void **state)
     assert_int_equal(s.waiting, 0);
     assert_int_equal(s.leases, 0);
     assert_int_equal(used_memory(md.f),
-                     md.f->base_memory + cnt_table_counter_size(5));
+                     md.f->base_memory + table_counter_size(5));
 }
 
 /* ---- Threads racing releases and ends against each other's grants ---- */
@@ -2030,7 +2031,7 @@ static void test_threads_race(void **state)
     assert_int_equal(queues_listed(f), 0);
     /* Every ticket and queue was given back; the counters go next. */
     cnt_fake_clock_advance(&f->clock, INTERVAL * 1000u);
-    assert_int_equal(cnt_table_sweep(f->t, 0, cnt_table_buckets(f->t)),
+    assert_int_equal(table_sweep(f->t, 0, cnt_table_buckets(f->t)),
                      TH_NAMES);
     assert_int_equal(used_memory(f), f->base_memory);
 }

@@ -26,7 +26,6 @@ struct cnt_auth_limit {
     uint32_t per_second, per_address;
     uint64_t second;            /* the second `count` belongs to */
     uint32_t count;             /* failures (and admitted attempts) in it */
-    uint64_t refused;
     slot slots[CNT_AUTH_LIMIT_SLOTS];
 };
 
@@ -135,8 +134,6 @@ bool cnt_auth_limit_take(cnt_auth_limit *l, const char *addr,
             s = claim(set, addr, len, now);
         l->count++;
         s->count++;
-    } else {
-        l->refused++;
     }
     pthread_mutex_unlock(&l->lock);
     return ok;
@@ -156,13 +153,4 @@ void cnt_auth_limit_succeeded(cnt_auth_limit *l, const char *addr,
     if (s != NULL && s->second == now && s->count > 0)
         s->count--;
     pthread_mutex_unlock(&l->lock);
-}
-
-/* Attempts refused, ever. */
-uint64_t cnt_auth_limit_refused(cnt_auth_limit *l)
-{
-    pthread_mutex_lock(&l->lock);
-    uint64_t n = l->refused;
-    pthread_mutex_unlock(&l->lock);
-    return n;
 }

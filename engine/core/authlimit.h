@@ -37,7 +37,7 @@ void cnt_auth_limit_free(cnt_auth_limit *l);
  * now_ns is about to compare the secret: true when both counts of the
  * current second are below their limits (the attempt is then counted in
  * both, as a failure until cnt_auth_limit_succeeded), false when one is
- * reached (the attempt is refused and counted as a refusal). */
+ * reached (the attempt is refused). */
 bool cnt_auth_limit_take(cnt_auth_limit *l, const char *addr,
                          uint64_t now_ns);
 
@@ -45,8 +45,5 @@ bool cnt_auth_limit_take(cnt_auth_limit *l, const char *addr,
  * it no longer counts as a failure. */
 void cnt_auth_limit_succeeded(cnt_auth_limit *l, const char *addr,
                               uint64_t now_ns);
-
-/* Attempts refused by cnt_auth_limit_take, ever. */
-uint64_t cnt_auth_limit_refused(cnt_auth_limit *l);
 
 #endif

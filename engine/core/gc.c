@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine/core/gc.h"
+#include "engine/core/gc_int.h"
 
 /* First sweep this long after start; later ones this long after a window
  * starts, so counters left at 0 just before the boundary are collected. */
@@ -21,29 +21,6 @@
  * limit keyed per client must not hold memory for a whole window (a day by
  * default) after it stopped mattering. */
 #define CNT_GC_RECORDS_PERIOD_NS 1000000000u
-
-/* One map to sweep and its kind's test. */
-typedef struct cnt_gc_target {
-    cnt_map *map;
-    cnt_map_may_go may_go;
-    bool every_second;          /* also swept every second */
-} cnt_gc_target;
-
-struct cnt_gc {
-    cnt_table *table;           /* its windows and clock set the schedule */
-    cnt_gc_target targets[CNT_GC_MAX_MAPS];
-    unsigned ntargets;
-    pthread_t thread;
-    bool started;               /* owner's view: thread exists */
-    pthread_mutex_t mutex;      /* guards stop and kicked */
-    pthread_cond_t cond;        /* on CLOCK_MONOTONIC */
-    bool stop;
-    bool kicked;
-    atomic_bool stopping;       /* read between slices of a sweep */
-    atomic_uint_fast64_t gc_count;
-    atomic_uint_fast64_t last_gc_elapsed;
-    atomic_uint_fast64_t total_gc_elapsed;
-};
 
 /* Builds a stopped collector whose condition variable times out on the
  * monotonic clock, so wall-clock steps neither stall nor rush it. */
@@ -86,8 +63,10 @@ void cnt_gc_free(cnt_gc *gc)
     free(gc);
 }
 
-/* Adds a map to sweep (thread stopped). */
-int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
+/* Adds a map to every later sweep, judged by may_go; only while the
+ * thread is stopped. Returns 0, EBUSY (running) or ENOSPC (already
+ * CNT_GC_MAX_MAPS maps). */
+static int add_map(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
 {
     if (gc->started)
         return EBUSY;
@@ -102,7 +81,7 @@ int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go)
 /* Adds the rate limits' map with their sweep test. */
 int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l)
 {
-    int err = cnt_gc_add(gc, cnt_limits_map(l), cnt_limits_may_go(l));
+    int err = add_map(gc, cnt_limits_map(l), cnt_limits_may_go(l));
 
     if (err == 0)
         gc->targets[gc->ntargets - 1].every_second = true;
@@ -112,7 +91,7 @@ int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l)
 /* Adds the throttle's tenant map with its sweep test. */
 int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t)
 {
-    int err = cnt_gc_add(gc, cnt_throttle_map(t), cnt_throttle_may_go(t));
+    int err = add_map(gc, cnt_throttle_map(t), cnt_throttle_may_go(t));
 
     if (err == 0)
         gc->targets[gc->ntargets - 1].every_second = true;
@@ -193,7 +172,7 @@ static struct timespec gc_timespec(uint64_t ns)
     return ts;
 }
 
-/* The thread: wait for the deadline, a kick or stop; sweep; repeat. */
+/* The thread: wait for the deadline or stop; sweep; repeat. */
 static void *gc_main(void *arg)
 {
     cnt_gc *gc = arg;
@@ -207,13 +186,12 @@ static void *gc_main(void *arg)
     while (!gc->stop) {
         uint64_t now = gc_real_ns();
         uint64_t deadline = any_records && records < full ? records : full;
-        if (!gc->kicked && now < deadline) {
+        if (now < deadline) {
             struct timespec ts = gc_timespec(deadline);
             pthread_cond_timedwait(&gc->cond, &gc->mutex, &ts);
-            continue;           /* re-check stop, kick and the deadline */
+            continue;           /* re-check stop and the deadline */
         }
-        bool whole = gc->kicked || now >= full;
-        gc->kicked = false;
+        bool whole = now >= full;
         pthread_mutex_unlock(&gc->mutex);
         if (whole) {
             cnt_gc_run_once(gc);
@@ -236,21 +214,11 @@ int cnt_gc_start(cnt_gc *gc)
     if (gc->started)
         return EALREADY;
     gc->stop = false;
-    gc->kicked = false;
     atomic_store(&gc->stopping, false);
     err = pthread_create(&gc->thread, NULL, gc_main, gc);
     if (err == 0)
         gc->started = true;
     return err;
-}
-
-/* Wakes the thread for a sweep now. */
-void cnt_gc_kick(cnt_gc *gc)
-{
-    pthread_mutex_lock(&gc->mutex);
-    gc->kicked = true;
-    pthread_cond_signal(&gc->cond);
-    pthread_mutex_unlock(&gc->mutex);
 }
 
 /* Stops the thread (even mid-sweep, between slices) and joins it. */

@@ -34,21 +34,18 @@ typedef struct cnt_gc_stats {
  * short. t must outlive the collector. */
 cnt_gc *cnt_gc_new(cnt_table *t);
 
-/* Adds another map to every later sweep, judged by may_go; only while the
- * thread is stopped. Returns 0, EBUSY (running) or ENOSPC (already
- * CNT_GC_MAX_MAPS maps). map must outlive the collector. */
-int cnt_gc_add(cnt_gc *gc, cnt_map *map, cnt_map_may_go may_go);
-
 /* Adds the rate limits' map to every later sweep and to the sweeps every
  * second, judged by the limits' own test (dead records go, counted
- * expired); only while the thread is stopped. l must share the table's clock and outlive the collector.
- * Returns what cnt_gc_add returns. */
+ * expired); only while the thread is stopped. l must share the table's
+ * clock and outlive the collector. Returns 0, EBUSY (running) or ENOSPC
+ * (already CNT_GC_MAX_MAPS maps). */
 int cnt_gc_add_limits(cnt_gc *gc, cnt_limits *l);
 
 /* Adds the throttle's tenant map to every later sweep, judged by the
  * throttle's own test (unconfigured tenants with no usage in the current
  * second go); only while the thread is stopped. t must share the table's
- * clock and outlive the collector. Returns what cnt_gc_add returns. */
+ * clock and outlive the collector. Returns what cnt_gc_add_limits
+ * returns. */
 int cnt_gc_add_throttle(cnt_gc *gc, cnt_throttle *t);
 
 /* Starts the thread; returns 0 or an errno value. */
@@ -71,10 +68,6 @@ size_t cnt_gc_run_records(cnt_gc *gc);
 /* Buckets one cnt_map_sweep call covers: each bucket is locked on its
  * own, and between slices the thread checks whether it must stop. */
 #define CNT_GC_SLICE 256u
-
-/* Asks a started thread to sweep now instead of at its next wake-up (an
- * operator's nudge; tests use it to avoid waiting). */
-void cnt_gc_kick(cnt_gc *gc);
 
 /* Fills s with the collector's figures. */
 void cnt_gc_get_stats(const cnt_gc *gc, cnt_gc_stats *s);

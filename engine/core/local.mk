@@ -37,6 +37,7 @@ noinst_HEADERS += \
 	engine/core/throttle.h \
 	engine/core/ticket.h \
 	engine/core/gc.h \
+	engine/core/gc_int.h \
 	engine/core/stats.h \
 	engine/core/wheel.h \
 	engine/core/groups.h

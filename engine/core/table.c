@@ -9,12 +9,6 @@
 
 #include "engine/core/table_int.h"
 
-/* Bytes a node with a len-byte name costs. */
-size_t cnt_table_counter_size(uint16_t len)
-{
-    return offsetof(struct cnt_counter, name) + len;
-}
-
 /* Builds a table; NULL when memory is short or cfg is out of range. */
 cnt_table *cnt_table_new(const cnt_table_config *cfg)
 {
@@ -292,17 +286,6 @@ cnt_map_may_go cnt_table_may_go(cnt_table *t)
 cnt_map *cnt_table_map(cnt_table *t)
 {
     return &t->map;
-}
-
-/* Sweeps buckets [first, first + n) with the table's test, at the time
- * the clock says now. */
-size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n)
-{
-    cnt_map_may_go may_go = cnt_table_may_go(t);
-    cnt_clock_now now;
-
-    cnt_clock_read(t->clock, &now);
-    return cnt_map_sweep(&t->map, first, n, &may_go, &now);
 }
 
 /* Number of buckets. */

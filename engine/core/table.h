@@ -123,11 +123,6 @@ bool cnt_table_dump(cnt_table *t, cnt_map_cursor *cursor, cnt_dump_fn fn,
  * Harmless on a finished or never-started cursor. */
 void cnt_table_dump_cancel(cnt_table *t, cnt_map_cursor *cursor);
 
-/* Removes deletable counters (consumption 0, last changed before the
- * current window) in buckets [first, first + n); returns how many. Takes
- * each stripe lock only for one bucket. */
-size_t cnt_table_sweep(cnt_table *t, size_t first, size_t n);
-
 /* The map that holds t's counters, for the collector to sweep. */
 cnt_map *cnt_table_map(cnt_table *t);
 
@@ -147,13 +142,6 @@ const cnt_clock *cnt_table_clock(const cnt_table *t);
 
 /* The limit of the table's memory budget (0 = unlimited). */
 uint64_t cnt_table_memory_limit(const cnt_table *t);
-
-/* Bytes one counter named with len bytes costs in used_memory and against
- * memory_limit: its node, header and name, exactly what it asks malloc for
- * (24 + len today: a 16-byte name asks for at most 40 bytes, the largest
- * request glibc serves from a 48-byte chunk, which keeps 1,000,000
- * counters within their memory budget). */
-size_t cnt_table_counter_size(uint16_t len);
 
 /* Fills s with the table's current counts: its map's (counters are the
  * map's nodes), with used_memory including the table's own struct. Read

@@ -32,7 +32,7 @@ CNT_MAP_NODE_CHECK(struct cnt_counter);
 
 /* Most bytes of header a node may have: with a 16-byte name the request
  * then stays within 40 bytes, the largest glibc serves from a 48-byte
- * chunk (tests/test_table.c checks the same through the public size). */
+ * chunk (tests/test_table.c checks the same through the node's size). */
 #define CNT_TABLE_HEADER_BUDGET 24u
 _Static_assert(offsetof(struct cnt_counter, name) <= CNT_TABLE_HEADER_BUDGET,
                "counter header outgrew its 48-byte-chunk budget");

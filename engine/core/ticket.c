@@ -158,12 +158,3 @@ void cnt_tickets_drain(cnt_tickets *s, void (*fn)(cnt_ticket *k, void *ctx),
         }
     }
 }
-
-/* Calls fn for every ticket. */
-void cnt_tickets_each(const cnt_tickets *s,
-                      void (*fn)(cnt_ticket *k, void *ctx), void *ctx)
-{
-    for (size_t i = 0; i < s->capacity; i++)
-        if (s->slots[i] != NULL)
-            fn(s->slots[i], ctx);
-}

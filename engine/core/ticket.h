@@ -140,8 +140,4 @@ void cnt_tickets_remove(cnt_tickets *s, cnt_ticket *k);
 void cnt_tickets_drain(cnt_tickets *s, void (*fn)(cnt_ticket *k, void *ctx),
                        void *ctx);
 
-/* Calls fn for every ticket (the set must not change meanwhile). */
-void cnt_tickets_each(const cnt_tickets *s,
-                      void (*fn)(cnt_ticket *k, void *ctx), void *ctx);
-
 #endif

@@ -31,8 +31,8 @@ void cnt_outbuf_destroy(cnt_outbuf *o)
     o->cap = o->len = o->head = 0;
 }
 
-/* Moves the unsent bytes to the front. */
-void cnt_outbuf_compact(cnt_outbuf *o)
+/* Moves the unsent bytes to the front, making all free room contiguous. */
+static void compact(cnt_outbuf *o)
 {
     if (o->head == 0)
         return;
@@ -45,7 +45,7 @@ void cnt_outbuf_compact(cnt_outbuf *o)
  * grows only if that is not enough. */
 uint8_t *cnt_outbuf_grow(cnt_outbuf *o, size_t n)
 {
-    cnt_outbuf_compact(o);
+    compact(o);
     if (o->cap - o->len >= n)
         return o->buf + o->len;
     size_t cap = o->cap;
@@ -68,10 +68,4 @@ void cnt_outbuf_shrink_now(cnt_outbuf *o)
         return;
     o->buf = p;
     o->cap = o->initial;
-}
-
-/* Sets the watermark of unsent bytes. */
-void cnt_outbuf_set_high(cnt_outbuf *o, size_t high)
-{
-    o->high = high;
 }

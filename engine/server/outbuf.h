@@ -77,9 +77,6 @@ static inline void cnt_outbuf_consume(cnt_outbuf *o, size_t n)
         o->head = o->len = 0;
 }
 
-/* Moves the unsent bytes to the front, making all free room contiguous. */
-void cnt_outbuf_compact(cnt_outbuf *o);
-
 /* Returns to the initial size (keeping the bigger buffer if realloc
  * fails); for cnt_outbuf_shrink. */
 void cnt_outbuf_shrink_now(cnt_outbuf *o);
@@ -92,9 +89,6 @@ static inline void cnt_outbuf_shrink(cnt_outbuf *o)
     if (o->len == 0 && o->cap > 4 * o->initial)
         cnt_outbuf_shrink_now(o);
 }
-
-/* Sets the watermark of unsent bytes. */
-void cnt_outbuf_set_high(cnt_outbuf *o, size_t high);
 
 /* Starts a turn in which producers may commit up to budget more bytes. */
 static inline void cnt_outbuf_begin_turn(cnt_outbuf *o, size_t budget)

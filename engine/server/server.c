@@ -157,9 +157,3 @@ uint16_t cnt_server_http_port(const cnt_server *s)
 {
     return s->http_port;
 }
-
-/* Connections open right now across all workers. */
-unsigned cnt_server_connections(const cnt_server *s)
-{
-    return atomic_load(&((cnt_server *)s)->open_connections);
-}

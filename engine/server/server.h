@@ -154,7 +154,4 @@ uint16_t cnt_server_throttr_port(const cnt_server *s);
 /* The port the WebSocket front listens on (0 when it is off). */
 uint16_t cnt_server_http_port(const cnt_server *s);
 
-/* Connections open right now across all workers. */
-unsigned cnt_server_connections(const cnt_server *s);
-
 #endif

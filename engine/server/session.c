@@ -454,9 +454,11 @@ static bool session_dump_step(cnt_session *s)
     return false;
 }
 
-/* Answers one request the decoder returned as a request or an error. */
-void cnt_session_handle(cnt_session *s, cnt_decode_result r,
-                        const cnt_request *req)
+/* Answers one request the decoder returned as CNT_DECODE_OK or
+ * CNT_DECODE_ERROR (counting it in Stats); the caller deals with its bytes.
+ * A Dump it starts continues in cnt_session_feed. */
+static void session_handle(cnt_session *s, cnt_decode_result r,
+                           const cnt_request *req)
 {
     /* Stats counts what the reference counts: requests with the request
      * magic, valid or not, under their opcode. */
@@ -545,7 +547,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         s->closing = true;
         return pos;
     }
-    cnt_session_handle(s, r, req);
+    session_handle(s, r, req);
     /* Bodies not needed (Noop/Stats/Dump, refused requests) may be longer
      * than what is buffered: the rest is skipped as it arrives, never
      * stored. */

@@ -261,10 +261,4 @@ cnt_status cnt_session_renew(cnt_session *s, const uint8_t *name,
 cnt_status cnt_session_wait_release(cnt_session *s, const uint8_t *name,
                                     uint16_t name_len, uint32_t *returned);
 
-/* Answers one request the decoder returned as CNT_DECODE_OK or
- * CNT_DECODE_ERROR (counting it in Stats); the caller deals with its bytes.
- * A Dump it starts continues in cnt_session_feed. */
-void cnt_session_handle(cnt_session *s, cnt_decode_result r,
-                        const cnt_request *req);
-
 #endif
