@@ -66,15 +66,26 @@ track_pid($server_pid);
 close $listen;
 
 my $dir = tempdir(CLEANUP => 1);
-my ($rc, $dom, $err) = finish_bounded(
-    spawn_to_files($dir, $chromium, '--headless=new', '--no-sandbox',
-                   '--disable-gpu', '--no-first-run',
-                   "--user-data-dir=$dir/profile",
-                   '--virtual-time-budget=10000', '--dump-dom',
-                   "http://127.0.0.1:$page_port/"),
-    $dir, 60);
+my ($rc, $dom, $err, $outcome);
+for my $try (1 .. 3) {
+    my $tdir = "$dir/try$try";
+    mkdir $tdir or die "mkdir $tdir: $!";
+    ($rc, $dom, $err) = finish_bounded(
+        spawn_to_files($tdir, $chromium, '--headless=new', '--no-sandbox',
+                       '--disable-gpu', '--no-first-run',
+                       "--user-data-dir=$tdir/profile",
+                       '--virtual-time-budget=10000', '--dump-dom',
+                       "http://127.0.0.1:$page_port/"),
+        $tdir, 60);
+    ($outcome) = $dom =~ /<div id="out">([^<]*)<\/div>/;
+    # On a loaded machine Chromium's virtual time can run out before the
+    # page's round trips over the real socket are done: the DOM still
+    # reads "started". Only that is tried again (the closed connection
+    # has released whatever it held); any other outcome is judged below.
+    last unless $rc == 0 && defined $outcome && $outcome eq 'started';
+    diag("try $try: the page had not finished when Chromium dumped it");
+}
 is($rc, 0, 'chromium ran') or diag($err);
-my ($outcome) = $dom =~ /<div id="out">([^<]*)<\/div>/;
 is($outcome,
    'outcome quota_request_result:b1:ok quota_passed:abc: closed:1000',
    'the page saw the result, quota_passed, and a clean close')
