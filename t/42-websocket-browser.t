@@ -27,6 +27,10 @@ my $page = <<"EOP";
 <!doctype html><html><body><div id="out">started</div><script>
 const out = document.getElementById("out");
 const seen = [];
+// A fetch the page server answers late: Chromium's virtual time does not
+// run out while a fetch is pending, so the WebSocket's real round trips
+// get that long before the DOM is dumped.
+fetch("/hold").catch(() => {});
 const ws = new WebSocket("ws://127.0.0.1:$port/quota");
 ws.onopen = () => ws.send(JSON.stringify(
   ["quota_request", {qid: "b1", key: "abc", timeout: 10, expires: 10}]));
@@ -54,6 +58,12 @@ if ($server_pid == 0) {
         while ($req !~ /\r\n\r\n/) {
             my $n = sysread $c, $req, 4096, length $req;
             last unless $n;
+        }
+        if ($req =~ m{^GET /hold }) {
+            select(undef, undef, undef, 2);
+            print $c "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+            close $c;
+            next;
         }
         print $c "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
                . "Content-Length: " . length($page) . "\r\nConnection: close\r\n\r\n"
