@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
@@ -168,6 +169,12 @@ cnt_http_result cnt_http_parse(const uint8_t *in, size_t len,
 
 /* The GUID RFC 6455 appends to the client's key. */
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+/* Starts libcrypto without its exit handler; see ws_quota.h. */
+bool cnt_ws_crypto_init(void)
+{
+    return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL) == 1;
+}
 
 /* Computes Sec-WebSocket-Accept; see ws_quota.h. */
 void cnt_ws_accept(const char *key, char out[CNT_WS_ACCEPT_LEN + 1])

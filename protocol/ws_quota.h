@@ -58,6 +58,13 @@ cnt_http_result cnt_http_parse(const uint8_t *in, size_t len,
  * characters and a NUL) into out. */
 void cnt_ws_accept(const char *key, char out[CNT_WS_ACCEPT_LEN + 1]);
 
+/* Starts libcrypto, which the handshake uses, without its exit-time
+ * cleanup: a host may run its exit handlers while the extension's worker
+ * threads still run, and that cleanup frees tables a worker may be reading.
+ * Call it once before any thread computes a handshake; false when
+ * libcrypto cannot start. */
+bool cnt_ws_crypto_init(void);
+
 /* Room enough for any answer below. */
 #define CNT_HTTP_ANSWER_MAX 256u
 

@@ -11,6 +11,8 @@
 
 #include <event2/thread.h>
 
+#include "protocol/ws_quota.h"
+
 static pthread_once_t server_evthread_once = PTHREAD_ONCE_INIT;
 static int server_evthread_rc;
 
@@ -78,6 +80,9 @@ int cnt_server_start(cnt_server *s)
         return 0;
     int rc = 0;
     cnt_table_stop_grants(s->table, false);
+    /* Before any worker computes a handshake: see cnt_ws_crypto_init. */
+    if (s->nhttp > 0 && !cnt_ws_crypto_init())
+        rc = ENOMEM;
     for (unsigned i = 0; rc == 0 && i < s->nworkers; i++)
         rc = cnt_worker_start(&s->workers[i]);
     if (rc == 0)

@@ -1730,8 +1730,20 @@ sub ws_child {
                     } else {
                         $bad->('unexpected result ' . ws_json($name, $o));
                     }
+                } elsif ($name eq 'quota_release_result'
+                         && ($o->{error_code} // 0) == 1509) {
+                    # The release crossed the request's own end (its
+                    # timeout or expiry was on the way): nothing to end.
+                    $f{raced}++;
                 } elsif ($st->{state} eq 'gone') {
                     # Sent before the server saw the release.
+                    $f{raced}++;
+                } elsif ($st->{state} eq 'sent' && $st->{stale}
+                         && $name =~ /^quota_(passed|expired|timeout)$/) {
+                    # The key was asked again right after a release, which
+                    # has no answer: an event the server sent about the
+                    # earlier request before it read the release comes
+                    # before the new request's result.
                     $f{raced}++;
                 } elsif ($name eq 'quota_passed' && $st->{state} eq 'queued') {
                     $st->{state} = 'held';
@@ -1783,7 +1795,8 @@ sub ws_child {
                     my $lease = exists $req{expires} ? $req{expires}
                                                      : $group{$key}{lease} / 1000;
                     $c->{k}{$key} = { state => 'sent', qid => $req{qid},
-                                      expires => $lease };
+                                      expires => $lease,
+                                      stale => $st ? 1 : 0 };
                     $f{requests}++;
                 }
             }
