@@ -311,6 +311,9 @@ void cnt_metrics_snapshot_free(cnt_metrics_snapshot *snap)
 
 /* Appends printf-style text (one line, short). */
 static bool put(cnt_outbuf *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static bool put(cnt_outbuf *o, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
