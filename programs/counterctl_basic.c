@@ -56,8 +56,9 @@ int ctl_cmd_simple(ctl_conn *c, const char *cmd, char **args)
     return rc;
 }
 
-/* stats: prints `name value` per item. */
-int ctl_cmd_stats(ctl_conn *c)
+/* Asks for Stats and calls fn for each item; 0 (CTL_EXIT_OK) or the
+ * exit code of what went wrong. */
+int ctl_stats_each(ctl_conn *c, ctl_stats_item_fn fn, void *ctx)
 {
     uint8_t req[CNT_HEADER_SIZE];
     uint32_t opaque = ctl_conn_opaque(c);
@@ -73,17 +74,30 @@ int ctl_cmd_stats(ctl_conn *c)
         return ctl_io_failure(c, io);
     if (res.status != CNT_STATUS_OK)
         return ctl_status_failure(&res, "stats");
-    while (cnt_stats_next(&res, &pos, &name, &nlen, &value, &vlen)) {
-        ctl_print_escaped((const uint8_t *)name, nlen);
-        putchar(' ');
-        ctl_print_escaped((const uint8_t *)value, vlen);
-        putchar('\n');
-    }
+    while (cnt_stats_next(&res, &pos, &name, &nlen, &value, &vlen))
+        fn(ctx, name, nlen, value, vlen);
     if (pos != res.body_len) {
         ctl_error("malformed stats body");
         return CTL_EXIT_PROTOCOL;
     }
     return CTL_EXIT_OK;
+}
+
+/* Prints one Stats item as `name value`. */
+static void print_stats_item(void *ctx, const char *name, uint16_t nlen,
+                             const char *value, uint16_t vlen)
+{
+    (void)ctx;
+    ctl_print_escaped((const uint8_t *)name, nlen);
+    putchar(' ');
+    ctl_print_escaped((const uint8_t *)value, vlen);
+    putchar('\n');
+}
+
+/* stats: prints `name value` per item. */
+int ctl_cmd_stats(ctl_conn *c)
+{
+    return ctl_stats_each(c, print_stats_item, NULL);
 }
 
 /* Prints one dump record as `name current max`. */

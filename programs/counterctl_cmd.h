@@ -76,6 +76,14 @@ int ctl_cmd_simple(ctl_conn *c, const char *cmd, char **args);
 /* stats: prints `name value` per item. */
 int ctl_cmd_stats(ctl_conn *c);
 
+/* One Stats item, as ctl_stats_each hands it over. */
+typedef void (*ctl_stats_item_fn)(void *ctx, const char *name, uint16_t nlen,
+                                  const char *value, uint16_t vlen);
+
+/* Asks for Stats and calls fn for each item; CTL_EXIT_OK or the exit code
+ * of what went wrong (I/O, a refusal, a malformed body). */
+int ctl_stats_each(ctl_conn *c, ctl_stats_item_fn fn, void *ctx);
+
 /* dump: prints `name current max` per counter. */
 int ctl_cmd_dump(ctl_conn *c);
 

@@ -59,31 +59,18 @@ int ctl_parse_top_args(int argc, char **argv, top_args *a)
 
 /* ---- One refresh ---- */
 
+/* Adds one Stats item to the sample (items past its room are dropped). */
+static void add_stats_item(void *ctx, const char *name, uint16_t nlen,
+                           const char *value, uint16_t vlen)
+{
+    (void)ctl_top_stats_add(ctx, name, nlen, value, vlen);
+}
+
 /* Takes a Stats sample into s; 0 or the exit code. */
 static int sample_stats(ctl_conn *c, ctl_top_stats *s)
 {
-    uint8_t req[CNT_HEADER_SIZE];
-    uint32_t opaque = ctl_conn_opaque(c);
-    cnt_response res;
-    const char *name, *value;
-    uint16_t nlen, vlen;
-    size_t pos = 0;
-    ctl_io io;
-
-    io = ctl_exchange(c, req, cnt_encode_simple(req, CNT_OP_STATS, opaque),
-                      opaque, &res);
-    if (io != CTL_IO_OK)
-        return ctl_io_failure(c, io);
-    if (res.status != CNT_STATUS_OK)
-        return ctl_status_failure(&res, "stats");
     s->n = 0;
-    while (cnt_stats_next(&res, &pos, &name, &nlen, &value, &vlen))
-        (void)ctl_top_stats_add(s, name, nlen, value, vlen);
-    if (pos != res.body_len) {
-        ctl_error("malformed stats body");
-        return CTL_EXIT_PROTOCOL;
-    }
-    return 0;
+    return ctl_stats_each(c, add_stats_item, s);
 }
 
 /* Adds a series record to the view; false if it is malformed. */
