@@ -304,12 +304,12 @@ static void test_refusals(void **state)
     assert_int_equal(mcc_node_set_json(c, 0, NULL, 1, -1, NULL),
                      MCC_ERR_INVALID);
     {
-        static char big[4097];
-        memset(big, ' ', sizeof big);
-        assert_int_equal(mcc_node_set_json(c, 0, big, sizeof big, -1, NULL),
+        static char doc[4097];
+        memset(doc, ' ', sizeof doc);
+        assert_int_equal(mcc_node_set_json(c, 0, doc, sizeof doc, -1, NULL),
                          MCC_ERR_INVALID);
-        assert_int_equal(mcc_tenant_set_json_async(c, "t", 1, big,
-                                                   sizeof big, NULL, NULL),
+        assert_int_equal(mcc_tenant_set_json_async(c, "t", 1, doc,
+                                                   sizeof doc, NULL, NULL),
                          MCC_ERR_INVALID);
         assert_int_equal(mcc_tenant_set_json(c, "", 0, "{}", 2, -1, NULL),
                          MCC_ERR_NAME);
