@@ -5,7 +5,7 @@
 # microbenchmark limits-micro (built, not run by make check), the Redis side
 # of the rate-limit rows redis-bench, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
-	redis-bench client-bench ws-bench get-lease-bench
+	redis-bench client-bench ws-bench get-lease-bench settings-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -58,4 +58,9 @@ endif
 # per second, round trips per call, the most admitted per 0.9 s and 1 s).
 get_lease_bench_SOURCES = bench/get-lease-bench.c
 get_lease_bench_LDADD = client/libmccounter.la
+
+# Many tenants' settings by Tenant_set (0x45) against Tenant_set_json
+# (0x2a), against a running server with an admin secret.
+settings_bench_SOURCES = bench/settings-bench.c
+settings_bench_LDADD = client/libmccounter.la
 EXTRA_DIST += bench/get_lease_bench.py

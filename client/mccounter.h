@@ -109,7 +109,9 @@ typedef enum mcc_op {
     MCC_OP_TENANT_REMOVE = 0x46,
     MCC_OP_NODE_SET = 0x47,
     MCC_OP_UNTHROTTLE = 0x48,
-    MCC_OP_RELOAD = 0x49
+    MCC_OP_RELOAD = 0x49,
+    MCC_OP_TENANT_SET_JSON = 0x2a,
+    MCC_OP_NODE_SET_JSON = 0x2c
 } mcc_op;
 
 /* Wire statuses (mcc_result.status when error is MCC_ERR_STATUS). */
@@ -503,6 +505,11 @@ int mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
                          void *arg);
 int mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
                      void *arg);
+int mcc_tenant_set_json_async(mcc_client *c, const void *tenant, size_t len,
+                              const char *doc, size_t doc_len,
+                              mcc_callback cb, void *arg);
+int mcc_node_set_json_async(mcc_client *c, size_t server, const char *doc,
+                            size_t doc_len, mcc_callback cb, void *arg);
 
 /* ---- Blocking API ---- */
 
@@ -607,6 +614,17 @@ int mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
 /* Makes server i reload its settings file (privileged). */
 int mcc_reload(mcc_client *c, size_t server, int timeout_ms,
                mcc_result *out);
+/* Configures a tenant with a JSON document, {"reserved": N, "hard_limit":
+ * N|"unlimited"}, a field left out keeping its value (privileged; at most
+ * 4096 bytes; a refused document is MCC_ERR_STATUS with status 0x04 or
+ * 0x2C). */
+int mcc_tenant_set_json(mcc_client *c, const void *tenant, size_t len,
+                        const char *doc, size_t doc_len, int timeout_ms,
+                        mcc_result *out);
+/* Sets server i's capacity with a JSON document, {"capacity": N}
+ * (privileged; the same rules). */
+int mcc_node_set_json(mcc_client *c, size_t server, const char *doc,
+                      size_t doc_len, int timeout_ms, mcc_result *out);
 
 /* ---- Lease helper ---- */
 

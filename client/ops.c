@@ -406,6 +406,42 @@ static int send_node_set(mcc_client *c, size_t server, uint32_t capacity,
                    CNT_OP_NODE_SET, s);
 }
 
+static int send_tenant_set_json(mcc_client *c, const void *tenant,
+                                size_t len, const char *doc, size_t doc_len,
+                                mcc_sub *s)
+{
+    uint8_t *b;
+    int rc;
+
+    if (!c || (!doc && doc_len > 0) || doc_len > CNT_JSON_DOC_MAX ||
+        len + doc_len > CNT_BODY_MAX - CNT_TSETJ_FIXED)
+        return MCC_ERR_INVALID;
+    rc = prep_named(c, tenant, len, &b);
+    if (rc != MCC_OK)
+        return rc;
+    return send_named(c, tenant, len, false, b,
+                      cnt_encode_tenant_set_json(b, mcc_next_opaque(c),
+                                                 tenant, (uint16_t)len, doc,
+                                                 doc_len),
+                      CNT_OP_TENANT_SET_JSON, s);
+}
+
+static int send_node_set_json(mcc_client *c, size_t server, const char *doc,
+                              size_t doc_len, mcc_sub *s)
+{
+    uint8_t *b;
+
+    if (!c || (!doc && doc_len > 0) || doc_len > CNT_JSON_DOC_MAX)
+        return MCC_ERR_INVALID;
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    return send_to(c, server, b,
+                   cnt_encode_node_set_json(b, mcc_next_opaque(c), doc,
+                                            doc_len),
+                   CNT_OP_NODE_SET_JSON, s);
+}
+
 /* ---- Asynchronous wrappers ---- */
 
 /* A submission answered through the application's callback. */
@@ -614,6 +650,23 @@ int mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
+}
+
+/* Configures a tenant with a JSON document. */
+int mcc_tenant_set_json_async(mcc_client *c, const void *tenant, size_t len,
+                              const char *doc, size_t doc_len,
+                              mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return send_tenant_set_json(c, tenant, len, doc, doc_len, &s);
+}
+
+/* Sets a server's capacity with a JSON document. */
+int mcc_node_set_json_async(mcc_client *c, size_t server, const char *doc,
+                            size_t doc_len, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return send_node_set_json(c, server, doc, doc_len, &s);
 }
 
 /* Removes a tenant's configuration. */
@@ -1017,6 +1070,23 @@ int mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
     SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SET, out, s,
               send_tenant_set(c, tenant, len, flags, reserved, hard_limit,
                               &s));
+}
+
+/* Blocking Tenant_set_json. */
+int mcc_tenant_set_json(mcc_client *c, const void *tenant, size_t len,
+                        const char *doc, size_t doc_len, int timeout_ms,
+                        mcc_result *out)
+{
+    SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SET_JSON, out, s,
+              send_tenant_set_json(c, tenant, len, doc, doc_len, &s));
+}
+
+/* Blocking Node_set_json. */
+int mcc_node_set_json(mcc_client *c, size_t server, const char *doc,
+                      size_t doc_len, int timeout_ms, mcc_result *out)
+{
+    SYNC_CALL(c, timeout_ms, MCC_OP_NODE_SET_JSON, out, s,
+              send_node_set_json(c, server, doc, doc_len, &s));
 }
 
 /* Blocking Tenant_remove. */

@@ -301,6 +301,19 @@ static void test_refusals(void **state)
     assert_int_equal(mcc_gcra_check(c, "g", 1, false, 1, 0, 1, 1000, -1,
                                     NULL), MCC_ERR_INVALID);
     assert_int_equal(mcc_renew(c, "r", 1, 0, -1, NULL), MCC_ERR_INVALID);
+    assert_int_equal(mcc_node_set_json(c, 0, NULL, 1, -1, NULL),
+                     MCC_ERR_INVALID);
+    {
+        static char doc[4097];
+        memset(doc, ' ', sizeof doc);
+        assert_int_equal(mcc_node_set_json(c, 0, doc, sizeof doc, -1, NULL),
+                         MCC_ERR_INVALID);
+        assert_int_equal(mcc_tenant_set_json_async(c, "t", 1, doc,
+                                                   sizeof doc, NULL, NULL),
+                         MCC_ERR_INVALID);
+        assert_int_equal(mcc_tenant_set_json(c, "", 0, "{}", 2, -1, NULL),
+                         MCC_ERR_NAME);
+    }
     assert_int_equal(mcc_tenant_set(c, "t", 1, 0x04, 0, 0, -1, NULL),
                      MCC_ERR_INVALID);
     assert_int_equal(mcc_noop(c, 7, -1, NULL), MCC_ERR_INVALID);

@@ -304,6 +304,24 @@ static void test_live_blocking(void **state)
     assert_true(t.seen);
     assert_int_equal(mcc_node_show(c, 0, -1, &r), MCC_OK);
     assert_int_equal(r.node.capacity, 1000);
+    /* The JSON documents: applied, and refused with the server's status. */
+    static const char node_doc[] = "{\"capacity\": 2000}";
+    static const char tenant_doc[] = "{\"reserved\": 5}";
+    assert_int_equal(mcc_node_set_json(c, 0, node_doc, strlen(node_doc), -1,
+                                       &r), MCC_OK);
+    assert_int_equal(mcc_tenant_set_json(c, "acme", 4, tenant_doc,
+                                         strlen(tenant_doc), -1, &r), MCC_OK);
+    assert_int_equal(mcc_tenant_show(c, "acme", 4, -1, &r), MCC_OK);
+    assert_int_equal(r.tenant.reserved, 5);
+    assert_int_equal(r.tenant.hard_limit, 50);
+    assert_int_equal(mcc_node_show(c, 0, -1, &r), MCC_OK);
+    assert_int_equal(r.node.capacity, 2000);
+    assert_int_equal(mcc_tenant_set_json(c, "acme", 4, "{}", 2, -1, &r),
+                     MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_INVALID);
+    assert_int_equal(mcc_node_set_json(c, 0, "{\"capacity\": 4}", 15, -1,
+                                       &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_OVER_CAPACITY);
     assert_int_equal(mcc_tenant_remove(c, "acme", 4, -1, &r), MCC_OK);
     assert_int_equal(mcc_unthrottle(c, 0, -1, &r), MCC_OK);
     assert_int_equal(mcc_reload(c, 0, -1, &r), MCC_ERR_STATUS);

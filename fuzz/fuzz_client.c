@@ -47,7 +47,8 @@ enum {
     K_TTL_INSERT, K_TTL_QUERY, K_TTL_UPDATE, K_TTL_PURGE, K_WINDOW, K_GCRA,
     K_MULTI, K_THROTTLE, K_TENANT_SHOW, K_NODE_SHOW, K_STATS, K_DUMP,
     K_QUEUES, K_TENANT_LIST, K_LEASE, K_NOOP, K_AUTH, K_TENANT_SET,
-    K_TENANT_REMOVE, K_NODE_SET, K_UNTHROTTLE, K_RELOAD, K_COUNT
+    K_TENANT_REMOVE, K_NODE_SET, K_UNTHROTTLE, K_RELOAD, K_TENANT_SET_JSON,
+    K_NODE_SET_JSON, K_COUNT
 };
 
 /* One request of the script and what happened to it. */
@@ -365,6 +366,14 @@ static int queue_op(mcc_client *c, unsigned kind, unsigned v, bool short_lease,
     case K_RELOAD:
         q->op = MCC_OP_RELOAD;
         return mcc_reload_async(c, 0, on_result, q);
+    case K_TENANT_SET_JSON:
+        q->op = MCC_OP_TENANT_SET_JSON;
+        return mcc_tenant_set_json_async(c, "u", 1, "{\"reserved\":1}", 14,
+                                         on_result, q);
+    case K_NODE_SET_JSON:
+        q->op = MCC_OP_NODE_SET_JSON;
+        return mcc_node_set_json_async(c, 0, "{\"capacity\":9}", 14,
+                                       on_result, q);
     default: {
         /* K_LEASE: not a request of ours (no callback per request), but
          * a helper whose reports are checked. */
@@ -649,6 +658,30 @@ int main(int argc, char **argv)
         s.n += cnt_encode_u64(room(&s), CNT_OP_RENEW, 15, 7);
         s.n += cnt_encode_u32(room(&s), CNT_OP_WAIT_RELEASE, 16, 1);
         seed_write(&s, argv[1], "status0-all-answers");
+    }
+
+    /* The JSON commands: what they applied as a body, then a refusal
+     * with a text of its own. */
+    {
+        static const uint8_t ops[] = {
+            OP(K_TENANT_SET_JSON, 0), OP(K_NODE_SET_JSON, 0),
+            OP(K_TENANT_SET_JSON, 1), OP(K_NODE_SET_JSON, 1)
+        };
+        static const char applied_t[] = "{\"reserved\":1,\"hard_limit\":"
+                                        "\"unlimited\"}";
+        static const char applied_n[] = "{\"capacity\":9}";
+        static const char refused[] = "hard_limit: 5 is below reserved 10";
+        seed_begin(&s, FL_CLOSE, ops, sizeof ops, NULL, 0);
+        s.n += cnt_encode_text(room(&s), CNT_OP_TENANT_SET_JSON, 0, 1,
+                               applied_t, sizeof applied_t - 1);
+        s.n += cnt_encode_text(room(&s), CNT_OP_NODE_SET_JSON, 0, 2,
+                               applied_n, sizeof applied_n - 1);
+        s.n += cnt_encode_text(room(&s), CNT_OP_TENANT_SET_JSON,
+                               CNT_STATUS_INVALID, 3, refused,
+                               sizeof refused - 1);
+        s.n += cnt_encode_error(room(&s), CNT_OP_NODE_SET_JSON,
+                                CNT_STATUS_OVER_CAPACITY, 4);
+        seed_write(&s, argv[1], "json-commands");
     }
 
     /* Error answers (the reference's texts as bodies); half-close. */

@@ -115,7 +115,9 @@ static bool status_allowed(uint8_t opcode, uint8_t status)
     case CNT_OP_TENANT_REMOVE:
     case CNT_OP_NODE_SET:
     case CNT_OP_UNTHROTTLE:
-    case CNT_OP_RELOAD: return status == 0x2a;
+    case CNT_OP_RELOAD:
+    case CNT_OP_TENANT_SET_JSON:
+    case CNT_OP_NODE_SET_JSON: return status == 0x2a;
     case CNT_OP_THROTTLE: return status == 0x00 || status == 0x82;
     default: return status == 0x00;
     }

@@ -221,6 +221,10 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         check_no_throttle_fields(req);
     if (req->opcode != CNT_OP_AUTH)
         FUZZ_CHECK(req->secret == NULL && req->secret_len == 0);
+    /* Only the two JSON commands have a document. */
+    if (req->opcode != CNT_OP_TENANT_SET_JSON &&
+        req->opcode != CNT_OP_NODE_SET_JSON)
+        FUZZ_CHECK(req->doc == NULL && req->doc_len == 0);
     if (is_throttle_opcode(req->opcode))
         FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
     if (req->opcode != CNT_OP_WINDOW_CHECK &&
@@ -351,6 +355,25 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         FUZZ_CHECK(req->units == 0 && req->capacity == 0);
         FUZZ_CHECK(req->quota == 0 && req->cost == 0 && req->limit == 0 &&
                    req->slots == 0 && req->items == NULL);
+        break;
+    case CNT_OP_TENANT_SET_JSON:
+        /* The tenant, then the document to the end of the body. */
+        check_name(c, req, 2);
+        FUZZ_CHECK(req->doc == body + 2 + req->name_len);
+        FUZZ_CHECK(req->doc_len == req->body_len - 2 - req->name_len &&
+                   req->doc_len <= CNT_JSON_DOC_MAX);
+        check_no_throttle_fields(req);
+        check_no_limit_fields(req);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
+        break;
+    case CNT_OP_NODE_SET_JSON:
+        FUZZ_CHECK(req->size <= c->len);
+        FUZZ_CHECK(req->doc == body && req->doc_len == req->body_len &&
+                   req->doc_len <= CNT_JSON_DOC_MAX);
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        check_no_throttle_fields(req);
+        check_no_limit_fields(req);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
         break;
     case CNT_OP_NODE_SET:
         FUZZ_CHECK(req->size <= c->len && req->body_len >= 4);

@@ -10,8 +10,13 @@ EXTRA_DIST += fuzz/corpus fuzz/README.md
 if ENABLE_FUZZ
 FUZZ_TARGETS = fuzz/fuzz_decode fuzz/fuzz_engine fuzz/fuzz_config \
 	fuzz/fuzz_connection fuzz/fuzz_client fuzz/fuzz_throttr \
-	fuzz/fuzz_websocket
+	fuzz/fuzz_websocket fuzz/fuzz_throttle_json
 check_PROGRAMS += $(FUZZ_TARGETS)
+
+# The throttle settings documents (JSON), on their own.
+fuzz_fuzz_throttle_json_SOURCES = fuzz/fuzz_throttle_json.c
+fuzz_fuzz_throttle_json_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_throttle_json_LDADD = libcntws.la
 
 # The WebSocket front through a real session (HTTP, frames, JSON), on the
 # unit tests' fake clock.
@@ -42,7 +47,7 @@ fuzz_fuzz_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 fuzz_fuzz_config_SOURCES = fuzz/fuzz_config.c $(CONFIG_PARSER_SOURCES)
 fuzz_fuzz_config_CPPFLAGS = $(AM_CPPFLAGS)
 fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-fuzz_fuzz_config_LDADD = libcntcore.la libcntproto.la
+fuzz_fuzz_config_LDADD = libcntws.la libcntcore.la libcntproto.la
 
 fuzz_fuzz_connection_SOURCES = fuzz/fuzz_connection.c
 fuzz_fuzz_connection_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS)
@@ -60,11 +65,11 @@ fuzz_fuzz_client_LDADD = client/libmccounter.la libcntproto.la
 fuzz: fuzz/fuzz_decode$(EXEEXT) fuzz/fuzz_engine$(EXEEXT) \
 	fuzz/fuzz_config$(EXEEXT) fuzz/fuzz_connection$(EXEEXT) \
 	fuzz/fuzz_client$(EXEEXT) fuzz/fuzz_throttr$(EXEEXT) \
-	fuzz/fuzz_websocket$(EXEEXT)
+	fuzz/fuzz_websocket$(EXEEXT) fuzz/fuzz_throttle_json$(EXEEXT)
 else
 FUZZ_REPLAYS = fuzz/replay_decode fuzz/replay_engine fuzz/replay_config \
 	fuzz/replay_connection fuzz/replay_client fuzz/replay_throttr \
-	fuzz/replay_websocket
+	fuzz/replay_websocket fuzz/replay_throttle_json
 check_PROGRAMS += $(FUZZ_REPLAYS)
 TESTS += $(FUZZ_REPLAYS)
 
@@ -75,6 +80,10 @@ fuzz_replay_decode_LDADD = libcntproto.la
 fuzz_replay_throttr_SOURCES = fuzz/replay.c fuzz/fuzz_throttr.c
 fuzz_replay_throttr_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_throttr"'
 fuzz_replay_throttr_LDADD = libcntproto.la
+
+fuzz_replay_throttle_json_SOURCES = fuzz/replay.c fuzz/fuzz_throttle_json.c
+fuzz_replay_throttle_json_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_throttle_json"'
+fuzz_replay_throttle_json_LDADD = libcntws.la
 
 fuzz_replay_websocket_SOURCES = fuzz/replay.c fuzz/fuzz_websocket.c tests/engine_fake.c
 fuzz_replay_websocket_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_websocket"'
@@ -91,7 +100,7 @@ fuzz_replay_engine_LDADD = libcntserver.la libcntcore.la libcntproto.la \
 fuzz_replay_config_SOURCES = fuzz/replay.c fuzz/fuzz_config.c \
 	$(CONFIG_PARSER_SOURCES)
 fuzz_replay_config_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_config"'
-fuzz_replay_config_LDADD = libcntcore.la libcntproto.la
+fuzz_replay_config_LDADD = libcntws.la libcntcore.la libcntproto.la
 
 fuzz_replay_connection_SOURCES = fuzz/replay.c fuzz/fuzz_connection.c
 fuzz_replay_connection_CPPFLAGS = $(AM_CPPFLAGS) -DCNT_FUZZ_TARGET='"fuzz_connection"'

@@ -161,6 +161,8 @@ typedef struct throttle_args {
     uint32_t reserved;      /* tenant set */
     uint32_t hard_limit;    /* tenant set */
     uint32_t capacity;      /* node set */
+    const char *json_path;  /* tenant set / node set --json FILE ("-":
+                             * standard input) */
 } throttle_args;
 
 /* Tells whether cmd is one of the throttling commands. */

@@ -1,8 +1,10 @@
 /* counterctl_throttle.c: the tenant-throttling verbs: throttle, tenant
- * show|set|remove and node show|set|reload, and the admin secret of
+ * show|set|remove and node show|set|reload (set also with --json FILE,
+ * the seed's JSON documents sent as they are), and the admin secret of
  * --secret-file the privileged ones authenticate with. */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -62,10 +64,24 @@ static int parse_throttle_charge(int argc, char **argv, throttle_args *a)
  * N|unlimited, each at most once, at least one. */
 static int parse_tenant_set(int argc, char **argv, throttle_args *a)
 {
+    if (argc >= 2 && strcmp(argv[1], "--json") == 0) {
+        if (argc < 3)
+            return ctl_usage_error("%s", "--json needs a FILE");
+        if (argc > 3)
+            return ctl_usage_error("tenant set: unexpected argument \"%s\" "
+                                   "(--json takes the whole document)",
+                                   argv[3]);
+        a->opcode = CNT_OP_TENANT_SET_JSON;
+        a->json_path = argv[2];
+        return 0;
+    }
     for (int i = 1; i < argc; i += 2) {
         const char *opt = argv[i];
         uint8_t flag;
 
+        if (strcmp(opt, "--json") == 0)
+            return ctl_usage_error("%s", "tenant set: --json goes alone, "
+                                   "without --reserved or --hard-limit");
         if (strcmp(opt, "--reserved") == 0)
             flag = CNT_TENANT_SET_RESERVED;
         else if (strcmp(opt, "--hard-limit") == 0)
@@ -131,7 +147,8 @@ static int parse_tenant_args(int argc, char **argv, throttle_args *a)
                            "remove)", sub);
 }
 
-/* Parses node show, node set --capacity N and node reload. */
+/* Parses node show, node set --capacity N|--json FILE and node
+ * reload. */
 static int parse_node_args(int argc, char **argv, throttle_args *a)
 {
     const char *sub = argc > 0 ? argv[0] : "";
@@ -147,9 +164,19 @@ static int parse_node_args(int argc, char **argv, throttle_args *a)
     if (strcmp(sub, "set") == 0) {
         a->verb = "node set";
         a->opcode = CNT_OP_NODE_SET;
+        if (argc >= 2 && strcmp(argv[1], "--json") == 0) {
+            if (argc < 3)
+                return ctl_usage_error("%s", "--json needs a FILE");
+            if (argc > 3)
+                return ctl_usage_error("node set: unexpected argument "
+                                       "\"%s\"", argv[3]);
+            a->opcode = CNT_OP_NODE_SET_JSON;
+            a->json_path = argv[2];
+            return 0;
+        }
         if (argc < 2 || strcmp(argv[1], "--capacity") != 0)
             return argc < 2 ? ctl_usage_error("%s", "node set needs "
-                                              "--capacity N")
+                                              "--capacity N or --json FILE")
                             : ctl_usage_error("node set: unexpected argument "
                                               "\"%s\"", argv[1]);
         if (argc < 3)
@@ -312,6 +339,39 @@ static int cmd_tenant_list(ctl_conn *c)
     return ctl_series(c, &list, &first);
 }
 
+/* The document of --json FILE, read whole before connecting. */
+static char json_doc[CNT_JSON_DOC_MAX];
+static size_t json_len;
+
+/* Reads --json FILE ("-": standard input) into json_doc: 0, or 1 after
+ * saying why (it cannot be read, or holds more than the server takes).
+ * The document goes as it is: the server judges it. */
+static int read_json(const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    size_t n;
+    bool more;
+
+    if (f == NULL) {
+        ctl_error("--json \"%s\": cannot open: %s", path, strerror(errno));
+        return CTL_EXIT_STATUS;
+    }
+    n = fread(json_doc, 1, sizeof json_doc, f);
+    more = n == sizeof json_doc && fgetc(f) != EOF;
+    if (ferror(f)) {
+        ctl_error("--json \"%s\": cannot read: %s", path, strerror(errno));
+        n = 0;
+        more = true;
+    } else if (more) {
+        ctl_error("--json \"%s\" holds more than %u bytes (the most a "
+                  "settings document may have)", path, CNT_JSON_DOC_MAX);
+    }
+    if (f != stdin)
+        fclose(f);
+    json_len = n;
+    return more ? CTL_EXIT_STATUS : 0;
+}
+
 /* Encodes the request a describes (not the list's); returns its size. */
 static size_t encode_throttle(uint8_t *req, uint32_t opaque,
                               const throttle_args *a)
@@ -332,6 +392,11 @@ static size_t encode_throttle(uint8_t *req, uint32_t opaque,
         return cnt_encode_node_show(req, opaque);
     case CNT_OP_NODE_SET:
         return cnt_encode_node_set(req, opaque, a->capacity);
+    case CNT_OP_TENANT_SET_JSON:
+        return cnt_encode_tenant_set_json(req, opaque, a->tenant, len,
+                                          json_doc, json_len);
+    case CNT_OP_NODE_SET_JSON:
+        return cnt_encode_node_set_json(req, opaque, json_doc, json_len);
     default:
         return cnt_encode_reload(req, opaque);
     }
@@ -348,9 +413,19 @@ static int print_throttle(const cnt_throttle_answer *t)
     return t->state == CNT_TSTATE_ALLOWED ? CTL_EXIT_OK : CTL_EXIT_TEMPFAIL;
 }
 
+/* Prints a refused document's answer: the server's text, which names
+ * the field; returns 1. */
+static int json_refused(const cnt_response *res, const char *what)
+{
+    ctl_error("%s: %.*s (status 0x%02x)", what, (int)res->body_len,
+              (const char *)res->body, res->status);
+    return CTL_EXIT_STATUS;
+}
+
 /* throttle, tenant show|set|remove, node show|set|reload: authenticates
  * first when privileged, then one request (or the list's series), its
- * answer as `key value` lines (none for the settings). */
+ * answer as `key value` lines (none for the settings; the applied
+ * document, as the server writes it, for set --json). */
 int ctl_cmd_throttle(ctl_conn *c, const throttle_args *a,
                      const char *secret_path)
 {
@@ -362,13 +437,26 @@ int ctl_cmd_throttle(ctl_conn *c, const throttle_args *a,
     cnt_node_view nv;
     int rc = 0;
 
-    if (ctl_throttle_privileged(a))
+    if (a->json_path != NULL)
+        rc = read_json(a->json_path);
+    if (rc == 0 && ctl_throttle_privileged(a))
         rc = throttle_privilege(c, a, secret_path);
     if (rc != 0)
         return rc;
     if (a->opcode == CNT_OP_TENANT_LIST)
         return cmd_tenant_list(c);
     opaque = ctl_conn_opaque(c);
+    if (a->json_path != NULL) {
+        ctl_io io = ctl_exchange(c, req, encode_throttle(req, opaque, a),
+                                 opaque, &res);
+        if (io != CTL_IO_OK)
+            return ctl_io_failure(c, io);
+        if (res.status != CNT_STATUS_OK)
+            return json_refused(&res, a->tenant != NULL ? a->tenant
+                                                        : a->verb);
+        printf("%.*s\n", (int)res.body_len, (const char *)res.body);
+        return CTL_EXIT_OK;
+    }
     rc = throttle_step(c, req, encode_throttle(req, opaque, a), opaque,
                        a->tenant != NULL ? a->tenant : a->verb, &res);
     if (rc != 0)

@@ -275,6 +275,7 @@ static const struct route_row route_rows[] = {
     { "throttle", { "t1", "5" }, "t1" },
     { "tenant", { "show", "t2" }, "t2" },
     { "tenant", { "set", "t3", "--reserved", "4" }, "t3" },
+    { "tenant", { "set", "t5", "--json", "t5.json" }, "t5" },
     { "tenant", { "remove", "t4" }, "t4" },
     { "tenant", { "show" }, NULL },
     { "noop", { NULL }, NULL },
@@ -283,6 +284,7 @@ static const struct route_row route_rows[] = {
     { "queues", { NULL }, NULL },
     { "node", { "show" }, NULL },
     { "node", { "set", "--capacity", "5" }, NULL },
+    { "node", { "set", "--json", "node.json" }, NULL },
     { "node", { "reload" }, NULL },
 };
 

@@ -23,10 +23,10 @@ noinst_HEADERS += \
 TESTS += scripts/check-opcodes.pl
 EXTRA_DIST += scripts/check-opcodes.pl
 # The WebSocket front's codec (the upgrade request, the handshake, the quota
-# API's JSON messages) is a library of its own: it needs jansson and
+# API's JSON messages; the throttle settings documents) is a library of its own: it needs jansson and
 # libcrypto, which the clients linking libcntproto.la must not.
 noinst_LTLIBRARIES += libcntws.la
-libcntws_la_SOURCES = protocol/ws_quota.c
+libcntws_la_SOURCES = protocol/ws_quota.c protocol/throttle_json.c
 libcntws_la_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(LIBCRYPTO_CFLAGS)
 libcntws_la_LIBADD = $(JANSSON_LIBS) $(LIBCRYPTO_LIBS)
-noinst_HEADERS += protocol/ws_quota.h
+noinst_HEADERS += protocol/ws_quota.h protocol/throttle_json.h

@@ -362,6 +362,36 @@ size_t cnt_encode_node_set(uint8_t *out, uint32_t opaque, uint32_t capacity)
     return CNT_HEADER_SIZE + CNT_NSET_FIXED;
 }
 
+/* Writes a Tenant_set_json request. */
+size_t cnt_encode_tenant_set_json(uint8_t *out, uint32_t opaque,
+                                  const void *name, uint16_t name_len,
+                                  const void *doc, size_t doc_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+    size_t n;
+
+    cnt_encode_request_header(out, CNT_OP_TENANT_SET_JSON,
+                              CNT_TSETJ_FIXED + (uint32_t)name_len +
+                                  (uint32_t)doc_len,
+                              opaque);
+    n = CNT_TSETJ_OFF_NAMELEN +
+        put_name(body + CNT_TSETJ_OFF_NAMELEN, name, name_len);
+    if (doc_len > 0)
+        memcpy(body + n, doc, doc_len);
+    return CNT_HEADER_SIZE + n + doc_len;
+}
+
+/* Writes a Node_set_json request. */
+size_t cnt_encode_node_set_json(uint8_t *out, uint32_t opaque,
+                                const void *doc, size_t doc_len)
+{
+    cnt_encode_request_header(out, CNT_OP_NODE_SET_JSON, (uint32_t)doc_len,
+                              opaque);
+    if (doc_len > 0)
+        memcpy(out + CNT_HEADER_SIZE, doc, doc_len);
+    return CNT_HEADER_SIZE + doc_len;
+}
+
 /* Writes an Unthrottle request. */
 size_t cnt_encode_unthrottle(uint8_t *out, uint32_t opaque)
 {
@@ -523,6 +553,14 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
             return false;
         req->secret = body + row.fixed;
         req->secret_len = secret_len;
+    }
+    if (row.doc) {
+        uint32_t start = row.fixed + req->name_len;
+
+        if (body_len - start > CNT_JSON_DOC_MAX)
+            return false;
+        req->doc = body + start;
+        req->doc_len = body_len - start;
     }
     if (row.off_items != CNT_FIELD_NONE) {
         req->item_count = *FIELD(off_items);

@@ -160,6 +160,17 @@ size_t cnt_encode_tenant_remove(uint8_t *out, uint32_t opaque,
 /* Writes a Node_set request; out needs CNT_HEADER_SIZE + 4. */
 size_t cnt_encode_node_set(uint8_t *out, uint32_t opaque, uint32_t capacity);
 
+/* Writes a Tenant_set_json request: the tenant and its JSON document
+ * (doc_len <= CNT_JSON_DOC_MAX, not checked here). */
+size_t cnt_encode_tenant_set_json(uint8_t *out, uint32_t opaque,
+                                  const void *name, uint16_t name_len,
+                                  const void *doc, size_t doc_len);
+
+/* Writes a Node_set_json request: the node's JSON document (doc_len <=
+ * CNT_JSON_DOC_MAX, not checked here). */
+size_t cnt_encode_node_set_json(uint8_t *out, uint32_t opaque,
+                                const void *doc, size_t doc_len);
+
 /* Writes an Unthrottle request (no body); out needs CNT_HEADER_SIZE. */
 size_t cnt_encode_unthrottle(uint8_t *out, uint32_t opaque);
 
@@ -214,6 +225,9 @@ typedef struct cnt_request {
     const uint8_t *name;    /* opcodes with a name (the tenant for the
                              * throttling ones): points into buf */
     uint16_t name_len;
+    const uint8_t *doc;     /* Tenant_set_json, Node_set_json: the JSON
+                             * document, in buf (never NUL-terminated) */
+    uint32_t doc_len;
     cnt_status status;      /* CNT_DECODE_ERROR: the status to answer */
 } cnt_request;
 

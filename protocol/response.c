@@ -40,6 +40,16 @@ size_t cnt_encode_error(uint8_t *out, uint8_t opcode, cnt_status status,
     return CNT_HEADER_SIZE + n;
 }
 
+/* Writes a response with text of its own as body. */
+size_t cnt_encode_text(uint8_t *out, uint8_t opcode, uint8_t status,
+                       uint32_t opaque, const char *text, size_t len)
+{
+    cnt_encode_response_header(out, opcode, status, (uint32_t)len, opaque);
+    if (len > 0)
+        memcpy(out + CNT_HEADER_SIZE, text, len);
+    return CNT_HEADER_SIZE + len;
+}
+
 /* Writes a status-0 response with an empty body. */
 size_t cnt_encode_empty(uint8_t *out, uint8_t opcode, uint32_t opaque)
 {

@@ -100,6 +100,15 @@ size_t cnt_encode_response_header(uint8_t *out, uint8_t opcode, uint8_t status,
 size_t cnt_encode_error(uint8_t *out, uint8_t opcode, cnt_status status,
                         uint32_t opaque);
 
+/* Size of a response whose body is n bytes of text. */
+#define CNT_TEXT_RESPONSE_SIZE(n) (CNT_HEADER_SIZE + (size_t)(n))
+
+/* Writes a response with any status and text of its own as body
+ * (Tenant_set_json and Node_set_json: what was applied, or what is wrong
+ * with the document). */
+size_t cnt_encode_text(uint8_t *out, uint8_t opcode, uint8_t status,
+                       uint32_t opaque, const char *text, size_t len);
+
 /* Writes a status-0 response with an empty body (Noop, Release, Dump end). */
 size_t cnt_encode_empty(uint8_t *out, uint8_t opcode, uint32_t opaque);
 

@@ -133,6 +133,15 @@
 #define CNT_NSET_OFF_CAPACITY    0
 #define CNT_NSET_FIXED           4
 
+/* Tenant_set_json: the tenant, then its JSON document to the end of the
+ * body. Node_set_json: the body is the JSON document. */
+#define CNT_TSETJ_OFF_NAMELEN    0
+#define CNT_TSETJ_FIXED          2
+#define CNT_NSETJ_FIXED          0
+/* The longest JSON document either takes (a settings document is a few
+ * dozen bytes; the bound keeps what the server parses small). */
+#define CNT_JSON_DOC_MAX         4096u
+
 /* Tenant_set's flags: which of the two values to set. At least one bit,
  * and no other, or 0x04. */
 #define CNT_TENANT_SET_RESERVED  0x01u
@@ -309,7 +318,11 @@ typedef enum cnt_opcode {
     CNT_OP_TENANT_REMOVE = 0x46,  /* privileged */
     CNT_OP_NODE_SET     = 0x47,   /* privileged */
     CNT_OP_UNTHROTTLE   = 0x48,   /* privileged */
-    CNT_OP_RELOAD       = 0x49    /* privileged */
+    CNT_OP_RELOAD       = 0x49,   /* privileged */
+    /* The seed's SetBucketThrottleProperties and SetNodeThrottleProperties:
+     * JSON documents (doc/throttling.md). */
+    CNT_OP_TENANT_SET_JSON = 0x2a, /* privileged */
+    CNT_OP_NODE_SET_JSON = 0x2c   /* privileged */
 } cnt_opcode;
 
 /* Response statuses. */
@@ -531,6 +544,9 @@ typedef struct cnt_opcode_row {
     uint8_t off_hard_limit; /* u32 hard limit */
     uint8_t off_capacity;   /* u32 node capacity */
     uint8_t off_secretlen;  /* u16 followed by the secret at fixed */
+    bool doc;               /* a JSON document from the end of the fixed
+                             * part (and the name) to the end of the body,
+                             * at most CNT_JSON_DOC_MAX bytes */
     uint16_t checks;        /* CNT_CHECK_* bits */
 } cnt_opcode_row;
 
@@ -686,7 +702,15 @@ typedef struct cnt_opcode_row {
         .fixed = CNT_NSET_FIXED,                                            \
         .off_capacity = CNT_FIELD_AT(CNT_NSET_OFF_CAPACITY))                \
     ROW(UNTHROTTLE, CNT_ROW_SKIPPED_BODY("unthrottle"), .privileged = true) \
-    ROW(RELOAD, CNT_ROW_SKIPPED_BODY("reload"), .privileged = true)
+    ROW(RELOAD, CNT_ROW_SKIPPED_BODY("reload"), .privileged = true)    \
+    /* What the documents hold is the server's to judge. */                \
+    ROW(TENANT_SET_JSON,                                                    \
+        .name = "tenant_set_json", .body = CNT_BODY_NEEDED,                 \
+        .privileged = true, .fixed = CNT_TSETJ_FIXED,                       \
+        .off_namelen = CNT_FIELD_AT(CNT_TSETJ_OFF_NAMELEN), .doc = true)    \
+    ROW(NODE_SET_JSON,                                                      \
+        .name = "node_set_json", .body = CNT_BODY_NEEDED,                   \
+        .privileged = true, .fixed = CNT_NSETJ_FIXED, .doc = true)
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

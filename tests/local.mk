@@ -18,7 +18,8 @@ UNIT_TEST_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS)
 ## protocol: one program per protocol/ source, sharing the fixture helpers
 ## (and the encoders only tests use) in tests/proto_helpers.c
 PROTO_TESTS = tests/test_wire tests/test_request tests/test_response \
-	tests/test_duration tests/test_throttr tests/test_ws_quota
+	tests/test_duration tests/test_throttr tests/test_ws_quota \
+	tests/test_throttle_json
 check_PROGRAMS += $(PROTO_TESTS)
 TESTS += $(PROTO_TESTS)
 
@@ -51,6 +52,10 @@ tests_test_throttr_LDADD = $(PROTO_TEST_LDADD)
 tests_test_ws_quota_SOURCES = tests/test_ws_quota.c
 tests_test_ws_quota_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_ws_quota_LDADD = libcntws.la $(CMOCKA_LIBS)
+
+tests_test_throttle_json_SOURCES = tests/test_throttle_json.c
+tests_test_throttle_json_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_throttle_json_LDADD = libcntws.la $(CMOCKA_LIBS)
 
 ## engine/core: no sockets, no libevent; one test program per source file
 CORE_TESTS = \
@@ -205,7 +210,7 @@ tests_test_configuration_SOURCES = tests/test_configuration.c \
 	tests/engine_fake.c
 tests_test_configuration_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_configuration_LDFLAGS = $(AM_LDFLAGS) $(FAKE_ALLOC_WRAP)
-tests_test_configuration_LDADD = libcntglue.la libcntcore.la libcntproto.la \
+tests_test_configuration_LDADD = libcntglue.la libcntws.la libcntcore.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 
 # The table of keys against doc/configuration.md, which it reads.
@@ -214,6 +219,6 @@ TESTS += tests/test_config_keys
 tests_test_config_keys_SOURCES = tests/test_config_keys.c
 tests_test_config_keys_CFLAGS = $(UNIT_TEST_CFLAGS) \
 	-DCONFIG_DOC='"$(abs_top_srcdir)/doc/configuration.md"'
-tests_test_config_keys_LDADD = libcntglue.la libcntcore.la libcntproto.la \
+tests_test_config_keys_LDADD = libcntglue.la libcntws.la libcntcore.la libcntproto.la \
 	$(PTHREAD_LIBS) $(CMOCKA_LIBS)
 endif

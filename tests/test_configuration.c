@@ -1612,6 +1612,93 @@ static void test_throttle_bad_files(void **state)
     }
 }
 
+/* The same settings as one JSON document: chosen by its first byte that
+ * is not white space; tenants in the document's order, a reserve left out
+ * 0, a hard limit left out the default one. */
+static void test_throttle_json_file(void **state)
+{
+    (void)state;
+    cnt_throttle_file f;
+    throttle_ok("\n  {\"node\": {\"capacity\": 1000},\n"
+                "   \"default\": {\"hard_limit\": 500},\n"
+                "   \"tenants\": {\"beta\": {\"reserved\": 100, "
+                "\"hard_limit\": \"unlimited\"},\n"
+                "               \"alpha\": {\"reserved\": 200},\n"
+                "               \"g.x:y-z_1\": {\"hard_limit\": 7}}}\n", &f);
+    assert_true(f.has_capacity);
+    assert_int_equal(f.capacity, 1000);
+    assert_true(f.has_default_hard);
+    assert_int_equal(f.default_hard, 500);
+    assert_int_equal(f.ntenants, 3);
+    assert_int_equal(f.tenants[0].len, 4);
+    assert_memory_equal(f.tenants[0].name, "beta", 4);
+    assert_int_equal(f.tenants[0].reserved, 100);
+    assert_int_equal(f.tenants[0].hard, CNT_THROTTLE_FILE_UNLIMITED);
+    assert_true(f.tenants[0].has_hard);
+    const cnt_throttle_file_tenant *t = tenant_of(&f, "alpha");
+    assert_int_equal(t->reserved, 200);
+    assert_int_equal(t->hard, 500);
+    assert_false(t->has_hard);
+    t = tenant_of(&f, "g.x:y-z_1");
+    assert_int_equal(t->reserved, 0);
+    assert_int_equal(t->hard, 7);
+    cnt_throttle_file_free(&f);
+
+    throttle_ok("{}", &f);
+    assert_false(f.has_capacity || f.has_default_hard);
+    assert_int_equal(f.ntenants, 0);
+    assert_null(f.tenants);
+    cnt_throttle_file_free(&f);
+
+    /* A comment first: the line format, as before. */
+    throttle_ok("# {\"node\": 1}\nnode.capacity = 5\n", &f);
+    assert_int_equal(f.capacity, 5);
+    cnt_throttle_file_free(&f);
+
+    static const struct {
+        const char *text, *message;
+    } bad[] = {
+        { "{\"node\": {\"capacity\": 10}, \"tenants\": {\"a\": "
+          "{\"reserved\": 6}, \"b\": {\"reserved\": 5}}}",
+          "node.capacity: over capacity (capacity 10; the reserves of the "
+          "tenants sum to 11)" },
+        { "{\"default\": {\"hard_limit\": 4}, \"tenants\": {\"a\": "
+          "{\"reserved\": 5}}}",
+          "tenants.a: hard limit below the reserve (reserved 5, "
+          "default.hard_limit 4; give the tenant a hard_limit)" },
+        { "{\"tenants\": {\"bad/name\": {\"reserved\": 1}}}",
+          "tenants.bad/name: invalid tenant name (" TENANT_NAME_EXPECTED
+          ")" },
+        { "{\"node\": {\"capacity\": \"1000\"}}",
+          "node: capacity: expected a whole number 0..4294967295, got a "
+          "string" },
+        { "{\"node\": {\"capacity\": 1}, \"tenant\": {}}",
+          "unknown member \"tenant\" (expected node, default or tenants)" },
+        { "{\"tenants\": {\"a\": {\"reserved\": -1}}}",
+          "tenants.a: reserved: -1 is out of range (0..4294967295)" },
+        { "{\"node\": {\"capacity\": 1}", "malformed JSON: " },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *path = tmp_write("throttle", bad[i].text);
+        char expected[512], err[512] = "";
+        snprintf(expected, sizeof(expected), "counter: "
+                 "counter.throttle.config: file \"%s\": %s", path,
+                 bad[i].message);
+        if (cnt_throttle_file_parse(path, &f, err, sizeof(err)))
+            fail_msg("JSON throttle case %zu accepted", i);
+        if (strncmp(err, expected, strlen(expected)) != 0)
+            fail_msg("case %zu: \"%s\", expected \"%s\"", i, err,
+                     expected);
+        char input[256];
+        snprintf(input, sizeof(input), "counter.throttle.config=%s", path);
+        cnt_config c;
+        cnt_config_defaults(&c);
+        assert_false(cnt_config_parse_string(&c, input, err, sizeof(err)));
+        if (strncmp(err, expected, strlen(expected)) != 0)
+            fail_msg("case %zu through the key: \"%s\"", i, err);
+    }
+}
+
 static void test_throttle_file_errors(void **state)
 {
     (void)state;
@@ -1909,6 +1996,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_throttle_file, tmp_setup,
                                         tmp_teardown),
         cmocka_unit_test_setup_teardown(test_throttle_bad_files, tmp_setup,
+                                        tmp_teardown),
+        cmocka_unit_test_setup_teardown(test_throttle_json_file, tmp_setup,
                                         tmp_teardown),
         cmocka_unit_test_setup_teardown(test_throttle_file_errors, tmp_setup,
                                         tmp_teardown),

@@ -85,6 +85,8 @@ typedef struct decode_row {
     uint32_t capacity;      /* Node_set */
     const char *secret;     /* Auth */
     const char *name;       /* REQUEST rows with a name */
+    const char *doc;        /* Tenant_set_json, Node_set_json: the JSON
+                             * document ("" for an empty one) */
 } decode_row;
 
 static const decode_row decode_rows[] = {
@@ -2562,6 +2564,82 @@ static const decode_row decode_rows[] = {
              "00000474",    /* opaque */
       .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_NODE_SET,
       .opaque = 0x474, .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set_json: a tenant and its document",
+      .hex = "90"           /* magic */
+             "2a"           /* opcode: Tenant_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000011"     /* body length: 2 + 1 + 14 */
+             "00000480"     /* opaque */
+             "0001" "61"    /* tenant "a" */
+             "7b227265736572766564223a317d",  /* {"reserved":1} */
+      .result = CNT_DECODE_OK, .size = 29,
+      .opcode = CNT_OP_TENANT_SET_JSON, .opaque = 0x480, .name = "a",
+      .doc = "{\"reserved\":1}" },
+    { .what = "tenant_set_json: an empty document is the server's to judge",
+      .hex = "90"           /* magic */
+             "2a"           /* opcode: Tenant_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000003"     /* body length: 2 + 1 */
+             "00000481"     /* opaque */
+             "0001" "61",   /* tenant "a" */
+      .result = CNT_DECODE_OK, .size = 15,
+      .opcode = CNT_OP_TENANT_SET_JSON, .opaque = 0x481, .name = "a",
+      .doc = "" },
+    { .what = "tenant_set_json: empty tenant",
+      .hex = "90"           /* magic */
+             "2a"           /* opcode: Tenant_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length */
+             "00000482"     /* opaque */
+             "0000" "7b7d", /* no tenant, {} */
+      .result = CNT_DECODE_ERROR, .size = 16,
+      .opcode = CNT_OP_TENANT_SET_JSON, .opaque = 0x482,
+      .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set_json: tenant running past the body",
+      .hex = "90"           /* magic */
+             "2a"           /* opcode: Tenant_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length */
+             "00000483"     /* opaque */
+             "0005" "6162", /* 5 bytes announced, 2 there */
+      .result = CNT_DECODE_ERROR, .size = 16,
+      .opcode = CNT_OP_TENANT_SET_JSON, .opaque = 0x483,
+      .status = CNT_STATUS_INVALID },
+    { .what = "tenant_set_json: a body of 1 byte",
+      .hex = "90"           /* magic */
+             "2a"           /* opcode: Tenant_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000001"     /* body length: 1 < 2 */
+             "00000484"     /* opaque */
+             "00",
+      .result = CNT_DECODE_ERROR, .size = 13,
+      .opcode = CNT_OP_TENANT_SET_JSON, .opaque = 0x484,
+      .status = CNT_STATUS_INVALID },
+    { .what = "node_set_json: the document is the body",
+      .hex = "90"           /* magic */
+             "2c"           /* opcode: Node_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000e"     /* body length: 14 */
+             "00000490"     /* opaque */
+             "7b226361706163697479223a397d",  /* {"capacity":9} */
+      .result = CNT_DECODE_OK, .size = 26,
+      .opcode = CNT_OP_NODE_SET_JSON, .opaque = 0x490,
+      .doc = "{\"capacity\":9}" },
+    { .what = "node_set_json: an empty body is an empty document",
+      .hex = "90"           /* magic */
+             "2c"           /* opcode: Node_set_json */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length */
+             "00000491",    /* opaque */
+      .result = CNT_DECODE_OK, .size = 12,
+      .opcode = CNT_OP_NODE_SET_JSON, .opaque = 0x491, .doc = "" },
     { .what = "unthrottle",
       .hex = "90"           /* magic */
              "48"           /* opcode: Unthrottle */
@@ -2693,6 +2771,15 @@ static void check_row_fields(const decode_row *row, const uint8_t *buf,
         assert_memory_equal(req->secret, row->secret, req->secret_len);
         assert_true(req->secret > buf && req->secret < buf + len);
         assert_null(req->name);
+    }
+    if (row->doc == NULL) {
+        assert_null(req->doc);
+        assert_int_equal(req->doc_len, 0);
+    } else {
+        /* The document is the rest of the body, in the buffer. */
+        assert_int_equal(req->doc_len, strlen(row->doc));
+        assert_memory_equal(req->doc, row->doc, req->doc_len);
+        assert_ptr_equal(req->doc + req->doc_len, buf + row->size);
     }
     if (row->name == NULL) {
         assert_null(req->name);
@@ -4001,6 +4088,49 @@ static void test_tenant_set_flags_and_units(void **state)
 
 /* The longest secret (65535 bytes) and the longest tenants decode; Auth
  * with the longest secret waits for all of it. */
+/* The JSON commands: encoded and decoded back; a document of
+ * CNT_JSON_DOC_MAX bytes passes, one byte more is 0x04; a long tenant
+ * leaves the document where the body ends. */
+static void test_json_documents(void **state)
+{
+    uint8_t *buf = malloc(CNT_REQUEST_MAX);
+    char *doc = malloc(CNT_JSON_DOC_MAX + 1);
+    cnt_request req;
+    size_t len;
+
+    (void)state;
+    assert_non_null(buf);
+    assert_non_null(doc);
+    memset(doc, ' ', CNT_JSON_DOC_MAX + 1);
+    len = cnt_encode_node_set_json(buf, 5, doc, CNT_JSON_DOC_MAX);
+    assert_int_equal(len, CNT_HEADER_SIZE + CNT_JSON_DOC_MAX);
+    decode_ok(buf, len, CNT_OP_NODE_SET_JSON, 5, &req);
+    assert_int_equal(req.doc_len, CNT_JSON_DOC_MAX);
+    assert_ptr_equal(req.doc, buf + CNT_HEADER_SIZE);
+    len = cnt_encode_node_set_json(buf, 6, doc, CNT_JSON_DOC_MAX + 1);
+    assert_int_equal(decode_checked(buf, len, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+
+    len = cnt_encode_tenant_set_json(buf, 7, "acme", 4, doc,
+                                     CNT_JSON_DOC_MAX);
+    decode_ok(buf, len, CNT_OP_TENANT_SET_JSON, 7, &req);
+    assert_int_equal(req.name_len, 4);
+    assert_memory_equal(req.name, "acme", 4);
+    assert_int_equal(req.doc_len, CNT_JSON_DOC_MAX);
+    assert_ptr_equal(req.doc, buf + CNT_HEADER_SIZE + 6);
+    len = cnt_encode_tenant_set_json(buf, 8, "acme", 4, doc,
+                                     CNT_JSON_DOC_MAX + 1);
+    assert_int_equal(decode_checked(buf, len, &req), CNT_DECODE_ERROR);
+    assert_int_equal(req.status, CNT_STATUS_INVALID);
+    len = cnt_encode_tenant_set_json(buf, 9, "t", 1, "{}", 2);
+    assert_int_equal(len, CNT_HEADER_SIZE + 5);
+    decode_ok(buf, len, CNT_OP_TENANT_SET_JSON, 9, &req);
+    assert_int_equal(req.doc_len, 2);
+    assert_memory_equal(req.doc, "{}", 2);
+    free(doc);
+    free(buf);
+}
+
 static void test_throttle_longest(void **state)
 {
     uint8_t *name = malloc(CNT_NAME_MAX);
@@ -4074,6 +4204,7 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_NODE_SHOW:
         case CNT_OP_UNTHROTTLE:
         case CNT_OP_RELOAD:
+        case CNT_OP_NODE_SET_JSON:   /* an empty document: the server's */
             assert_int_equal(r, CNT_DECODE_OK);
             break;
         case CNT_OP_GET:
@@ -4095,6 +4226,7 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_TENANT_SET:
         case CNT_OP_TENANT_REMOVE:
         case CNT_OP_NODE_SET:
+        case CNT_OP_TENANT_SET_JSON:
             assert_int_equal(r, CNT_DECODE_ERROR);
             assert_int_equal(req.status, CNT_STATUS_INVALID);
             break;
@@ -4127,6 +4259,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_throttle),
         cmocka_unit_test(test_tenant_set_flags_and_units),
         cmocka_unit_test(test_throttle_longest),
+        cmocka_unit_test(test_json_documents),
     };
     int failed = 0;
 

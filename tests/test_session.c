@@ -640,7 +640,7 @@ static void test_stats_and_counting(void **state)
     while (cnt_stats_next(&res, &end, &k, &kl, &v, &vl))
         pairs++;
     assert_int_equal(end, res.body_len);
-    assert_int_equal(pairs, 86);
+    assert_int_equal(pairs, 88);
     fixture_free(f);
 }
 
@@ -665,9 +665,11 @@ static void hear_auth_failed(cnt_session *s, unsigned attempt,
 static void hear_change(cnt_session *s, const char *what)
 {
     assert_string_equal(s->peer, "[2001:db8::7]:4711");
-    assert_true(heard.nchanges < 8);
-    snprintf(heard.changes[heard.nchanges++], sizeof(heard.changes[0]),
-             "%s", what);
+    /* The first eight are kept; every one is counted. */
+    if (heard.nchanges < 8)
+        snprintf(heard.changes[heard.nchanges], sizeof(heard.changes[0]),
+                 "%s", what);
+    heard.nchanges++;
 }
 
 /* The status of each answer in f->sent, from pos on, into st; returns
@@ -787,6 +789,145 @@ static void test_auth_limit_and_changes(void **state)
     fixture_free(f);
     cnt_throttle_free(th);
     cnt_auth_limit_free(lim);
+}
+
+/* The answers in f->sent from *pos on: statuses and bodies (as C
+ * strings, cut at 255 bytes); returns how many. */
+static unsigned answers(fixture *f, size_t *pos, uint8_t *st,
+                        char (*body)[256], unsigned max)
+{
+    unsigned n = 0;
+    cnt_response res;
+    while (n < max && *pos < f->sent_len &&
+           cnt_response_decode(f->sent + *pos, f->sent_len - *pos, &res) ==
+               CNT_DECODE_OK) {
+        st[n] = res.status;
+        snprintf(body[n], 256, "%.*s", (int)res.body_len,
+                 (const char *)res.body);
+        n++;
+        *pos += res.size;
+    }
+    return n;
+}
+
+/* The JSON commands, request by request: refused before Auth; after it,
+ * the node and the tenant documents applied and answered with what they
+ * left, a field left out keeping its value, and every refusal answered
+ * with its status and the field it names, changing nothing; each change
+ * reported with how it ended. */
+static void test_json_commands(void **state)
+{
+    (void)state;
+    static const char secret[] = "0123456789abcdef";
+    fixture *f = fixture_new();
+    cnt_throttle_config tc = {.buckets = 64, .clock = &f->clock.clock};
+    cnt_throttle *th = cnt_throttle_new(&tc);
+    assert_non_null(th);
+    memset(&heard, 0, sizeof(heard));
+    f->env.throttle = th;
+    f->env.secret = (const uint8_t *)secret;
+    f->env.secret_len = 16;
+    f->env.privileged_change = hear_change;
+    cnt_session_set_peer(f->s, "2001:db8::7", 4711);
+
+    static const struct {
+        const char *tenant;     /* NULL: the node's document */
+        const char *doc;
+        uint8_t status;
+        const char *body;       /* exactly, or its start when it ends in * */
+    } steps[] = {
+        { NULL, "{\"capacity\": 1000}", 0, "{\"capacity\":1000}" },
+        { "a", "{\"reserved\": 100, \"hard_limit\": \"unlimited\"}", 0,
+          "{\"reserved\":100,\"hard_limit\":\"unlimited\"}" },
+        { "a", "{\"hard_limit\": 500}", 0,
+          "{\"reserved\":100,\"hard_limit\":500}" },
+        { "a", "{\"hard_limit\": 50}", CNT_STATUS_INVALID,
+          "hard_limit: 50 is below the tenant's reserve" },
+        { "a", "{\"reserved\": 600}", CNT_STATUS_INVALID,
+          "reserved: 600 is above the tenant's hard limit" },
+        { "b", "{\"reserved\": 901}", CNT_STATUS_OVER_CAPACITY,
+          "reserved: 901 would bring the reserves above the node's "
+          "capacity" },
+        { NULL, "{\"capacity\": 99}", CNT_STATUS_OVER_CAPACITY,
+          "capacity: 99 is below the tenants' reserves (100)" },
+        { NULL, "{\"capacity\": \"lots\"}", CNT_STATUS_INVALID,
+          "capacity: expected a whole number 0..4294967295, got a string" },
+        { "a", "{\"reserved\": 1, \"colour\": 2}", CNT_STATUS_INVALID,
+          "unknown field \"colour\" (expected reserved or hard_limit)" },
+        { "a", "{\"reserved\": ", CNT_STATUS_INVALID, "malformed JSON: *" },
+    };
+    enum { NSTEPS = sizeof(steps) / sizeof(steps[0]) };
+    uint8_t req[2048], st[NSTEPS + 2];
+    char body[NSTEPS + 2][256];
+    size_t pos = 0, n = 0;
+
+    /* Before Auth: refused, nothing parsed. */
+    n += cnt_encode_node_set_json(req + n, 1, "{\"capacity\":5}", 14);
+    n += cnt_encode_tenant_set_json(req + n, 2, "a", 1,
+                                    "{\"reserved\":1}", 14);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(answers(f, &pos, st, body, NSTEPS), 2);
+    assert_int_equal(st[0], CNT_STATUS_NOT_PERMITTED);
+    assert_int_equal(st[1], CNT_STATUS_NOT_PERMITTED);
+    assert_int_equal(heard.nchanges, 0);
+
+    n = cnt_encode_auth(req, 3, secret, 16);
+    for (unsigned i = 0; i < NSTEPS; i++) {
+        const char *d = steps[i].doc;
+        if (steps[i].tenant == NULL)
+            n += cnt_encode_node_set_json(req + n, 10 + i, d, strlen(d));
+        else
+            n += cnt_encode_tenant_set_json(req + n, 10 + i, steps[i].tenant,
+                                            1, d, strlen(d));
+    }
+    assert_true(n < sizeof(req));
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(answers(f, &pos, st, body, NSTEPS + 2), NSTEPS + 1);
+    assert_int_equal(st[0], 0);
+    for (unsigned i = 0; i < NSTEPS; i++) {
+        const char *want = steps[i].body;
+        size_t wl = strlen(want);
+        assert_int_equal(st[i + 1], steps[i].status);
+        if (want[wl - 1] == '*')
+            assert_memory_equal(body[i + 1], want, wl - 1);
+        else
+            assert_string_equal(body[i + 1], want);
+    }
+    /* The refusals changed nothing. */
+    cnt_tenant_view v;
+    cnt_node_view nv;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"a", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.reserved, 100);
+    assert_int_equal(v.hard_limit, 500);
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"b", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.flags & CNT_TENANT_CONFIGURED, 0);
+    cnt_throttle_node(th, &nv);
+    assert_int_equal(nv.capacity, 1000);
+    assert_int_equal(nv.reserved_sum, 100);
+    /* Each change reported (the hook keeps the first eight). */
+    assert_int_equal(heard.nchanges, NSTEPS);
+    assert_string_equal(heard.changes[0], "node set (json): done");
+    assert_string_equal(heard.changes[1], "tenant set \"a\" (json): done");
+    char want[400];
+    snprintf(want, sizeof(want), "tenant set \"a\" (json): %s: hard_limit: "
+             "50 is below the tenant's reserve",
+             cnt_status_text(CNT_STATUS_INVALID));
+    assert_string_equal(heard.changes[3], want);
+    n = cnt_encode_simple(req, CNT_OP_STATS, 99);
+    arrive(f, req, n);
+    run(f);
+    cnt_response res;
+    assert_int_equal(cnt_response_decode(f->sent + pos, f->sent_len - pos,
+                                         &res), CNT_DECODE_OK);
+    assert_int_equal(res.opaque, 99);
+    assert_int_equal(stat_of(&res, "command:tenant_set_json"), 8);
+    assert_int_equal(stat_of(&res, "command:node_set_json"), 4);
+    fixture_free(f);
+    cnt_throttle_free(th);
 }
 
 static void test_stats_after_buffer_moves(void **state)
@@ -930,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_stats_and_counting),
         cmocka_unit_test(test_stats_after_buffer_moves),
         cmocka_unit_test(test_auth_limit_and_changes),
+        cmocka_unit_test(test_json_commands),
         cmocka_unit_test(test_handle_decoded),
         cmocka_unit_test(test_counter_memory_runs_out),
         cmocka_unit_test(test_output_memory_runs_out),

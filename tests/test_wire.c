@@ -311,7 +311,7 @@ static void test_opcode_table_reference_rows(void **state)
     for (unsigned op = 0; op < 256; op++)
         if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
             known++;
-    assert_int_equal(known, 6 + 4 + 7 + 10);
+    assert_int_equal(known, 6 + 4 + 7 + 10 + 2);
     assert_int_equal(cnt_opcode_table[CNT_OP_NOOP].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_STATS].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_DUMP].body, CNT_BODY_SKIP);
@@ -619,10 +619,51 @@ static void test_opcode_table_throttle_rows(void **state)
     assert_int_equal(nset->off_secretlen, CNT_FIELD_NONE);
     assert_int_equal(nset->checks, 0);
 
-    /* Exactly five opcodes are privileged. */
+    /* Exactly seven opcodes are privileged: these five and the two JSON
+     * ones. */
     for (unsigned op = 0; op < 256; op++)
         assert_int_equal(cnt_opcode_table[op].privileged,
-                         op >= CNT_OP_TENANT_SET && op <= CNT_OP_RELOAD);
+                         (op >= CNT_OP_TENANT_SET && op <= CNT_OP_RELOAD) ||
+                             op == CNT_OP_TENANT_SET_JSON ||
+                             op == CNT_OP_NODE_SET_JSON);
+}
+
+/* The seed's JSON commands: Tenant_set_json (the tenant, then the
+ * document) and Node_set_json (the document alone), privileged, with no
+ * other field. */
+static void test_opcode_table_json_rows(void **state)
+{
+    const cnt_opcode_row *tj = &cnt_opcode_table[CNT_OP_TENANT_SET_JSON];
+    const cnt_opcode_row *nj = &cnt_opcode_table[CNT_OP_NODE_SET_JSON];
+
+    (void)state;
+    assert_int_equal(CNT_OP_TENANT_SET_JSON, 0x2a);
+    assert_int_equal(CNT_OP_NODE_SET_JSON, 0x2c);
+    assert_string_equal(cnt_opcode_name(0x2a), "tenant_set_json");
+    assert_string_equal(cnt_opcode_name(0x2c), "node_set_json");
+    assert_null(cnt_opcode_name(0x2b));
+    assert_int_equal(tj->body, CNT_BODY_NEEDED);
+    assert_true(tj->privileged && tj->doc);
+    assert_int_equal(tj->fixed, 2);
+    assert_int_equal(tj->off_namelen, CNT_FIELD_AT(0));
+    assert_no_counter_fields(tj);
+    assert_no_limit_fields(tj);
+    assert_no_throttle_fields(tj);
+    assert_int_equal(tj->checks, 0);
+    assert_int_equal(nj->body, CNT_BODY_NEEDED);
+    assert_true(nj->privileged && nj->doc);
+    assert_int_equal(nj->fixed, 0);
+    assert_int_equal(nj->off_namelen, CNT_FIELD_NONE);
+    assert_no_counter_fields(nj);
+    assert_no_limit_fields(nj);
+    assert_no_throttle_fields(nj);
+    assert_int_equal(nj->checks, 0);
+    /* Every other row has no document. */
+    for (unsigned op = 0; op < 256; op++)
+        assert_int_equal(cnt_opcode_table[op].doc,
+                         op == CNT_OP_TENANT_SET_JSON ||
+                             op == CNT_OP_NODE_SET_JSON);
+    assert_true(CNT_JSON_DOC_MAX <= CNT_BODY_MAX);
 }
 
 /* The tenant throttling constants: flags, states, reasons and their
@@ -827,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_opcode_table_rate_limit_rows),
         cmocka_unit_test(test_rate_limit_constants),
         cmocka_unit_test(test_opcode_table_throttle_rows),
+        cmocka_unit_test(test_opcode_table_json_rows),
         cmocka_unit_test(test_throttle_constants),
         cmocka_unit_test(test_unit_to_ns),
         cmocka_unit_test(test_window_shape),

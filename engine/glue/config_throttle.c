@@ -1,7 +1,9 @@
 /* config_throttle.c: parses the throttle settings file that
  * counter.throttle.config names (at start) and the reload opcode re-reads:
  * node.capacity, default.hard_limit and tenant.NAME lines, each key once,
- * then the checks that need the whole file. The result is plain data
+ * or, when its first byte that is not white space is '{', the same
+ * settings as one JSON document (protocol/throttle_json.h); then the
+ * checks that need the whole file. The result is plain data
  * (cnt_throttle_file) that the glue maps onto the throttle core. */
 #include "config.h"
 
@@ -15,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+#include "protocol/throttle_json.h"
 
 /* Throttle settings: what one line of a tenant's value may hold. */
 #define CNT_THROTTLE_HARD_EXPECTED "0..4294967294 or unlimited"
@@ -372,6 +376,137 @@ static bool throttle_finish(throttle_parse *tp, const char *path,
     return true;
 }
 
+/* A tenant of a JSON file: the checks of a tenant.NAME line (its name,
+ * how many, memory), then into the parse. A reserve left out is 0; a
+ * hard limit left out is resolved at the end, as for a line. */
+static bool json_tenant(void *ctx, const char *name, size_t len,
+                        const cnt_tjson_tenant *jt, char *err, size_t errlen)
+{
+    throttle_parse *tp = ctx;
+    cnt_throttle_file_tenant t = {0};
+
+    if (!throttle_name_ok(name, len)) {
+        snprintf(err, errlen, "invalid tenant name (expected "
+                 CNT_THROTTLE_NAME_EXPECTED ")");
+        return false;
+    }
+    if (tp->f.ntenants == CNT_THROTTLE_FILE_TENANTS_MAX) {
+        snprintf(err, errlen, "too many tenants (at most %u in a file)",
+                 CNT_THROTTLE_FILE_TENANTS_MAX);
+        return false;
+    }
+    /* jansson refuses a name given twice, so no index is needed. */
+    if (!throttle_grow(tp) || (t.name = malloc(len)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    memcpy(t.name, name, len);
+    t.len = (uint16_t)len;
+    t.reserved = jt->has_reserved ? jt->reserved : 0;
+    t.has_hard = jt->has_hard;
+    t.hard = jt->hard;
+    tp->lines[tp->f.ntenants].line = 0;
+    tp->f.tenants[tp->f.ntenants++] = t;
+    return true;
+}
+
+/* The checks of a JSON file that need all of it, as throttle_finish does
+ * for lines; errors name the tenant's member. */
+static bool json_finish(throttle_parse *tp, const char *path,
+                        const cnt_config_errctx *at)
+{
+    cnt_throttle_file *f = &tp->f;
+    uint32_t hard = f->has_default_hard ? f->default_hard
+                                        : CNT_THROTTLE_FILE_UNLIMITED;
+    char p[CNT_CLIP_BUF], k[CNT_CLIP_BUF];
+    uint64_t sum = 0;
+
+    for (size_t i = 0; i < f->ntenants; i++) {
+        cnt_throttle_file_tenant *t = &f->tenants[i];
+        if (!t->has_hard)
+            t->hard = hard;
+        if (t->hard < t->reserved)
+            return cnt_config_error(at, "counter.throttle.config: file "
+                                    "\"%s\": tenants.%s: hard limit below "
+                                    "the reserve (reserved %" PRIu32 ", "
+                                    "default.hard_limit %" PRIu32 "; give "
+                                    "the tenant a hard_limit)",
+                                    cnt_config_clip_path(p, path),
+                                    cnt_config_clip(k, (const char *)t->name,
+                                                    t->len, CNT_CLIP_TEXT,
+                                                    false),
+                                    t->reserved, t->hard);
+        sum += t->reserved;
+    }
+    if (!f->has_capacity || f->capacity == 0 || sum <= f->capacity)
+        return true;
+    return cnt_config_error(at, "counter.throttle.config: file \"%s\": "
+                            "node.capacity: over capacity (capacity %" PRIu32
+                            "; the reserves of the tenants sum to %" PRIu64
+                            ")", cnt_config_clip_path(p, path), f->capacity,
+                            sum);
+}
+
+/* Reads and parses a JSON throttle file from f (already open, positioned
+ * at its start), at most CNT_THROTTLE_FILE_MAX bytes. */
+static bool json_parse_file(FILE *f, const char *path, throttle_parse *tp,
+                            const cnt_config_errctx *at)
+{
+    char p[CNT_CLIP_BUF], msg[CNT_TJSON_ERR_SIZE];
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    cnt_tjson_file jf;
+    bool ok;
+
+    for (;;) {
+        if (buf == NULL)
+            return cnt_config_error(at, "counter.throttle.config: out of "
+                                    "memory");
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap || cap > CNT_THROTTLE_FILE_MAX)
+            break;
+        char *b = realloc(buf, cap * 2);
+        if (b == NULL)
+            free(buf);
+        buf = b;
+        cap *= 2;
+    }
+    if (ferror(f) || len > CNT_THROTTLE_FILE_MAX) {
+        free(buf);
+        if (len > CNT_THROTTLE_FILE_MAX)
+            return cnt_config_error(at, "counter.throttle.config: file \"%s\""
+                                    " is larger than %u bytes",
+                                    cnt_config_clip_path(p, path),
+                                    CNT_THROTTLE_FILE_MAX);
+        return cnt_config_error(at, "counter.throttle.config: cannot read "
+                                "file \"%s\"", cnt_config_clip_path(p, path));
+    }
+    ok = cnt_tjson_file_parse((const uint8_t *)buf, len, &jf, json_tenant,
+                              tp, msg, sizeof(msg));
+    free(buf);
+    if (!ok)
+        return cnt_config_error(at, "counter.throttle.config: file \"%s\": "
+                                "%s", cnt_config_clip_path(p, path), msg);
+    tp->f.has_capacity = jf.has_node;
+    tp->f.capacity = jf.node.capacity;
+    tp->f.has_default_hard = jf.has_default_hard;
+    tp->f.default_hard = jf.default_hard;
+    return json_finish(tp, path, at);
+}
+
+/* Tells whether the file f holds JSON: its first byte that is not white
+ * space is '{'. Leaves f at its start. */
+static bool is_json(FILE *f)
+{
+    int ch;
+
+    do
+        ch = fgetc(f);
+    while (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r');
+    rewind(f);
+    return ch == '{';
+}
+
 /* Parses the throttle file at path; at is where its key was (no place for
  * a reload), for the errors about the file as a whole. */
 static bool throttle_parse_file(const char *path, cnt_throttle_file *out,
@@ -379,10 +514,21 @@ static bool throttle_parse_file(const char *path, cnt_throttle_file *out,
 {
     throttle_parse tp;
     memset(&tp, 0, sizeof(tp));
-    bool ok = cnt_config_read_settings("counter.throttle.config", path,
-                                       CNT_THROTTLE_FILE_MAX, throttle_apply,
-                                       &tp, at) &&
-              throttle_finish(&tp, path, at);
+    FILE *f = cnt_config_open_file("counter.throttle.config", path, at);
+    if (f == NULL)
+        return false;
+    bool json = is_json(f);
+    bool ok;
+    if (json) {
+        ok = json_parse_file(f, path, &tp, at);
+        fclose(f);
+    } else {
+        fclose(f);
+        ok = cnt_config_read_settings("counter.throttle.config", path,
+                                      CNT_THROTTLE_FILE_MAX, throttle_apply,
+                                      &tp, at) &&
+             throttle_finish(&tp, path, at);
+    }
     free(tp.lines);
     free(tp.slots);
     if (!ok) {

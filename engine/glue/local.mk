@@ -10,6 +10,9 @@ CONFIG_PARSER_SOURCES = engine/glue/configuration.c \
 	engine/glue/config_values.c engine/glue/config_secret.c \
 	engine/glue/config_throttle.c
 libcntglue_la_SOURCES = $(CONFIG_PARSER_SOURCES)
+# A JSON throttle settings file is read by libcntws.la's document parser,
+# which whoever links libcntglue.la links too (counter.la through
+# libcntserver.la).
 noinst_HEADERS += \
 	engine/glue/configuration.h engine/glue/config_int.h \
 	engine/glue/host_glue.h

@@ -360,6 +360,8 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_NODE_SET] = THROTTLE(cnt_session_node_set),
     [CNT_OP_UNTHROTTLE] = THROTTLE(cnt_session_unthrottle),
     [CNT_OP_RELOAD] = THROTTLE(cnt_session_reload),
+    [CNT_OP_TENANT_SET_JSON] = THROTTLE(cnt_session_tenant_set_json),
+    [CNT_OP_NODE_SET_JSON] = THROTTLE(cnt_session_node_set_json),
 #undef PLAIN
 #undef AT
 #undef LIMITS

@@ -44,7 +44,8 @@ void cnt_session_ttl_purge(cnt_session *s, const cnt_request *req);
 void cnt_session_check(cnt_session *s, const cnt_request *req);
 void cnt_session_multi_check(cnt_session *s, const cnt_request *req);
 
-/* The tenant-throttling opcodes (0x40-0x49, but Tenant_list, which streams
+/* The tenant-throttling opcodes (0x40-0x49, 0x2a and 0x2c, but
+ * Tenant_list, which streams
  * from session.c), answered from s->env->throttle. */
 void cnt_session_auth(cnt_session *s, const cnt_request *req);
 void cnt_session_throttle(cnt_session *s, const cnt_request *req);
@@ -53,6 +54,8 @@ void cnt_session_node_show(cnt_session *s, const cnt_request *req);
 void cnt_session_tenant_set(cnt_session *s, const cnt_request *req);
 void cnt_session_tenant_remove(cnt_session *s, const cnt_request *req);
 void cnt_session_node_set(cnt_session *s, const cnt_request *req);
+void cnt_session_tenant_set_json(cnt_session *s, const cnt_request *req);
+void cnt_session_node_set_json(cnt_session *s, const cnt_request *req);
 void cnt_session_unthrottle(cnt_session *s, const cnt_request *req);
 void cnt_session_reload(cnt_session *s, const cnt_request *req);
 

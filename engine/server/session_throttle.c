@@ -4,7 +4,8 @@
  * failures refused without comparing), charges, the views of a tenant,
  * of every tenant (streamed like a Dump) and of the node, and the
  * privileged changes (tenant settings, node capacity, an unthrottled
- * connection, a reload of the settings file), each reported for the log. */
+ * connection, a reload of the settings file, the JSON documents of
+ * Tenant_set_json and Node_set_json), each reported for the log. */
 #include "config.h"
 
 #include "engine/server/session_int.h"
@@ -14,6 +15,7 @@
 
 #include "engine/core/throttle.h"
 #include "protocol/response.h"
+#include "protocol/throttle_json.h"
 
 /* Failed authentications after which the connection is closed. */
 #define CNT_AUTH_TRIES 3u
@@ -245,4 +247,98 @@ void cnt_session_reload(cnt_session *s, const cnt_request *req)
     changed(s, req, s->env->reload != NULL
                         ? s->env->reload(s->env->reload_ctx)
                         : CNT_STATUS_NOT_FOUND, "reload");
+}
+
+/* Reports a change asked by a JSON document to the log, then answers
+ * with st and text as body: what was applied, or what is wrong. */
+static void changed_text(cnt_session *s, const cnt_request *req,
+                         cnt_status st, const char *what, const char *text)
+{
+    size_t n = strlen(text);
+
+    if (s->env->privileged_change != NULL) {
+        char line[640];
+        snprintf(line, sizeof(line), "%s: %s%s%s", what,
+                 st == CNT_STATUS_OK ? "done" : cnt_status_text(st),
+                 st == CNT_STATUS_OK ? "" : ": ", st == CNT_STATUS_OK ? ""
+                                                                  : text);
+        s->env->privileged_change(s, line);
+    }
+    uint8_t *p = cnt_session_reserve(s, CNT_TEXT_RESPONSE_SIZE(n));
+    if (p != NULL)
+        cnt_outbuf_commit(&s->out, cnt_encode_text(p, req->opcode,
+                                                   (uint8_t)st, req->opaque,
+                                                   text, n));
+}
+
+/* Tenant_set_json (privileged): the seed's SetBucketThrottleProperties.
+ * The tenant's document, a field left out keeping its value; answers
+ * the tenant's settings as they are after the change, or the field that
+ * was refused. */
+void cnt_session_tenant_set_json(cnt_session *s, const cnt_request *req)
+{
+    cnt_tjson_tenant t;
+    char text[CNT_TJSON_ERR_SIZE], name[4 * LOG_NAME_MAX + 6], what[320];
+    cnt_status st = CNT_STATUS_INVALID;
+
+    log_name(name, req->name, req->name_len);
+    snprintf(what, sizeof(what), "tenant set %s (json)", name);
+    if (cnt_tjson_tenant_parse(req->doc, req->doc_len, &t, text,
+                               sizeof(text)))
+        st = cnt_throttle_set_tenant(s->env->throttle, req->name,
+                                     req->name_len, t.has_reserved,
+                                     t.reserved, t.has_hard, t.hard);
+    else
+        goto answer;
+    if (st == CNT_STATUS_OK) {
+        cnt_tenant_view v;
+        /* Read back at once: the settings this change left (another
+         * operator's change right after would show instead, as
+         * Tenant_show would). */
+        if (cnt_throttle_tenant(s->env->throttle, req->name, req->name_len,
+                                &v) == CNT_STATUS_OK)
+            cnt_tjson_tenant_format(text, sizeof(text), v.reserved,
+                                    v.hard_limit);
+        else
+            text[0] = '\0';
+    } else if (st == CNT_STATUS_OVER_CAPACITY) {
+        snprintf(text, sizeof(text), "reserved: %u would bring the "
+                 "reserves above the node's capacity", (unsigned)t.reserved);
+    } else if (st == CNT_STATUS_INVALID && t.has_hard) {
+        snprintf(text, sizeof(text), "hard_limit: %u is below the tenant's "
+                 "reserve", (unsigned)t.hard);
+    } else if (st == CNT_STATUS_INVALID) {
+        snprintf(text, sizeof(text), "reserved: %u is above the tenant's "
+                 "hard limit", (unsigned)t.reserved);
+    } else {
+        snprintf(text, sizeof(text), "%s", cnt_status_text(st));
+    }
+answer:
+    changed_text(s, req, st, what, text);
+}
+
+/* Node_set_json (privileged): the seed's SetNodeThrottleProperties. The
+ * node's document; answers the capacity applied, or the field that was
+ * refused. */
+void cnt_session_node_set_json(cnt_session *s, const cnt_request *req)
+{
+    cnt_tjson_node n;
+    char text[CNT_TJSON_ERR_SIZE];
+    cnt_status st = CNT_STATUS_INVALID;
+
+    if (cnt_tjson_node_parse(req->doc, req->doc_len, &n, text,
+                             sizeof(text))) {
+        st = cnt_throttle_set_capacity(s->env->throttle, n.capacity);
+        if (st == CNT_STATUS_OK)
+            cnt_tjson_node_format(text, sizeof(text), n.capacity);
+        else if (st == CNT_STATUS_OVER_CAPACITY) {
+            cnt_node_view v;
+            cnt_throttle_node(s->env->throttle, &v);
+            snprintf(text, sizeof(text), "capacity: %u is below the "
+                     "tenants' reserves (%u)", (unsigned)n.capacity,
+                     (unsigned)v.reserved_sum);
+        } else
+            snprintf(text, sizeof(text), "%s", cnt_status_text(st));
+    }
+    changed_text(s, req, st, "node set (json)", text);
 }

@@ -730,7 +730,7 @@ use constant {
     OP_AUTH => 0x40, OP_THROTTLE => 0x41, OP_TENANT_SHOW => 0x42,
     OP_TENANT_LIST => 0x43, OP_NODE_SHOW => 0x44, OP_TENANT_SET => 0x45,
     OP_TENANT_REMOVE => 0x46, OP_NODE_SET => 0x47, OP_UNTHROTTLE => 0x48,
-    OP_RELOAD => 0x49,
+    OP_RELOAD => 0x49, OP_TENANT_SET_JSON => 0x2a, OP_NODE_SET_JSON => 0x2c,
     ST_NOT_PERMITTED => 0x2a, ST_AUTH_FAILED => 0x2b,
     ST_OVER_CAPACITY => 0x2c,
     # State and reason bytes of a throttle answer.
@@ -755,10 +755,15 @@ our @REASON_NAME = qw(none reserve pool_empty hard_limit);
 
 # The throttling opcodes, for opcodes_pending.
 our @THROTTLE_OPCODES = (0x40 .. 0x49);
+# The seed's JSON commands (SetBucketThrottleProperties and
+# SetNodeThrottleProperties), for opcodes_pending.
+our @THROTTLE_JSON_OPCODES = (0x2a, 0x2c);
 
 push @EXPORT, qw(
     OP_AUTH OP_THROTTLE OP_TENANT_SHOW OP_TENANT_LIST OP_NODE_SHOW
     OP_TENANT_SET OP_TENANT_REMOVE OP_NODE_SET OP_UNTHROTTLE OP_RELOAD
+    OP_TENANT_SET_JSON OP_NODE_SET_JSON @THROTTLE_JSON_OPCODES
+    req_tenant_set_json req_node_set_json
     ST_NOT_PERMITTED ST_AUTH_FAILED ST_OVER_CAPACITY
     THROTTLE_ALLOWED THROTTLE_THROTTLED REASON_NONE REASON_RESERVE
     REASON_POOL_EMPTY REASON_HARD_LIMIT UNLIMITED SET_RESERVED
@@ -826,6 +831,20 @@ sub req_node_set {
     my ($capacity, @o) = @_;
     my ($b, %o) = _split_opts([], @o);
     return req(OP_NODE_SET, pack('N', $capacity) . ($b->{extra} // ''), %o);
+}
+
+# Tenant_set_json TENANT with the JSON document DOC (bytes, sent as they
+# are). Options: name_len, plus req's.
+sub req_tenant_set_json {
+    my ($tenant, $doc, @o) = @_;
+    my ($b, %o) = _split_opts([], @o);
+    return req(OP_TENANT_SET_JSON, _name_field($tenant, $b) . $doc, %o);
+}
+
+# Node_set_json with the JSON document DOC (the whole body).
+sub req_node_set_json {
+    my ($doc, @o) = @_;
+    return req(OP_NODE_SET_JSON, $doc, @o);
 }
 
 # The 24-byte throttle answer (state, reason, used, remaining,

@@ -240,10 +240,27 @@ sub random_throttle_request {
             $hard = undef if $w >= 0.25 && $w < 0.5;
             @p{qw(op want)} = (OP_TENANT_SET, [ST_OK]);
             $p{bytes} = req_tenant_set($churn, $res, $hard, opaque => $opq);
+            if (rand() < 0.3) {
+                # The same settings as a JSON document.
+                my @f;
+                push @f, qq("reserved": $res) if defined $res;
+                push @f, '"hard_limit": ' . ($hard == UNLIMITED
+                                             ? '"unlimited"' : $hard)
+                    if defined $hard;
+                @p{qw(op json)} = (OP_TENANT_SET_JSON, 1);
+                $p{bytes} = req_tenant_set_json($churn, '{' . join(', ', @f)
+                                                . '}', opaque => $opq);
+            }
         } elsif ($q < 0.38) {
             # A hard limit below the reserve: invalid.
             @p{qw(op want)} = (OP_TENANT_SET, [ST_INVALID]);
             $p{bytes} = req_tenant_set($churn, 5, 4, opaque => $opq);
+            if (rand() < 0.3) {
+                @p{qw(op json)} = (OP_TENANT_SET_JSON, 1);
+                $p{bytes} = req_tenant_set_json(
+                    $churn, rand() < 0.5 ? '{"reserved": 5, "hard_limit": 4}'
+                                         : '{"reserved": "5"', opaque => $opq);
+            }
         } elsif ($q < 0.46) {
             # A reserve no capacity can hold.
             @p{qw(op want)} = (OP_TENANT_SET, [ST_OVER_CAPACITY]);
@@ -259,6 +276,11 @@ sub random_throttle_request {
             @p{qw(op want)} = (OP_NODE_SET,
                                [$small ? ST_OVER_CAPACITY : ST_OK]);
             $p{bytes} = req_node_set($cap, opaque => $opq);
+            if (rand() < 0.3) {
+                @p{qw(op json)} = (OP_NODE_SET_JSON, 1);
+                $p{bytes} = req_node_set_json(qq({"capacity": $cap}),
+                                              opaque => $opq);
+            }
         } elsif ($q < 0.86) {
             @p{qw(op want)} = (OP_RELOAD, [ST_OK]);
             $p{bytes} = req_reload(opaque => $opq);
@@ -319,7 +341,11 @@ sub check_throttle_answer {
     if ($q->{priv}) {
         failed("$what answered $st, not " . join('/', @{ $q->{want} }))
             unless grep { $_ == $st } @{ $q->{want} };
-        failed("$what: OK with a body") if $st == ST_OK && length $body;
+        # The JSON commands answer what they applied, as a JSON object.
+        failed("$what: OK with a body")
+            if $st == ST_OK && length $body && !$q->{json};
+        failed("$what: OK without the applied document")
+            if $st == ST_OK && $q->{json} && $body !~ /^\{"[a-z_]+":.*\}$/;
         $tfig{ $st == ST_OK ? 'priv_ok' : 'priv_refused' }++;
         return;
     }
@@ -1277,7 +1303,7 @@ sub check_answer {
         $c->{in_series} = 0;
         $fig{w_queues}++ if $q->{op} == OP_QUEUES;
         check_tenant_list_end($c) if $q->{op} == OP_TENANT_LIST;
-    } elsif ($q->{op} >= OP_AUTH && $q->{op} <= OP_RELOAD) {
+    } elsif (($q->{op} >= OP_AUTH && $q->{op} <= OP_RELOAD) || $q->{json}) {
         check_throttle_answer($c, $q, $st, $body);
     } elsif ($q->{op} >= OP_WAIT_ACQUIRE && $q->{op} <= OP_WAIT_RELEASE) {
         check_wait_answer($c, $q, $st, $body);

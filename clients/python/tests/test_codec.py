@@ -104,6 +104,15 @@ class TestRequests(unittest.TestCase):
              "90 47 00 00 00 00 00 04 00 00 00 4d | 00 00 00 64"),
             (ops.unthrottle(None), 0x4f, "90 48 00 00 00 00 00 00 00 00 00 4f"),
             (ops.reload(None), 0x50, "90 49 00 00 00 00 00 00 00 00 00 50"),
+            (ops.tenant_set_json("a", b'{"reserved":1}'), 0x51,
+             "90 2a 00 00 00 00 00 11 00 00 00 51 | 00 01 61 7b 22 72 65 73"
+             " 65 72 76 65 64 22 3a 31 7d"),
+            (ops.tenant_set_json("a", {"reserved": 1}), 0x52,
+             "90 2a 00 00 00 00 00 11 00 00 00 52 | 00 01 61 7b 22 72 65 73"
+             " 65 72 76 65 64 22 3a 31 7d"),
+            (ops.node_set_json('{"capacity":9}', None), 0x53,
+             "90 2c 00 00 00 00 00 0e 00 00 00 53 | 7b 22 63 61 70 61 63 69"
+             " 74 79 22 3a 39 7d"),
         ]
         for req, opaque, want in cases:
             self.assertEqual(enc(req, opaque).hex(" "), h(want).hex(" "),
@@ -120,6 +129,19 @@ class TestAnswers(unittest.TestCase):
         self.assertEqual(p.decode_u64(dec(
             "91 21 00 00 00 00 00 08 00 00 00 14 | 00 00 00 00 00 00 00 07")),
             7)
+
+    def test_json(self) -> None:
+        self.assertEqual(p.decode_json(dec(
+            "91 2c 00 00 00 00 00 0e 00 00 00 01 | 7b 22 63 61 70 61 63 69"
+            " 74 79 22 3a 39 7d")), {"capacity": 9})
+        with self.assertRaises(p.StatusError) as cm:
+            p.decode_json(dec("91 2c 04 00 00 00 00 03 00 00 00 01 | 61 62"
+                              " 63"))
+        self.assertEqual(cm.exception.text, "abc")
+        with self.assertRaises(p.ProtocolError):
+            p.decode_json(dec("91 2c 00 00 00 00 00 01 00 00 00 01 | 7b"))
+        with self.assertRaises(ValueError):
+            ops.node_set_json(b" " * (p.JSON_DOC_MAX + 1), None)
 
     def test_errors(self) -> None:
         pkt = dec("91 02 21 00 00 00 00 16 00 00 00 03 | 52 65 73 6f 75 72 63"

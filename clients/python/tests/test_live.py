@@ -135,7 +135,16 @@ class TestBlocking(unittest.TestCase):
         self.assertIn(b"acme", [r.name for r in c.tenant_list()])
         self.assertEqual(c.node_show().capacity, 100)
         c.tenant_set("py-t", reserved=5)
+        self.assertEqual(c.tenant_set_json("py-t", {"hard_limit": 9}),
+                         {"reserved": 5, "hard_limit": 9})
+        with self.assertRaises(m.StatusError) as cm:
+            c.tenant_set_json("py-t", '{"hard_limit": "x"}')
+        self.assertEqual(cm.exception.status, m.Status.INVALID)
+        self.assertIn("hard_limit:", cm.exception.text)
         c.tenant_remove("py-t")
+        self.assertEqual(c.node_set_json(b'{"capacity": 300}'),
+                         {"capacity": 300})
+        self.assertEqual(c.node_show().capacity, 300)
         c.node_set(200)
         self.assertEqual(c.node_show().capacity, 200)
         c.reload()

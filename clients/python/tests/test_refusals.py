@@ -49,6 +49,8 @@ class TestRefusals(unittest.TestCase):
         self.refused(self.c.throttle, "t", 0, word="units")
         self.refused(self.c.tenant_set, "t", word="reserved or hard_limit")
         self.refused(self.c.tenant_set, "t", 10, 5, word="below reserved")
+        self.refused(self.c.node_set_json, " " * 4097, word="at most 4096")
+        self.refused(self.c.tenant_set_json, "t", 5, word="dict, str or bytes")
 
     def test_multi(self) -> None:
         self.refused(self.c.multi_check, [], word="at least one")

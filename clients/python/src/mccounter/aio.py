@@ -655,6 +655,16 @@ class AsyncClient(AsyncQuotaMixin):
         """Sets a server's capacity (privileged)."""
         return await self._run(ops.node_set(capacity, server))
 
+    async def tenant_set_json(self, tenant: Name,
+                              document: Union[dict, str, bytes]) -> dict:
+        """Configures a tenant with a JSON document (privileged)."""
+        return await self._run(ops.tenant_set_json(tenant, document))
+
+    async def node_set_json(self, document: Union[dict, str, bytes],
+                            server: Optional[str] = None) -> dict:
+        """Sets a server's capacity with a JSON document (privileged)."""
+        return await self._run(ops.node_set_json(document, server))
+
     async def unthrottle(self, server: Optional[str] = None) -> None:
         """Makes this connection's charges always allowed (privileged)."""
         return await self._run(ops.unthrottle(server))

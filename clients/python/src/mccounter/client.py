@@ -150,6 +150,19 @@ class _Ops:
         """Sets a server's capacity, units per second (privileged)."""
         return self._run(ops.node_set(capacity, server))
 
+    def tenant_set_json(self, tenant: Name,
+                        document: Union[dict, str, bytes]) -> dict:
+        """Configures a tenant with a JSON document, {"reserved": N,
+        "hard_limit": N or "unlimited"} (privileged); returns the tenant's
+        settings after it."""
+        return self._run(ops.tenant_set_json(tenant, document))
+
+    def node_set_json(self, document: Union[dict, str, bytes],
+                      server: Optional[str] = None) -> dict:
+        """Sets a server's capacity with a JSON document, {"capacity": N}
+        (privileged); returns what was applied."""
+        return self._run(ops.node_set_json(document, server))
+
     def unthrottle(self, server: Optional[str] = None) -> None:
         """Makes this connection's charges always allowed (privileged)."""
         return self._run(ops.unthrottle(server))

@@ -189,6 +189,25 @@ def node_set(capacity: int, server: Optional[str]) -> Request[None]:
                    p.decode_none, server=server)
 
 
+def tenant_set_json(tenant: Name, document: Union[dict, str, bytes]
+                    ) -> Request[dict]:
+    """Tenant_set_json (privileged; routed by the tenant): the seed's
+    SetBucketThrottleProperties; answers the tenant's settings."""
+    t = p.name_bytes(tenant, "tenant")
+    return Request(p.Op.TENANT_SET_JSON,
+                   p.body_tenant_set_json(t, p.json_doc(document)), t,
+                   p.decode_json)
+
+
+def node_set_json(document: Union[dict, str, bytes],
+                  server: Optional[str]) -> Request[dict]:
+    """Node_set_json (privileged), to a node: the seed's
+    SetNodeThrottleProperties; answers the capacity applied."""
+    return Request(p.Op.NODE_SET_JSON,
+                   p.body_node_set_json(p.json_doc(document)), None,
+                   p.decode_json, server=server)
+
+
 def unthrottle(server: Optional[str]) -> Request[None]:
     """Unthrottle (privileged), to a node."""
     return Request(p.Op.UNTHROTTLE, b"", None, p.decode_none, server=server)

@@ -7,6 +7,7 @@ and the tests can check it against the hex examples of the protocol page.
 from __future__ import annotations
 
 import enum
+import json
 import struct
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Optional, TypeVar, Union
@@ -65,6 +66,8 @@ class Op(enum.IntEnum):
     NODE_SET = 0x47
     UNTHROTTLE = 0x48
     RELOAD = 0x49
+    TENANT_SET_JSON = 0x2a
+    NODE_SET_JSON = 0x2c
 
 
 class Status(enum.IntEnum):
@@ -567,6 +570,39 @@ def body_node_set(capacity: int) -> bytes:
     return struct.pack(">I", _uint(capacity, "capacity", 32))
 
 
+# The longest JSON document Tenant_set_json and Node_set_json take.
+JSON_DOC_MAX = 4096
+
+
+def json_doc(document: Union[dict, str, bytes]) -> bytes:
+    """A settings document as the server takes it: bytes and str as they
+    are (UTF-8), a dict written as compact JSON."""
+    if isinstance(document, dict):
+        doc = json.dumps(document, separators=(",", ":")).encode()
+    elif isinstance(document, str):
+        doc = document.encode()
+    elif isinstance(document, (bytes, bytearray)):
+        doc = bytes(document)
+    else:
+        raise ValueError("document must be a dict, str or bytes")
+    if len(doc) > JSON_DOC_MAX:
+        raise ValueError("document is %d bytes, at most %d"
+                         % (len(doc), JSON_DOC_MAX))
+    return doc
+
+
+def body_tenant_set_json(tenant: bytes, doc: bytes) -> bytes:
+    """Tenant_set_json's body: the tenant, then its JSON document."""
+    if len(tenant) + len(doc) > BODY_MAX - 2:
+        raise ValueError("tenant and document do not fit one request")
+    return _named(b"", tenant) + doc
+
+
+def body_node_set_json(doc: bytes) -> bytes:
+    """Node_set_json's body: the JSON document."""
+    return doc
+
+
 # ---------------------------------------------------------------------------
 # Decoding
 
@@ -623,6 +659,19 @@ def _name_at(body: bytes, off: int, what: str) -> bytes:
 def decode_none(p: Packet) -> None:
     """An answer whose body says nothing."""
     check_status(p)
+
+
+def decode_json(p: Packet) -> dict:
+    """Tenant_set_json and Node_set_json: the settings applied, a JSON
+    object."""
+    check_status(p)
+    try:
+        doc = json.loads(p.body.decode())
+    except ValueError as e:
+        raise ProtocolError("settings answer is not JSON: %s" % e) from None
+    if not isinstance(doc, dict):
+        raise ProtocolError("settings answer is not a JSON object")
+    return doc
 
 
 def decode_u32(p: Packet) -> int:
