@@ -132,6 +132,22 @@
 /* Node_set: the capacity. */
 #define CNT_NSET_OFF_CAPACITY    0
 #define CNT_NSET_FIXED           4
+/* Auth_user: flags, a zero byte, the secret's u16 length, the user's u16
+ * length, then the user's name and the secret. */
+#define CNT_AUSER_OFF_FLAGS      0
+#define CNT_AUSER_OFF_ZERO       1
+#define CNT_AUSER_OFF_SECRETLEN  2
+#define CNT_AUSER_OFF_NAMELEN    4
+#define CNT_AUSER_FIXED          6
+/* Auth_user's flags: answer requests over the tenant's share with
+ * Throttled instead of pausing the connection. No other bit, or 0x04. */
+#define CNT_AUTH_NONBLOCKING     0x01u
+#define CNT_AUTH_FLAGS_ALL       0x01u
+/* The body of a Throttled answer: the u64 nanoseconds until a retry can
+ * pass, the reason (a cnt_treason), then the status text. */
+#define CNT_THROTTLED_OFF_RETRY  0
+#define CNT_THROTTLED_OFF_REASON 8
+#define CNT_THROTTLED_FIXED      9
 
 /* Tenant_set's flags: which of the two values to set. At least one bit,
  * and no other, or 0x04. */
@@ -309,7 +325,8 @@ typedef enum cnt_opcode {
     CNT_OP_TENANT_REMOVE = 0x46,  /* privileged */
     CNT_OP_NODE_SET     = 0x47,   /* privileged */
     CNT_OP_UNTHROTTLE   = 0x48,   /* privileged */
-    CNT_OP_RELOAD       = 0x49    /* privileged */
+    CNT_OP_RELOAD       = 0x49,   /* privileged */
+    CNT_OP_AUTH_USER    = 0x4a
 } cnt_opcode;
 
 /* Response statuses. */
@@ -329,6 +346,7 @@ typedef enum cnt_status {
     CNT_STATUS_NOT_PERMITTED          = 0x2A,
     CNT_STATUS_AUTH_FAILED            = 0x2B,
     CNT_STATUS_OVER_CAPACITY          = 0x2C,
+    CNT_STATUS_THROTTLED              = 0x2D,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;
@@ -478,8 +496,10 @@ typedef enum cnt_body_kind {
 #define CNT_CHECK_UNITS_NONZERO     0x0800u
 /* Tenant_set's flags: at least one of its two bits, no other. */
 #define CNT_CHECK_TENANT_FLAGS      0x1000u
+/* Auth_user's flags: no bit but CNT_AUTH_FLAGS_ALL. */
+#define CNT_CHECK_AUTH_FLAGS        0x2000u
 /* Every bit above. */
-#define CNT_CHECK_ALL               0x1fffu
+#define CNT_CHECK_ALL               0x3fffu
 
 /* A field of a row is one byte: 0 when the opcode's body has no such
  * field, else the field's offset from the start of the body plus one.
@@ -686,7 +706,15 @@ typedef struct cnt_opcode_row {
         .fixed = CNT_NSET_FIXED,                                            \
         .off_capacity = CNT_FIELD_AT(CNT_NSET_OFF_CAPACITY))                \
     ROW(UNTHROTTLE, CNT_ROW_SKIPPED_BODY("unthrottle"), .privileged = true) \
-    ROW(RELOAD, CNT_ROW_SKIPPED_BODY("reload"), .privileged = true)
+    ROW(RELOAD, CNT_ROW_SKIPPED_BODY("reload"), .privileged = true)       \
+    /* The user is the name; the secret follows it. */                     \
+    ROW(AUTH_USER,                                                          \
+        .name = "auth_user", .body = CNT_BODY_NEEDED,                       \
+        .fixed = CNT_AUSER_FIXED,                                           \
+        .off_flags = CNT_FIELD_AT(CNT_AUSER_OFF_FLAGS),                     \
+        .off_namelen = CNT_FIELD_AT(CNT_AUSER_OFF_NAMELEN),                 \
+        .off_secretlen = CNT_FIELD_AT(CNT_AUSER_OFF_SECRETLEN),             \
+        .checks = CNT_CHECK_AUTH_FLAGS)
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

@@ -8,7 +8,7 @@ noinst_LTLIBRARIES += libcntglue.la
 CONFIG_PARSER_SOURCES = engine/glue/configuration.c \
 	engine/glue/config_text.c engine/glue/config_file.c \
 	engine/glue/config_values.c engine/glue/config_secret.c \
-	engine/glue/config_throttle.c
+	engine/glue/config_throttle.c engine/glue/config_users.c
 libcntglue_la_SOURCES = $(CONFIG_PARSER_SOURCES)
 noinst_HEADERS += \
 	engine/glue/configuration.h engine/glue/config_int.h \

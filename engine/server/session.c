@@ -56,7 +56,7 @@ static inline bool session_names_counter(const session_handler *h,
 static inline bool session_permitted(const cnt_session *s,
                                      const cnt_request *req)
 {
-    return !req->privileged || (s->env->secret != NULL && s->privileged);
+    return !req->privileged || s->privileged;
 }
 
 /* Calls h's handler for req, or answers Not permitted when req needs a
@@ -326,6 +326,100 @@ void cnt_session_shutdown(cnt_session *s)
     cnt_session_end_tickets(s, true);
 }
 
+/* The cost class of each opcode a connection's tenant pays for: read
+ * unless listed (the privileged ones are admin whatever this says);
+ * authenticating is free, since it is what picks the tenant. */
+#define COST_FREE 0xffu
+static const uint8_t session_cost_class[256] = {
+    [CNT_OP_AUTH] = COST_FREE,
+    [CNT_OP_AUTH_USER] = COST_FREE,
+    [CNT_OP_ACQUIRE] = CNT_COST_ACQUIRE,
+    [CNT_OP_RELEASE] = CNT_COST_ACQUIRE,
+    [CNT_OP_RENEW] = CNT_COST_ACQUIRE,
+    [CNT_OP_WAIT_RELEASE] = CNT_COST_ACQUIRE,
+    [CNT_OP_WAIT_ACQUIRE] = CNT_COST_WAIT,
+    [CNT_OP_TTL_INSERT] = CNT_COST_LIMIT,
+    [CNT_OP_TTL_UPDATE] = CNT_COST_LIMIT,
+    [CNT_OP_TTL_PURGE] = CNT_COST_LIMIT,
+    [CNT_OP_WINDOW_CHECK] = CNT_COST_LIMIT,
+    [CNT_OP_GCRA_CHECK] = CNT_COST_LIMIT,
+    [CNT_OP_MULTI_CHECK] = CNT_COST_LIMIT,
+    [CNT_OP_THROTTLE] = CNT_COST_LIMIT,
+};
+
+/* What session_admit decided about a request. */
+enum session_admission {
+    ADMIT_RUN,          /* paid (or free): answer it */
+    ADMIT_ANSWERED,     /* answered already (Throttled, or out of memory):
+                         * consumed, not run */
+    ADMIT_PAUSED        /* the tenant is over its share: not consumed, the
+                         * session paused (s->pause_ns) */
+};
+
+/* Charges cls's cost to the session's tenant through the throttle, the
+ * same charge as the Throttle opcode's: *a says how it went. False when
+ * the charge itself failed (out of memory: *st). */
+static bool session_charge(cnt_session *s, unsigned cls,
+                           cnt_throttle_answer *a, cnt_status *st)
+{
+    const cnt_session_env *env = s->env;
+
+    a->state = CNT_TSTATE_ALLOWED;
+    *st = CNT_STATUS_OK;
+    if (env->default_tenant == NULL || env->throttle == NULL ||
+        cls >= CNT_COST_CLASSES || env->tenant_cost[cls] == 0)
+        return true;
+    *st = cnt_throttle_charge(env->throttle, s->tenant, s->tenant_len,
+                              env->tenant_cost[cls], s->unthrottled, a);
+    return *st == CNT_STATUS_OK;
+}
+
+/* Makes req's connection pay for it: runs, is answered Throttled (the
+ * non-blocking mode, or Out of memory), or pauses the session. */
+static enum session_admission session_admit(cnt_session *s,
+                                            const cnt_request *req)
+{
+    unsigned cls = req->privileged ? CNT_COST_ADMIN
+                                   : session_cost_class[req->opcode];
+    cnt_throttle_answer a;
+    cnt_status st;
+
+    if (!session_charge(s, cls, &a, &st)) {
+        cnt_stats_count_command(s->env->slot, req->opcode);
+        session_put_error(s, req->opcode, st, req->opaque);
+        return ADMIT_ANSWERED;
+    }
+    if (a.state == CNT_TSTATE_ALLOWED)
+        return ADMIT_RUN;
+    if (!s->nonblocking) {
+        s->pause_ns = a.retry_after_ns;
+        return ADMIT_PAUSED;
+    }
+    cnt_stats_count_command(s->env->slot, req->opcode);
+    uint8_t *p = cnt_session_reserve(s, CNT_THROTTLED_RESPONSE_SIZE);
+    if (p != NULL)
+        cnt_outbuf_commit(&s->out,
+                          cnt_encode_throttled(p, req->opcode, req->opaque,
+                                               a.retry_after_ns, a.reason));
+    return ADMIT_ANSWERED;
+}
+
+/* Charges a request of another front; see session.h. */
+bool cnt_session_pay(cnt_session *s, unsigned cls)
+{
+    cnt_throttle_answer a;
+    cnt_status st;
+
+    if (!session_charge(s, cls, &a, &st)) {
+        s->failed = true;
+        return false;
+    }
+    if (a.state == CNT_TSTATE_ALLOWED)
+        return true;
+    s->pause_ns = a.retry_after_ns;
+    return false;
+}
+
 /* The handler table: one row per opcode the server answers. An opcode
  * without a row is answered 0x81 (the decoder refuses those already). */
 static const session_handler session_handlers[256] = {
@@ -360,6 +454,7 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_NODE_SET] = THROTTLE(cnt_session_node_set),
     [CNT_OP_UNTHROTTLE] = THROTTLE(cnt_session_unthrottle),
     [CNT_OP_RELOAD] = THROTTLE(cnt_session_reload),
+    [CNT_OP_AUTH_USER] = THROTTLE(cnt_session_auth_user),
 #undef PLAIN
 #undef AT
 #undef LIMITS
@@ -524,10 +619,15 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         const session_ahead *a = &ahead[k];
         if (k > 0 && (s->failed || cnt_outbuf_full(&s->out)))
             return pos;
-        cnt_stats_count_command(s->env->slot, a->req.opcode);
-        if (!session_call(s, a->h, &a->req, &a->place))
-            session_put_error(s, a->req.opcode, CNT_STATUS_UNKNOWN_COMMAND,
-                              a->req.opaque);
+        enum session_admission adm = session_admit(s, &a->req);
+        if (adm == ADMIT_PAUSED)
+            return pos;
+        if (adm == ADMIT_RUN) {
+            cnt_stats_count_command(s->env->slot, a->req.opcode);
+            if (!session_call(s, a->h, &a->req, &a->place))
+                session_put_error(s, a->req.opcode,
+                                  CNT_STATUS_UNKNOWN_COMMAND, a->req.opaque);
+        }
         pos += (size_t)a->req.size;
         /* A Dump's records come before the next answer; a session that is
          * closing (too many failed authentications) answers nothing more,
@@ -547,7 +647,11 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         s->closing = true;
         return pos;
     }
-    session_handle(s, r, req);
+    enum session_admission adm = session_admit(s, req);
+    if (adm == ADMIT_PAUSED)
+        return pos;
+    if (adm == ADMIT_RUN)
+        session_handle(s, r, req);
     /* Bodies not needed (Noop/Stats/Dump, refused requests) may be longer
      * than what is buffered: the rest is skipped as it arrives, never
      * stored. */
@@ -564,7 +668,8 @@ size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len)
     size_t pos = 0;
     s->more = false;
     s->need = 0;
-    while (!s->failed && !s->closing && s->need == 0) {
+    s->pause_ns = 0;
+    while (!s->failed && !s->closing && s->need == 0 && s->pause_ns == 0) {
         if (cnt_outbuf_full(&s->out)) {
             s->more = s->dumping || pos < len;
             break;
@@ -601,6 +706,8 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
     memset(s, 0, sizeof(*s));
     s->env = env;
     s->event = session_binary_event;
+    s->tenant = env->default_tenant;
+    s->tenant_len = env->default_tenant_len;
     strcpy(s->peer, "unknown");
     if (!cnt_outbuf_init(&s->out, CNT_OUTBUF_INITIAL))
         return false;
