@@ -47,7 +47,8 @@ E2E_TESTS = \
 	t/43-counterctl-top.t \
 	t/44-counterctl-top-tty.t \
 	t/45-metrics.t \
-	t/46-service-files.t
+	t/46-service-files.t \
+	t/47-tenant-connections.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
 	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf \
 	contrib/prometheus/alerts.yml
