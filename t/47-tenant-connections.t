@@ -10,12 +10,14 @@
 # non-blocking flag gets 0x2D Throttled answers carrying the retry hint
 # and the reason, and the same request sent again once the hint has
 # passed is answered; an Unthrottled user is never throttled but counted.
+# The Throttr front's connections pay as the default tenant, and wait.
 use strict;
 use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use CounterTest;
+use ThrottrTest;
 use File::Temp qw(tempdir);
 use Test::More;
 use Time::HiRes qw(sleep);
@@ -158,4 +160,20 @@ if (@thr) {
 $nb->close;
 $ops->close;
 $srv->stop;
+
+# The Throttr front pays as the default tenant: 8 requests at a capacity
+# of 3 are all answered, in order, and the node counts throttled charges.
+write_file("$dir/thr.conf", "node.capacity = 3\n");
+my $thr = start_throttr(config => { default_tenant => 'thr',
+                                    'throttle.config' => "$dir/thr.conf" });
+my $t = $thr->connect(port => $thr->{throttr_port});
+$t->send(join '', map { thr_purge("missing$_") } 1 .. 8);
+is(thr_read($t, 8, 10), "\x00" x 8, 'throttr: all 8 answered');
+$t->close;
+my $c = $thr->connect;
+my $n = parse_node_view($c->call(req_node_show(), 10));
+ok($n && $n->{throttled} >= 1, 'throttr: its connection was held back')
+    or diag explain $n;
+$c->close;
+$thr->stop;
 done_testing;

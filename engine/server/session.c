@@ -405,7 +405,7 @@ static enum session_admission session_admit(cnt_session *s,
 }
 
 /* Charges a request of another front; see session.h. */
-bool cnt_session_pay(cnt_session *s, unsigned cls)
+bool cnt_session_pay(cnt_session *s, unsigned cls, bool ran)
 {
     cnt_throttle_answer a;
     cnt_status st;
@@ -416,7 +416,14 @@ bool cnt_session_pay(cnt_session *s, unsigned cls)
     }
     if (a.state == CNT_TSTATE_ALLOWED)
         return true;
-    s->pause_ns = a.retry_after_ns;
+    /* What ran is used whatever the share said: counted the way an
+     * unthrottled charge is. */
+    if (ran &&
+        cnt_throttle_charge(s->env->throttle, s->tenant, s->tenant_len,
+                            s->env->tenant_cost[cls], true, &a) !=
+            CNT_STATUS_OK)
+        s->failed = true;
+    s->pause_ns = a.retry_after_ns > 0 ? a.retry_after_ns : 1;
     return false;
 }
 

@@ -211,9 +211,11 @@ size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len);
 /* Charges one request of class cls (a cnt_cost_class) to the session's
  * tenant, for the fronts that answer their own way (Throttr, WebSocket):
  * true when it may run; false when the tenant is over its share (the
- * session is then paused: s->pause_ns, and the request must stay
- * unconsumed) or memory ran out (s->failed). */
-bool cnt_session_pay(cnt_session *s, unsigned cls);
+ * session is then paused: s->pause_ns, and a request that has not run
+ * must stay unconsumed) or memory ran out (s->failed). ran: the request
+ * has run already (a front that cannot hold it back), so it is counted
+ * even when over the share. */
+bool cnt_session_pay(cnt_session *s, unsigned cls, bool ran);
 
 /* Takes a grant that reached the session's worker through the mailbox
  * (any session of that worker: the ticket names its owner): tells the

@@ -105,7 +105,8 @@ size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
          * request waits unconsumed for the next second. */
         if (d == CNT_THROTTR_OK &&
             !cnt_session_pay(s, r.type == CNT_THROTTR_QUERY
-                                    ? CNT_COST_READ : CNT_COST_LIMIT))
+                                    ? CNT_COST_READ : CNT_COST_LIMIT,
+                             false))
             break;
         if (d == CNT_THROTTR_BAD_FRAMING) {
             /* Nothing after an unknown type can be framed: the answers
