@@ -384,6 +384,10 @@ static enum session_admission session_admit(cnt_session *s,
     cnt_throttle_answer a;
     cnt_status st;
 
+    if (s->prepaid > 0 && cls != COST_FREE) {
+        s->prepaid--;
+        return ADMIT_RUN;
+    }
     if (!session_charge(s, cls, &a, &st)) {
         cnt_stats_count_command(s->env->slot, req->opcode);
         session_put_error(s, req->opcode, st, req->opaque);
@@ -587,6 +591,43 @@ typedef struct session_ahead {
     cnt_table_place place;
 } session_ahead;
 
+/* Pays for the n requests decoded ahead with one charge when they fit
+ * the tenant's share together: a charge takes the node's lock, which
+ * every worker shares, so one per batch instead of one per request keeps
+ * them from queueing on it. What it paid for is s->prepaid, spent by
+ * session_admit request by request (those the output had no room for
+ * come first in the next feed, still paid). When the batch does not fit,
+ * or it logs in (which may change the tenant), each request pays alone,
+ * so the share is used to its last unit. */
+static void session_prepay(cnt_session *s, const session_ahead *ahead,
+                           size_t n)
+{
+    const cnt_session_env *env = s->env;
+    uint64_t units = 0;
+    uint32_t paying = 0;
+
+    if (env->default_tenant == NULL || env->throttle == NULL ||
+        s->prepaid > 0 || n < 2)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        const cnt_request *req = &ahead[k].req;
+        unsigned cls = req->privileged ? CNT_COST_ADMIN
+                                       : session_cost_class[req->opcode];
+        if (cls == COST_FREE)
+            return;
+        units += env->tenant_cost[cls];
+        paying++;
+    }
+    if (units == 0 || units > UINT32_MAX)
+        return;
+    cnt_throttle_answer a;
+    if (cnt_throttle_charge(env->throttle, s->tenant, s->tenant_len,
+                            (uint32_t)units, s->unthrottled, &a) ==
+            CNT_STATUS_OK &&
+        a.state == CNT_TSTATE_ALLOWED)
+        s->prepaid = paying;
+}
+
 /* Decodes up to CNT_SESSION_AHEAD whole requests from the front of in,
  * starts loading the table memory each will touch (first every bucket slot
  * and stripe lock, then every bucket's first counter), then answers them
@@ -616,6 +657,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
     }
     /* ahead[n] holds the decoding that stopped the loop, if one did. */
     bool stopped = n < CNT_SESSION_AHEAD && off < len;
+    session_prepay(s, ahead, n);
     if (n > 1)
         for (size_t k = 0; k < n; k++)
             if (session_names_counter(ahead[k].h, &ahead[k].req))

@@ -155,6 +155,8 @@ struct cnt_session {
      * nanoseconds until the next second, when the front feeds again; the
      * request that could not pay is not consumed. 0: not paused. */
     uint64_t pause_ns;
+    /* Requests at the front of the input paid for already, together. */
+    uint32_t prepaid;
     uint8_t auth_failures;
     bool auth_closed;               /* closing after too many failures */
 
