@@ -1008,6 +1008,49 @@ static void test_tenant_costs(void **state)
     cnt_throttle_free(th);
 }
 
+
+/* Requests decoded together are paid with one charge when they fit
+ * together; the ones the output had no room for are not paid twice when
+ * they come again; a batch that does not fit pays request by request. */
+static void test_tenant_batch_pays_once(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    cnt_throttle *th = tenant_setup(f);
+    assert_int_equal(cnt_throttle_set_capacity(th, 1000), CNT_STATUS_OK);
+    enum { N = 20 };
+    uint8_t req[N * 12];
+    for (uint32_t i = 0; i < N; i++)
+        cnt_encode_simple(req + 12 * i, CNT_OP_NOOP, i);
+    /* Five answers reach the watermark: the other 15 wait, paid. */
+    f->s->out.high = 60;
+    arrive(f, req, sizeof(req));
+    assert_int_equal(feed(f), 5 * 12);
+    assert_int_equal(f->s->prepaid, N - 5);
+    f->s->out.high = CNT_OUTBUF_HIGH;
+    run(f);
+    assert_int_equal(f->in_len, 0);
+    assert_int_equal(f->s->prepaid, 0);
+    cnt_throttle_stats ts;
+    cnt_throttle_stats_get(th, &ts);
+    assert_int_equal(ts.checks, 1);
+    cnt_tenant_view v;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"t", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.used, N);
+    /* At a capacity of 30, 20 more do not fit together: 10 pay one by
+     * one, then the session pauses. */
+    assert_int_equal(cnt_throttle_set_capacity(th, 30), CNT_STATUS_OK);
+    arrive(f, req, sizeof(req));
+    run(f);
+    assert_int_equal(f->in_len, 10 * 12);
+    assert_true(f->s->pause_ns > 0);
+    cnt_throttle_stats_get(th, &ts);
+    assert_int_equal(ts.checks, 1 + 1 + 10 + 1);
+    fixture_free(f);
+    cnt_throttle_free(th);
+}
+
 /* The users Auth_user knows for the tests below. */
 static cnt_user test_user_list[] = {
     {.name = (uint8_t *)"bob", .name_len = 3, .tenant = (uint8_t *)"b",
@@ -1175,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_output_memory_runs_out),
         cmocka_unit_test(test_tenant_pauses),
         cmocka_unit_test(test_tenant_costs),
+        cmocka_unit_test(test_tenant_batch_pays_once),
         cmocka_unit_test(test_tenant_nonblocking),
         cmocka_unit_test(test_auth_user),
     };
