@@ -118,12 +118,13 @@ my $date = `date -u '+%Y-%m-%d %H:%M UTC'`; chomp $date;
 my $cpu = `sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1`;
 chomp $cpu;
 my $nproc = `nproc`; chomp $nproc;
+my ($load) = split ' ', `cat /proc/loadavg`;
 print $o <<"EOT";
 # Tenants on connections: measurements
 
 Written by `bench/tenant-run.sh` ($date; $nproc CPUs, $cpu; shared
-with other work, so the figures move from run to run: every run is
-listed, the summary takes medians). The seed's case: tenant A sends
+with other work, load average $load at the end, so the figures move from
+run to run: every run is listed, the summary takes medians). The seed's case: tenant A sends
 Acquire/Release pairs on 1 connection and has a reserve of $reserve
 units per second (30% of the node's capacity of $cap); tenant B sends
 the same on 10 or 32 connections; each request costs 1 unit. Each
