@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 86
+#define NITEMS 87
 
 typedef struct report {
     unsigned n;
@@ -55,6 +55,7 @@ static const char *const expected_order[NITEMS] = {
     "command:throttle", "command:tenant_show", "command:tenant_list",
     "command:node_show", "command:tenant_set", "command:tenant_remove",
     "command:node_set", "command:unthrottle", "command:reload",
+    "command:auth_user",
     "rejected_connections", "buckets", "interval",
     "memory_limit", "waiting", "leases", "queue_grants", "wait_timeouts",
     "lease_expirations", "wait_cancels", "ttl_objects", "ttl_checks",
