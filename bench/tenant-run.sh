@@ -189,11 +189,13 @@ set xlabel 'second of the run'
 set ylabel 'units per second (log scale)'
 set key outside right
 set logscale y
+set yrange [1000:*]
+set arrow from graph 0, first $cap to graph 1, first $cap nohead dashtype 2
+set label 'capacity' at graph 0.02, first $cap offset 0,0.7
 plot '$tmp/blocking-32.1.csv' using 1:2 with linespoints title 'A, throttled', \\
      '$tmp/blocking-32.1.csv' using 1:3 with linespoints title 'B, throttled', \\
      '$tmp/unthrottled-32.1.csv' using 1:2 with linespoints title 'A, no throttling', \\
-     '$tmp/unthrottled-32.1.csv' using 1:3 with linespoints title 'B, no throttling', \\
-     $cap with lines dashtype 2 title 'capacity'
+     '$tmp/unthrottled-32.1.csv' using 1:3 with linespoints title 'B, no throttling'
 EOT
 close $g;
 EOF
