@@ -5,7 +5,8 @@
 # microbenchmark limits-micro (built, not run by make check), the Redis side
 # of the rate-limit rows redis-bench, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
-	redis-bench client-bench ws-bench get-lease-bench settings-bench
+	redis-bench client-bench ws-bench get-lease-bench settings-bench \
+	tenant-bench
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -29,6 +30,10 @@ redis_bench_SOURCES = bench/redis-bench.c bench/setup.c bench/hist.c \
 	bench/procstat.c bench/net.c
 redis_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 
+# Tenants on connections: A on 1 connection against B on many.
+tenant_bench_SOURCES = bench/tenant-bench.c bench/procstat.c
+tenant_bench_LDADD = libcntproto.la
+
 # counter-bench's pair workload through libmccounter's non-blocking API.
 client_bench_SOURCES = bench/client-bench.c bench/setup.c bench/hist.c
 client_bench_LDADD = client/libmccounter.la libcntproto.la $(PTHREAD_LIBS)
@@ -41,6 +46,7 @@ noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 # .libs/counter.so (and redis-server, when installed).
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
+	bench/tenant-run.sh doc/performance-tenants.md doc/performance-tenants.svg \
 	bench/lateness.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png \

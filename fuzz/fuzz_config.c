@@ -1,6 +1,7 @@
 /* fuzz_config.c: libFuzzer target for the configuration parser (the -X
- * string, the file format, the admin secret file and the throttle settings
- * file): no crash or leak, clear errors, sane results. */
+ * string, the file format, the admin secret file, the throttle settings
+ * file and the users file): no crash or leak, clear errors, sane
+ * results. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz/fuzz.h"
@@ -118,7 +120,8 @@ static void fuzz_string(const char *s)
      * FIFOs, devices, huge files) by tests/test_configuration. */
     if (strstr(s, "counter.config") != NULL ||
         strstr(s, "counter.admin_secret_file") != NULL ||
-        strstr(s, "counter.throttle.config") != NULL)
+        strstr(s, "counter.throttle.config") != NULL ||
+        strstr(s, "counter.users_file") != NULL)
         return;
     static const size_t lens[] = { 256, 12 };
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
@@ -302,9 +305,63 @@ static void fuzz_throttle(const uint8_t *data, size_t size)
     close(fd);
 }
 
+/* Whether b may be in a user's or tenant's name. */
+static bool user_name_byte(uint8_t b)
+{
+    return isalnum(b) || b == '_' || b == '.' || b == ':' || b == '-' ||
+           b == '@';
+}
+
+/* Parses the input as a users file (mode 0600): accepted, every user has
+ * names the syntax allows, a name once, known privileges and a secret
+ * of 16..4096 bytes found in the input; refused, one line that names the
+ * file (and the line) or the key, and the users file is refused as a
+ * whole once group or others may read it. */
+static void fuzz_users(const uint8_t *data, size_t size)
+{
+    char path[64], err[256];
+    int fd = memfd_with(data, size, path);
+    cnt_users *u = NULL;
+    FUZZ_CHECK(fchmod(fd, 0600) == 0);
+    memset(err, 'x', sizeof err);
+    bool ok = cnt_users_file_parse(path, &u, err, sizeof err);
+    if (ok) {
+        FUZZ_CHECK(u != NULL);
+        for (size_t i = 0; i < u->n; i++) {
+            const cnt_user *x = &u->v[i];
+            FUZZ_CHECK(x->name_len >= 1 && x->name_len <= 255);
+            FUZZ_CHECK(x->tenant_len >= 1 && x->tenant_len <= 255);
+            for (uint16_t j = 0; j < x->name_len; j++)
+                FUZZ_CHECK(user_name_byte(x->name[j]));
+            for (uint16_t j = 0; j < x->tenant_len; j++)
+                FUZZ_CHECK(user_name_byte(x->tenant[j]));
+            FUZZ_CHECK((x->privileges & ~(CNT_PRIV_ADMIN |
+                                          CNT_PRIV_UNTHROTTLED)) == 0);
+            FUZZ_CHECK(x->secret_len >= CNT_CONFIG_SECRET_MIN &&
+                       x->secret_len <= CNT_CONFIG_SECRET_MAX);
+            FUZZ_CHECK(memmem(data, size, x->secret, x->secret_len) != NULL);
+            FUZZ_CHECK(cnt_users_find(u, x->name, x->name_len) == x);
+        }
+        cnt_users_free(u);
+    } else {
+        FUZZ_CHECK(u == NULL);
+        FUZZ_CHECK(memchr(err, '\0', sizeof err) != NULL);
+        FUZZ_CHECK(strchr(err, '\n') == NULL);
+        char at[80];
+        snprintf(at, sizeof at, "counter: %s:", path);
+        FUZZ_CHECK(strncmp(err, at, strlen(at)) == 0 ||
+                   strncmp(err, "counter: counter.users_file: ", 29) == 0);
+    }
+    /* Readable by the group: refused, whatever it holds. */
+    FUZZ_CHECK(fchmod(fd, 0640) == 0);
+    FUZZ_CHECK(!cnt_users_file_parse(path, &u, err, sizeof err));
+    FUZZ_CHECK(strstr(err, "has mode 0640") != NULL);
+    close(fd);
+}
+
 /* Input: a mode byte, then the text. Odd: a configuration file; 2: an
- * admin secret file; 4: a throttle settings file; other even values: a
- * -X string. */
+ * admin secret file; 4: a throttle settings file; 6: a users file; other
+ * even values: a -X string. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 8192)
@@ -319,6 +376,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (data[0] == 4) {
         fuzz_throttle(data + 1, size - 1);
+        return 0;
+    }
+    if (data[0] == 6) {
+        fuzz_users(data + 1, size - 1);
         return 0;
     }
     char *s = malloc(size);

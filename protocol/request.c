@@ -296,6 +296,24 @@ size_t cnt_multi_finish(cnt_multi_builder *b)
     return b->len;
 }
 
+/* Writes an Auth_user request. */
+size_t cnt_encode_auth_user(uint8_t *out, uint32_t opaque, uint8_t flags,
+                            const void *user, uint16_t user_len,
+                            const void *secret, uint16_t secret_len)
+{
+    uint32_t body = CNT_AUSER_FIXED + (uint32_t)user_len + secret_len;
+
+    cnt_encode_request_header(out, CNT_OP_AUTH_USER, body, opaque);
+    uint8_t *b = out + CNT_HEADER_SIZE;
+    b[CNT_AUSER_OFF_FLAGS] = flags;
+    b[CNT_AUSER_OFF_ZERO] = 0;
+    cnt_put_u16(b + CNT_AUSER_OFF_SECRETLEN, secret_len);
+    cnt_put_u16(b + CNT_AUSER_OFF_NAMELEN, user_len);
+    memcpy(b + CNT_AUSER_FIXED, user, user_len);
+    memcpy(b + CNT_AUSER_FIXED + user_len, secret, secret_len);
+    return CNT_HEADER_SIZE + body;
+}
+
 /* Writes an Auth request. */
 size_t cnt_encode_auth(uint8_t *out, uint32_t opaque, const void *secret,
                        uint16_t secret_len)
@@ -537,6 +555,9 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
     if ((row.checks & CNT_CHECK_TENANT_FLAGS) &&
         (req->flags == 0 || (req->flags & ~CNT_TENANT_SET_ALL) != 0))
         return false;
+    if ((row.checks & CNT_CHECK_AUTH_FLAGS) &&
+        (req->flags & ~CNT_AUTH_FLAGS_ALL) != 0)
+        return false;
 
     if (row.off_namelen != CNT_FIELD_NONE) {
         uint16_t name_len = cnt_get_u16(FIELD(off_namelen));
@@ -548,10 +569,12 @@ decode_body(const uint8_t *body, uint32_t body_len, cnt_request *req,
     }
     if (row.off_secretlen != CNT_FIELD_NONE) {
         uint16_t secret_len = cnt_get_u16(FIELD(off_secretlen));
+        /* After the name when the row has one (Auth_user's user). */
+        uint32_t at = (uint32_t)row.fixed + req->name_len;
 
-        if (secret_len == 0 || (uint32_t)row.fixed + secret_len > body_len)
+        if (secret_len == 0 || at + secret_len > body_len)
             return false;
-        req->secret = body + row.fixed;
+        req->secret = body + at;
         req->secret_len = secret_len;
     }
     if (row.doc) {

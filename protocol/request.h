@@ -128,6 +128,12 @@ bool cnt_multi_add(cnt_multi_builder *b, const cnt_check_request *item);
  * (the server refuses one without items, like any malformed body). */
 size_t cnt_multi_finish(cnt_multi_builder *b);
 
+/* Writes an Auth_user request (flags: CNT_AUTH_NONBLOCKING); out needs
+ * CNT_HEADER_SIZE + CNT_AUSER_FIXED + user_len + secret_len. */
+size_t cnt_encode_auth_user(uint8_t *out, uint32_t opaque, uint8_t flags,
+                            const void *user, uint16_t user_len,
+                            const void *secret, uint16_t secret_len);
+
 /* Writes an Auth request; out needs CNT_HEADER_SIZE + 2 + secret_len. */
 size_t cnt_encode_auth(uint8_t *out, uint32_t opaque, const void *secret,
                        uint16_t secret_len);

@@ -48,6 +48,21 @@ size_t cnt_encode_text(uint8_t *out, uint8_t opcode, uint8_t status,
     if (len > 0)
         memcpy(out + CNT_HEADER_SIZE, text, len);
     return CNT_HEADER_SIZE + len;
+/* Writes a Throttled answer: the retry hint and the reason before the
+ * status text. */
+size_t cnt_encode_throttled(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                            uint64_t retry_after_ns, uint8_t reason)
+{
+    const char *text = cnt_status_text(CNT_STATUS_THROTTLED);
+    size_t n = strlen(text);
+    uint8_t *b = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, opcode, CNT_STATUS_THROTTLED,
+                               (uint32_t)(CNT_THROTTLED_FIXED + n), opaque);
+    cnt_put_u64(b + CNT_THROTTLED_OFF_RETRY, retry_after_ns);
+    b[CNT_THROTTLED_OFF_REASON] = reason;
+    memcpy(b + CNT_THROTTLED_FIXED, text, n);
+    return CNT_HEADER_SIZE + CNT_THROTTLED_FIXED + n;
 }
 
 /* Writes a status-0 response with an empty body. */

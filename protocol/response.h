@@ -108,6 +108,15 @@ size_t cnt_encode_error(uint8_t *out, uint8_t opcode, cnt_status status,
  * with the document). */
 size_t cnt_encode_text(uint8_t *out, uint8_t opcode, uint8_t status,
                        uint32_t opaque, const char *text, size_t len);
+/* Size of a Throttled answer (status 0x2D). */
+#define CNT_THROTTLED_RESPONSE_SIZE \
+    (CNT_HEADER_SIZE + CNT_THROTTLED_FIXED + 9)
+
+/* Writes a Throttled answer to any request a connection's tenant could
+ * not pay for: retry_after_ns (>= 1) and reason (a cnt_treason), then
+ * the text "Throttled". */
+size_t cnt_encode_throttled(uint8_t *out, uint8_t opcode, uint32_t opaque,
+                            uint64_t retry_after_ns, uint8_t reason);
 
 /* Writes a status-0 response with an empty body (Noop, Release, Dump end). */
 size_t cnt_encode_empty(uint8_t *out, uint8_t opcode, uint32_t opaque);

@@ -43,6 +43,8 @@ const char *cnt_status_text(cnt_status status)
         return "Auth failed";
     case CNT_STATUS_OVER_CAPACITY:
         return "Over capacity";
+    case CNT_STATUS_THROTTLED:
+        return "Throttled";
     case CNT_STATUS_UNKNOWN_COMMAND:
         return "Unknown command";
     case CNT_STATUS_OUT_OF_MEMORY:

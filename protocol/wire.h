@@ -132,6 +132,22 @@
 /* Node_set: the capacity. */
 #define CNT_NSET_OFF_CAPACITY    0
 #define CNT_NSET_FIXED           4
+/* Auth_user: flags, a zero byte, the secret's u16 length, the user's u16
+ * length, then the user's name and the secret. */
+#define CNT_AUSER_OFF_FLAGS      0
+#define CNT_AUSER_OFF_ZERO       1
+#define CNT_AUSER_OFF_SECRETLEN  2
+#define CNT_AUSER_OFF_NAMELEN    4
+#define CNT_AUSER_FIXED          6
+/* Auth_user's flags: answer requests over the tenant's share with
+ * Throttled instead of pausing the connection. No other bit, or 0x04. */
+#define CNT_AUTH_NONBLOCKING     0x01u
+#define CNT_AUTH_FLAGS_ALL       0x01u
+/* The body of a Throttled answer: the u64 nanoseconds until a retry can
+ * pass, the reason (a cnt_treason), then the status text. */
+#define CNT_THROTTLED_OFF_RETRY  0
+#define CNT_THROTTLED_OFF_REASON 8
+#define CNT_THROTTLED_FIXED      9
 
 /* Tenant_set_json: the tenant, then its JSON document to the end of the
  * body. Node_set_json: the body is the JSON document. */
@@ -322,7 +338,8 @@ typedef enum cnt_opcode {
     /* The seed's SetBucketThrottleProperties and SetNodeThrottleProperties:
      * JSON documents (doc/throttling.md). */
     CNT_OP_TENANT_SET_JSON = 0x2a, /* privileged */
-    CNT_OP_NODE_SET_JSON = 0x2c   /* privileged */
+    CNT_OP_NODE_SET_JSON = 0x2c, /* privileged */
+    CNT_OP_AUTH_USER    = 0x4a
 } cnt_opcode;
 
 /* Response statuses. */
@@ -342,6 +359,7 @@ typedef enum cnt_status {
     CNT_STATUS_NOT_PERMITTED          = 0x2A,
     CNT_STATUS_AUTH_FAILED            = 0x2B,
     CNT_STATUS_OVER_CAPACITY          = 0x2C,
+    CNT_STATUS_THROTTLED              = 0x2D,
     CNT_STATUS_UNKNOWN_COMMAND        = 0x81,
     CNT_STATUS_OUT_OF_MEMORY          = 0x82
 } cnt_status;
@@ -491,8 +509,10 @@ typedef enum cnt_body_kind {
 #define CNT_CHECK_UNITS_NONZERO     0x0800u
 /* Tenant_set's flags: at least one of its two bits, no other. */
 #define CNT_CHECK_TENANT_FLAGS      0x1000u
+/* Auth_user's flags: no bit but CNT_AUTH_FLAGS_ALL. */
+#define CNT_CHECK_AUTH_FLAGS        0x2000u
 /* Every bit above. */
-#define CNT_CHECK_ALL               0x1fffu
+#define CNT_CHECK_ALL               0x3fffu
 
 /* A field of a row is one byte: 0 when the opcode's body has no such
  * field, else the field's offset from the start of the body plus one.
@@ -710,7 +730,15 @@ typedef struct cnt_opcode_row {
         .off_namelen = CNT_FIELD_AT(CNT_TSETJ_OFF_NAMELEN), .doc = true)    \
     ROW(NODE_SET_JSON,                                                      \
         .name = "node_set_json", .body = CNT_BODY_NEEDED,                   \
-        .privileged = true, .fixed = CNT_NSETJ_FIXED, .doc = true)
+        .privileged = true, .fixed = CNT_NSETJ_FIXED, .doc = true)    \
+    /* The user is the name; the secret follows it. */                     \
+    ROW(AUTH_USER,                                                          \
+        .name = "auth_user", .body = CNT_BODY_NEEDED,                       \
+        .fixed = CNT_AUSER_FIXED,                                           \
+        .off_flags = CNT_FIELD_AT(CNT_AUSER_OFF_FLAGS),                     \
+        .off_namelen = CNT_FIELD_AT(CNT_AUSER_OFF_NAMELEN),                 \
+        .off_secretlen = CNT_FIELD_AT(CNT_AUSER_OFF_SECRETLEN),             \
+        .checks = CNT_CHECK_AUTH_FLAGS)
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

@@ -122,6 +122,8 @@ stage_soak() {
     # hide whether RSS returns to its baseline: keep the quarantine small.
     ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=16" \
         perl t/soak/soak.pl --duration "$SOAK_TIME"
+    say "soak of tenants on connections (users, every front), $SOAK_TIME s"
+    perl t/soak/tenants.pl --duration "$SOAK_TIME"
 }
 
 stage_hostile() {

@@ -2679,16 +2679,61 @@ static const decode_row decode_rows[] = {
              "616263",      /* body, to be skipped */
       .result = CNT_DECODE_OK, .at_header = true, .size = 15,
       .opcode = CNT_OP_RELOAD, .opaque = 0x491 },
-    { .what = "unknown opcode 0x4a, after tenant throttling: 0x81",
+    { .what = "auth_user: valid, non-blocking",
       .hex = "90"           /* magic */
-             "4a"           /* opcode: 0x4a, unknown */
+             "4a"           /* opcode: Auth_user */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "0000000c"     /* body length: 6 + 3 + 3 */
+             "000004a2"     /* opaque */
+             "01"           /* flags: non-blocking */
+             "00"           /* zero */
+             "0003"         /* secret length */
+             "0003"         /* user length */
+             "626f62"       /* user "bob" */
+             "736563",      /* secret "sec" */
+      .result = CNT_DECODE_OK, .size = 24, .opcode = CNT_OP_AUTH_USER,
+      .opaque = 0x4a2, .flags = 1, .name = "bob", .secret = "sec" },
+    { .what = "auth_user: unknown flag",
+      .hex = "90"           /* magic */
+             "4a"           /* opcode: Auth_user */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000008"     /* body length: 6 + 1 + 1 */
+             "000004a3"     /* opaque */
+             "02"           /* flags: unknown bit */
+             "00"           /* zero */
+             "0001"         /* secret length */
+             "0001"         /* user length */
+             "62"           /* user "b" */
+             "73",          /* secret "s" */
+      .result = CNT_DECODE_ERROR, .size = 20, .opcode = CNT_OP_AUTH_USER,
+      .opaque = 0x4a3, .status = CNT_STATUS_INVALID },
+    { .what = "auth_user: secret runs past the body",
+      .hex = "90"           /* magic */
+             "4a"           /* opcode: Auth_user */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000008"     /* body length: 6 + 1 + 1 */
+             "000004a4"     /* opaque */
+             "00"           /* flags */
+             "00"           /* zero */
+             "0002"         /* secret length: 2, one byte short */
+             "0001"         /* user length */
+             "62"           /* user "b" */
+             "73",          /* secret "s" */
+      .result = CNT_DECODE_ERROR, .size = 20, .opcode = CNT_OP_AUTH_USER,
+      .opaque = 0x4a4, .status = CNT_STATUS_INVALID },
+    { .what = "unknown opcode 0x4b, after tenant throttling: 0x81",
+      .hex = "90"           /* magic */
+             "4b"           /* opcode: 0x4b, unknown */
              "00"           /* flags */
              "00"           /* reserved */
              "00000001"     /* body length */
              "000004a0"     /* opaque */
              "00",          /* body, to be skipped */
       .result = CNT_DECODE_ERROR, .at_header = true, .size = 13,
-      .opcode = 0x4a, .opaque = 0x4a0, .status = CNT_STATUS_UNKNOWN_COMMAND },
+      .opcode = 0x4b, .opaque = 0x4a0, .status = CNT_STATUS_UNKNOWN_COMMAND },
     { .what = "unknown opcode 0x3f, before tenant throttling: 0x81",
       .hex = "90"           /* magic */
              "3f"           /* opcode: 0x3f, unknown */
@@ -2770,7 +2815,11 @@ static void check_row_fields(const decode_row *row, const uint8_t *buf,
         assert_int_equal(req->secret_len, strlen(row->secret));
         assert_memory_equal(req->secret, row->secret, req->secret_len);
         assert_true(req->secret > buf && req->secret < buf + len);
-        assert_null(req->name);
+        /* Auth_user's secret follows its user's name. */
+        if (row->opcode != CNT_OP_AUTH_USER)
+            assert_null(req->name);
+        else
+            assert_ptr_equal(req->secret, req->name + req->name_len);
     }
     if (row->doc == NULL) {
         assert_null(req->doc);
@@ -4221,6 +4270,7 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_GCRA_CHECK:
         case CNT_OP_MULTI_CHECK:
         case CNT_OP_AUTH:
+        case CNT_OP_AUTH_USER:
         case CNT_OP_THROTTLE:
         case CNT_OP_TENANT_SHOW:
         case CNT_OP_TENANT_SET:

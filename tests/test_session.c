@@ -640,7 +640,7 @@ static void test_stats_and_counting(void **state)
     while (cnt_stats_next(&res, &end, &k, &kl, &v, &vl))
         pairs++;
     assert_int_equal(end, res.body_len);
-    assert_int_equal(pairs, 88);
+    assert_int_equal(pairs, 89);
     fixture_free(f);
 }
 
@@ -1052,6 +1052,289 @@ static void test_output_memory_runs_out(void **state)
 }
 
 /* Runs the session tests. */
+
+/* Tenants on connections: a session whose tenant is "t" (the default
+ * tenant), on a throttle of capacity 3 with no reserves, each request
+ * costing 1. */
+static cnt_throttle *tenant_setup(fixture *f)
+{
+    cnt_throttle_config tc = {.buckets = 64, .clock = &f->clock.clock};
+    cnt_throttle *th = cnt_throttle_new(&tc);
+    assert_non_null(th);
+    assert_int_equal(cnt_throttle_set_capacity(th, 3), CNT_STATUS_OK);
+    f->env.throttle = th;
+    f->env.default_tenant = (const uint8_t *)"t";
+    f->env.default_tenant_len = 1;
+    for (unsigned i = 0; i < CNT_COST_CLASSES; i++)
+        f->env.tenant_cost[i] = 1;
+    /* The session took its tenant when it was made: make it again. */
+    cnt_session_end(f->s);
+    assert_true(cnt_session_init(f->s, &f->env));
+    return th;
+}
+
+/* Over its share, a connection's requests wait unconsumed, in order,
+ * until the next second: the feed stops at the first one its tenant
+ * cannot pay for and says how long until the second turns; feeding
+ * again in the same second answers nothing; the next second answers
+ * them. */
+static void test_tenant_pauses(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    cnt_throttle *th = tenant_setup(f);
+    cnt_fake_clock_advance(&f->clock, 250);
+    uint8_t req[256];
+    size_t n = 0, pos = 0;
+    uint8_t st[16];
+    for (uint32_t i = 1; i <= 5; i++)
+        n += cnt_encode_simple(req + n, CNT_OP_NOOP, i);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 16), 3);
+    assert_int_equal(f->s->pause_ns, UINT64_C(750000000));
+    assert_int_equal(f->in_len, 2 * CNT_HEADER_SIZE);
+    assert_false(f->s->more);
+    /* Still the same second: nothing. */
+    cnt_fake_clock_advance(&f->clock, 749);
+    assert_int_equal(feed(f), 0);
+    assert_int_equal(f->s->pause_ns, UINT64_C(1000000));
+    /* The next second: the two that waited, in order. */
+    cnt_fake_clock_advance(&f->clock, 1);
+    run(f);
+    assert_int_equal(f->s->pause_ns, 0);
+    assert_int_equal(f->in_len, 0);
+    cnt_response res;
+    size_t at = pos;
+    for (uint32_t want = 4; want <= 5; want++) {
+        assert_int_equal(cnt_response_decode(f->sent + at, f->sent_len - at,
+                                             &res), CNT_DECODE_OK);
+        assert_int_equal(res.status, 0);
+        assert_int_equal(res.opaque, want);
+        at += res.size;
+    }
+    cnt_tenant_view v;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"t", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.used, 2);
+    fixture_free(f);
+    cnt_throttle_free(th);
+}
+
+/* Each class costs what the settings say; a free class and
+ * authenticating cost nothing. */
+static void test_tenant_costs(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    cnt_throttle *th = tenant_setup(f);
+    assert_int_equal(cnt_throttle_set_capacity(th, 100), CNT_STATUS_OK);
+    f->env.tenant_cost[CNT_COST_READ] = 0;
+    f->env.tenant_cost[CNT_COST_ACQUIRE] = 7;
+    uint8_t req[256];
+    size_t n = 0, pos = 0;
+    uint8_t st[16];
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 1);
+    n += cnt_encode_acquire(req + n, 2, 1, 5, "k", 1);
+    n += cnt_encode_release(req + n, 3, 1, "k", 1);
+    n += cnt_encode_auth(req + n, 4, "0123456789abcdef", 16);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 16), 4);
+    cnt_tenant_view v;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"t", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.used, 14);
+    fixture_free(f);
+    cnt_throttle_free(th);
+}
+
+
+/* Requests decoded together are paid with one charge when they fit
+ * together; the ones the output had no room for are not paid twice when
+ * they come again; a batch that does not fit pays request by request. */
+static void test_tenant_batch_pays_once(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    cnt_throttle *th = tenant_setup(f);
+    assert_int_equal(cnt_throttle_set_capacity(th, 1000), CNT_STATUS_OK);
+    enum { N = 20 };
+    uint8_t req[N * 12];
+    for (uint32_t i = 0; i < N; i++)
+        cnt_encode_simple(req + 12 * i, CNT_OP_NOOP, i);
+    /* Five answers reach the watermark: the other 15 wait, paid. */
+    f->s->out.high = 60;
+    arrive(f, req, sizeof(req));
+    assert_int_equal(feed(f), 5 * 12);
+    assert_int_equal(f->s->prepaid, N - 5);
+    f->s->out.high = CNT_OUTBUF_HIGH;
+    run(f);
+    assert_int_equal(f->in_len, 0);
+    assert_int_equal(f->s->prepaid, 0);
+    cnt_throttle_stats ts;
+    cnt_throttle_stats_get(th, &ts);
+    assert_int_equal(ts.checks, 1);
+    cnt_tenant_view v;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"t", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v.used, N);
+    /* At a capacity of 30, 20 more do not fit together: 10 pay one by
+     * one, then the session pauses. */
+    assert_int_equal(cnt_throttle_set_capacity(th, 30), CNT_STATUS_OK);
+    arrive(f, req, sizeof(req));
+    run(f);
+    assert_int_equal(f->in_len, 10 * 12);
+    assert_true(f->s->pause_ns > 0);
+    cnt_throttle_stats_get(th, &ts);
+    assert_int_equal(ts.checks, 1 + 1 + 10 + 1);
+    fixture_free(f);
+    cnt_throttle_free(th);
+}
+
+/* The users Auth_user knows for the tests below. */
+static cnt_user test_user_list[] = {
+    {.name = (uint8_t *)"bob", .name_len = 3, .tenant = (uint8_t *)"b",
+     .tenant_len = 1, .secret = (uint8_t *)"bob's secret 123",
+     .secret_len = 16, .privileges = 0},
+    {.name = (uint8_t *)"ops", .name_len = 3, .tenant = (uint8_t *)"o",
+     .tenant_len = 1, .secret = (uint8_t *)"ops's secret 456",
+     .secret_len = 16,
+     .privileges = CNT_PRIV_ADMIN | CNT_PRIV_UNTHROTTLED},
+};
+static const cnt_users test_users = {2, test_user_list};
+
+/* The non-blocking mode a login asks for: each request over the share
+ * is answered Throttled with the retry hint and its reason, and not run;
+ * the next request that fits runs. */
+static void test_tenant_nonblocking(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    cnt_throttle *th = tenant_setup(f);
+    f->env.users = &test_users;
+    cnt_fake_clock_advance(&f->clock, 400);
+    uint8_t req[512];
+    size_t n = 0, pos = 0;
+    n += cnt_encode_auth_user(req + n, 1, CNT_AUTH_NONBLOCKING, "bob", 3,
+                              "bob's secret 123", 16);
+    for (uint32_t i = 2; i <= 5; i++)
+        n += cnt_encode_acquire(req + n, i, 1, 100, "k", 1);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(f->s->pause_ns, 0);
+    assert_int_equal(f->in_len, 0);
+    cnt_response res;
+    for (uint32_t want = 1; want <= 5; want++) {
+        assert_int_equal(cnt_response_decode(f->sent + pos,
+                                             f->sent_len - pos, &res),
+                         CNT_DECODE_OK);
+        assert_int_equal(res.opaque, want);
+        pos += res.size;
+        if (want <= 4) {
+            assert_int_equal(res.status, 0);
+            continue;
+        }
+        assert_int_equal(res.status, CNT_STATUS_THROTTLED);
+        assert_int_equal(res.body_len, CNT_THROTTLED_FIXED + 9);
+        assert_int_equal(cnt_get_u64(res.body + CNT_THROTTLED_OFF_RETRY),
+                         UINT64_C(600000000));
+        assert_int_equal(res.body[CNT_THROTTLED_OFF_REASON],
+                         CNT_TREASON_POOL_EMPTY);
+        assert_memory_equal(res.body + CNT_THROTTLED_FIXED, "Throttled", 9);
+    }
+    /* Three acquired (not the throttled fourth): consumption 3. */
+    uint32_t v = 0;
+    assert_int_equal(cnt_table_get(f->table, (const uint8_t *)"k", 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(v, 3);
+    cnt_tenant_view tv;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"b", 1, &tv),
+                     CNT_STATUS_OK);
+    assert_int_equal(tv.used, 3);
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"t", 1, &tv),
+                     CNT_STATUS_OK);
+    assert_int_equal(tv.used, 0);
+    fixture_free(f);
+    cnt_throttle_free(th);
+}
+
+/* Auth_user: a wrong secret or an unknown user fail alike; the admin
+ * secret answers to "admin"; an Unthrottled Admin user is never paused
+ * but counted, and may run the privileged opcodes; without users or a
+ * secret, Not permitted. Auth's secret-only login is unchanged. */
+static void test_auth_user(void **state)
+{
+    (void)state;
+    static const char secret[] = "the admin secret";
+    fixture *f = fixture_new();
+    cnt_throttle *th = tenant_setup(f);
+    uint8_t req[512];
+    size_t n = 0, pos = 0;
+    uint8_t st[32];
+    n += cnt_encode_auth_user(req + n, 1, 0, "bob", 3, "not the secret!!",
+                              16);
+    n += cnt_encode_auth_user(req + n, 2, 0, "nobody", 6,
+                              "bob's secret 123", 16);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 32), 2);
+    assert_int_equal(st[0], CNT_STATUS_NOT_PERMITTED);
+    assert_int_equal(st[1], CNT_STATUS_NOT_PERMITTED);
+
+    f->env.users = &test_users;
+    f->env.secret = (const uint8_t *)secret;
+    f->env.secret_len = 16;
+    n = 0;
+    n += cnt_encode_auth_user(req + n, 3, 0, "bob", 3, "not the secret!!",
+                              16);
+    n += cnt_encode_auth_user(req + n, 4, 0, "nobody", 6,
+                              "bob's secret 123", 16);
+    n += cnt_encode_auth_user(req + n, 5, 0, "admin", 5, secret, 16);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 32), 3);
+    assert_int_equal(st[0], CNT_STATUS_AUTH_FAILED);
+    assert_int_equal(st[1], CNT_STATUS_AUTH_FAILED);
+    assert_int_equal(st[2], 0);
+    assert_true(f->s->privileged);
+    assert_false(f->s->unthrottled);
+    assert_memory_equal(f->s->tenant, "t", 1);
+
+    cnt_session_end(f->s);
+    assert_true(cnt_session_init(f->s, &f->env));
+    n = cnt_encode_auth_user(req, 6, 0, "ops", 3, "ops's secret 456", 16);
+    for (uint32_t i = 7; i <= 12; i++)
+        n += cnt_encode_simple(req + n, CNT_OP_NOOP, i);
+    n += cnt_encode_node_set(req + n, 13, 3);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(f->s->pause_ns, 0);
+    assert_int_equal(statuses(f, &pos, st, 32), 8);
+    for (unsigned i = 0; i < 8; i++)
+        assert_int_equal(st[i], 0);
+    cnt_tenant_view tv;
+    assert_int_equal(cnt_throttle_tenant(th, (const uint8_t *)"o", 1, &tv),
+                     CNT_STATUS_OK);
+    assert_int_equal(tv.used, 7);
+    cnt_node_view nv;
+    cnt_throttle_node(th, &nv);
+    assert_int_equal(nv.used, 7);
+
+    /* The old login still answers as it did. */
+    cnt_session_end(f->s);
+    assert_true(cnt_session_init(f->s, &f->env));
+    n = cnt_encode_auth(req, 14, secret, 16);
+    arrive(f, req, n);
+    cnt_fake_clock_advance(&f->clock, 1000);
+    run(f);
+    assert_int_equal(statuses(f, &pos, st, 32), 1);
+    assert_int_equal(st[0], 0);
+    assert_true(f->s->privileged);
+    fixture_free(f);
+    cnt_throttle_free(th);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1075,6 +1358,11 @@ int main(void)
         cmocka_unit_test(test_handle_decoded),
         cmocka_unit_test(test_counter_memory_runs_out),
         cmocka_unit_test(test_output_memory_runs_out),
+        cmocka_unit_test(test_tenant_pauses),
+        cmocka_unit_test(test_tenant_costs),
+        cmocka_unit_test(test_tenant_batch_pays_once),
+        cmocka_unit_test(test_tenant_nonblocking),
+        cmocka_unit_test(test_auth_user),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 88
+#define NITEMS 89
 
 typedef struct report {
     unsigned n;
@@ -56,6 +56,7 @@ static const char *const expected_order[NITEMS] = {
     "command:node_show", "command:tenant_set", "command:tenant_remove",
     "command:node_set", "command:unthrottle", "command:reload",
     "command:tenant_set_json", "command:node_set_json",
+    "command:auth_user",
     "rejected_connections", "buckets", "interval",
     "memory_limit", "waiting", "leases", "queue_grants", "wait_timeouts",
     "lease_expirations", "wait_cancels", "ttl_objects", "ttl_checks",

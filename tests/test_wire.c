@@ -64,7 +64,9 @@ static void test_extension_texts_and_names(void **state)
     assert_int_equal(CNT_STATUS_NOT_PERMITTED, 0x2a);
     assert_int_equal(CNT_STATUS_AUTH_FAILED, 0x2b);
     assert_int_equal(CNT_STATUS_OVER_CAPACITY, 0x2c);
-    assert_null(cnt_status_text((cnt_status)0x2d));
+    assert_string_equal(cnt_status_text(CNT_STATUS_THROTTLED), "Throttled");
+    assert_int_equal(CNT_STATUS_THROTTLED, 0x2d);
+    assert_null(cnt_status_text((cnt_status)0x2e));
     assert_null(cnt_status_text((cnt_status)0x30));
     /* Every status text fits the room an error response is given. */
     for (unsigned st = 0; st < 256; st++) {
@@ -112,7 +114,9 @@ static void test_extension_texts_and_names(void **state)
     assert_string_equal(cnt_opcode_name(CNT_OP_NODE_SET), "node_set");
     assert_string_equal(cnt_opcode_name(CNT_OP_UNTHROTTLE), "unthrottle");
     assert_string_equal(cnt_opcode_name(CNT_OP_RELOAD), "reload");
-    assert_null(cnt_opcode_name(0x4a));
+    assert_string_equal(cnt_opcode_name(CNT_OP_AUTH_USER), "auth_user");
+    assert_int_equal(CNT_OP_AUTH_USER, 0x4a);
+    assert_null(cnt_opcode_name(0x4b));
     for (unsigned op = 0; op < 10; op++)
         assert_int_equal(CNT_OP_AUTH + op, 0x40 + op);
     assert_int_equal(CNT_OP_THROTTLE, 0x41);
@@ -267,10 +271,16 @@ static void test_opcode_table_rows(void **state)
             assert_int_equal(cnt_field_offset(row->off_items) + 1, row->fixed);
             assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
         }
-        /* So does a secret, in a body that has nothing else after it. */
-        if (row->off_secretlen != CNT_FIELD_NONE) {
+        /* So does a secret, in a body that has nothing else after it;
+         * or it follows the name (Auth_user), both lengths before it. */
+        if (row->off_secretlen != CNT_FIELD_NONE &&
+            row->off_namelen == CNT_FIELD_NONE) {
             assert_int_equal(cnt_field_offset(row->off_secretlen) + 2, row->fixed);
-            assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
+            assert_int_equal(row->off_items, CNT_FIELD_NONE);
+        }
+        if (row->off_secretlen != CNT_FIELD_NONE &&
+            row->off_namelen != CNT_FIELD_NONE) {
+            assert_int_equal(cnt_field_offset(row->off_secretlen) + 4, row->fixed);
             assert_int_equal(row->off_items, CNT_FIELD_NONE);
         }
         assert_int_equal(row->checks & ~CNT_CHECK_ALL, 0);
@@ -290,10 +300,11 @@ static void test_opcode_table_rows(void **state)
                      CNT_CHECK_TTL_CHANGE | CNT_CHECK_COUNT_NONZERO |
                      CNT_CHECK_COST_NONZERO | CNT_CHECK_PERIOD_NONZERO |
                      CNT_CHECK_WINDOW_SHAPE | CNT_CHECK_UNITS_NONZERO |
-                     CNT_CHECK_TENANT_FLAGS, CNT_CHECK_ALL);
+                     CNT_CHECK_TENANT_FLAGS | CNT_CHECK_AUTH_FLAGS,
+                     CNT_CHECK_ALL);
     for (unsigned bits = CNT_CHECK_ALL; bits != 0; bits &= bits - 1)
         n_checks++;
-    assert_int_equal(n_checks, 13);
+    assert_int_equal(n_checks, 14);
     assert_int_equal(largest + CNT_NAME_MAX, CNT_BODY_MAX);
     assert_int_equal(CNT_REQUEST_MAX, CNT_HEADER_SIZE + CNT_BODY_MAX);
 }
@@ -311,7 +322,7 @@ static void test_opcode_table_reference_rows(void **state)
     for (unsigned op = 0; op < 256; op++)
         if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
             known++;
-    assert_int_equal(known, 6 + 4 + 7 + 10 + 2);
+    assert_int_equal(known, 6 + 4 + 7 + 11 + 2);
     assert_int_equal(cnt_opcode_table[CNT_OP_NOOP].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_STATS].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_DUMP].body, CNT_BODY_SKIP);

@@ -23,9 +23,11 @@ libcntcore_la_SOURCES = \
 	engine/core/ticket.c \
 	engine/core/waits.c \
 	engine/core/groups.c \
-	engine/core/authlimit.c
+	engine/core/authlimit.c \
+	engine/core/users.c
 noinst_HEADERS += \
 	engine/core/authlimit.h \
+	engine/core/users.h \
 	engine/core/clock.h \
 	engine/core/hash.h \
 	engine/core/holdings.h \

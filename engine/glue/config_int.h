@@ -208,6 +208,14 @@ bool cnt_throttle_key_tenant(const cnt_config_key *k, void *target,
                              const char *key, const char *v,
                              const cnt_config_errctx *e);
 
+/* counter.users_file and counter.default_tenant (config_users.c). */
+bool cnt_config_key_users(const cnt_config_key *k, void *target,
+                          const char *key, const char *v,
+                          const cnt_config_errctx *e);
+bool cnt_config_key_default_tenant(const cnt_config_key *k, void *target,
+                                   const char *key, const char *v,
+                                   const cnt_config_errctx *e);
+
 /* Wipes and frees a secret buffer of n bytes (NULL is fine). */
 void cnt_config_secret_free(uint8_t *secret, size_t n);
 

@@ -12,6 +12,7 @@
 
 #include "engine/core/groups.h"
 #include "engine/core/table.h"
+#include "engine/core/users.h"
 #include "engine/server/server.h"
 
 /* The shortest admin secret (a shorter one could be guessed however
@@ -73,6 +74,12 @@ typedef struct cnt_config {
      * start; both owned here. */
     char *throttle_path;
     cnt_throttle_file throttle;
+    /* counter.users_file: its path ("" without the key), read when the
+     * server is built; counter.default_tenant: the tenant of connections
+     * that did not authenticate as a user ("" without the key: "default"
+     * once users or a default tenant make connections pay). */
+    char users_path[4096];
+    char default_tenant[CNT_USER_NAME_MAX + 1];
 } cnt_config;
 
 /* Fills c with the defaults (c must own nothing: new, or freed). */
@@ -102,5 +109,13 @@ bool cnt_throttle_file_parse(const char *path, cnt_throttle_file *out,
 
 /* Frees what f owns; f is then empty. */
 void cnt_throttle_file_free(cnt_throttle_file *f);
+
+/* Parses the users file at path (doc/configuration.md, "Users") into a
+ * new list *out (free it with cnt_users_free). Refused when group or
+ * others may read or write the file. On error returns false and writes
+ * one line naming the file (and the line, for a bad line) into err, never
+ * a secret. */
+bool cnt_users_file_parse(const char *path, cnt_users **out, char *err,
+                          size_t errlen);
 
 #endif

@@ -27,6 +27,7 @@ static struct {
     cnt_table *table;
     cnt_limits *limits;
     cnt_throttle *throttle;
+    cnt_users *users;               /* counter.users_file's, or NULL */
     cnt_stats *stats;
     cnt_gc *gc;
     bool gc_started;
@@ -97,6 +98,8 @@ static void glue_teardown(void)
     if (glue.throttle != NULL)
         cnt_throttle_free(glue.throttle);
     glue.throttle = NULL;
+    cnt_users_free(glue.users);
+    glue.users = NULL;
     /* Last: the server read the groups until it was freed. */
     cnt_config_free(&glue.config);
 }
@@ -241,6 +244,20 @@ static bool glue_build(void)
     sc.secret = c->admin_secret;
     sc.secret_len = c->admin_secret_len;
     sc.reload = glue_throttle_reload;
+    if (c->users_path[0] != '\0') {
+        char err[512];
+        if (!cnt_users_file_parse(c->users_path, &glue.users, err,
+                                  sizeof err)) {
+            cnt_log(&glue.logger, CNT_LOG_WARNING, "%s", err);
+            return false;
+        }
+    }
+    /* Users, or a default tenant, make every connection pay. */
+    sc.users = glue.users;
+    if (c->default_tenant[0] != '\0')
+        sc.default_tenant = c->default_tenant;
+    else if (glue.users != NULL)
+        sc.default_tenant = "default";
     glue.server = cnt_server_new(&sc, glue.table, glue.stats, glue.gc,
                                  &glue.logger);
     return glue.server != NULL;     /* it logged why */

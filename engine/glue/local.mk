@@ -8,7 +8,7 @@ noinst_LTLIBRARIES += libcntglue.la
 CONFIG_PARSER_SOURCES = engine/glue/configuration.c \
 	engine/glue/config_text.c engine/glue/config_file.c \
 	engine/glue/config_values.c engine/glue/config_secret.c \
-	engine/glue/config_throttle.c
+	engine/glue/config_throttle.c engine/glue/config_users.c
 libcntglue_la_SOURCES = $(CONFIG_PARSER_SOURCES)
 # A JSON throttle settings file is read by libcntws.la's document parser,
 # which whoever links libcntglue.la links too (counter.la through

@@ -134,6 +134,31 @@ static void conn_shrink(cnt_connection *c)
     cnt_outbuf_shrink(&c->session.out);
 }
 
+static void conn_on_resume(evutil_socket_t fd, short what, void *arg);
+
+/* Pauses the connection for ns nanoseconds: its session stopped at a
+ * request its tenant cannot pay for this second. Its read event goes
+ * (the worker spends nothing on it meanwhile; what the client sends
+ * waits in the kernel) and one timer brings it back just after the
+ * second turns. False when the timer cannot be made. */
+static bool conn_pause(cnt_connection *c, uint64_t ns)
+{
+    if (c->resume == NULL) {
+        c->resume = evtimer_new(c->env->base, conn_on_resume, c);
+        if (c->resume == NULL)
+            return false;
+    }
+    /* Rounded up to the microsecond, and one more: waking a hair early
+     * would find the old second and pause again. */
+    uint64_t us = (ns + 999u) / 1000u + 1u;
+    struct timeval tv = {.tv_sec = (time_t)(us / 1000000u),
+                         .tv_usec = (suseconds_t)(us % 1000000u)};
+    if (evtimer_add(c->resume, &tv) != 0)
+        return false;
+    c->paused = true;
+    return true;
+}
+
 /* Answers what is buffered, sends, and chooses which events to wait for;
  * returns false when the connection must end now. */
 static bool conn_work(cnt_connection *c)
@@ -141,14 +166,28 @@ static bool conn_work(cnt_connection *c)
     cnt_session *s = &c->session;
     cnt_outbuf *o = &s->out;
     cnt_outbuf_begin_turn(o, CNT_CONN_TURN_BYTES);
-    for (int round = 0; round < CNT_CONN_ROUNDS; round++) {
+    for (int round = 0; round < CNT_CONN_ROUNDS && !c->paused; round++) {
         if (!conn_produce(c) || !conn_flush(c))
             return false;
+        if (s->pause_ns > 0 && !conn_pause(c, s->pause_ns)) {
+            cnt_log(c->env->log, CNT_LOG_WARNING,
+                    "counter: connection %s (fd %d): out of memory; "
+                    "closing", s->peer, c->fd);
+            return false;
+        }
         if (cnt_outbuf_pending(o) > 0 || !s->more ||
             cnt_outbuf_turn_over(o))
             break;
     }
+    /* Paused: events (grants, expiries) still go out, nothing is read. */
+    if (c->paused && !conn_flush(c))
+        return false;
     bool pending = cnt_outbuf_pending(o) > 0;
+    if (c->paused) {
+        conn_event_set(c->rev, &c->reading, false);
+        conn_event_set(c->wev, &c->writing, pending);
+        return true;
+    }
     if (s->closing && !pending)
         return false;
     /* A client that shut its write side gets every answer, then we close. */
@@ -205,6 +244,19 @@ static void conn_on_event(evutil_socket_t fd, short what, void *arg)
         conn_free(c);
         return;
     }
+    if (!conn_work(c))
+        conn_free(c);
+}
+
+/* The pause's timer: the new second gives the tenant credit again; the
+ * connection answers what waited (paying again, so it may pause once
+ * more) and reads again. */
+static void conn_on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    cnt_connection *c = arg;
+    (void)fd;
+    (void)what;
+    c->paused = false;
     if (!conn_work(c))
         conn_free(c);
 }
@@ -349,6 +401,8 @@ static void conn_free(cnt_connection *c)
     cnt_session_end(&c->session);
     event_free(c->rev);
     event_free(c->wev);
+    if (c->resume != NULL)
+        event_free(c->resume);
     close(c->fd);
     cnt_stats_add(&env->session.slot->curr_connections, -1);
     cnt_log(env->log, CNT_LOG_DEBUG, "counter: connection %s (fd %d) closed",

@@ -63,6 +63,10 @@ struct cnt_connection {
     struct event *wev;              /* EV_WRITE | EV_PERSIST, while needed */
     bool reading, writing;          /* whether rev / wev are added */
     bool eof;                       /* the peer shut its write side */
+    /* Its tenant is over its share: nothing is read or answered until
+     * the timer (made at the first pause) fires in the next second. */
+    bool paused;
+    struct event *resume;
 
     uint8_t *in;                    /* received, not yet consumed bytes */
     size_t in_len, in_cap;

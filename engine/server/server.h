@@ -18,6 +18,7 @@
 #include "engine/core/throttle.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
+#include "engine/core/users.h"
 #include "engine/server/log.h"
 
 #define CNT_SERVER_MAX_BINDS 8
@@ -80,6 +81,13 @@ typedef struct cnt_server_config {
      * such limit). See engine/core/authlimit.h. */
     uint32_t auth_fail_limit;
     uint32_t auth_fail_limit_per_address;
+    /* Tenants on connections (see cnt_session_env): the users a
+     * connection may authenticate as (NULL: none; must outlive the
+     * server), the tenant of the others (NULL: requests are not charged)
+     * and [counter.tenant_cost.CLASS] 1: the units each class costs. */
+    const cnt_users *users;
+    const char *default_tenant;
+    uint32_t tenant_cost[CNT_COST_CLASSES];
 } cnt_server_config;
 
 /* Fills c with the defaults (the only place they are written). Inline so
@@ -115,6 +123,10 @@ static inline void cnt_server_config_defaults(cnt_server_config *c)
     c->http_max_message = 4096;
     c->auth_fail_limit = CNT_AUTH_FAIL_LIMIT_DEFAULT;
     c->auth_fail_limit_per_address = CNT_AUTH_FAIL_LIMIT_PER_ADDRESS_DEFAULT;
+    c->users = NULL;
+    c->default_tenant = NULL;
+    for (unsigned i = 0; i < CNT_COST_CLASSES; i++)
+        c->tenant_cost[i] = 1;
 }
 
 typedef struct cnt_server cnt_server;

@@ -56,7 +56,7 @@ static inline bool session_names_counter(const session_handler *h,
 static inline bool session_permitted(const cnt_session *s,
                                      const cnt_request *req)
 {
-    return !req->privileged || (s->env->secret != NULL && s->privileged);
+    return !req->privileged || s->privileged;
 }
 
 /* Calls h's handler for req, or answers Not permitted when req needs a
@@ -326,6 +326,111 @@ void cnt_session_shutdown(cnt_session *s)
     cnt_session_end_tickets(s, true);
 }
 
+/* The cost class of each opcode a connection's tenant pays for: read
+ * unless listed (the privileged ones are admin whatever this says);
+ * authenticating is free, since it is what picks the tenant. */
+#define COST_FREE 0xffu
+static const uint8_t session_cost_class[256] = {
+    [CNT_OP_AUTH] = COST_FREE,
+    [CNT_OP_AUTH_USER] = COST_FREE,
+    [CNT_OP_ACQUIRE] = CNT_COST_ACQUIRE,
+    [CNT_OP_RELEASE] = CNT_COST_ACQUIRE,
+    [CNT_OP_RENEW] = CNT_COST_ACQUIRE,
+    [CNT_OP_WAIT_RELEASE] = CNT_COST_ACQUIRE,
+    [CNT_OP_WAIT_ACQUIRE] = CNT_COST_WAIT,
+    [CNT_OP_TTL_INSERT] = CNT_COST_LIMIT,
+    [CNT_OP_TTL_UPDATE] = CNT_COST_LIMIT,
+    [CNT_OP_TTL_PURGE] = CNT_COST_LIMIT,
+    [CNT_OP_WINDOW_CHECK] = CNT_COST_LIMIT,
+    [CNT_OP_GCRA_CHECK] = CNT_COST_LIMIT,
+    [CNT_OP_MULTI_CHECK] = CNT_COST_LIMIT,
+    [CNT_OP_THROTTLE] = CNT_COST_LIMIT,
+};
+
+/* What session_admit decided about a request. */
+enum session_admission {
+    ADMIT_RUN,          /* paid (or free): answer it */
+    ADMIT_ANSWERED,     /* answered already (Throttled, or out of memory):
+                         * consumed, not run */
+    ADMIT_PAUSED        /* the tenant is over its share: not consumed, the
+                         * session paused (s->pause_ns) */
+};
+
+/* Charges cls's cost to the session's tenant through the throttle, the
+ * same charge as the Throttle opcode's: *a says how it went. False when
+ * the charge itself failed (out of memory: *st). */
+static bool session_charge(cnt_session *s, unsigned cls,
+                           cnt_throttle_answer *a, cnt_status *st)
+{
+    const cnt_session_env *env = s->env;
+
+    a->state = CNT_TSTATE_ALLOWED;
+    *st = CNT_STATUS_OK;
+    if (env->default_tenant == NULL || env->throttle == NULL ||
+        cls >= CNT_COST_CLASSES || env->tenant_cost[cls] == 0)
+        return true;
+    *st = cnt_throttle_charge(env->throttle, s->tenant, s->tenant_len,
+                              env->tenant_cost[cls], s->unthrottled, a);
+    return *st == CNT_STATUS_OK;
+}
+
+/* Makes req's connection pay for it: runs, is answered Throttled (the
+ * non-blocking mode, or Out of memory), or pauses the session. */
+static enum session_admission session_admit(cnt_session *s,
+                                            const cnt_request *req)
+{
+    unsigned cls = req->privileged ? CNT_COST_ADMIN
+                                   : session_cost_class[req->opcode];
+    cnt_throttle_answer a;
+    cnt_status st;
+
+    if (s->prepaid > 0 && cls != COST_FREE) {
+        s->prepaid--;
+        return ADMIT_RUN;
+    }
+    if (!session_charge(s, cls, &a, &st)) {
+        cnt_stats_count_command(s->env->slot, req->opcode);
+        session_put_error(s, req->opcode, st, req->opaque);
+        return ADMIT_ANSWERED;
+    }
+    if (a.state == CNT_TSTATE_ALLOWED)
+        return ADMIT_RUN;
+    if (!s->nonblocking) {
+        s->pause_ns = a.retry_after_ns;
+        return ADMIT_PAUSED;
+    }
+    cnt_stats_count_command(s->env->slot, req->opcode);
+    uint8_t *p = cnt_session_reserve(s, CNT_THROTTLED_RESPONSE_SIZE);
+    if (p != NULL)
+        cnt_outbuf_commit(&s->out,
+                          cnt_encode_throttled(p, req->opcode, req->opaque,
+                                               a.retry_after_ns, a.reason));
+    return ADMIT_ANSWERED;
+}
+
+/* Charges a request of another front; see session.h. */
+bool cnt_session_pay(cnt_session *s, unsigned cls, bool ran)
+{
+    cnt_throttle_answer a;
+    cnt_status st;
+
+    if (!session_charge(s, cls, &a, &st)) {
+        s->failed = true;
+        return false;
+    }
+    if (a.state == CNT_TSTATE_ALLOWED)
+        return true;
+    /* What ran is used whatever the share said: counted the way an
+     * unthrottled charge is. */
+    if (ran &&
+        cnt_throttle_charge(s->env->throttle, s->tenant, s->tenant_len,
+                            s->env->tenant_cost[cls], true, &a) !=
+            CNT_STATUS_OK)
+        s->failed = true;
+    s->pause_ns = a.retry_after_ns > 0 ? a.retry_after_ns : 1;
+    return false;
+}
+
 /* The handler table: one row per opcode the server answers. An opcode
  * without a row is answered 0x81 (the decoder refuses those already). */
 static const session_handler session_handlers[256] = {
@@ -362,6 +467,7 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_RELOAD] = THROTTLE(cnt_session_reload),
     [CNT_OP_TENANT_SET_JSON] = THROTTLE(cnt_session_tenant_set_json),
     [CNT_OP_NODE_SET_JSON] = THROTTLE(cnt_session_node_set_json),
+    [CNT_OP_AUTH_USER] = THROTTLE(cnt_session_auth_user),
 #undef PLAIN
 #undef AT
 #undef LIMITS
@@ -487,6 +593,43 @@ typedef struct session_ahead {
     cnt_table_place place;
 } session_ahead;
 
+/* Pays for the n requests decoded ahead with one charge when they fit
+ * the tenant's share together: a charge takes the node's lock, which
+ * every worker shares, so one per batch instead of one per request keeps
+ * them from queueing on it. What it paid for is s->prepaid, spent by
+ * session_admit request by request (those the output had no room for
+ * come first in the next feed, still paid). When the batch does not fit,
+ * or it logs in (which may change the tenant), each request pays alone,
+ * so the share is used to its last unit. */
+static void session_prepay(cnt_session *s, const session_ahead *ahead,
+                           size_t n)
+{
+    const cnt_session_env *env = s->env;
+    uint64_t units = 0;
+    uint32_t paying = 0;
+
+    if (env->default_tenant == NULL || env->throttle == NULL ||
+        s->prepaid > 0 || n < 2)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        const cnt_request *req = &ahead[k].req;
+        unsigned cls = req->privileged ? CNT_COST_ADMIN
+                                       : session_cost_class[req->opcode];
+        if (cls == COST_FREE)
+            return;
+        units += env->tenant_cost[cls];
+        paying++;
+    }
+    if (units == 0 || units > UINT32_MAX)
+        return;
+    cnt_throttle_answer a;
+    if (cnt_throttle_charge(env->throttle, s->tenant, s->tenant_len,
+                            (uint32_t)units, s->unthrottled, &a) ==
+            CNT_STATUS_OK &&
+        a.state == CNT_TSTATE_ALLOWED)
+        s->prepaid = paying;
+}
+
 /* Decodes up to CNT_SESSION_AHEAD whole requests from the front of in,
  * starts loading the table memory each will touch (first every bucket slot
  * and stripe lock, then every bucket's first counter), then answers them
@@ -516,6 +659,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
     }
     /* ahead[n] holds the decoding that stopped the loop, if one did. */
     bool stopped = n < CNT_SESSION_AHEAD && off < len;
+    session_prepay(s, ahead, n);
     if (n > 1)
         for (size_t k = 0; k < n; k++)
             if (session_names_counter(ahead[k].h, &ahead[k].req))
@@ -526,10 +670,15 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         const session_ahead *a = &ahead[k];
         if (k > 0 && (s->failed || cnt_outbuf_full(&s->out)))
             return pos;
-        cnt_stats_count_command(s->env->slot, a->req.opcode);
-        if (!session_call(s, a->h, &a->req, &a->place))
-            session_put_error(s, a->req.opcode, CNT_STATUS_UNKNOWN_COMMAND,
-                              a->req.opaque);
+        enum session_admission adm = session_admit(s, &a->req);
+        if (adm == ADMIT_PAUSED)
+            return pos;
+        if (adm == ADMIT_RUN) {
+            cnt_stats_count_command(s->env->slot, a->req.opcode);
+            if (!session_call(s, a->h, &a->req, &a->place))
+                session_put_error(s, a->req.opcode,
+                                  CNT_STATUS_UNKNOWN_COMMAND, a->req.opaque);
+        }
         pos += (size_t)a->req.size;
         /* A Dump's records come before the next answer; a session that is
          * closing (too many failed authentications) answers nothing more,
@@ -549,7 +698,11 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         s->closing = true;
         return pos;
     }
-    session_handle(s, r, req);
+    enum session_admission adm = session_admit(s, req);
+    if (adm == ADMIT_PAUSED)
+        return pos;
+    if (adm == ADMIT_RUN)
+        session_handle(s, r, req);
     /* Bodies not needed (Noop/Stats/Dump, refused requests) may be longer
      * than what is buffered: the rest is skipped as it arrives, never
      * stored. */
@@ -566,7 +719,8 @@ size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len)
     size_t pos = 0;
     s->more = false;
     s->need = 0;
-    while (!s->failed && !s->closing && s->need == 0) {
+    s->pause_ns = 0;
+    while (!s->failed && !s->closing && s->need == 0 && s->pause_ns == 0) {
         if (cnt_outbuf_full(&s->out)) {
             s->more = s->dumping || pos < len;
             break;
@@ -603,6 +757,8 @@ bool cnt_session_init(cnt_session *s, const cnt_session_env *env)
     memset(s, 0, sizeof(*s));
     s->env = env;
     s->event = session_binary_event;
+    s->tenant = env->default_tenant;
+    s->tenant_len = env->default_tenant_len;
     strcpy(s->peer, "unknown");
     if (!cnt_outbuf_init(&s->out, CNT_OUTBUF_INITIAL))
         return false;

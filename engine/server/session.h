@@ -16,6 +16,7 @@
 #include "engine/core/holdings.h"
 #include "engine/core/limits.h"
 #include "engine/core/throttle.h"
+#include "engine/core/users.h"
 #include "engine/core/stats.h"
 #include "engine/core/table.h"
 #include "engine/core/ticket.h"
@@ -88,6 +89,15 @@ typedef struct cnt_session_env {
      * bytes. */
     uint32_t ws_max_header;
     uint32_t ws_max_message;
+    /* Tenants on connections: the users Auth_user knows (NULL: none), the
+     * tenant of a connection that did not authenticate as one (NULL:
+     * requests are not charged at all) and the units each class of
+     * request costs its connection's tenant (0: free). Charges go to
+     * throttle. */
+    const cnt_users *users;
+    const uint8_t *default_tenant;
+    uint16_t default_tenant_len;
+    uint32_t tenant_cost[CNT_COST_CLASSES];
 } cnt_session_env;
 
 /* The fields are the session's; callers read out and the stop reasons. */
@@ -131,8 +141,22 @@ struct cnt_session {
     char peer[CNT_PEER_MAX];
 
     /* Tenant throttling: what this connection was granted. */
-    bool privileged;                /* authenticated with the secret */
+    bool privileged;                /* authenticated with the secret, or
+                                       as a user with Admin */
     bool unthrottled;               /* its charges are never throttled */
+    /* The tenant its requests are charged to (env's default until it
+     * authenticates as a user; the bytes outlive the session), and
+     * whether a request over the tenant's share is answered Throttled
+     * (true) or waits, unread, for the next second (false). */
+    const uint8_t *tenant;
+    uint16_t tenant_len;
+    bool nonblocking;
+    /* Set by a feed that stopped because the tenant is over its share:
+     * nanoseconds until the next second, when the front feeds again; the
+     * request that could not pay is not consumed. 0: not paused. */
+    uint64_t pause_ns;
+    /* Requests at the front of the input paid for already, together. */
+    uint32_t prepaid;
     uint8_t auth_failures;
     bool auth_closed;               /* closing after too many failures */
 
@@ -185,6 +209,15 @@ size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
  * of GET /quota, then the quota API's JSON messages in WebSocket frames
  * (session_ws.c). Ends with closing and close_reason set. */
 size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len);
+
+/* Charges one request of class cls (a cnt_cost_class) to the session's
+ * tenant, for the fronts that answer their own way (Throttr, WebSocket):
+ * true when it may run; false when the tenant is over its share (the
+ * session is then paused: s->pause_ns, and a request that has not run
+ * must stay unconsumed) or memory ran out (s->failed). ran: the request
+ * has run already (a front that cannot hold it back), so it is counted
+ * even when over the share. */
+bool cnt_session_pay(cnt_session *s, unsigned cls, bool ran);
 
 /* Takes a grant that reached the session's worker through the mailbox
  * (any session of that worker: the ticket names its owner): tells the

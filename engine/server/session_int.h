@@ -48,6 +48,7 @@ void cnt_session_multi_check(cnt_session *s, const cnt_request *req);
  * Tenant_list, which streams
  * from session.c), answered from s->env->throttle. */
 void cnt_session_auth(cnt_session *s, const cnt_request *req);
+void cnt_session_auth_user(cnt_session *s, const cnt_request *req);
 void cnt_session_throttle(cnt_session *s, const cnt_request *req);
 void cnt_session_tenant_show(cnt_session *s, const cnt_request *req);
 void cnt_session_node_show(cnt_session *s, const cnt_request *req);

@@ -36,33 +36,26 @@ static bool secret_matches(const uint8_t *secret, size_t secret_len,
     return diff == 0;
 }
 
-/* Auth: makes the connection privileged, or counts a failure (the third
- * closes the connection once its answer is out). Past the server-wide
- * limits on failures (in all, or from this client's address, this
- * second) the attempt is refused without comparing: Not permitted,
- * counted as a refusal and as one of the connection's tries. */
-void cnt_session_auth(cnt_session *s, const cnt_request *req)
+/* Whether the server-wide limits on failed authentications let this
+ * attempt be judged; *now is the clock's reading for them. */
+static bool auth_judged(cnt_session *s, uint64_t *now)
 {
     const cnt_session_env *env = s->env;
 
-    if (env->secret == NULL) {
-        cnt_session_put_error(s, req->opcode, CNT_STATUS_NOT_PERMITTED,
-                              req->opaque);
-        return;
-    }
-    uint64_t now = env->auth_limit != NULL
-                       ? cnt_clock_mono_ns(cnt_table_clock(env->table))
-                       : 0;
-    bool refused = env->auth_limit != NULL &&
-                   !cnt_auth_limit_take(env->auth_limit, s->peer_addr, now);
-    if (!refused && secret_matches(env->secret, env->secret_len,
-                                   req->secret, req->secret_len)) {
-        if (env->auth_limit != NULL)
-            cnt_auth_limit_succeeded(env->auth_limit, s->peer_addr, now);
-        s->privileged = true;
-        cnt_session_put_empty(s, req->opcode, req->opaque);
-        return;
-    }
+    *now = env->auth_limit != NULL
+               ? cnt_clock_mono_ns(cnt_table_clock(env->table))
+               : 0;
+    return env->auth_limit == NULL ||
+           cnt_auth_limit_take(env->auth_limit, s->peer_addr, *now);
+}
+
+/* Answers a failed (or, refused, unjudged) authentication and counts it;
+ * the third closes the connection once its answer is out. */
+static void auth_failure(cnt_session *s, const cnt_request *req,
+                         bool refused)
+{
+    const cnt_session_env *env = s->env;
+
     s->auth_failures++;
     cnt_stats_add(refused ? &env->slot->auth_refused
                           : &env->slot->auth_failures, 1);
@@ -77,6 +70,84 @@ void cnt_session_auth(cnt_session *s, const cnt_request *req)
         s->closing = true;
         s->auth_closed = true;
     }
+}
+
+/* Auth: makes the connection privileged, or counts a failure (the third
+ * closes the connection once its answer is out). Past the server-wide
+ * limits on failures (in all, or from this client's address, this
+ * second) the attempt is refused without comparing: Not permitted,
+ * counted as a refusal and as one of the connection's tries. */
+void cnt_session_auth(cnt_session *s, const cnt_request *req)
+{
+    const cnt_session_env *env = s->env;
+
+    if (env->secret == NULL) {
+        cnt_session_put_error(s, req->opcode, CNT_STATUS_NOT_PERMITTED,
+                              req->opaque);
+        return;
+    }
+    uint64_t now;
+    bool refused = !auth_judged(s, &now);
+    if (!refused && secret_matches(env->secret, env->secret_len,
+                                   req->secret, req->secret_len)) {
+        if (env->auth_limit != NULL)
+            cnt_auth_limit_succeeded(env->auth_limit, s->peer_addr, now);
+        s->privileged = true;
+        cnt_session_put_empty(s, req->opcode, req->opaque);
+        return;
+    }
+    auth_failure(s, req, refused);
+}
+
+/* The name the admin secret answers to in Auth_user when the users file
+ * does not name such a user itself. */
+#define ADMIN_USER "admin"
+
+/* Auth_user: the connection becomes the user's (its tenant, its
+ * privileges, and the non-blocking mode when the flag asks for it), or
+ * counts a failure as Auth does. An unknown user is compared against a
+ * stand-in secret, so that the time does not tell which names exist. */
+void cnt_session_auth_user(cnt_session *s, const cnt_request *req)
+{
+    static const uint8_t stand_in[16] = "not a real user";
+    const cnt_session_env *env = s->env;
+    const cnt_user *u = cnt_users_find(env->users, req->name,
+                                       req->name_len);
+    bool admin = u == NULL && env->secret != NULL &&
+                 req->name_len == sizeof(ADMIN_USER) - 1 &&
+                 memcmp(req->name, ADMIN_USER, req->name_len) == 0;
+
+    if (env->users == NULL && env->secret == NULL) {
+        cnt_session_put_error(s, req->opcode, CNT_STATUS_NOT_PERMITTED,
+                              req->opaque);
+        return;
+    }
+    const uint8_t *secret = u != NULL ? u->secret
+                            : admin   ? env->secret : stand_in;
+    size_t secret_len = u != NULL ? u->secret_len
+                        : admin   ? env->secret_len : sizeof(stand_in);
+    uint64_t now;
+    bool refused = !auth_judged(s, &now);
+    bool matches = !refused && secret_matches(secret, secret_len,
+                                              req->secret, req->secret_len);
+    if (!matches || (u == NULL && !admin)) {
+        auth_failure(s, req, refused);
+        return;
+    }
+    if (env->auth_limit != NULL)
+        cnt_auth_limit_succeeded(env->auth_limit, s->peer_addr, now);
+    uint8_t priv = u != NULL ? u->privileges : CNT_PRIV_ADMIN;
+    s->privileged = (priv & CNT_PRIV_ADMIN) != 0;
+    s->unthrottled = (priv & CNT_PRIV_UNTHROTTLED) != 0;
+    if (u != NULL) {
+        s->tenant = u->tenant;
+        s->tenant_len = u->tenant_len;
+    } else {
+        s->tenant = env->default_tenant;
+        s->tenant_len = env->default_tenant_len;
+    }
+    s->nonblocking = (req->flags & CNT_AUTH_NONBLOCKING) != 0;
+    cnt_session_put_empty(s, req->opcode, req->opaque);
 }
 
 /* Appends an empty answer, or the error. */

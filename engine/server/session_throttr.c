@@ -86,6 +86,7 @@ size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
 
     s->more = false;
     s->need = 0;
+    s->pause_ns = 0;
     while (!s->failed && !s->closing && pos < len) {
         if (cnt_outbuf_full(&s->out)) {
             s->more = true;
@@ -100,6 +101,13 @@ size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
             s->need = need;
             break;
         }
+        /* Its connection's tenant pays first: over its share, the
+         * request waits unconsumed for the next second. */
+        if (d == CNT_THROTTR_OK &&
+            !cnt_session_pay(s, r.type == CNT_THROTTR_QUERY
+                                    ? CNT_COST_READ : CNT_COST_LIMIT,
+                             false))
+            break;
         if (d == CNT_THROTTR_BAD_FRAMING) {
             /* Nothing after an unknown type can be framed: the answers
              * before it go out, then the connection closes. */

@@ -259,7 +259,8 @@ static ssize_t ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf,
     size_t left = w->in_len - w->in_pos;
 
     (void)flags;
-    if (left == 0 || w->s->failed) {
+    /* A paused tenant's connection reads nothing more this second. */
+    if (left == 0 || w->s->failed || w->s->pause_ns > 0) {
         wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
         return -1;
     }
@@ -315,6 +316,12 @@ static void ws_msg_cb(wslay_event_context_ptr ctx,
     if (arg->opcode == WSLAY_TEXT_FRAME) {
         cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
         ws_message(w, arg->msg, arg->msg_length);
+        /* wslay has taken the message from the input by now, so it is
+         * paid for after it ran: one that finds the tenant over its share
+         * is counted all the same and pauses the connection (nothing
+         * more is read until the next second) instead of waiting
+         * itself. */
+        (void)cnt_session_pay(w->s, CNT_COST_ACQUIRE, true);
     } else if (arg->opcode == WSLAY_BINARY_FRAME && w->live) {
         cnt_stats_add(&w->s->env->slot->ws_messages_in, 1);
         ws_live(w);
@@ -460,6 +467,7 @@ size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len)
 
     s->more = false;
     s->need = 0;
+    s->pause_ns = 0;
     if (s->closing || s->failed)
         return 0;
     if (w == NULL) {

@@ -153,6 +153,15 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.throttr_value_size = s->config.throttr_value_size;
     w->env.session.ws_max_header = s->config.http_max_header;
     w->env.session.ws_max_message = s->config.http_max_message;
+    w->env.session.users = s->config.users;
+    if (s->config.default_tenant != NULL) {
+        w->env.session.default_tenant =
+            (const uint8_t *)s->config.default_tenant;
+        w->env.session.default_tenant_len =
+            (uint16_t)strlen(s->config.default_tenant);
+    }
+    memcpy(w->env.session.tenant_cost, s->config.tenant_cost,
+           sizeof(w->env.session.tenant_cost));
     w->tick_at = UINT64_MAX;
     cnt_wheel_init(&w->wheel,
                    cnt_clock_mono_ns(cnt_table_clock(s->table)));

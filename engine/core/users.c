@@ -1,0 +1,44 @@
+/* users.c: looks users up by name and frees the list, wiping the secrets
+ * it held (see users.h). */
+#include "config.h"
+
+#include "engine/core/users.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The user called name, or NULL. */
+const cnt_user *cnt_users_find(const cnt_users *u, const uint8_t *name,
+                               size_t len)
+{
+    if (u == NULL)
+        return NULL;
+    for (size_t i = 0; i < u->n; i++)
+        if (u->v[i].name_len == len && memcmp(u->v[i].name, name, len) == 0)
+            return &u->v[i];
+    return NULL;
+}
+
+/* Overwrites n bytes with zeros in a way the compiler keeps. */
+static void wipe(void *p, size_t n)
+{
+    volatile unsigned char *b = p;
+    while (n-- > 0)
+        *b++ = 0;
+}
+
+/* Wipes the secrets and frees everything. */
+void cnt_users_free(cnt_users *u)
+{
+    if (u == NULL)
+        return;
+    for (size_t i = 0; i < u->n; i++) {
+        free(u->v[i].name);
+        free(u->v[i].tenant);
+        if (u->v[i].secret != NULL)
+            wipe(u->v[i].secret, u->v[i].secret_len);
+        free(u->v[i].secret);
+    }
+    free(u->v);
+    free(u);
+}
