@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 86
+#define NITEMS 89
 
 typedef struct report {
     unsigned n;
@@ -63,7 +63,9 @@ static const char *const expected_order[NITEMS] = {
     "gcra_objects", "gcra_checks", "gcra_allowed", "gcra_limited",
     "gcra_expired", "limits_used_memory", "throttle_capacity",
     "throttle_used", "throttle_tenants", "throttle_checks",
-    "throttle_allowed", "throttle_throttled", "throttle_units",
+    "throttle_allowed", "throttle_throttled",
+    "throttle_throttled_reserve", "throttle_throttled_pool_empty",
+    "throttle_throttled_hard_limit", "throttle_units",
     "throttle_unthrottled_units", "auth_failures", "auth_closes",
     "auth_refused",
     "throttr_insert", "throttr_query", "throttr_update", "throttr_purge",
