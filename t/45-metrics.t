@@ -152,7 +152,7 @@ unlike($body, qr/\b(?:src|href)\s*=|\@import|url\(/i,
        'it loads nothing from elsewhere');
 
 SKIP: {
-    skip 'chromium not installed (Debian: chromium)', 10 unless $chromium;
+    skip 'chromium not installed (Debian: chromium)', 11 unless $chromium;
     # Keep the server busy while the page watches it.
     my $busy = fork // die "fork: $!";
     if ($busy == 0) {
@@ -188,6 +188,8 @@ SKIP: {
     like($dom, qr/data-group="spare"/, 'the spare group');
     like($dom, qr/<tr class="row" data-tenant="acme"><td>acme<\/td>.*?<td class="n">200<\/td><td class="n">500<\/td>/,
          'tenant acme with its reserve and hard limit');
+    like($dom, qr/data-tenant="acme">.*?<td class="n throttled" title="hard limit 1, pool empty 0, reserve 0">1<\/td>/,
+         'acme throttled once, for its hard limit') or diag($dom);
     # The chart's line needs two snapshots a second apart, which the
     # browser's virtual time may not reach with a busy server: the test
     # checks the chart is there, and the figures that one snapshot gives.
