@@ -606,7 +606,9 @@ sub sleep_past {
     $bad->close;
     my %want = (throttle_capacity => 100, throttle_tenants => 2,
                 throttle_checks => 4, throttle_allowed => 2,
-                throttle_throttled => 2, throttle_units => 7,
+                throttle_throttled => 2, throttle_throttled_reserve => 0,
+                throttle_throttled_pool_empty => 1,
+                throttle_throttled_hard_limit => 1, throttle_units => 7,
                 throttle_unthrottled_units => 0, auth_failures => 1,
                 auth_closes => 0);
     my %cmd = ('command:auth' => 2, 'command:throttle' => 5,

@@ -69,6 +69,14 @@ for my $t (['acme', 7], ['beta', 3], ['drive-by', 2]) {
               . " $t->[0] $t->[1] >/dev/null"), 0, "throttle $t->[0] $t->[1]");
 }
 
+# Over acme's hard limit of 500: one charge throttled for that reason.
+{
+    my $c = $srv->connect;
+    my $a = parse_throttle_answer($c->call(req_throttle('acme', 600)));
+    is($a ? $a->{reason} : -1, 3, 'acme throttled by its hard limit');
+    $c->close;
+}
+
 # ---- GET /metrics ----
 my ($head, $body) = http("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
 like($head, qr/^HTTP\/1\.1 200 OK\r\n/, '/metrics: 200');
@@ -86,11 +94,16 @@ for my $line ('counter_group_maximum{group="jobs"} 1',
               'counter_tenant_reserved{tenant="acme"} 200',
               'counter_tenant_hard_limit{tenant="acme"} 500',
               'counter_tenant_hard_limit{tenant="beta"} +Inf',
+              'counter_tenant_throttled_by_reason_total{tenant="acme",reason="hard_limit"} 1',
+              'counter_tenant_throttled_by_reason_total{tenant="acme",reason="pool_empty"} 0',
+              'counter_tenant_throttled_by_reason_total{tenant="beta",reason="hard_limit"} 0',
+              'counter_throttle_throttled_by_reason_total{reason="hard_limit"} 1',
+              'counter_throttle_throttled_by_reason_total{reason="reserve"} 0',
               'counter_throttle_capacity 1000',
               'counter_throttle_reserved 300',
               'counter_waiting 1',
               'counter_commands_total{opcode="wait_acquire"} 1',
-              'counter_commands_total{opcode="throttle"} 3') {
+              'counter_commands_total{opcode="throttle"} 4') {
     like($body, qr/^\Q$line\E$/m, "shows $line");
 }
 like($body, qr/^# TYPE counter_commands_total counter$/m, 'typed');
@@ -139,7 +152,7 @@ unlike($body, qr/\b(?:src|href)\s*=|\@import|url\(/i,
        'it loads nothing from elsewhere');
 
 SKIP: {
-    skip 'chromium not installed (Debian: chromium)', 10 unless $chromium;
+    skip 'chromium not installed (Debian: chromium)', 11 unless $chromium;
     # Keep the server busy while the page watches it.
     my $busy = fork // die "fork: $!";
     if ($busy == 0) {
@@ -175,6 +188,8 @@ SKIP: {
     like($dom, qr/data-group="spare"/, 'the spare group');
     like($dom, qr/<tr class="row" data-tenant="acme"><td>acme<\/td>.*?<td class="n">200<\/td><td class="n">500<\/td>/,
          'tenant acme with its reserve and hard limit');
+    like($dom, qr/data-tenant="acme">.*?<td class="n throttled" title="hard limit 1, pool empty 0, reserve 0">1<\/td>/,
+         'acme throttled once, for its hard limit') or diag($dom);
     # The chart's line needs two snapshots a second apart, which the
     # browser's virtual time may not reach with a busy server: the test
     # checks the chart is there, and the figures that one snapshot gives.

@@ -145,7 +145,8 @@ static void test_labels_escaped(void **state)
     cnt_metrics_tenant tn = {tname, 4, {.reserved = 200,
                                         .hard_limit = 0xffffffffu,
                                         .used = 12, .throttled = 5,
-                                        .units = 99}};
+                                        .units = 99},
+                          {0, 2, 0, 3}};
 
     memset(&snap, 0, sizeof(snap));
     snap.groups = &g;
@@ -163,6 +164,14 @@ static void test_labels_escaped(void **state)
     assert_non_null(strstr(t, "\ncounter_tenant_reserved{tenant=\"acme\"} 200\n"));
     assert_non_null(strstr(t, "\ncounter_tenant_hard_limit{tenant=\"acme\"} +Inf\n"));
     assert_non_null(strstr(t, "\ncounter_tenant_throttled_total{tenant=\"acme\"} 5\n"));
+    assert_non_null(strstr(t, "\n# TYPE counter_tenant_throttled_by_reason_total"
+                              " counter\n"));
+    assert_non_null(strstr(t, "\ncounter_tenant_throttled_by_reason_total{"
+                              "tenant=\"acme\",reason=\"reserve\"} 2\n"));
+    assert_non_null(strstr(t, "\ncounter_tenant_throttled_by_reason_total{"
+                              "tenant=\"acme\",reason=\"pool_empty\"} 0\n"));
+    assert_non_null(strstr(t, "\ncounter_tenant_throttled_by_reason_total{"
+                              "tenant=\"acme\",reason=\"hard_limit\"} 3\n"));
     assert_non_null(strstr(t, "\ncounter_throttle_pool 800\n"));
     free(t);
 }
@@ -208,6 +217,11 @@ static void parts_new(parts *p)
     assert_int_equal(cnt_throttle_charge(p->throttle,
                                          (const uint8_t *)"acme", 4, 7,
                                          false, &a), CNT_STATUS_OK);
+    /* Over acme's hard limit: one charge throttled for that reason. */
+    assert_int_equal(cnt_throttle_charge(p->throttle,
+                                         (const uint8_t *)"acme", 4, 600,
+                                         false, &a), CNT_STATUS_OK);
+    assert_int_equal(a.reason, CNT_TREASON_HARD_LIMIT);
 }
 
 static void parts_free(parts *p)
@@ -241,6 +255,12 @@ static void test_collect_configured_only(void **state)
     assert_non_null(strstr(t, "\ncounter_tenant_used{tenant=\"acme\"} 7\n"));
     assert_non_null(strstr(t, "\ncounter_tenant_hard_limit{tenant=\"acme\"} 500\n"));
     assert_null(strstr(t, "drive-by"));
+    assert_non_null(strstr(t, "\ncounter_tenant_throttled_by_reason_total{"
+                              "tenant=\"acme\",reason=\"hard_limit\"} 1\n"));
+    assert_non_null(strstr(t, "\ncounter_throttle_throttled_by_reason_total{"
+                              "reason=\"hard_limit\"} 1\n"));
+    assert_non_null(strstr(t, "\ncounter_throttle_throttled_by_reason_total{"
+                              "reason=\"reserve\"} 0\n"));
     assert_non_null(strstr(t, "\ncounter_throttle_used 12\n"));
     assert_non_null(strstr(t, "\ncounter_objects 1\n"));
     free(t);

@@ -318,6 +318,7 @@ static void test_random_demand_model(void **st)
     };
     unsigned seed = 4242;
     unsigned throttled = 0, reasons[4] = { 0 };
+    uint64_t every[4] = { 0 };  /* the top-ups' refusals too */
 
     assert_int_equal(cnt_throttle_set_capacity(f->t, m.C), CNT_STATUS_OK);
     assert_int_equal(cnt_throttle_set_default_hard(f->t, m.default_hard),
@@ -342,6 +343,7 @@ static void test_random_demand_model(void **st)
             if (a.state == THROTTLED) {
                 throttled++;
                 reasons[a.reason]++;
+                every[a.reason]++;
                 /* Nothing within the reserve is ever refused. */
                 assert_true(U + u > R);
             } else if (!unthr) {
@@ -354,9 +356,12 @@ static void test_random_demand_model(void **st)
             pass(f, left > 2 ? (seed >> 3) % (left / 2) : 0);
         }
         /* Every tenant tops its demand up with single units. */
-        for (int i = 0; i < MT; i++)
-            while (both(f, &m, i, 1, false).state == ALLOWED)
+        for (int i = 0; i < MT; i++) {
+            cnt_throttle_answer a;
+            while ((a = both(f, &m, i, 1, false)).state == ALLOWED)
                 ;
+            every[a.reason]++;
+        }
         uint64_t conn = 0;
         for (int i = 0; i < MT; i++) {
             if (m.t[i].configured)
@@ -381,6 +386,21 @@ static void test_random_demand_model(void **st)
     assert_true(throttled > 1000);
     assert_true(reasons[CNT_TREASON_HARD_LIMIT] > 0);
     assert_true(reasons[CNT_TREASON_POOL_EMPTY] > 0);
+    /* The totals per reason are the answers' reasons, counted. */
+    cnt_throttle_stats ts;
+    cnt_throttle_stats_get(f->t, &ts);
+    for (int r = 0; r <= CNT_TREASON_MAX; r++)
+        assert_int_equal(ts.throttled_by[r], every[r]);
+    /* Each tenant's split adds up to its throttled charges. */
+    for (int i = 0; i < MT; i++) {
+        uint64_t by[CNT_TREASON_MAX + 1], sum = 0;
+        assert_int_equal(cnt_throttle_tenant_reasons(f->t, NM(m.t[i].name),
+                                                     by), CNT_STATUS_OK);
+        assert_int_equal(by[CNT_TREASON_NONE], 0);
+        for (int r = 0; r <= CNT_TREASON_MAX; r++)
+            sum += by[r];
+        assert_int_equal(sum, view(f, m.t[i].name).throttled);
+    }
     fixture_free(f);
 }
 
@@ -561,6 +581,29 @@ static void test_refill_boundaries(void **st)
 /* Each reason: hard limit, pool empty (a pool exists), reserve (no pool:
  * the reserves take the whole capacity), also for a tenant with no
  * reserve; and a default hard limit for unconfigured tenants. */
+/* What a listing with reasons saw: records, and their splits summed. */
+typedef struct reason_seen {
+    unsigned n;
+    uint64_t sum[CNT_TREASON_MAX + 1];
+} reason_seen;
+
+static bool reason_visit(void *ctx, const uint8_t *name, uint16_t len,
+                         const cnt_tenant_view *v, const uint64_t *by)
+{
+    reason_seen *s = ctx;
+    uint64_t total = 0;
+
+    (void)name;
+    (void)len;
+    s->n++;
+    for (int r = 0; r <= CNT_TREASON_MAX; r++) {
+        s->sum[r] += by[r];
+        total += by[r];
+    }
+    assert_int_equal(total, v->throttled);
+    return true;
+}
+
 static void test_reasons(void **st)
 {
     (void)st;
@@ -597,6 +640,39 @@ static void test_reasons(void **st)
     expect(charge(f, "anon", 1, false), THROTTLED,
            CNT_TREASON_HARD_LIMIT, 5, 0, SEC);
     assert_int_equal(view(f, "anon").throttled, 1);
+    /* Each throttled charge counted under its reason, for its tenant
+     * (when it had a record) and for the node. */
+    uint64_t want[][CNT_TREASON_MAX + 1] = {
+        [0] = { 0, 1, 1, 0 },   /* all */
+        [1] = { 0, 0, 1, 0 },   /* other: no record at its first */
+        [2] = { 0, 0, 0, 1 },   /* anon: no record at its first */
+    };
+    const char *who[] = { "all", "other", "anon" };
+    for (int i = 0; i < 3; i++) {
+        uint64_t by[CNT_TREASON_MAX + 1];
+        assert_int_equal(cnt_throttle_tenant_reasons(f->t, NM(who[i]), by),
+                         CNT_STATUS_OK);
+        assert_memory_equal(by, want[i], sizeof by);
+    }
+    reason_seen seen = { 0 };
+    cnt_map_cursor cur = { 0 };
+    while (!cnt_throttle_list_reasons(f->t, &cur, reason_visit, &seen))
+        ;
+    assert_int_equal(seen.n, 3);
+    for (int r = 0; r <= CNT_TREASON_MAX; r++)
+        assert_int_equal(seen.sum[r], want[0][r] + want[1][r] + want[2][r]);
+    cnt_throttle_stats ts;
+    cnt_throttle_stats_get(f->t, &ts);
+    assert_int_equal(ts.throttled_by[CNT_TREASON_NONE], 0);
+    assert_int_equal(ts.throttled_by[CNT_TREASON_RESERVE], 2);
+    assert_int_equal(ts.throttled_by[CNT_TREASON_POOL_EMPTY], 2);
+    assert_int_equal(ts.throttled_by[CNT_TREASON_HARD_LIMIT], 2);
+    uint64_t none[CNT_TREASON_MAX + 1];
+    assert_int_equal(cnt_throttle_tenant_reasons(f->t, NM("nobody"), none),
+                     CNT_STATUS_OK);
+    assert_int_equal(none[CNT_TREASON_HARD_LIMIT], 0);
+    assert_int_equal(cnt_throttle_tenant_reasons(f->t, NM(""), none),
+                     CNT_STATUS_INVALID);
     /* A configured tenant keeps its own hard limit. */
     assert_int_equal(view(f, "all").hard_limit, UNL);
     /* Arguments: units 0 or an empty name are refused. */

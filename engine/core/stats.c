@@ -187,6 +187,12 @@ static void stats_report_throttle(const cnt_throttle *t,
     stats_emit(fn, ctx, "throttle_checks", ts.checks);
     stats_emit(fn, ctx, "throttle_allowed", ts.allowed);
     stats_emit(fn, ctx, "throttle_throttled", ts.throttled);
+    stats_emit(fn, ctx, "throttle_throttled_reserve",
+               ts.throttled_by[CNT_TREASON_RESERVE]);
+    stats_emit(fn, ctx, "throttle_throttled_pool_empty",
+               ts.throttled_by[CNT_TREASON_POOL_EMPTY]);
+    stats_emit(fn, ctx, "throttle_throttled_hard_limit",
+               ts.throttled_by[CNT_TREASON_HARD_LIMIT]);
     stats_emit(fn, ctx, "throttle_units", ts.units);
     stats_emit(fn, ctx, "throttle_unthrottled_units",
                    ts.unthrottled_units);

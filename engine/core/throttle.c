@@ -31,6 +31,8 @@ typedef struct cnt_tenant_rec {
     uint64_t used;              /* units allowed in that second */
     uint64_t units;             /* units allowed since the record exists */
     uint64_t throttled;         /* throttled charges since then */
+    uint64_t throttled_by[CNT_TREASON_MAX]; /* of them, per reason
+                                               (index: reason - 1) */
     uint32_t reserved;          /* configured: R */
     uint32_t hard;              /* configured: H */
     uint8_t flags;              /* CNT_TENANT_FLAG_* */
@@ -58,6 +60,7 @@ typedef struct cnt_throttle_figures {
     atomic_uint_fast64_t throttled;
     atomic_uint_fast64_t units;
     atomic_uint_fast64_t unthrottled_units;
+    atomic_uint_fast64_t throttled_by[CNT_TREASON_MAX + 1];
 } cnt_throttle_figures;
 
 struct cnt_throttle {
@@ -160,6 +163,7 @@ static cnt_tenant_rec *do_create(cnt_throttle *t, size_t b,
     r->used = 0;
     r->units = 0;
     r->throttled = 0;
+    memset(r->throttled_by, 0, sizeof r->throttled_by);
     r->reserved = 0;
     r->hard = 0;
     r->flags = 0;
@@ -269,6 +273,7 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
         t->node.pool_used += from_pool;
     } else if (r != NULL) {
         r->throttled++;
+        r->throttled_by[reason - 1]++;
     }
     ans.state = reason == CNT_TREASON_NONE
                     ? CNT_TSTATE_ALLOWED
@@ -295,6 +300,7 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
             fig_add(&t->fig.unthrottled_units, units);
     } else {
         fig_add(&t->fig.throttled, 1);
+        fig_add(&t->fig.throttled_by[reason], 1);
     }
     *out = ans;
     return CNT_STATUS_OK;
@@ -594,10 +600,29 @@ cnt_status cnt_throttle_tenant(cnt_throttle *t, const uint8_t *name,
     return CNT_STATUS_OK;
 }
 
+/* A tenant's throttled charges per reason; see throttle.h. */
+cnt_status cnt_throttle_tenant_reasons(cnt_throttle *t, const uint8_t *name,
+                                       uint16_t len,
+                                       uint64_t out[CNT_TREASON_MAX + 1])
+{
+    if (len == 0)
+        return CNT_STATUS_INVALID;
+    size_t b = cnt_map_bucket_of(&t->map, name, len);
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    const cnt_tenant_rec *r = do_find(t, b, name, len);
+    out[CNT_TREASON_NONE] = 0;
+    for (size_t i = 1; i <= CNT_TREASON_MAX; i++)
+        out[i] = r != NULL ? r->throttled_by[i - 1] : 0;
+    cnt_map_unlock(lock);
+    return CNT_STATUS_OK;
+}
+
 /* What a listing passes through the map's visit callback. */
 typedef struct cnt_throttle_list_ctx {
     const cnt_throttle *t;
     cnt_tenant_fn fn;
+    cnt_tenant_reasons_fn reasons_fn;   /* used instead of fn if set */
     void *ctx;
     uint64_t second;
 } cnt_throttle_list_ctx;
@@ -610,6 +635,11 @@ static bool do_list_visit(void *ctx, const cnt_map_node *n)
     cnt_tenant_view v;
 
     do_view(l->t, r, l->second, &v);
+    if (l->reasons_fn != NULL) {
+        uint64_t by[CNT_TREASON_MAX + 1] = {0};
+        memcpy(by + 1, r->throttled_by, sizeof r->throttled_by);
+        return l->reasons_fn(l->ctx, r->name, r->name_len, &v, by);
+    }
     return l->fn(l->ctx, r->name, r->name_len, &v);
 }
 
@@ -618,7 +648,18 @@ bool cnt_throttle_list(cnt_throttle *t, cnt_map_cursor *cur,
                        cnt_tenant_fn fn, void *ctx)
 {
     cnt_throttle_list_ctx l = {
-        t, fn, ctx, second_of(cnt_clock_mono_ns(t->clock)),
+        t, fn, NULL, ctx, second_of(cnt_clock_mono_ns(t->clock)),
+    };
+
+    return cnt_map_dump(&t->map, cur, do_list_visit, &l);
+}
+
+/* The same listing, with each record's throttled charges per reason. */
+bool cnt_throttle_list_reasons(cnt_throttle *t, cnt_map_cursor *cur,
+                               cnt_tenant_reasons_fn fn, void *ctx)
+{
+    cnt_throttle_list_ctx l = {
+        t, NULL, fn, ctx, second_of(cnt_clock_mono_ns(t->clock)),
     };
 
     return cnt_map_dump(&t->map, cur, do_list_visit, &l);
@@ -657,6 +698,8 @@ void cnt_throttle_stats_get(const cnt_throttle *t, cnt_throttle_stats *out)
     out->throttled = atomic_load(&t->fig.throttled);
     out->units = atomic_load(&t->fig.units);
     out->unthrottled_units = atomic_load(&t->fig.unthrottled_units);
+    for (size_t i = 0; i <= CNT_TREASON_MAX; i++)
+        out->throttled_by[i] = atomic_load(&t->fig.throttled_by[i]);
 }
 
 /* ---- Building, collection ---- */
@@ -713,6 +756,8 @@ cnt_throttle *cnt_throttle_new(const cnt_throttle_config *cfg)
     atomic_init(&t->fig.throttled, 0);
     atomic_init(&t->fig.units, 0);
     atomic_init(&t->fig.unthrottled_units, 0);
+    for (size_t i = 0; i <= CNT_TREASON_MAX; i++)
+        atomic_init(&t->fig.throttled_by[i], 0);
     return t;
 fail_config:
     pthread_mutex_destroy(&t->config);

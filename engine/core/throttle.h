@@ -109,6 +109,13 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
 cnt_status cnt_throttle_tenant(cnt_throttle *t, const uint8_t *name,
                                uint16_t len, cnt_tenant_view *out);
 
+/* Reads a tenant's throttled charges since its record exists, per
+ * reason, into out[CNT_TREASON_*] (out[CNT_TREASON_NONE] is 0; all 0
+ * without a record). OK or INVALID (empty name). */
+cnt_status cnt_throttle_tenant_reasons(cnt_throttle *t, const uint8_t *name,
+                                       uint16_t len,
+                                       uint64_t out[CNT_TREASON_MAX + 1]);
+
 /* Called for each tenant record during a listing, under its stripe lock:
  * copy, do not call back into the throttle. Return false to stop after
  * this one. */
@@ -124,6 +131,17 @@ typedef bool (*cnt_tenant_fn)(void *ctx, const uint8_t *name, uint16_t len,
  * no longer paused); false means call again. */
 bool cnt_throttle_list(cnt_throttle *t, cnt_map_cursor *cur,
                        cnt_tenant_fn fn, void *ctx);
+
+/* Like cnt_tenant_fn, with the record's throttled charges per reason
+ * besides: by_reason[CNT_TREASON_*] (index CNT_TREASON_NONE stays 0). */
+typedef bool (*cnt_tenant_reasons_fn)(void *ctx, const uint8_t *name,
+                                      uint16_t len, const cnt_tenant_view *v,
+                                      const uint64_t *by_reason);
+
+/* cnt_throttle_list with a cnt_tenant_reasons_fn: the same walk and
+ * cursor rules. */
+bool cnt_throttle_list_reasons(cnt_throttle *t, cnt_map_cursor *cur,
+                               cnt_tenant_reasons_fn fn, void *ctx);
 
 /* Ends a listing before its end: unregisters a paused cursor. Harmless
  * on a finished or never-started cursor. */
@@ -141,9 +159,11 @@ void cnt_throttle_node(cnt_throttle *t, cnt_node_view *out);
 /* Totals since the throttle was built, read without locks: checks (every
  * charge call), allowed and throttled charges, units (allowed units, the
  * unthrottled ones included), unthrottled_units (units charged on
- * unthrottled connections). */
+ * unthrottled connections), throttled_by (the throttled charges per
+ * reason, indexed by CNT_TREASON_*; [CNT_TREASON_NONE] stays 0). */
 typedef struct cnt_throttle_stats {
     uint64_t checks, allowed, throttled, units, unthrottled_units;
+    uint64_t throttled_by[CNT_TREASON_MAX + 1];
 } cnt_throttle_stats;
 
 /* Fills *out with the current totals. */

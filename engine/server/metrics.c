@@ -106,6 +106,13 @@ static const metric_row rows[] = {
         "Throttle charges allowed."),
     ROW("throttle_throttled", "counter_throttle_throttled_total", COUNTER,
         "Throttle charges throttled."),
+#define REASON_ROW(r) \
+    LROW("throttle_throttled_" r, \
+         "counter_throttle_throttled_by_reason_total", COUNTER, \
+         "Throttle charges throttled, by the reason the answer gave.", \
+         "reason", r)
+    REASON_ROW("reserve"), REASON_ROW("pool_empty"), REASON_ROW("hard_limit"),
+#undef REASON_ROW
     ROW("throttle_units", "counter_throttle_units_total", COUNTER,
         "Units of the allowed charges."),
     ROW("throttle_unthrottled_units",
@@ -218,7 +225,7 @@ typedef struct tenant_ctx {
 /* A tenant record: kept when the tenant is configured (the others come
  * and go with the traffic, and would make the series unbounded). */
 static bool collect_tenant(void *ctx, const uint8_t *name, uint16_t len,
-                           const cnt_tenant_view *v)
+                           const cnt_tenant_view *v, const uint64_t *by)
 {
     tenant_ctx *tc = ctx;
     cnt_metrics_snapshot *snap = tc->snap;
@@ -241,8 +248,11 @@ static bool collect_tenant(void *ctx, const uint8_t *name, uint16_t len,
         return false;
     }
     memcpy(copy, name, len);
-    snap->tenants[snap->ntenants++] =
-        (cnt_metrics_tenant){copy, len, *v};
+    cnt_metrics_tenant *t = &snap->tenants[snap->ntenants++];
+    t->name = copy;
+    t->len = len;
+    t->view = *v;
+    memcpy(t->throttled_by, by, sizeof(t->throttled_by));
     return true;
 }
 
@@ -283,7 +293,8 @@ bool cnt_metrics_collect(const cnt_metrics_sources *src,
         tenant_ctx tc = {snap, 0, false};
         cnt_map_cursor cur;
         memset(&cur, 0, sizeof(cur));
-        while (!cnt_throttle_list(src->throttle, &cur, collect_tenant, &tc)
+        while (!cnt_throttle_list_reasons(src->throttle, &cur,
+                                          collect_tenant, &tc)
                && !tc.failed)
             ;
         if (tc.failed) {
@@ -461,6 +472,31 @@ static bool put_groups(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
     return true;
 }
 
+/* The tenants' throttled charges split by the reason their answers gave:
+ * one series per configured tenant and reason, so the count stays
+ * bounded by the configuration. */
+static bool put_tenant_reasons(cnt_outbuf *o,
+                               const cnt_metrics_snapshot *snap)
+{
+    static const char family[] = "counter_tenant_throttled_by_reason_total";
+
+    if (!put_head(o, family, COUNTER,
+                  "The tenant's throttled charges since its record exists, "
+                  "by reason."))
+        return false;
+    for (size_t i = 0; i < snap->ntenants; i++) {
+        const cnt_metrics_tenant *t = &snap->tenants[i];
+        for (uint8_t r = CNT_TREASON_NONE + 1; r <= CNT_TREASON_MAX; r++) {
+            if (!put(o, "%s{tenant=\"", family) ||
+                !put_label(o, t->name, t->len) ||
+                !put(o, "\",reason=\"%s\"} %" PRIu64 "\n",
+                     cnt_treason_name(r), t->throttled_by[r]))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* The per-tenant families, one per figure; an unlimited hard limit is
  * +Inf. */
 static bool put_tenants(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
@@ -501,7 +537,7 @@ static bool put_tenants(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
                 return false;
         }
     }
-    return true;
+    return put_tenant_reasons(o, snap);
 }
 
 /* Writes the exposition; see metrics.h. */

@@ -34,11 +34,13 @@ typedef struct cnt_metrics_group {
     uint32_t maximum, consumption, waiting;
 } cnt_metrics_group;
 
-/* One configured tenant as the throttle shows it. */
+/* One configured tenant as the throttle shows it, with its throttled
+ * charges per reason (indexed by CNT_TREASON_*). */
 typedef struct cnt_metrics_tenant {
     uint8_t *name;
     uint16_t len;
     cnt_tenant_view view;
+    uint64_t throttled_by[CNT_TREASON_MAX + 1];
 } cnt_metrics_tenant;
 
 typedef struct cnt_metrics_snapshot {
