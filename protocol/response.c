@@ -48,6 +48,8 @@ size_t cnt_encode_text(uint8_t *out, uint8_t opcode, uint8_t status,
     if (len > 0)
         memcpy(out + CNT_HEADER_SIZE, text, len);
     return CNT_HEADER_SIZE + len;
+}
+
 /* Writes a Throttled answer: the retry hint and the reason before the
  * status text. */
 size_t cnt_encode_throttled(uint8_t *out, uint8_t opcode, uint32_t opaque,

@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 89
+#define NITEMS 92
 
 typedef struct report {
     unsigned n;
