@@ -244,7 +244,9 @@ cnt_status cnt_table_ticket_renew(cnt_table *t, cnt_ticket *k,
 
 /* The owner takes a grant that arrived through the sink: true when k is
  * GRANTED and still its (tell the client; *consumption is the counter's
- * now); false when the owner ended it meanwhile (free it). */
+ * as the granting release left it, carried in the ticket); false when the
+ * owner ended it meanwhile (free it). Takes no lock: only the owner's
+ * thread may call it, once per grant. */
 bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
                                 uint32_t *consumption);
 
