@@ -73,6 +73,8 @@ typedef struct wb_opts {
     const char *label;
     wb_mode mode;
     bool poll;              /* semaphore: Acquire and a growing pause */
+    unsigned gap;           /* hand-off: connections opened between the
+                               holder's and the waiter's */
     unsigned clients;       /* semaphore clients; lease connections */
     unsigned keys;          /* leases: names per connection */
     unsigned maximum;       /* semaphore: the counter's maximum */
@@ -128,6 +130,10 @@ static void usage(FILE *f)
           "after a pause\n"
           "                         of 20 ms doubling up to 1 s (counterctl"
           " run --wait)\n"
+          "      --gap N            handoff: open N more connections "
+          "between the two\n"
+          "                         (N = counter.threads - 1: both on "
+          "one worker) (0)\n"
           "  -t, --duration SEC     measured seconds (3)\n"
           "  -w, --warmup SEC       seconds before measuring (0.5)\n"
           "      --settle SEC       leases: idle seconds planned before the"
@@ -142,13 +148,13 @@ static void usage(FILE *f)
 /* Fills o from the command line; exits on bad usage. */
 static void parse_options(int argc, char **argv, wb_opts *o)
 {
-    enum { OPT_HOLD = 256, OPT_THINK, OPT_POLL, OPT_SETTLE };
+    enum { OPT_HOLD = 256, OPT_THINK, OPT_POLL, OPT_SETTLE, OPT_GAP };
     static const struct option longs[] = {
         { "host", 1, NULL, 's' }, { "port", 1, NULL, 'p' },
         { "workload", 1, NULL, 'W' }, { "clients", 1, NULL, 'c' },
         { "keys", 1, NULL, 'k' }, { "maximum", 1, NULL, 'm' },
         { "hold-us", 1, NULL, OPT_HOLD }, { "think-us", 1, NULL, OPT_THINK },
-        { "poll", 0, NULL, OPT_POLL },
+        { "poll", 0, NULL, OPT_POLL }, { "gap", 1, NULL, OPT_GAP },
         { "duration", 1, NULL, 't' }, { "warmup", 1, NULL, 'w' },
         { "settle", 1, NULL, OPT_SETTLE }, { "pid", 1, NULL, 'P' },
         { "label", 1, NULL, 'l' }, { "help", 0, NULL, 'h' },
@@ -187,6 +193,7 @@ static void parse_options(int argc, char **argv, wb_opts *o)
             o->think_us = bench_opt_uint("wait-bench", "--think-us", optarg, 0, 10000000);
             break;
         case OPT_POLL: o->poll = true; break;
+        case OPT_GAP: o->gap = bench_opt_uint("wait-bench", "--gap", optarg, 0, 64); break;
         case 't': o->duration = bench_opt_seconds("wait-bench", "--duration", optarg); break;
         case 'w': o->warmup = bench_opt_seconds("wait-bench", "--warmup", optarg); break;
         case OPT_SETTLE: o->settle = bench_opt_seconds("wait-bench", "--settle", optarg); break;
@@ -453,10 +460,13 @@ static double wb_us(const cnt_hist *h, double q)
  * the waiter queues, then the holder releases and the waiter's granted
  * event is timed; the roles swap every round. A Noop on a third
  * connection follows each round, so both figures see the same moments of
- * the shared machine. */
+ * the shared machine. With o->gap, that many idle connections are opened
+ * between the first two and kept open: the server hands connections to
+ * its workers in turn, so a gap of counter.threads - 1 puts the holder
+ * and the waiter on one worker. */
 static int run_handoff(const wb_opts *o)
 {
-    wb_conn c[3];
+    wb_conn c[3 + 64];
     cnt_hist *hand = calloc(2, sizeof *hand), *noop = hand + 1;
     char name[BENCH_NAME_LEN];
     int status = 1;
@@ -465,9 +475,16 @@ static int run_handoff(const wb_opts *o)
     if (hand == NULL)
         return 1;
     /* Opened one after the other: the server gives consecutive
-     * connections to different workers. */
-    for (; opened < 3; opened++)
-        if (!wb_open(&c[opened], o))
+     * connections to different workers. The gap's connections come
+     * last in c[] but are opened second. */
+    if (!wb_open(&c[0], o))
+        goto out;
+    opened = 1;
+    for (unsigned g = 0; g < o->gap; g++, opened++)
+        if (!wb_open(&c[3 + g], o))
+            goto out;
+    for (unsigned i = 1; i < 3; i++, opened++)
+        if (!wb_open(&c[i], o))
             goto out;
     bench_name(name, "hand", (uint32_t)getpid());
     uint32_t op;
@@ -518,16 +535,17 @@ static int run_handoff(const wb_opts *o)
         fprintf(stderr, "wait-bench: handoff: no round measured\n");
         goto out;
     }
-    printf("server=%s workload=handoff rounds=%" PRIu64 " seconds=%.2f "
+    printf("server=%s workload=handoff gap=%u rounds=%" PRIu64 " seconds=%.2f "
            "handoff_p50_us=%.1f handoff_p99_us=%.1f handoff_max_us=%.1f "
            "noop_p50_us=%.1f noop_p99_us=%.1f noop_max_us=%.1f\n",
-           o->label, hand->count, o->duration, wb_us(hand, 0.5),
+           o->label, o->gap, hand->count, o->duration, wb_us(hand, 0.5),
            wb_us(hand, 0.99), (double)hand->max / 1e3, wb_us(noop, 0.5),
            wb_us(noop, 0.99), (double)noop->max / 1e3);
     status = 0;
 out:
-    while (opened > 0)
-        wb_close(&c[--opened]);
+    /* c[0], then the gap, then c[1] and c[2]: close what was opened. */
+    for (unsigned i = 0; i < opened; i++)
+        wb_close(&c[i == 0 ? 0 : i <= o->gap ? 2 + i : i - o->gap]);
     free(hand);
     return status;
 }

@@ -304,6 +304,21 @@ void cnt_connection_wake(cnt_session *s)
     conn_event_set(c->wev, &c->writing, true);
 }
 
+/* Sends events at once when nothing else is under way; see connection.h.
+ * A connection not writing has nothing pending and is reading (conn_work
+ * wants the write event whenever output or a stream waits), so sending it
+ * all leaves its events as conn_work would have set them. */
+void cnt_connection_push(cnt_session *s)
+{
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    if (!c->writing && !s->more && !s->failed && conn_flush(c) &&
+        cnt_outbuf_pending(&s->out) == 0)
+        return;
+    conn_event_set(c->wev, &c->writing, true);
+}
+
 /* Session hook: logs a failed authentication; see connection.h. */
 void cnt_connection_auth_failed(cnt_session *s, unsigned attempt,
                                 unsigned tries, bool refused)

@@ -89,6 +89,13 @@ bool cnt_sockaddr_text(const struct sockaddr *sa, char *addr,
  * the session of a connection; sends them on the loop's next turn. */
 void cnt_connection_wake(cnt_session *s);
 
+/* Events wait in the output of s, the session of a connection, and the
+ * worker's loop is outside every callback of that connection (it is
+ * delivering grants): sends them now, with one call, when the connection
+ * waits for nothing else; a backlog, a stream, a partial send, an error or
+ * a failed session leave them to the write event, as cnt_connection_wake. */
+void cnt_connection_push(cnt_session *s);
+
 /* Session hook: logs a failed authentication of s's connection with the
  * client's address (which attempt of how many, and whether the limits on
  * failures refused it unjudged; never what was sent). */

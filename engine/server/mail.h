@@ -3,8 +3,8 @@
  * loop watches. The only way another thread asks a worker to do something
  * (see the ownership rule in server_int.h). A mailbox carries two things:
  * new connections (the acceptor's sockets), and granted tickets (a
- * release on any thread granted a waiter whose connection lives on this
- * worker). Grants are linked through the ticket itself, so posting one
+ * release on another thread granted a waiter whose connection lives on
+ * this worker; the worker's own grants never come this way). Grants are linked through the ticket itself, so posting one
  * allocates nothing and cannot fail, and a decided grant is never lost for
  * want of memory. */
 #ifndef CNT_ENGINE_MAIL_H

@@ -58,6 +58,15 @@ typedef struct cnt_worker {
                                        monotonic clock); UINT64_MAX: none */
     /* Owned; touched only by the thread (an all-zero head is empty). */
     LIST_HEAD(, cnt_connection) conns;
+    /* Grants this thread decided for its own connections: taken in the
+     * same loop turn by the `local` event (made active, never added: no
+     * fd, no lock, no doorbell), after the callback that granted them, so
+     * an event never comes before an answer that callback produced. */
+    cnt_grant_list local_grants;
+    struct event *local;
+    /* Set while the thread delivers grants: their events are sent at
+     * once (cnt_connection_push) rather than on the next loop turn. */
+    bool pushing;
 } cnt_worker;
 
 struct cnt_server {
