@@ -250,6 +250,15 @@ cnt_status cnt_table_ticket_renew(cnt_table *t, cnt_ticket *k,
 bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
                                 uint32_t *consumption);
 
+/* Runs fn(ctx, k) under the stripe lock of k's counter when k's grant is
+ * in flight to an owner that has not ended it (GRANTED, IN_FLIGHT, not
+ * ORPHAN): while the lock is held the owner cannot end k, so its
+ * connection is still there. Returns what fn returned, false otherwise.
+ * For the granting thread, between the grant and the sink. */
+bool cnt_table_ticket_pinned(cnt_table *t, cnt_ticket *k,
+                             bool (*fn)(void *ctx, cnt_ticket *k),
+                             void *ctx);
+
 /* Called for each counter with a queue during cnt_table_queues, under its
  * stripe lock: copy, do not call back. Return false to stop after this
  * stripe. */

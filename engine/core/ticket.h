@@ -45,6 +45,11 @@ typedef enum cnt_ticket_state {
 /* The owner ended the ticket while its grant was in flight: whoever takes
  * the delivery frees it instead of telling anyone. */
 #define CNT_TICKET_ORPHAN    0x02u
+/* The granting thread wrote the granted event straight to the owner's
+ * socket (cnt_connection_try_direct): the delivery arms the lease and
+ * writes no event. Set under the owner connection's direct lock, which
+ * every owner path that ends the ticket holds too. */
+#define CNT_TICKET_TOLD      0x04u
 
 /* Timer kinds of a ticket's one timer (the wait's deadline while queued,
  * the lease's while granted; never both at once). */

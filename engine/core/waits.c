@@ -351,6 +351,23 @@ bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
     return true;
 }
 
+/* Runs fn under k's stripe lock while k's grant is live; see table.h. */
+bool cnt_table_ticket_pinned(cnt_table *t, cnt_ticket *k,
+                             bool (*fn)(void *ctx, cnt_ticket *k),
+                             void *ctx)
+{
+    size_t b = ticket_bucket(t, k);
+    bool done = false;
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    if (k->state == CNT_TICKET_GRANTED &&
+        (k->flags & (CNT_TICKET_IN_FLIGHT | CNT_TICKET_ORPHAN)) ==
+            CNT_TICKET_IN_FLIGHT)
+        done = fn(ctx, k);
+    cnt_map_unlock(lock);
+    return done;
+}
+
 /* Lists the counters with waiters, a stripe per lock hold. */
 bool cnt_table_queues(cnt_table *t, size_t *stripe, cnt_queues_fn fn,
                       void *ctx)

@@ -11,6 +11,7 @@
 #define CNT_ENGINE_MAIL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,8 @@ typedef struct cnt_mailbox {
     cnt_mail *ring;
     size_t head, len, cap;
     cnt_grant_list grants;          /* oldest first */
+    atomic_bool has_grants;         /* grants is not empty (a hint read
+                                       without the lock) */
     int doorbell;                   /* eventfd, readable while rung */
 } cnt_mailbox;
 
@@ -54,6 +57,11 @@ bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m);
 /* Queues a granted ticket (linked through k->grant_link, which is the
  * mailbox's until taken) and rings the doorbell (any thread). */
 void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k);
+
+/* Whether grants may be waiting (no lock: a hint for the worker, which
+ * takes them before reading a request when a granted event may have
+ * reached the client ahead of the grant's mail). */
+bool cnt_mailbox_has_grants(cnt_mailbox *mb);
 
 /* Takes every queued grant at once, appending them, oldest first, to
  * out (linked through ticket->grant_link). */

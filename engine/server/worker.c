@@ -142,9 +142,38 @@ static void worker_on_local(evutil_socket_t fd, short what, void *arg)
     worker_take_local(arg);
 }
 
+/* Posts a grant to a mailbox (cnt_connection_try_direct's post). */
+static void worker_post(void *ctx, cnt_ticket *k)
+{
+    cnt_mailbox_post_grant(ctx, k);
+}
+
+/* Connection hook, before a callback reads: takes the grants in the
+ * mailbox, whose events may have been written to their clients by the
+ * granting worker already, so a request that follows such an event finds
+ * its grant delivered. Their other events go out with the write event
+ * (this runs inside a connection's callback). */
+static void worker_take_mail(void *owner)
+{
+    cnt_worker *w = owner;
+    cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
+    cnt_ticket *k;
+
+    if (!cnt_mailbox_has_grants(&w->mail))
+        return;
+    cnt_mailbox_take_grants(&w->mail, &grants);
+    while ((k = STAILQ_FIRST(&grants)) != NULL) {
+        STAILQ_REMOVE_HEAD(&grants, grant_link);
+        cnt_session_deliver(&w->env.session, k);
+    }
+}
+
 /* The table's grant sink: a ticket granted by its owner's own thread is
  * taken later in the same loop turn, with no lock and no doorbell; one
- * granted by another thread goes to the owner's mailbox. */
+ * granted by another thread goes to the owner's mailbox, its event first
+ * written straight to the owner's socket when that connection is idle,
+ * so the client hears without waiting for the owner's thread to wake
+ * (which still arms the lease). */
 static void worker_grant_sink(void *ctx, cnt_ticket *k)
 {
     cnt_server *s = ctx;
@@ -157,7 +186,10 @@ static void worker_grant_sink(void *ctx, cnt_ticket *k)
             event_active(w->local, EV_READ, 0);    /* our own thread */
         return;
     }
-    cnt_mailbox_post_grant(&w->mail, k);
+    if (worker_self != NULL)
+        (void)cnt_connection_try_direct(s->table, k, worker_post, &w->mail);
+    else
+        cnt_mailbox_post_grant(&w->mail, k);
 }
 
 /* Routes the table's grants to the workers' mailboxes. */
@@ -212,6 +244,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
                    cnt_clock_mono_ns(cnt_table_clock(s->table)));
     w->env.log = &s->log;
     w->env.on_close = worker_on_close;
+    w->env.take_mail = worker_take_mail;
     w->env.owner = w;
     return true;
 }
