@@ -3,10 +3,11 @@
 # script that writes doc/performance.md, the benchmark of waiting acquisition
 # wait-bench, the WebSocket front's ws-bench, the rate limits' engine-level
 # microbenchmark limits-micro (built, not run by make check), the Redis side
-# of the rate-limit rows redis-bench, and a short smoke run for make check.
+# of the rate-limit rows redis-bench, the Redis semaphore beside
+# wait-bench redis-semaphore, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
 	redis-bench client-bench ws-bench get-lease-bench settings-bench \
-	tenant-bench
+	tenant-bench redis-semaphore
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -33,6 +34,10 @@ redis_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 # Tenants on connections: A on 1 connection against B on many.
 tenant_bench_SOURCES = bench/tenant-bench.c bench/procstat.c
 tenant_bench_LDADD = libcntproto.la
+
+redis_semaphore_SOURCES = bench/redis-semaphore.c bench/setup.c \
+	bench/hist.c bench/net.c
+redis_semaphore_LDADD = libcntproto.la $(PTHREAD_LIBS)
 
 # counter-bench's pair workload through libmccounter's non-blocking API.
 client_bench_SOURCES = bench/client-bench.c bench/setup.c bench/hist.c

@@ -380,6 +380,18 @@ sub wait_section {
           @$h{qw(noop_p50_us noop_p99_us noop_max_us)};
         p sprintf '| hand-off / Noop | %s | %s | |',
           map { fmt_ratio(ratio($h->{"handoff_$_"}, $h->{"noop_$_"})) } qw(p50_us p99_us);
+        # The same on one worker (wait-bench --gap 1), and through the
+        # semaphore users build on Redis (redis-semaphore: BLPOP wake-up,
+        # PING for the round trip), each run right after ours.
+        for my $x (['ours-one-worker', 'both connections on one worker'],
+                   ['redis', 'Redis semaphore (Lua, BLPOP), PING for the round trip']) {
+            my $o = $w{"handoff:$x->[0]"};
+            next unless ok_row($o);
+            p sprintf '| %s: hand-off (%d rounds) | %.0f | %.0f | %.0f |', $x->[1],
+              $o->{rounds}, @$o{qw(handoff_p50_us handoff_p99_us handoff_max_us)};
+            p sprintf '| %s: hand-off / round trip | %s | %s | |', $x->[1],
+              map { fmt_ratio(ratio($o->{"handoff_$_"}, $o->{"noop_$_"})) } qw(p50_us p99_us);
+        }
     } else {
         p "Not measured: the run failed (see the script's log).";
     }
@@ -395,19 +407,24 @@ sub wait_section {
       "falls in the measured seconds; requests per grant counts all its",
       "requests, the give-back included (so 2 is the least). Wait is from a",
       "cycle's first request to its grant.\n",
-      "| server | mode | grants/s | requests per grant | refused (0x21) | wait p50 ms | wait p99 ms | grants of slowest / fastest client |",
-      "|---|---|---:|---:|---:|---:|---:|---:|";
-    for my $k ('semaphore:wait:ours', 'semaphore:poll:reference', 'semaphore:poll:ours') {
+      "`script` is the Redis semaphore of `redis-semaphore` with the same",
+      "clients. Of ceiling: grants/s over maximum / the mean hold the clients",
+      "measured (from the grant's arrival to the give-back's send).\n",
+      "| server | mode | grants/s | of ceiling | requests per grant | refused (0x21) | wait p50 ms | wait p99 ms | grants of slowest / fastest client |",
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|";
+    for my $k ('semaphore:wait:ours', 'semaphore:poll:reference', 'semaphore:poll:ours', 'semaphore:script:redis') {
         my ($mode, $srv) = (split /:/, $k)[1, 2];
         my $r = $w{$k};
         if (!$r) { next }
         if ($r->{absent}) {
-            p "| $srv | $mode | not measured: the reference (yrmcdsd) was not installed or not started | | | | | |";
+            p "| $srv | $mode | not measured: the server was not installed or not started | | | | | | |";
             next;
         }
-        if ($r->{failed}) { p "| $srv | $mode | run failed | | | | | |"; next }
-        p sprintf '| %s | %s | %.0f | %.2f | %d | %.1f | %.1f | %d / %d |', $srv, $mode,
-          $r->{grants_s}, $r->{requests_per_grant}, $r->{refused},
+        if ($r->{failed}) { p "| $srv | $mode | run failed | | | | | | |"; next }
+        p sprintf '| %s | %s | %.0f | %s | %s | %s | %.1f | %.1f | %d / %d |', $srv, $mode,
+          $r->{grants_s}, defined $r->{of_ceiling} ? sprintf('%.2f', $r->{of_ceiling}) : '',
+          defined $r->{requests_per_grant} ? sprintf('%.2f', $r->{requests_per_grant}) : '',
+          $r->{refused} // '',
           $r->{wait_p50_us} / 1e3, $r->{wait_p99_us} / 1e3,
           $r->{client_min_grants}, $r->{client_max_grants};
     }
@@ -477,6 +494,30 @@ sub wait_targets {
     target_cmp('hand-off p99 / Noop p99 <= 2',
                $ok ? ratio($h->{handoff_p99_us}, $h->{noop_p99_us}) : undef,
                $ok ? sprintf('%.0f / %.0f us', @$h{qw(handoff_p99_us noop_p99_us)}) : 'hand-off', '<=', 2);
+    my $one = $w{'handoff:ours-one-worker'};
+    for my $q (['p50', 1.5], ['p99', 2]) {
+        my ($f, $b) = @$q;
+        target_cmp("hand-off $f / Noop $f, both on one worker <= $b",
+                   ok_row($one) ? ratio($one->{"handoff_${f}_us"}, $one->{"noop_${f}_us"}) : undef,
+                   ok_row($one) ? sprintf('%.0f / %.0f us', $one->{"handoff_${f}_us"}, $one->{"noop_${f}_us"}) : 'hand-off, one worker',
+                   '<=', $b);
+    }
+    my $rh = $w{'handoff:redis'};
+    for my $f ('p50', 'p99') {
+        my $both = ok_row($h) && ok_row($rh);
+        target_cmp("hand-off $f: ours / the Redis semaphore <= 0.7",
+                   $both ? ratio($h->{"handoff_${f}_us"}, $rh->{"handoff_${f}_us"}) : undef,
+                   $both ? sprintf('%.0f / %.0f us', $h->{"handoff_${f}_us"}, $rh->{"handoff_${f}_us"})
+                         : 'no Redis hand-off', '<=', 0.7);
+    }
+    my $sw = $w{'semaphore:wait:ours'};
+    target_cmp('semaphore: ours grants/s / ceiling (maximum / measured hold) >= 0.9',
+               ok_row($sw) ? $sw->{of_ceiling} : undef,
+               ok_row($sw) && $sw->{ceiling_s} ? sprintf('%.0f / %.0f', $sw->{grants_s}, $sw->{ceiling_s}) : 'semaphore',
+               '>=', 0.9);
+    target_cmp('semaphore: ours slowest / fastest client >= 0.9',
+               ok_row($sw) ? ratio($sw->{client_min_grants}, $sw->{client_max_grants}) : undef,
+               'semaphore', '>=', 0.9);
     my ($o, $r) = ($w{'semaphore:wait:ours'}, $w{'semaphore:poll:reference'});
     my $both = ok_row($o) && ok_row($r);
     target_cmp('semaphore, 64 clients, maximum 4: ours (wait) / reference (poll) grants/s >= 5',

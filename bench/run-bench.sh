@@ -58,6 +58,7 @@ floor="$build/counter-floor"
 wbench="$build/wait-bench"
 micro="$build/limits-micro"
 rbench="$build/redis-bench"
+rsem="$build/redis-semaphore"
 cbench="$build/client-bench"
 wsbench="$build/ws-bench"
 mchost="$build/mchost"
@@ -330,16 +331,28 @@ median_by() {
     fi
 }
 
+# rsem_run FILE ARGS...: one redis-semaphore run; appends its line to FILE.
+rsem_run() {
+    local f=$1
+    shift
+    log "redis-semaphore $*"
+    "$rsem" "$@" >>"$f" 2>"$tmp/wait.err" ||
+        log "redis-semaphore failed: $(cat "$tmp/wait.err")"
+}
+
 # The waiting rows. Our server with two workers (consecutive connections
-# go to different workers, so the hand-off crosses from one to the other)
-# and the reference are up together and measured in turn, like the
-# matrix: the hand-off and the semaphore queued with wait_acquire on ours,
-# the semaphore polled with Acquire (counterctl run --wait's schedule) on
-# the reference, and for comparison on ours. Then the pending leases, once,
-# on a fresh server of ours alone.
+# go to different workers, so the hand-off crosses from one to the other;
+# with --gap 1 both land on one worker), the reference and Redis are up
+# together and measured in turn, like the matrix: the hand-off and the
+# semaphore queued with wait_acquire on ours, the semaphore polled with
+# Acquire (counterctl run --wait's schedule) on the reference, and for
+# comparison on ours, and both through the Redis semaphore users build
+# (redis-semaphore). Then the pending leases, once, on a fresh server of
+# ours alone.
 run_wait() {
-    local opid oport rpid="" rport="" i w="$tmp/wait"
+    local opid oport rpid="" rport="" dpid="" dport="" i w="$tmp/wait"
     mkdir -p "$w"; : >"$w/handoff"; : >"$w/sem"; : >"$w/poll"; : >"$w/ref"
+    : >"$w/handoff1"; : >"$w/rhandoff"; : >"$w/rsem"
     log "starting ours (2 workers) for the waiting rows"
     if ! start_ours 86400 ";counter.threads=2"; then
         stop_server
@@ -354,13 +367,27 @@ run_wait() {
             stop_server
         fi
     fi
+    if [ -x "$rsem" ] && start_redis; then
+        dpid=$srv_pid; dport=$srv_port
+    fi
     for i in $(seq "$repeat"); do
         wait_run "$w/handoff" -p "$oport" -W handoff -t "$dur" -w "$warm" -l ours
+        wait_run "$w/handoff1" -p "$oport" -W handoff --gap 1 -t "$dur" -w "$warm" -l ours-one-worker
+        [ -n "$dport" ] && rsem_run "$w/rhandoff" -p "$dport" -W handoff -t "$dur" -w "$warm" -l redis
         wait_run "$w/sem" -p "$oport" -W semaphore -c 64 -m 4 -t "$wsem" -w "$warm" -l ours
+        [ -n "$dport" ] && rsem_run "$w/rsem" -p "$dport" -W semaphore -c 64 -m 4 -t "$wsem" -w "$warm" -l redis
         [ -n "$rport" ] && wait_run "$w/ref" -p "$rport" -W semaphore --poll -c 64 -m 4 -t "$wsem" -w "$warm" -l reference
         wait_run "$w/poll" -p "$oport" -W semaphore --poll -c 64 -m 4 -t "$wsem" -w "$warm" -l ours
     done
     median_by "$w/handoff" handoff_p50_us "server=ours workload=handoff failed=1"
+    median_by "$w/handoff1" handoff_p50_us "server=ours-one-worker workload=handoff failed=1"
+    if [ -z "$dport" ]; then
+        echo "server=redis workload=handoff absent=1"
+        echo "server=redis workload=semaphore mode=script absent=1"
+    else
+        median_by "$w/rhandoff" handoff_p50_us "server=redis workload=handoff failed=1"
+        median_by "$w/rsem" grants_s "server=redis workload=semaphore mode=script failed=1"
+    fi
     median_by "$w/sem" grants_s "server=ours workload=semaphore mode=wait failed=1"
     median_by "$w/poll" grants_s "server=ours workload=semaphore mode=poll failed=1"
     if [ -z "$rport" ]; then
@@ -369,6 +396,7 @@ run_wait() {
         median_by "$w/ref" grants_s "server=reference workload=semaphore mode=poll failed=1"
     fi
     [ -n "$rpid" ] && { srv_pid=$rpid; stop_server; }
+    [ -n "$dpid" ] && { srv_pid=$dpid; stop_server; }
     srv_pid=$opid; stop_server
     log "starting ours for $lconns x $lkeys pending leases"
     if start_ours 86400 ";counter.threads=2;counter.max_connections=0;counter.max_waits=$((lkeys > 1024 ? lkeys : 1024))"; then

@@ -3,9 +3,11 @@
 # starts counter-floor on a free loopback port, drives it with counter-bench
 # (pairs and gets, pipelined; window and GCRA checks, closed loop and
 # paced), checks the report is sane, stops the floor; drives redis-server
-# with redis-bench the same way when it is installed; then starts our
+# with redis-bench the same way when it is installed (and the Redis
+# semaphore of redis-semaphore, hand-off and contended); then starts our
 # server (mchost + counter.so, two workers) and runs a tiny version of each
-# waiting row of wait-bench (hand-off, the semaphore queued and polled,
+# waiting row of wait-bench (hand-off on two workers and on one, the
+# semaphore queued and polled,
 # pending leases), the pair workload through libmccounter (client-bench),
 # the WebSocket rows of ws-bench (hand-off, pairs through the WebSocket
 # front and the binary port) and a tiny version of the rate-limit rows (skipped when the server does
@@ -139,6 +141,17 @@ if [ -x "$redis_server" ]; then
         --burst 2 --kv >"$tmp/redis-lim.out" || fail "redis-bench gcra limited run failed"
     grep -q ' limited=[1-9]' "$tmp/redis-lim.out" ||
         fail "redis gcra never limited: $(cat "$tmp/redis-lim.out")"
+    # The Redis semaphore beside wait-bench: hand-off and contended.
+    "$bin/redis-semaphore" -p "$rport" -W handoff -t 0.3 -w 0.05 \
+        >"$tmp/rsem-handoff.out" || fail "redis-semaphore handoff run failed"
+    grep -q ' rounds=[1-9]' "$tmp/rsem-handoff.out" ||
+        fail "redis hand-off: no round: $(cat "$tmp/rsem-handoff.out")"
+    "$bin/redis-semaphore" -p "$rport" -W semaphore -c 8 -m 2 --hold-us 500 \
+        -t 0.3 -w 0.05 >"$tmp/rsem.out" || fail "redis-semaphore run failed"
+    grep -q ' grants=[1-9].* failures=0$' "$tmp/rsem.out" ||
+        fail "redis semaphore: $(cat "$tmp/rsem.out")"
+    echo "ok: $(cat "$tmp/rsem-handoff.out")"
+    echo "ok: $(cat "$tmp/rsem.out")"
     kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
     redis_pid=
 else
@@ -189,9 +202,13 @@ check_wait() {
 "$bin/wait-bench" -p "$cport" -W handoff -t 0.3 -w 0.05 -l ours \
     >"$tmp/handoff.out" || fail "handoff run failed"
 check_wait "$tmp/handoff.out" rounds handoff_p50_us noop_p50_us
+"$bin/wait-bench" -p "$cport" -W handoff --gap 1 -t 0.3 -w 0.05 -l ours \
+    >"$tmp/handoff1.out" || fail "handoff run on one worker failed"
+check_wait "$tmp/handoff1.out" gap=1 rounds handoff_p50_us noop_p50_us
 "$bin/wait-bench" -p "$cport" -W semaphore -c 8 -m 2 --hold-us 500 -t 0.3 \
     -w 0.05 -l ours >"$tmp/sem.out" || fail "semaphore run failed"
-check_wait "$tmp/sem.out" mode=wait requests_per_grant=2.00 failures=0 grants_s
+check_wait "$tmp/sem.out" mode=wait requests_per_grant=2.00 failures=0 grants_s \
+    hold_mean_us ceiling_s of_ceiling
 "$bin/wait-bench" -p "$cport" -W semaphore --poll -c 8 -m 2 --hold-us 500 \
     -t 0.3 -w 0.05 -l ours >"$tmp/poll.out" ||
     fail "polling semaphore run failed"

@@ -73,6 +73,8 @@ typedef struct wb_opts {
     const char *label;
     wb_mode mode;
     bool poll;              /* semaphore: Acquire and a growing pause */
+    unsigned gap;           /* hand-off: connections opened between the
+                               holder's and the waiter's */
     unsigned clients;       /* semaphore clients; lease connections */
     unsigned keys;          /* leases: names per connection */
     unsigned maximum;       /* semaphore: the counter's maximum */
@@ -128,6 +130,10 @@ static void usage(FILE *f)
           "after a pause\n"
           "                         of 20 ms doubling up to 1 s (counterctl"
           " run --wait)\n"
+          "      --gap N            handoff: open N more connections "
+          "between the two\n"
+          "                         (N = counter.threads - 1: both on "
+          "one worker) (0)\n"
           "  -t, --duration SEC     measured seconds (3)\n"
           "  -w, --warmup SEC       seconds before measuring (0.5)\n"
           "      --settle SEC       leases: idle seconds planned before the"
@@ -142,13 +148,13 @@ static void usage(FILE *f)
 /* Fills o from the command line; exits on bad usage. */
 static void parse_options(int argc, char **argv, wb_opts *o)
 {
-    enum { OPT_HOLD = 256, OPT_THINK, OPT_POLL, OPT_SETTLE };
+    enum { OPT_HOLD = 256, OPT_THINK, OPT_POLL, OPT_SETTLE, OPT_GAP };
     static const struct option longs[] = {
         { "host", 1, NULL, 's' }, { "port", 1, NULL, 'p' },
         { "workload", 1, NULL, 'W' }, { "clients", 1, NULL, 'c' },
         { "keys", 1, NULL, 'k' }, { "maximum", 1, NULL, 'm' },
         { "hold-us", 1, NULL, OPT_HOLD }, { "think-us", 1, NULL, OPT_THINK },
-        { "poll", 0, NULL, OPT_POLL },
+        { "poll", 0, NULL, OPT_POLL }, { "gap", 1, NULL, OPT_GAP },
         { "duration", 1, NULL, 't' }, { "warmup", 1, NULL, 'w' },
         { "settle", 1, NULL, OPT_SETTLE }, { "pid", 1, NULL, 'P' },
         { "label", 1, NULL, 'l' }, { "help", 0, NULL, 'h' },
@@ -187,6 +193,7 @@ static void parse_options(int argc, char **argv, wb_opts *o)
             o->think_us = bench_opt_uint("wait-bench", "--think-us", optarg, 0, 10000000);
             break;
         case OPT_POLL: o->poll = true; break;
+        case OPT_GAP: o->gap = bench_opt_uint("wait-bench", "--gap", optarg, 0, 64); break;
         case 't': o->duration = bench_opt_seconds("wait-bench", "--duration", optarg); break;
         case 'w': o->warmup = bench_opt_seconds("wait-bench", "--warmup", optarg); break;
         case OPT_SETTLE: o->settle = bench_opt_seconds("wait-bench", "--settle", optarg); break;
@@ -453,10 +460,13 @@ static double wb_us(const cnt_hist *h, double q)
  * the waiter queues, then the holder releases and the waiter's granted
  * event is timed; the roles swap every round. A Noop on a third
  * connection follows each round, so both figures see the same moments of
- * the shared machine. */
+ * the shared machine. With o->gap, that many idle connections are opened
+ * between the first two and kept open: the server hands connections to
+ * its workers in turn, so a gap of counter.threads - 1 puts the holder
+ * and the waiter on one worker. */
 static int run_handoff(const wb_opts *o)
 {
-    wb_conn c[3];
+    wb_conn c[3 + 64];
     cnt_hist *hand = calloc(2, sizeof *hand), *noop = hand + 1;
     char name[BENCH_NAME_LEN];
     int status = 1;
@@ -465,9 +475,16 @@ static int run_handoff(const wb_opts *o)
     if (hand == NULL)
         return 1;
     /* Opened one after the other: the server gives consecutive
-     * connections to different workers. */
-    for (; opened < 3; opened++)
-        if (!wb_open(&c[opened], o))
+     * connections to different workers. The gap's connections come
+     * last in c[] but are opened second. */
+    if (!wb_open(&c[0], o))
+        goto out;
+    opened = 1;
+    for (unsigned g = 0; g < o->gap; g++, opened++)
+        if (!wb_open(&c[3 + g], o))
+            goto out;
+    for (unsigned i = 1; i < 3; i++, opened++)
+        if (!wb_open(&c[i], o))
             goto out;
     bench_name(name, "hand", (uint32_t)getpid());
     uint32_t op;
@@ -518,16 +535,17 @@ static int run_handoff(const wb_opts *o)
         fprintf(stderr, "wait-bench: handoff: no round measured\n");
         goto out;
     }
-    printf("server=%s workload=handoff rounds=%" PRIu64 " seconds=%.2f "
+    printf("server=%s workload=handoff gap=%u rounds=%" PRIu64 " seconds=%.2f "
            "handoff_p50_us=%.1f handoff_p99_us=%.1f handoff_max_us=%.1f "
            "noop_p50_us=%.1f noop_p99_us=%.1f noop_max_us=%.1f\n",
-           o->label, hand->count, o->duration, wb_us(hand, 0.5),
+           o->label, o->gap, hand->count, o->duration, wb_us(hand, 0.5),
            wb_us(hand, 0.99), (double)hand->max / 1e3, wb_us(noop, 0.5),
            wb_us(noop, 0.99), (double)noop->max / 1e3);
     status = 0;
 out:
-    while (opened > 0)
-        wb_close(&c[--opened]);
+    /* c[0], then the gap, then c[1] and c[2]: close what was opened. */
+    for (unsigned i = 0; i < opened; i++)
+        wb_close(&c[i == 0 ? 0 : i <= o->gap ? 2 + i : i - o->gap]);
     free(hand);
     return status;
 }
@@ -543,6 +561,8 @@ typedef struct wb_client {
     uint64_t grants;        /* measured: grants */
     uint64_t requests;      /* ... and every request of their cycles */
     uint64_t refused;       /* ... of which Acquires refused (--poll) */
+    uint64_t hold_ns;       /* ... and the time they were held, from the
+                               grant's arrival to the release's send */
     cnt_hist wait;          /* first request of a cycle to its grant */
     bool failed;
 } wb_client;
@@ -641,6 +661,7 @@ static void *wb_client_main(void *arg)
         uint64_t t1 = bench_now_ns();
         bool measured = atomic_load(&wb_phase) == WB_MEASURE;
         wb_sleep_until(t1 + (uint64_t)o->hold_us * 1000u);
+        uint64_t held = bench_now_ns() - t1;
         requests++;
         if (!wb_client_put(cl)) {
             cl->failed = true;
@@ -650,6 +671,7 @@ static void *wb_client_main(void *arg)
             cl->grants++;
             cl->requests += requests;
             cl->refused += refused;
+            cl->hold_ns += held;
             cnt_hist_record(&cl->wait, t1 - t0);
         }
         if (o->think_us > 0)
@@ -699,27 +721,36 @@ static int run_semaphore(const wb_opts *o)
     if (started != o->clients)
         goto out;
     uint64_t grants = 0, requests = 0, refused = 0, gmin = UINT64_MAX;
+    uint64_t hold_ns = 0;
     uint64_t gmax = 0;
     unsigned failed = 0;
     for (unsigned i = 0; i < o->clients; i++) {
         grants += cl[i].grants;
         requests += cl[i].requests;
         refused += cl[i].refused;
+        hold_ns += cl[i].hold_ns;
         failed += cl[i].failed;
         gmin = cl[i].grants < gmin ? cl[i].grants : gmin;
         gmax = cl[i].grants > gmax ? cl[i].grants : gmax;
         cnt_hist_merge(wait, &cl[i].wait);
     }
+    /* The most grants per second the workload allows: maximum units,
+     * each held for the mean time the clients actually held one (their
+     * sleeps overshoot on a busy machine; the server cannot beat that). */
+    double hold_us = grants > 0 ? (double)hold_ns / (double)grants / 1e3 : 0;
+    double ceiling = hold_us > 0 ? o->maximum * 1e6 / hold_us : 0;
     printf("server=%s workload=semaphore mode=%s clients=%u maximum=%u "
            "hold_us=%u think_us=%u seconds=%.2f grants=%" PRIu64
            " grants_s=%.1f "
            "requests=%" PRIu64 " requests_per_grant=%.2f refused=%" PRIu64
            " wait_p50_us=%.0f wait_p99_us=%.0f client_min_grants=%" PRIu64
-           " client_max_grants=%" PRIu64 " failures=%u\n", o->label,
+           " client_max_grants=%" PRIu64 " hold_mean_us=%.1f ceiling_s=%.1f"
+           " of_ceiling=%.3f failures=%u\n", o->label,
            o->poll ? "poll" : "wait", o->clients, o->maximum, o->hold_us,
            o->think_us, seconds, grants, (double)grants / seconds, requests,
            grants > 0 ? (double)requests / (double)grants : 0, refused,
-           wb_us(wait, 0.5), wb_us(wait, 0.99), gmin, gmax, failed);
+           wb_us(wait, 0.5), wb_us(wait, 0.99), gmin, gmax, hold_us, ceiling,
+           ceiling > 0 ? (double)grants / seconds / ceiling : 0, failed);
     status = failed == 0 && grants > 0 ? 0 : 1;
 out:
     while (cl != NULL && opened > 0)

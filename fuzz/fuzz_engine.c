@@ -91,6 +91,9 @@ typedef struct mticket {
     uint32_t lease_ms;          /* 0 = no lease */
     uint32_t opaque;
     uint64_t lease_id;
+    uint32_t granted_value;     /* in flight: the counter's consumption as
+                                   the granting step left it, which its
+                                   granted event reports */
     uint64_t seq;               /* place in the queue: lower is earlier */
     uint32_t timer;             /* CNT_TIMER_WAIT or _LEASE armed; 0 none */
     uint64_t expires_ms;        /* the armed timer's tick */
@@ -666,6 +669,7 @@ static void settle_grants(sim *m)
         t->fresh = false;
         t->k = k;
         t->lease_id = k->lease_id;
+        t->granted_value = (uint32_t)shadow_sum(s);
         m->predicted--;
     }
     FUZZ_CHECK(m->predicted == 0);
@@ -696,7 +700,7 @@ static void deliver(sim *m, size_t i)
             if (t->lease_ms != 0)
                 mt_arm(t, CNT_TIMER_LEASE, t->lease_ms);
             expect_event(&m->conn[c], CNT_EVENT_GRANTED, t, s, t->lease_id,
-                         (uint32_t)shadow_sum(s));
+                         t->granted_value);
         }
     }
     cnt_session_deliver(&m->env, k);

@@ -660,6 +660,37 @@ sub server_send_queue {
     $s->stop;
 }
 
+# ---- Grants decided on the waiter's own worker ----
+# With one worker every grant is decided on its waiter's thread, and goes
+# out in the loop turn that decided it, without the mailbox: after every
+# answer of the read that made the room (the releasing connection's own
+# included), and with the consumption that release left.
+{
+    my $h = $srv->connect;
+    my $w = $srv->connect;
+    answer_is($h->call(req_acquire('own', 2, 2, opaque => 0x71)),
+              resp(OP_ACQUIRE, ST_OK, u32(2), 0x71), 'own: held by a');
+    queued_at($h, 'own', 1, 2, $LONG, 0, 0x72, 1, 2,
+              'own: a queues behind its own hold');
+    queued_at($w, 'own', 1, 2, $LONG, 0, 0x73, 2, 2, 'own: b queues too');
+    # One read: the release that grants both, then a Noop.
+    $h->send(req_release('own', 2, opaque => 0x74) . req_noop(opaque => 0x75));
+    my @r = $h->responses(3);
+    answer_is($r[0], resp(OP_RELEASE, ST_OK, '', 0x74),
+              'own: the release answered first');
+    answer_is($r[1], resp(OP_NOOP, ST_OK, '', 0x75),
+              'own: then the Noop of the same read');
+    my $e = parse_event($r[2]);
+    ok($e && $e->{code} == EV_GRANTED && $e->{opaque} == 0x72 &&
+       $e->{value} == 2, 'own: then its own grant, consumption 2');
+    event_is($w, EV_GRANTED, 0x73, undef, 2, 'own',
+             'own: the other connection\'s grant, consumption 2');
+    released($w, 'own', 1, 'own: b returns its 1');
+    released($h, 'own', 1, 'own: a returns its 1');
+    is(consumption('own'), 0, 'own: nothing held');
+    $_->close for $h, $w;
+}
+
 $watch->close;
 $srv->stop;
 done_testing;

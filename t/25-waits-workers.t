@@ -72,6 +72,35 @@ for my $how (qw(wait_release release close)) {
     $w->close;
 }
 
+# ---- A grant written straight to the waiter by the releasing worker ----
+# An idle waiter on the other worker hears of its grant from the
+# releasing worker itself; its own worker still takes the grant: the event
+# comes once, a renewal finds the grant, and the lease runs out with one
+# lease-expired event, after which nothing more arrives.
+{
+    my ($h, $w) = ($srv->connect, $srv->connect);
+    my $a = wa($h, 'direct', 1, 1, 0, 0, opaque => 1);
+    ok($a && $a->{state} == 0, 'direct: 1 of 1 granted');
+    my $q = wa($w, 'direct', 1, 1, $LONG, 60000, opaque => 0x51);
+    ok($q && $q->{state} == 1, 'direct: queued on the other worker');
+    answer_is($h->wcall(req_wait_release('direct', opaque => 2)),
+              resp(OP_WAIT_RELEASE, ST_OK, u32(1), 2), 'direct: returned');
+    my $e = $w->next_event;
+    ok($e && $e->{code} == EV_GRANTED && $e->{opaque} == 0x51 &&
+       $e->{value} == 1 && $e->{lease_id} > 0, 'direct: granted event');
+    # The owner's worker has armed the lease by the time it answers.
+    my $r = $w->wcall(req_renew('direct', 300, opaque => 3));
+    answer_is($r, resp(OP_RENEW, ST_OK, pack('Q>', $e->{lease_id}), 3),
+              'direct: the renewal finds the grant (one event before it)');
+    my $x = $w->next_event(5);
+    ok($x && $x->{code} == EV_LEASE_EXPIRED && $x->{opaque} == 0x51 &&
+       $x->{lease_id} == $e->{lease_id} && $x->{value} == 1,
+       'direct: the renewed lease runs out');
+    ok($w->no_event_within(0.3), 'direct: no second event');
+    is(consumption('direct'), 0, 'direct: nothing held');
+    $_->close for $h, $w;
+}
+
 # ---- Many waiters on both workers: each granted once, in queue order ----
 {
     my $nw = 40;

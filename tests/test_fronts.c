@@ -235,6 +235,40 @@ static void test_wait_grant_across_workers(void **state)
                      CNT_STATUS_NOT_ACQUIRED);
 }
 
+/* A renewal is the hot path of a held lease: it looks the ticket up,
+ * sets the lease under the counter's lock and re-arms the timer in place,
+ * and allocates nothing (every allocation failing changes nothing). */
+static void test_renew_allocates_nothing(void **state)
+{
+    fixture *f = *state;
+    cnt_session_wait_outcome o;
+    uint32_t returned = 0;
+
+    assert_int_equal(wait_abc(f, 0, 30, &o), CNT_STATUS_OK);
+    assert_true(o.granted);
+    cnt_fake_alloc_fail_at(1, 1);
+    for (uint32_t ms = 100; ms <= 300; ms += 100) {
+        uint64_t renewed = 0;
+        assert_int_equal(cnt_session_renew(&f->s[0], (const uint8_t *)"abc",
+                                           3, ms, &renewed),
+                         CNT_STATUS_OK);
+        assert_int_equal(renewed, o.lease_id);
+    }
+    bool allocated = cnt_fake_alloc_injected();
+    cnt_fake_alloc_fail_at(0, 0);
+    assert_false(allocated);
+    /* The last renewal counts: 300 ms from now, not the group's 2 s. */
+    advance(f, 299);
+    assert_int_equal(f->nevents[0], 0);
+    advance(f, 2);
+    assert_int_equal(f->nevents[0], 1);
+    assert_int_equal(f->events[0][0].code, CNT_EVENT_LEASE_EXPIRED);
+    assert_int_equal(cnt_session_wait_release(&f->s[0],
+                                              (const uint8_t *)"abc", 3,
+                                              &returned),
+                     CNT_STATUS_LEASE_EXPIRED);
+}
+
 /* Deadlines come back through the front too: a queued request times out
  * at the group's wait, a grant's lease expires at the group's lease (and
  * the expiry is acknowledged by the release). */
@@ -310,6 +344,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_wait_grant_across_workers,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_renew_allocates_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_and_expiry_events,
                                         setup, teardown),

@@ -40,11 +40,14 @@ typedef struct fixture {
     cnt_holdings a, b;
     cnt_ticket *sunk[SUNK_MAX];
     bool taken[SUNK_MAX];       /* delivered already */
+    long at_sink[SUNK_MAX];     /* its counter's consumption then */
     size_t nsunk;
     uint32_t opaque;
     long live;                  /* allocated blocks before the table */
     uint64_t base_memory;       /* used_memory of the empty table */
 } fixture;
+
+static long get_of(fixture *f, const cnt_ticket *k);
 
 /* The test's grant sink: records each grant; it arrives alone (its link
  * cleared), marked in flight. */
@@ -57,6 +60,9 @@ static void sink_record(void *ctx, cnt_ticket *k)
     assert_true(k->flags & CNT_TICKET_IN_FLIGHT);
     f->sunk[f->nsunk] = k;
     f->taken[f->nsunk] = false;
+    /* The lock is dropped, nothing has touched the counter since the
+     * release that granted k: this is what k's event must report. */
+    f->at_sink[f->nsunk] = get_of(f, k);
     f->nsunk++;
 }
 
@@ -292,24 +298,34 @@ static cnt_ticket *sunk_at(const fixture *f, size_t i)
 }
 
 /* The owner takes k's grant, which the sink must have received and not
- * delivered yet; returns what cnt_table_ticket_delivered says. */
-static bool deliver(fixture *f, cnt_ticket *k)
+ * delivered yet; returns what cnt_table_ticket_delivered says, and the
+ * consumption it reports in *consumption when live: always the counter's
+ * as the granting release left it, however it changed since. */
+static bool deliver_at(fixture *f, cnt_ticket *k, uint32_t *consumption)
 {
     size_t i;
-    uint32_t consumption = 0xdeadbeef;
 
+    *consumption = 0xdeadbeef;
     for (i = 0; i < f->nsunk; i++)
         if (f->sunk[i] == k && !f->taken[i])
             break;
     assert_true(i < f->nsunk);
     f->taken[i] = true;
-    bool live = cnt_table_ticket_delivered(f->t, k, &consumption);
+    bool live = cnt_table_ticket_delivered(f->t, k, consumption);
     assert_false(k->flags & CNT_TICKET_IN_FLIGHT);
     if (live) {
         assert_int_equal(k->state, CNT_TICKET_GRANTED);
-        assert_int_equal(consumption, get_of(f, k));
+        assert_int_equal(*consumption, f->at_sink[i]);
     }
     return live;
+}
+
+/* deliver_at when the figure is checked there only. */
+static bool deliver(fixture *f, cnt_ticket *k)
+{
+    uint32_t consumption;
+
+    return deliver_at(f, k, &consumption);
 }
 
 /* Ends k for its owner, expecting it was `was` and gave back `returned`,
@@ -416,6 +432,36 @@ static void test_queue_positions(void **state)
         end_free(f, k[i], CNT_TICKET_GRANTED, 1);
     unhold(f, &f->a, "line", 7);
     assert_int_equal(get(f, "line"), 0);
+}
+
+/* A grant's event reports the counter as the granting release left it
+ * (every grant of that release counted), not as the counter is when the
+ * owner takes the grant: the figure travels in the ticket, so the owner
+ * never takes the counter's lock again. */
+static void test_grant_carries_consumption(void **state)
+{
+    fixture *f = *state;
+    cnt_ticket *k[2];
+    uint32_t c0, c1;
+
+    hold(f, &f->a, "carry", 10, 10);
+    for (int i = 0; i < 2; i++) {
+        k[i] = ticket(f, "carry", 1, 10, 0);
+        offer_queued(f, k[i], (uint32_t)i + 1);
+    }
+    unhold(f, &f->a, "carry", 2);               /* grants both: 10 again */
+    assert_int_equal(f->nsunk, 2);
+    /* The counter moves while the grants travel. */
+    unhold(f, &f->a, "carry", 6);
+    assert_int_equal(get(f, "carry"), 4);
+    assert_true(deliver_at(f, k[1], &c1));
+    assert_true(deliver_at(f, k[0], &c0));
+    assert_int_equal(c0, 10);
+    assert_int_equal(c1, 10);
+    for (int i = 0; i < 2; i++)
+        end_free(f, k[i], CNT_TICKET_GRANTED, 1);
+    unhold(f, &f->a, "carry", 2);
+    assert_int_equal(get(f, "carry"), 0);
 }
 
 /* Strict FIFO: a head that does not fit blocks smaller ones behind it,
@@ -2068,6 +2114,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gc_spares_waiters, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_grant_carries_consumption,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_queues_listing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wait_stats, setup, teardown),

@@ -244,9 +244,20 @@ cnt_status cnt_table_ticket_renew(cnt_table *t, cnt_ticket *k,
 
 /* The owner takes a grant that arrived through the sink: true when k is
  * GRANTED and still its (tell the client; *consumption is the counter's
- * now); false when the owner ended it meanwhile (free it). */
+ * as the granting release left it, carried in the ticket); false when the
+ * owner ended it meanwhile (free it). Takes no lock: only the owner's
+ * thread may call it, once per grant. */
 bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
                                 uint32_t *consumption);
+
+/* Runs fn(ctx, k) under the stripe lock of k's counter when k's grant is
+ * in flight to an owner that has not ended it (GRANTED, IN_FLIGHT, not
+ * ORPHAN): while the lock is held the owner cannot end k, so its
+ * connection is still there. Returns what fn returned, false otherwise.
+ * For the granting thread, between the grant and the sink. */
+bool cnt_table_ticket_pinned(cnt_table *t, cnt_ticket *k,
+                             bool (*fn)(void *ctx, cnt_ticket *k),
+                             void *ctx);
 
 /* Called for each counter with a queue during cnt_table_queues, under its
  * stripe lock: copy, do not call back. Return false to stop after this

@@ -9,7 +9,13 @@
  * table.h): the fields marked "lock" change only under the stripe lock of
  * the ticket's counter (any thread: a release anywhere may grant it); the
  * fields marked "owner" belong to the owning connection's worker alone,
- * like the rest of that connection. The set (cnt_tickets) is the owner's. */
+ * like the rest of that connection. The set (cnt_tickets) is the owner's.
+ * One exception: a grant in flight is out of its counter's queue, so no
+ * other thread can reach the ticket any more; the grant hands it to the
+ * owner with everything its event needs (lease id, consumption), and the
+ * delivery reads those and clears IN_FLIGHT without the lock (the sink's
+ * hand-over, a mailbox's mutex or the owner's own thread, orders it after
+ * the grant). */
 #ifndef CNT_ENGINE_TICKET_H
 #define CNT_ENGINE_TICKET_H
 
@@ -32,13 +38,18 @@ typedef enum cnt_ticket_state {
 } cnt_ticket_state;
 
 /* Flags (lock). */
-/* Granted by a thread other than the owner's loop, and not yet taken by
- * the owner: the grant travels to it (the table's grant sink) and the
- * owner confirms it with cnt_table_ticket_delivered. */
+/* Granted from the queue (by any thread, the owner's included) and not
+ * yet taken by the owner: the grant travels to it (the table's grant
+ * sink) and the owner confirms it with cnt_table_ticket_delivered. */
 #define CNT_TICKET_IN_FLIGHT 0x01u
 /* The owner ended the ticket while its grant was in flight: whoever takes
  * the delivery frees it instead of telling anyone. */
 #define CNT_TICKET_ORPHAN    0x02u
+/* The granting thread wrote the granted event straight to the owner's
+ * socket (cnt_connection_try_direct): the delivery arms the lease and
+ * writes no event. Set under the owner connection's direct lock, which
+ * every owner path that ends the ticket holds too. */
+#define CNT_TICKET_TOLD      0x04u
 
 /* Timer kinds of a ticket's one timer (the wait's deadline while queued,
  * the lease's while granted; never both at once). */
@@ -70,7 +81,14 @@ typedef struct cnt_ticket {
     };
     void *owner;                /* the owning session; set once */
     uint32_t resources;         /* set once */
-    uint32_t maximum;           /* set once: the admitting maximum */
+    union {
+        /* set once, read while NEW or QUEUED: the admitting maximum */
+        uint32_t maximum;
+        /* lock, from GRANTED on: the counter's consumption right after
+         * the grant, which the granted event reports; it rides in the
+         * ticket so that the owner needs no lock to deliver the grant */
+        uint32_t granted_consumption;
+    };
     uint32_t lease_ms;          /* lock: the lease time; 0 = no lease */
     uint32_t opaque;            /* set once: the wait_acquire's opaque */
     uint16_t worker;            /* set once: the owner's worker index */

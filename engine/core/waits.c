@@ -111,7 +111,7 @@ void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
     bool stopped = atomic_load_explicit(&t->grants_stopped,
                                         memory_order_relaxed);
 
-    cnt_ticket *k;
+    cnt_ticket *k, *first = NULL;
 
     while (!stopped && (k = TAILQ_FIRST(&q->tickets)) != NULL &&
            do_fits(c, k)) {
@@ -120,9 +120,17 @@ void do_grant_heads(cnt_table *t, size_t b, cnt_counter *c,
         do_grant(t, c, k, w);   /* the lease id takes the back link's word */
         k->flags |= CNT_TICKET_IN_FLIGHT;
         STAILQ_INSERT_TAIL(granted, k, grant_link);
+        if (first == NULL)
+            first = k;
         cnt_table_count(&t->waiting, (uint64_t)-1);
         cnt_table_count(&t->queue_grants, 1);
     }
+    /* Each event reports the counter as this release leaves it, like the
+     * answer of a wait_acquire granted at once. The figure takes the
+     * maximum's word, which only admission reads, so the owner reports it
+     * without coming back for the lock. */
+    for (k = first; k != NULL; k = STAILQ_NEXT(k, grant_link))
+        k->granted_consumption = c->consumption;
     if (TAILQ_EMPTY(&q->tickets)) {
         *qp = SLIST_NEXT(q, link);
         c->flags &= (uint8_t)~CNT_COUNTER_QUEUED;
@@ -328,22 +336,36 @@ cnt_status cnt_table_ticket_renew(cnt_table *t, cnt_ticket *k,
     return st;
 }
 
-/* The owner takes a grant that came through the sink; see table.h. */
+/* The owner takes a grant that came through the sink; see table.h. No
+ * lock: the grant took k out of its queue, so only its owner (this thread)
+ * can reach it now, and the sink's hand-over orders this after the grant
+ * (a mailbox's mutex, or the same thread). */
 bool cnt_table_ticket_delivered(cnt_table *t, cnt_ticket *k,
                                 uint32_t *consumption)
 {
+    (void)t;
+    k->flags &= (uint8_t)~CNT_TICKET_IN_FLIGHT;
+    if ((k->flags & CNT_TICKET_ORPHAN) || k->state != CNT_TICKET_GRANTED)
+        return false;
+    *consumption = k->granted_consumption;
+    return true;
+}
+
+/* Runs fn under k's stripe lock while k's grant is live; see table.h. */
+bool cnt_table_ticket_pinned(cnt_table *t, cnt_ticket *k,
+                             bool (*fn)(void *ctx, cnt_ticket *k),
+                             void *ctx)
+{
     size_t b = ticket_bucket(t, k);
-    bool live = false;
+    bool done = false;
 
     pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
-    k->flags &= (uint8_t)~CNT_TICKET_IN_FLIGHT;
-    if (!(k->flags & CNT_TICKET_ORPHAN) &&
-        k->state == CNT_TICKET_GRANTED) {
-        *consumption = do_find(t, b, k->name, k->name_len)->consumption;
-        live = true;
-    }
+    if (k->state == CNT_TICKET_GRANTED &&
+        (k->flags & (CNT_TICKET_IN_FLIGHT | CNT_TICKET_ORPHAN)) ==
+            CNT_TICKET_IN_FLIGHT)
+        done = fn(ctx, k);
     cnt_map_unlock(lock);
-    return live;
+    return done;
 }
 
 /* Lists the counters with waiters, a stripe per lock hold. */

@@ -6,6 +6,8 @@
 
 #include "engine/server/connection.h"
 
+#include "protocol/response.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -82,10 +84,51 @@ static bool conn_produce(cnt_connection *c)
     return true;
 }
 
+/* Logs a failed send (a peer that went away is routine). */
+static void conn_send_failed(cnt_connection *c, int e)
+{
+    cnt_log(c->env->log,
+            e == EPIPE || e == ECONNRESET ? CNT_LOG_DEBUG : CNT_LOG_WARNING,
+            "counter: connection %s (fd %d): send failed: %s",
+            c->session.peer, c->fd, strerror(e));
+}
+
+/* Sends what a direct write left (direct lock held); false on a fatal
+ * socket error. */
+static bool conn_flush_rest(cnt_connection *c)
+{
+    while (c->direct_rest_len > 0) {
+        ssize_t n = send(c->fd, c->direct_rest, c->direct_rest_len,
+                         MSG_NOSIGNAL);
+        if (n > 0) {
+            c->direct_rest_len = (uint8_t)(c->direct_rest_len - n);
+            memmove(c->direct_rest, c->direct_rest + n, c->direct_rest_len);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return true;
+        conn_send_failed(c, errno);
+        return false;
+    }
+    return true;
+}
+
+/* Bytes waiting to be sent: the rest of a direct write, then the output. */
+static size_t conn_pending(const cnt_connection *c)
+{
+    return c->direct_rest_len + cnt_outbuf_pending(&c->session.out);
+}
+
 /* Sends unsent output with one call; false on a fatal socket error. */
 static bool conn_flush(cnt_connection *c)
 {
     cnt_outbuf *o = &c->session.out;
+    if (!conn_flush_rest(c))
+        return false;
+    if (c->direct_rest_len > 0)
+        return true;    /* the rest first: the output waits for EV_WRITE */
     while (cnt_outbuf_pending(o) > 0) {
         ssize_t n = send(c->fd, cnt_outbuf_data(o), cnt_outbuf_pending(o),
                          MSG_NOSIGNAL);
@@ -97,13 +140,7 @@ static bool conn_flush(cnt_connection *c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        /* A peer that went away is routine; anything else is not. */
-        int e = errno;
-        cnt_log(c->env->log,
-                e == EPIPE || e == ECONNRESET ? CNT_LOG_DEBUG
-                                              : CNT_LOG_WARNING,
-                "counter: connection %s (fd %d): send failed: %s",
-                c->session.peer, c->fd, strerror(e));
+        conn_send_failed(c, errno);
         return false;
     }
     return true;
@@ -175,14 +212,14 @@ static bool conn_work(cnt_connection *c)
                     "closing", s->peer, c->fd);
             return false;
         }
-        if (cnt_outbuf_pending(o) > 0 || !s->more ||
+        if (conn_pending(c) > 0 || !s->more ||
             cnt_outbuf_turn_over(o))
             break;
     }
     /* Paused: events (grants, expiries) still go out, nothing is read. */
     if (c->paused && !conn_flush(c))
         return false;
-    bool pending = cnt_outbuf_pending(o) > 0;
+    bool pending = conn_pending(c) > 0;
     if (c->paused) {
         conn_event_set(c->rev, &c->reading, false);
         conn_event_set(c->wev, &c->writing, pending);
@@ -235,17 +272,33 @@ static bool conn_read(cnt_connection *c)
 
 static void conn_free(cnt_connection *c);
 
-/* libevent callback for both events of a connection. */
+/* Whether another worker may write a granted event straight to the
+ * socket now (direct lock held): the binary front, nothing unsent, no
+ * stream, no close begun or due. */
+static bool conn_idle(const cnt_connection *c)
+{
+    const cnt_session *s = &c->session;
+    return c->front == &cnt_front_counter && !c->eof && !s->closing &&
+           !s->failed && !s->ending && !s->more && conn_pending(c) == 0;
+}
+
+/* libevent callback for both events of a connection. The direct lock is
+ * held throughout: answers produced here are sent, or the connection is
+ * not idle, before another worker may write to the socket. */
 static void conn_on_event(evutil_socket_t fd, short what, void *arg)
 {
     cnt_connection *c = arg;
     (void)fd;
-    if ((what & EV_READ) && !conn_read(c)) {
+    pthread_mutex_lock(&c->direct_lock);
+    c->direct_ok = false;
+    if (c->env->take_mail != NULL)
+        c->env->take_mail(c->env->owner);
+    if (((what & EV_READ) && !conn_read(c)) || !conn_work(c)) {
         conn_free(c);
         return;
     }
-    if (!conn_work(c))
-        conn_free(c);
+    c->direct_ok = conn_idle(c);
+    pthread_mutex_unlock(&c->direct_lock);
 }
 
 /* The pause's timer: the new second gives the tenant credit again; the
@@ -256,9 +309,17 @@ static void conn_on_resume(evutil_socket_t fd, short what, void *arg)
     cnt_connection *c = arg;
     (void)fd;
     (void)what;
+    pthread_mutex_lock(&c->direct_lock);
+    c->direct_ok = false;
+    if (c->env->take_mail != NULL)
+        c->env->take_mail(c->env->owner);
     c->paused = false;
-    if (!conn_work(c))
+    if (!conn_work(c)) {
         conn_free(c);
+        return;
+    }
+    c->direct_ok = conn_idle(c);
+    pthread_mutex_unlock(&c->direct_lock);
 }
 
 /* The address (as text) and port of an IPv4 or IPv6 socket address;
@@ -313,6 +374,11 @@ cnt_connection *cnt_connection_new_front(const cnt_conn_env *env, int fd,
     c->env = env;
     c->front = front;
     c->in = malloc(CNT_CONN_IN_INITIAL);
+    if (pthread_mutex_init(&c->direct_lock, NULL) != 0) {
+        free(c->in);
+        free(c);
+        return NULL;
+    }
     bool session = cnt_session_init(&c->session, &env->session);
     c->rev = event_new(env->base, fd, EV_READ | EV_PERSIST, conn_on_event, c);
     c->wev = event_new(env->base, fd, EV_WRITE | EV_PERSIST, conn_on_event,
@@ -325,11 +391,13 @@ cnt_connection *cnt_connection_new_front(const cnt_conn_env *env, int fd,
             event_free(c->wev);
         if (session)
             cnt_session_end(&c->session);
+        pthread_mutex_destroy(&c->direct_lock);
         free(c->in);
         free(c);
         return NULL;
     }
     c->reading = true;
+    c->direct_ok = true;
     c->in_cap = CNT_CONN_IN_INITIAL;
     cnt_stats_slot *slot = env->session.slot;
     cnt_stats_add(&slot->curr_connections, 1);
@@ -354,6 +422,83 @@ void cnt_connection_wake(cnt_session *s)
                                            offsetof(cnt_connection,
                                                     session));
     conn_event_set(c->wev, &c->writing, true);
+}
+
+/* Sends events at once when nothing else is under way; see connection.h.
+ * A connection not writing has nothing pending and is reading (conn_work
+ * wants the write event whenever output or a stream waits), so sending it
+ * all leaves its events as conn_work would have set them. */
+void cnt_connection_push(cnt_session *s)
+{
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    pthread_mutex_lock(&c->direct_lock);
+    c->direct_ok = false;
+    if (!c->writing && !s->more && !s->failed && conn_flush(c) &&
+        conn_pending(c) == 0) {
+        c->direct_ok = conn_idle(c);
+        pthread_mutex_unlock(&c->direct_lock);
+        return;
+    }
+    pthread_mutex_unlock(&c->direct_lock);
+    conn_event_set(c->wev, &c->writing, true);
+}
+
+/* Under k's stripe lock (k is live, so its connection is): takes the
+ * connection's direct lock when it is free and the connection idle. */
+static bool conn_direct_claim(void *ctx, cnt_ticket *k)
+{
+    cnt_session *s = k->owner;
+    cnt_connection *c = (cnt_connection *)((uint8_t *)s -
+                                           offsetof(cnt_connection,
+                                                    session));
+    (void)ctx;
+    if (pthread_mutex_trylock(&c->direct_lock) != 0)
+        return false;
+    if (!c->direct_ok) {
+        pthread_mutex_unlock(&c->direct_lock);
+        return false;
+    }
+    return true;
+}
+
+/* Writes k's granted event straight to its owner's socket; see
+ * connection.h. While the direct lock is held the owner cannot end k nor
+ * free the connection, and nothing else writes to the socket. */
+bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
+                               void (*post)(void *ctx, cnt_ticket *k),
+                               void *ctx)
+{
+    uint8_t buf[CNT_DIRECT_EVENT_MAX];
+
+    if (CNT_EVENT_SIZE(k->name_len) > sizeof(buf) ||
+        !cnt_table_ticket_pinned(t, k, conn_direct_claim, NULL)) {
+        post(ctx, k);
+        return false;
+    }
+    cnt_connection *c = (cnt_connection *)((uint8_t *)k->owner -
+                                           offsetof(cnt_connection,
+                                                    session));
+    size_t n = cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque,
+                                k->lease_id, k->granted_consumption,
+                                k->name, k->name_len);
+    ssize_t sent;
+    do
+        sent = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (sent < 0 && errno == EINTR);
+    bool told = sent > 0;
+    if (told) {
+        /* The rest goes out first, by the owner, which the grant's mail
+         * wakes; until then nobody else writes here. */
+        c->direct_rest_len = (uint8_t)(n - (size_t)sent);
+        memcpy(c->direct_rest, buf + sent, c->direct_rest_len);
+        c->direct_ok = c->direct_rest_len == 0;
+        k->flags |= CNT_TICKET_TOLD;
+    }
+    post(ctx, k);
+    pthread_mutex_unlock(&c->direct_lock);
+    return told;
 }
 
 /* Session hook: logs a failed authentication; see connection.h. */
@@ -387,6 +532,8 @@ void cnt_connection_privileged_change(cnt_session *s, const char *what)
  * what the socket takes at once, and ends the connection. */
 void cnt_connection_shutdown(cnt_connection *c)
 {
+    pthread_mutex_lock(&c->direct_lock);
+    c->direct_ok = false;
     cnt_session_shutdown(&c->session);
     if (!c->session.failed)
         (void)conn_flush(c);
@@ -394,11 +541,16 @@ void cnt_connection_shutdown(cnt_connection *c)
 }
 
 /* Ends the connection: ends its session (releasing everything it holds),
- * closes the socket, calls env->on_close and frees it. */
+ * closes the socket, calls env->on_close and frees it. The caller holds
+ * the direct lock: once the session has ended its tickets, no other
+ * worker can reach the connection any more. */
 static void conn_free(cnt_connection *c)
 {
     const cnt_conn_env *env = c->env;
+    c->direct_ok = false;
     cnt_session_end(&c->session);
+    pthread_mutex_unlock(&c->direct_lock);
+    pthread_mutex_destroy(&c->direct_lock);
     event_free(c->rev);
     event_free(c->wev);
     if (c->resume != NULL)

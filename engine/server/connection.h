@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -52,8 +53,16 @@ typedef struct cnt_conn_env {
     /* Called once when the connection goes (for any reason), before its
      * memory is freed, so the owner can unlink it. */
     void (*on_close)(void *owner, cnt_connection *c);
+    /* Called at the start of each callback, with the direct lock held,
+     * before any request is read: the owner takes the grants in its mail
+     * (their events may have reached the client already). May be NULL. */
+    void (*take_mail)(void *owner);
     void *owner;
 } cnt_conn_env;
+
+/* The most bytes of a granted event written straight to a socket (names
+ * of up to 229 bytes; longer ones go the usual way). */
+#define CNT_DIRECT_EVENT_MAX 255u
 
 struct cnt_connection {
     int fd;
@@ -72,6 +81,18 @@ struct cnt_connection {
     size_t in_len, in_cap;
 
     cnt_session session;            /* answers, ledger, Dump */
+
+    /* Another worker may write a granted event straight to the socket
+     * (cnt_connection_try_direct) while it holds direct_lock and finds
+     * direct_ok; the owner holds the lock whenever it works on the
+     * connection's output or ends its tickets, and sets direct_ok only
+     * when the connection is idle: nothing unsent, no stream, no close
+     * begun. What such a write could not send waits in direct_rest,
+     * which goes out before anything else. */
+    pthread_mutex_t direct_lock;
+    bool direct_ok;                 /* direct_lock */
+    uint8_t direct_rest_len;        /* direct_lock */
+    uint8_t direct_rest[CNT_DIRECT_EVENT_MAX];
 
     LIST_ENTRY(cnt_connection) link;    /* the owner's list */
 };
@@ -92,6 +113,25 @@ bool cnt_sockaddr_text(const struct sockaddr *sa, char *addr,
 /* Session hook (cnt_session_env.wake): events wait in the output of s,
  * the session of a connection; sends them on the loop's next turn. */
 void cnt_connection_wake(cnt_session *s);
+
+/* Events wait in the output of s, the session of a connection, and the
+ * worker's loop is outside every callback of that connection (it is
+ * delivering grants): sends them now, with one call, when the connection
+ * waits for nothing else; a backlog, a stream, a partial send, an error or
+ * a failed session leave them to the write event, as cnt_connection_wake. */
+void cnt_connection_push(cnt_session *s);
+
+/* From a thread other than the owner's, for ticket k just granted there:
+ * writes k's granted event straight to the owner connection's socket when
+ * that connection is idle (nothing unsent, no stream, no close begun, the
+ * binary front) and marks k TOLD, so the event leaves without waiting for
+ * the owner's thread to wake; then hands k to post (the owner's mailbox),
+ * still under the direct lock, so the owner has the grant before it can
+ * read the client's next request (env->take_mail). Returns whether it
+ * wrote; k is posted either way. */
+bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
+                               void (*post)(void *ctx, cnt_ticket *k),
+                               void *ctx);
 
 /* Session hook: logs a failed authentication of s's connection with the
  * client's address (which attempt of how many, and whether the limits on

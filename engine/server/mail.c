@@ -88,6 +88,7 @@ void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k)
 {
     pthread_mutex_lock(&mb->lock);
     STAILQ_INSERT_TAIL(&mb->grants, k, grant_link);
+    atomic_store_explicit(&mb->has_grants, true, memory_order_relaxed);
     pthread_mutex_unlock(&mb->lock);
     cnt_mailbox_ring(mb);
 }
@@ -97,7 +98,14 @@ void cnt_mailbox_take_grants(cnt_mailbox *mb, cnt_grant_list *out)
 {
     pthread_mutex_lock(&mb->lock);
     STAILQ_CONCAT(out, &mb->grants);
+    atomic_store_explicit(&mb->has_grants, false, memory_order_relaxed);
     pthread_mutex_unlock(&mb->lock);
+}
+
+/* Whether grants may be waiting; see mail.h. */
+bool cnt_mailbox_has_grants(cnt_mailbox *mb)
+{
+    return atomic_load_explicit(&mb->has_grants, memory_order_relaxed);
 }
 
 /* The fd the worker's loop watches. */

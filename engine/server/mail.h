@@ -3,14 +3,15 @@
  * loop watches. The only way another thread asks a worker to do something
  * (see the ownership rule in server_int.h). A mailbox carries two things:
  * new connections (the acceptor's sockets), and granted tickets (a
- * release on any thread granted a waiter whose connection lives on this
- * worker). Grants are linked through the ticket itself, so posting one
+ * release on another thread granted a waiter whose connection lives on
+ * this worker; the worker's own grants never come this way). Grants are linked through the ticket itself, so posting one
  * allocates nothing and cannot fail, and a decided grant is never lost for
  * want of memory. */
 #ifndef CNT_ENGINE_MAIL_H
 #define CNT_ENGINE_MAIL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,8 @@ typedef struct cnt_mailbox {
     cnt_mail *ring;
     size_t head, len, cap;
     cnt_grant_list grants;          /* oldest first */
+    atomic_bool has_grants;         /* grants is not empty (a hint read
+                                       without the lock) */
     int doorbell;                   /* eventfd, readable while rung */
 } cnt_mailbox;
 
@@ -54,6 +57,11 @@ bool cnt_mailbox_post(cnt_mailbox *mb, const cnt_mail *m);
 /* Queues a granted ticket (linked through k->grant_link, which is the
  * mailbox's until taken) and rings the doorbell (any thread). */
 void cnt_mailbox_post_grant(cnt_mailbox *mb, cnt_ticket *k);
+
+/* Whether grants may be waiting (no lock: a hint for the worker, which
+ * takes them before reading a request when a granted event may have
+ * reached the client ahead of the grant's mail). */
+bool cnt_mailbox_has_grants(cnt_mailbox *mb);
 
 /* Takes every queued grant at once, appending them, oldest first, to
  * out (linked through ticket->grant_link). */

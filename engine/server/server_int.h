@@ -6,7 +6,11 @@
  * it is written):
  *   - a connection, its session and the session's holdings ledger and
  *     Dump cursor: only the worker thread that owns the connection touches
- *     them (after that thread is joined, the thread that joined it);
+ *     them (after that thread is joined, the thread that joined it), with
+ *     one exception: a connection's socket, direct_ok and direct_rest
+ *     are shared under its direct lock (connection.h), through which the
+ *     worker that grants one of its tickets may write the granted event
+ *     itself while the connection is idle;
  *   - a counter in the table: any thread, under its stripe lock (the
  *     locking rule is in engine/core/map.h);
  *   - a worker's mailbox: any thread posts, under the mailbox's lock, then
@@ -15,7 +19,8 @@
  *     on another worker travels as mail, never by touching the connection
  *     (a grant of a waiting ticket, decided under its counter's stripe lock
  *     by whichever thread released, is posted to the mailbox of the
- *     ticket's worker; the worker then tells its client);
+ *     ticket's worker, which arms its lease and tells its client unless
+ *     the granting worker could write the event already);
  *   - a worker's timing wheel and the tickets' timers in it: only the
  *     worker (the fields of a ticket itself follow engine/core/ticket.h);
  *   - a stats slot: a single writer, its owner (a worker, or the acceptor
@@ -58,6 +63,15 @@ typedef struct cnt_worker {
                                        monotonic clock); UINT64_MAX: none */
     /* Owned; touched only by the thread (an all-zero head is empty). */
     LIST_HEAD(, cnt_connection) conns;
+    /* Grants this thread decided for its own connections: taken in the
+     * same loop turn by the `local` event (made active, never added: no
+     * fd, no lock, no doorbell), after the callback that granted them, so
+     * an event never comes before an answer that callback produced. */
+    cnt_grant_list local_grants;
+    struct event *local;
+    /* Set while the thread delivers grants: their events are sent at
+     * once (cnt_connection_push) rather than on the next loop turn. */
+    bool pushing;
 } cnt_worker;
 
 struct cnt_server {

@@ -210,7 +210,10 @@ void cnt_session_deliver(const cnt_session_env *env, cnt_ticket *k)
     cnt_timer_cancel(env->wheel, &k->timer);
     if (k->lease_ms != 0)
         arm(env, k, CNT_TIMER_LEASE, k->lease_ms);
-    put_event(s, CNT_EVENT_GRANTED, k, k->lease_id, consumption);
+    /* TOLD: the granting thread sent the event already (what it could
+     * not send goes out with the next write, which wake asks for). */
+    if (!(k->flags & CNT_TICKET_TOLD))
+        put_event(s, CNT_EVENT_GRANTED, k, k->lease_id, consumption);
     wake(s);
 }
 

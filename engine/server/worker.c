@@ -29,6 +29,10 @@
  * and 34-207 us with 1024. */
 #define CNT_WORKER_TIMER_BATCH 64
 
+/* The worker this thread runs, NULL on any other thread: the grant sink
+ * asks it whether a grant's owner lives on the granting thread. */
+static _Thread_local cnt_worker *worker_self;
+
 /* Connection close hook: unlinks c and frees its place in the limit. */
 static void worker_on_close(void *owner, cnt_connection *c)
 {
@@ -84,27 +88,108 @@ static void worker_on_tick(evutil_socket_t fd, short what, void *arg)
     worker_tick_set(w, cnt_wheel_next_deadline(&w->wheel));
 }
 
-/* Takes the grants queued in the mailbox and tells their clients (or
- * frees the tickets whose owners ended meanwhile). */
+/* Session hook: events wait in s's output. While the thread delivers
+ * grants they go out at once; otherwise (a storm of expiries fired by the
+ * wheel) on the loop's next turn, one write per connection for the lot. */
+static void worker_wake(cnt_session *s)
+{
+    const cnt_worker *w = s->env->owner;
+
+    if (w->pushing)
+        cnt_connection_push(s);
+    else
+        cnt_connection_wake(s);
+}
+
+/* Tells the clients of a list of grants (or frees the tickets whose
+ * owners ended meanwhile), sending each event at once when the loop
+ * runs; the list is empty afterwards. */
+static void worker_deliver_list(cnt_worker *w, cnt_grant_list *grants)
+{
+    cnt_ticket *k;
+
+    w->pushing = worker_self == w;     /* false while stopping */
+    while ((k = STAILQ_FIRST(grants)) != NULL) {
+        STAILQ_REMOVE_HEAD(grants, grant_link);     /* before it is freed */
+        cnt_session_deliver(&w->env.session, k);
+    }
+    w->pushing = false;
+}
+
+/* Takes the grants queued in the mailbox and tells their clients. */
 static void worker_take_grants(cnt_worker *w)
 {
     cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
-    cnt_ticket *k;
 
     cnt_mailbox_take_grants(&w->mail, &grants);
+    worker_deliver_list(w, &grants);
+}
+
+/* Takes the grants this thread decided for its own connections. */
+static void worker_take_local(cnt_worker *w)
+{
+    cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
+
+    STAILQ_CONCAT(&grants, &w->local_grants);
+    worker_deliver_list(w, &grants);
+}
+
+/* The local event: grants decided earlier in this loop turn. */
+static void worker_on_local(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    worker_take_local(arg);
+}
+
+/* Posts a grant to a mailbox (cnt_connection_try_direct's post). */
+static void worker_post(void *ctx, cnt_ticket *k)
+{
+    cnt_mailbox_post_grant(ctx, k);
+}
+
+/* Connection hook, before a callback reads: takes the grants in the
+ * mailbox, whose events may have been written to their clients by the
+ * granting worker already, so a request that follows such an event finds
+ * its grant delivered. Their other events go out with the write event
+ * (this runs inside a connection's callback). */
+static void worker_take_mail(void *owner)
+{
+    cnt_worker *w = owner;
+    cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
+    cnt_ticket *k;
+
+    if (!cnt_mailbox_has_grants(&w->mail))
+        return;
+    cnt_mailbox_take_grants(&w->mail, &grants);
     while ((k = STAILQ_FIRST(&grants)) != NULL) {
-        STAILQ_REMOVE_HEAD(&grants, grant_link);    /* before it is freed */
+        STAILQ_REMOVE_HEAD(&grants, grant_link);
         cnt_session_deliver(&w->env.session, k);
     }
 }
 
-/* The table's grant sink: a ticket granted by any thread goes to the
- * mailbox of the worker that owns its connection. */
+/* The table's grant sink: a ticket granted by its owner's own thread is
+ * taken later in the same loop turn, with no lock and no doorbell; one
+ * granted by another thread goes to the owner's mailbox, its event first
+ * written straight to the owner's socket when that connection is idle,
+ * so the client hears without waiting for the owner's thread to wake
+ * (which still arms the lease). */
 static void worker_grant_sink(void *ctx, cnt_ticket *k)
 {
     cnt_server *s = ctx;
+    cnt_worker *w = &s->workers[k->worker];
 
-    cnt_mailbox_post_grant(&s->workers[k->worker].mail, k);
+    if (w == worker_self) {
+        bool idle = STAILQ_EMPTY(&w->local_grants);
+        STAILQ_INSERT_TAIL(&w->local_grants, k, grant_link);
+        if (idle)
+            event_active(w->local, EV_READ, 0);    /* our own thread */
+        return;
+    }
+    if (worker_self != NULL)
+        (void)cnt_connection_try_direct(s->table, k, worker_post, &w->mail);
+    else
+        cnt_mailbox_post_grant(&w->mail, k);
 }
 
 /* Routes the table's grants to the workers' mailboxes. */
@@ -130,6 +215,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
         return false;
     }
     w->mail_ready = true;
+    STAILQ_INIT(&w->local_grants);
     w->env.session.table = s->table;
     w->env.session.limits = s->config.limits;
     w->env.session.throttle = s->config.throttle;
@@ -147,7 +233,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.max_waits = s->config.max_waits;
     w->env.session.wheel = &w->wheel;
     w->env.session.worker = (uint16_t)i;
-    w->env.session.wake = cnt_connection_wake;
+    w->env.session.wake = worker_wake;
     w->env.session.timer_armed = worker_timer_armed;
     w->env.session.owner = w;
     w->env.session.throttr_value_size = s->config.throttr_value_size;
@@ -167,6 +253,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
                    cnt_clock_mono_ns(cnt_table_clock(s->table)));
     w->env.log = &s->log;
     w->env.on_close = worker_on_close;
+    w->env.take_mail = worker_take_mail;
     w->env.owner = w;
     return true;
 }
@@ -285,7 +372,9 @@ static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
 static void *worker_main(void *arg)
 {
     cnt_worker *w = arg;
+    worker_self = w;
     event_base_loop(w->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    worker_self = NULL;
     return NULL;
 }
 
@@ -295,6 +384,9 @@ static void worker_free_base(cnt_worker *w)
     if (w->tick != NULL)
         event_free(w->tick);
     w->tick = NULL;
+    if (w->local != NULL)
+        event_free(w->local);
+    w->local = NULL;
     w->tick_at = UINT64_MAX;
     if (w->notify != NULL)
         event_free(w->notify);
@@ -326,8 +418,9 @@ int cnt_worker_start(cnt_worker *w)
         w->notify = event_new(w->base, cnt_mailbox_doorbell(&w->mail),
                               EV_READ | EV_PERSIST, worker_on_notify, w);
         w->tick = evtimer_new(w->base, worker_on_tick, w);
+        w->local = event_new(w->base, -1, 0, worker_on_local, w);
     }
-    if (w->notify == NULL || w->tick == NULL ||
+    if (w->notify == NULL || w->tick == NULL || w->local == NULL ||
         event_add(w->notify, NULL) != 0) {
         worker_free_base(w);
         return ENOMEM;
@@ -366,9 +459,11 @@ void cnt_worker_stop(cnt_worker *w)
      * Every waiter and holder hears of the shutdown first. */
     while (!LIST_EMPTY(&w->conns))
         cnt_connection_shutdown(LIST_FIRST(&w->conns));
-    /* Grants still queued are of tickets whose owners have just ended
+    /* Grants still queued (in the mailbox, or decided by the thread in
+     * the turn it stopped) are of tickets whose owners have just ended
      * (orphans, freed here). */
     worker_take_grants(w);
+    worker_take_local(w);
     cnt_wheel_destroy(&w->wheel);
     cnt_mail mail[CNT_WORKER_BATCH];
     bool more = true;
