@@ -1228,6 +1228,101 @@ static void test_hot_name_two_threads(void **st)
     fixture_free(f);
 }
 
+/* ---- Lifetime, figures and the sliced sweep ---- */
+
+/* Freeing limits frees every block they took: records of each kind (a
+ * window's ring too) and the limits themselves. Built without a
+ * configuration, the defaults apply. */
+static void test_free_releases_everything(void **st)
+{
+    (void)st;
+    long live = cnt_fake_alloc_live();
+    cnt_limits *l = cnt_limits_new(NULL);
+    cnt_check_request w = win("w", 5, 1, SEC, 10, false);
+    cnt_check_request g = gcra("g", 5, 1, SEC, 1, false);
+    cnt_check_result ans;
+
+    assert_non_null(l);
+    assert_int_equal(cnt_map_buckets(cnt_limits_map(l)),
+                     CNT_LIMITS_DEFAULT_BUCKETS);
+    assert_int_equal(cnt_ttl_insert(l, CNT_NAME("t"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_limits_check(l, &w, &ans), CNT_STATUS_OK);
+    assert_int_equal(cnt_limits_check(l, &g, &ans), CNT_STATUS_OK);
+    assert_true(cnt_fake_alloc_live() > live + 1);
+    cnt_limits_free(l);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
+/* Fresh limits report zero of everything but the memory they hold, which
+ * grows with a record. */
+static void test_fresh_figures(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s;
+
+    cnt_limits_stats_get(f->l, &s);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+        assert_int_equal(s.kind[k].objects, 0);
+        assert_int_equal(s.kind[k].checks, 0);
+        assert_int_equal(s.kind[k].allowed, 0);
+        assert_int_equal(s.kind[k].limited, 0);
+        assert_int_equal(s.kind[k].expired, 0);
+    }
+    uint64_t empty = s.used_memory;
+    assert_true(empty > 0);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    cnt_limits_stats_get(f->l, &s);
+    assert_true(s.used_memory > empty);
+    fixture_free(f);
+}
+
+/* Sweeps of a few buckets at a time go on where the last one stopped,
+ * wrapping at the end of the map: expired records are removed only once
+ * the sweeps have covered every bucket, and then all of them; a sweep
+ * asked for more buckets than there are covers each one once. */
+static void test_sweep_in_slices(void **st)
+{
+    (void)st;
+    enum { NAMES = 300, SLICE = 100 };
+    fixture *f = fixture_new(0);
+    char name[16];
+
+    for (unsigned i = 0; i < NAMES; i++) {
+        int n = snprintf(name, sizeof name, "s%u", i);
+        assert_int_equal(cnt_ttl_insert(f->l, (const uint8_t *)name,
+                                        (uint16_t)n, 1, 1, 3),
+                         CNT_STATUS_OK);
+    }
+    pass(f, 2 * SEC);
+    /* 1024 buckets: ten slices of 100 leave 24 unswept, the eleventh
+     * slice wraps around to the start. */
+    size_t removed = 0;
+    for (unsigned k = 0; k < 10; k++)
+        removed += cnt_limits_sweep(f->l, SLICE);
+    assert_true(removed < NAMES);
+    removed += cnt_limits_sweep(f->l, SLICE);
+    assert_int_equal(removed, NAMES);
+    cnt_limits_stats s;
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 0);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, NAMES);
+
+    for (unsigned i = 0; i < NAMES; i++) {
+        int n = snprintf(name, sizeof name, "u%u", i);
+        assert_int_equal(cnt_ttl_insert(f->l, (const uint8_t *)name,
+                                        (uint16_t)n, 1, 1, 3),
+                         CNT_STATUS_OK);
+    }
+    pass(f, 2 * SEC);
+    assert_int_equal(cnt_limits_sweep(f->l, 5000), NAMES);
+    assert_int_equal(cnt_limits_sweep(f->l, 5000), 0);
+    fixture_free(f);
+}
+
+/* Runs the limits tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1256,6 +1351,9 @@ int main(void)
         cmocka_unit_test(test_reshape_hints),
         cmocka_unit_test(test_sweep_and_gc),
         cmocka_unit_test(test_hot_name_two_threads),
+        cmocka_unit_test(test_free_releases_everything),
+        cmocka_unit_test(test_fresh_figures),
+        cmocka_unit_test(test_sweep_in_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
