@@ -1322,6 +1322,93 @@ static void test_sweep_in_slices(void **st)
     fixture_free(f);
 }
 
+/* A refused check of a known kind counts as a check of that kind, and of
+ * no other; one of an unknown opcode counts nowhere. */
+static void test_refused_checks_counted(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_result ans;
+    cnt_limits_stats s;
+    cnt_check_request bw = win("i", 5, 0, 0, 0, false);         /* cost 0 */
+    cnt_check_request bg = gcra("g", 3, 0, SEC, 1, false);      /* count 0 */
+    cnt_check_request bu = win("i", 5, 1, 0, 0, false);
+
+    bu.opcode = 0x36;
+    assert_int_equal(cnt_limits_check(f->l, &bw, &ans), CNT_STATUS_INVALID);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].checks, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].checks, 0);
+    assert_int_equal(cnt_limits_check(f->l, &bg, &ans), CNT_STATUS_INVALID);
+    assert_int_equal(cnt_limits_check(f->l, &bg, &ans), CNT_STATUS_INVALID);
+    assert_int_equal(cnt_limits_check(f->l, &bu, &ans), CNT_STATUS_INVALID);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].checks, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].checks, 2);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 0);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+        assert_int_equal(s.kind[k].allowed, 0);
+        assert_int_equal(s.kind[k].limited, 0);
+    }
+    fixture_free(f);
+}
+
+/* A multi-check writes exactly n answers: the slot after them keeps
+ * what the caller had there. */
+static void test_multi_writes_n_answers(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_request items[2] = { win("a", 5, 1, SEC, 10, false),
+                                   gcra("b", 5, 1, SEC, 1, false) };
+    cnt_check_result out[3];
+    uint8_t overall;
+
+    memset(out, 0xee, sizeof out);
+    assert_int_equal(cnt_limits_multi(f->l, items, 2, false, out, &overall),
+                     CNT_STATUS_OK);
+    assert_int_equal(overall, 0);
+    assert_int_equal(out[0].state, CNT_CHECK_ALLOWED);
+    assert_int_equal(out[1].state, CNT_CHECK_ALLOWED);
+    const uint8_t *guard = (const uint8_t *)&out[2];
+    for (size_t i = 0; i < sizeof out[2]; i++)
+        assert_int_equal(guard[i], 0xee);
+    fixture_free(f);
+}
+
+/* The tolerance may reach 2^62 ns, not beyond. */
+static void test_gcra_tolerance_bound(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_result ans;
+    cnt_check_request at = gcra("big", 0, 1, UINT64_C(1) << 62, 1, false);
+    cnt_check_request over = gcra("big", 0, 1, (UINT64_C(1) << 62) + 1, 1,
+                                  false);
+
+    assert_int_equal(cnt_limits_check(f->l, &at, &ans), CNT_STATUS_OK);
+    assert_int_equal(cnt_limits_check(f->l, &over, &ans),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
+/* A GCRA record whose TAT is now plus a fraction of a nanosecond still
+ * limits something, so a sweep keeps it; a nanosecond later it goes. */
+static void test_gcra_dead_after_fraction(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    /* 3 per second: the TAT moves by 333333333 + 1/3 ns. */
+    assert_int_equal(state(f, gcra("g", 5, 3, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 333333333);
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 0);
+    pass(f, 1);
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 1);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1354,6 +1441,10 @@ int main(void)
         cmocka_unit_test(test_free_releases_everything),
         cmocka_unit_test(test_fresh_figures),
         cmocka_unit_test(test_sweep_in_slices),
+        cmocka_unit_test(test_refused_checks_counted),
+        cmocka_unit_test(test_multi_writes_n_answers),
+        cmocka_unit_test(test_gcra_tolerance_bound),
+        cmocka_unit_test(test_gcra_dead_after_fraction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
