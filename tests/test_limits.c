@@ -1409,6 +1409,87 @@ static void test_gcra_dead_after_fraction(void **st)
     fixture_free(f);
 }
 
+/* Every way a TTL record is unlinked frees its node: a query, an update
+ * or a purge that finds it expired, and a purge of a live one. */
+static void test_ttl_frees_what_it_unlinks(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+    long live = cnt_fake_alloc_live();
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("q"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("u"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    pass(f, 2 * SEC);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("q"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("u"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_PATCH, 3, 5, &v),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")), CNT_STATUS_OK);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+    fixture_free(f);
+}
+
+/* TTL figures: OK is allowed; EXISTS, BELOW_ZERO and NOT_FOUND are
+ * limited; INVALID is a check only. */
+static void test_ttl_figures(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+    cnt_limits_stats s;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_purge(f->l, (const uint8_t *)"", 0),
+                     CNT_STATUS_INVALID);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 2);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].allowed, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].limited, 0);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_EXISTS);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_DECREASE, 3, 2, &v),
+                     CNT_STATUS_BELOW_ZERO);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("none"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 5);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].allowed, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].limited, 3);
+    fixture_free(f);
+}
+
+/* An increase may take the quota to exactly 2^64 - 1, not past it. */
+static void test_ttl_increase_to_max(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_INCREASE, 3, UINT64_MAX - 1, &v),
+                     CNT_STATUS_OK);
+    assert_true(v.quota == UINT64_MAX);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_INCREASE, 3, 1, &v),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1445,6 +1526,9 @@ int main(void)
         cmocka_unit_test(test_multi_writes_n_answers),
         cmocka_unit_test(test_gcra_tolerance_bound),
         cmocka_unit_test(test_gcra_dead_after_fraction),
+        cmocka_unit_test(test_ttl_frees_what_it_unlinks),
+        cmocka_unit_test(test_ttl_figures),
+        cmocka_unit_test(test_ttl_increase_to_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
