@@ -1490,6 +1490,57 @@ static void test_ttl_increase_to_max(void **st)
     fixture_free(f);
 }
 
+/* A window's ring: one per record, charged to the budget by its size
+ * (slots + 1 counts), kept while the shape stays, replaced (the old one
+ * freed) when it changes. */
+static void test_window_ring_lifecycle(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    long live = cnt_fake_alloc_live();
+
+    assert_int_equal(state(f, win("a", 5, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    uint64_t ten = cnt_map_budget_used(&f->budget);
+    long blocks = cnt_fake_alloc_live();
+    assert_true(blocks > live);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(state(f, win("a", 5, 1, SEC, 10, false)),
+                         CNT_CHECK_ALLOWED);
+    assert_int_equal(cnt_fake_alloc_live(), blocks);
+    assert_int_equal(cnt_map_budget_used(&f->budget), ten);
+    /* 60 slots: the same blocks, 50 counts more charged. */
+    assert_int_equal(state(f, win("a", 5, 1, 6 * SEC, 60, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(cnt_fake_alloc_live(), blocks);
+    assert_int_equal(cnt_map_budget_used(&f->budget),
+                     ten + 50 * sizeof(uint32_t));
+    fixture_free(f);
+}
+
+/* Slots the ring moves past are emptied: a count from a full window ago
+ * does not come back in the slot that reuses its place. An allowed
+ * answer has no retry time. */
+static void test_window_slots_emptied(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("e", 5, 5, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    /* Slot k + 11 sits where slot k was in the ring of 11. */
+    pass(f, 11 * S);
+    cnt_check_result a = check(f, win("e", 5, 1, SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.retry_after_ns, 0);
+    a = check(f, win("e", 5, 1, SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 2);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1529,6 +1580,8 @@ int main(void)
         cmocka_unit_test(test_ttl_frees_what_it_unlinks),
         cmocka_unit_test(test_ttl_figures),
         cmocka_unit_test(test_ttl_increase_to_max),
+        cmocka_unit_test(test_window_ring_lifecycle),
+        cmocka_unit_test(test_window_slots_emptied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
