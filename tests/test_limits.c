@@ -1541,6 +1541,43 @@ static void test_window_slots_emptied(void **st)
     fixture_free(f);
 }
 
+/* A multi-check making three new records runs out of memory at each of
+ * its allocations in turn: the records already made are all undone
+ * (several at once), and nothing leaks. */
+static void test_multi_undoes_several(void **st)
+{
+    (void)st;
+    for (unsigned long n = 1; n < 20; n++) {
+        fixture *f = fixture_new(0);
+        cnt_check_result out[3];
+        uint8_t overall;
+        cnt_check_request items[3] = {
+            win("n1", 9, 1, SEC, 10, false),
+            gcra("n1", 9, 1, SEC, 1, false),
+            win("n2", 9, 1, SEC, 10, false),
+        };
+        long live = cnt_fake_alloc_live();
+
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_status s = cnt_limits_multi(f->l, items, 3, false, out,
+                                        &overall);
+        cnt_fake_alloc_fail_at(0, 0);
+        if (s == CNT_STATUS_OK) {
+            assert_true(n > 4);     /* two rings and three records */
+            fixture_free(f);
+            break;
+        }
+        assert_int_equal(s, CNT_STATUS_OUT_OF_MEMORY);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+        assert_int_equal(cnt_map_budget_used(&f->budget), 0);
+        cnt_limits_stats st2;
+        cnt_limits_stats_get(f->l, &st2);
+        for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++)
+            assert_int_equal(st2.kind[k].objects, 0);
+        fixture_free(f);
+    }
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1582,6 +1619,7 @@ int main(void)
         cmocka_unit_test(test_ttl_increase_to_max),
         cmocka_unit_test(test_window_ring_lifecycle),
         cmocka_unit_test(test_window_slots_emptied),
+        cmocka_unit_test(test_multi_undoes_several),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
