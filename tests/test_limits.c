@@ -1578,6 +1578,53 @@ static void test_multi_undoes_several(void **st)
     }
 }
 
+/* Each allocation of cnt_limits_new failing in turn: NULL, and nothing
+ * left allocated. */
+static void test_new_alloc_failure(void **st)
+{
+    (void)st;
+    cnt_limits_config cfg = { .buckets = 64 };
+
+    for (unsigned long n = 1;; n++) {
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_limits *l = cnt_limits_new(&cfg);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (l != NULL) {
+            assert_false(injected);
+            assert_true(n > 1);
+            cnt_limits_free(l);
+            assert_int_equal(cnt_fake_alloc_live(), live);
+            break;
+        }
+        assert_true(injected);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+}
+
+/* The memory reported is the map's plus the limits' own, so a record
+ * adds exactly what it adds to the map. */
+static void test_used_memory_follows_map(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s0, s1;
+    cnt_map_stats m0, m1;
+
+    cnt_limits_stats_get(f->l, &s0);
+    cnt_map_get_stats(cnt_limits_map(f->l), &m0);
+    assert_true(s0.used_memory > m0.used_memory);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    cnt_limits_stats_get(f->l, &s1);
+    cnt_map_get_stats(cnt_limits_map(f->l), &m1);
+    assert_true(m1.used_memory > m0.used_memory);
+    assert_int_equal(s1.used_memory - s0.used_memory,
+                     m1.used_memory - m0.used_memory);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1620,6 +1667,8 @@ int main(void)
         cmocka_unit_test(test_window_ring_lifecycle),
         cmocka_unit_test(test_window_slots_emptied),
         cmocka_unit_test(test_multi_undoes_several),
+        cmocka_unit_test(test_new_alloc_failure),
+        cmocka_unit_test(test_used_memory_follows_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
