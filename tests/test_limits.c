@@ -1625,6 +1625,30 @@ static void test_used_memory_follows_map(void **st)
     fixture_free(f);
 }
 
+/* A check's record sits in the bucket of its name, where every other
+ * path (TTL requests, the map's own lookups) looks for it. */
+static void test_check_record_in_its_bucket(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_map *m = cnt_limits_map(f->l);
+    static const char *const names[] = { "alpha", "beta", "gamma", "delta" };
+
+    for (size_t i = 0; i < 4; i++) {
+        const uint8_t *p = (const uint8_t *)names[i];
+        uint16_t len = (uint16_t)strlen(names[i]);
+        cnt_check_request a = i % 2 ? gcra(names[i], 5, 1, SEC, 1, false)
+                                    : win(names[i], 5, 1, SEC, 10, false);
+        assert_int_equal(state(f, a), CNT_CHECK_ALLOWED);
+        size_t b = cnt_map_bucket_of(m, p, len);
+        pthread_mutex_t *lock = cnt_map_lock(m, b);
+        cnt_map_node *n = cnt_map_do_find(m, b, p, len);
+        cnt_map_unlock(lock);
+        assert_non_null(n);
+    }
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1669,6 +1693,7 @@ int main(void)
         cmocka_unit_test(test_multi_undoes_several),
         cmocka_unit_test(test_new_alloc_failure),
         cmocka_unit_test(test_used_memory_follows_map),
+        cmocka_unit_test(test_check_record_in_its_bucket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
