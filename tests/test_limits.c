@@ -1649,6 +1649,25 @@ static void test_check_record_in_its_bucket(void **st)
     fixture_free(f);
 }
 
+/* An update may give its value in the largest unit (hours), not beyond. */
+static void test_ttl_update_largest_unit(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_TTL,
+                                    CNT_TTL_INCREASE, CNT_UNIT_MAX, 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_TTL,
+                                    CNT_TTL_INCREASE, CNT_UNIT_MAX + 1, 1,
+                                    &v),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1694,6 +1713,7 @@ int main(void)
         cmocka_unit_test(test_new_alloc_failure),
         cmocka_unit_test(test_used_memory_follows_map),
         cmocka_unit_test(test_check_record_in_its_bucket),
+        cmocka_unit_test(test_ttl_update_largest_unit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
