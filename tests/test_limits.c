@@ -1668,6 +1668,28 @@ static void test_ttl_update_largest_unit(void **st)
     fixture_free(f);
 }
 
+/* A new shape with the same slot length but fewer slots still sees the
+ * old shape's counts, and its retry hint follows the old shape's ageing:
+ * three counted by a 1 s window of 10 slots, checked 7 slots later by a
+ * 500 ms window of 5, leave at the start of slot k + 11. */
+static void test_window_reshape_same_slot(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("x", 3, 3, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 7 * S);
+    cnt_check_result a = check(f, win("x", 3, 1, 5 * S, 5, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.used, 3);
+    assert_int_equal(a.retry_after_ns, 4 * S - 10 * MS);
+    assert_int_equal(a.reset_after_ns, 4 * S - 10 * MS);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1714,6 +1736,7 @@ int main(void)
         cmocka_unit_test(test_used_memory_follows_map),
         cmocka_unit_test(test_check_record_in_its_bucket),
         cmocka_unit_test(test_ttl_update_largest_unit),
+        cmocka_unit_test(test_window_reshape_same_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
