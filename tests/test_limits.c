@@ -1690,6 +1690,50 @@ static void test_window_reshape_same_slot(void **st)
     fixture_free(f);
 }
 
+/* Another shape's retry hint is the first of its slots whose leaving
+ * makes room: counts of 1 in slots k, k + 2 and k + 4 of a 1 s window of
+ * 10 slots, a limit of 3 checked by a 500 ms window of 5 at slot k + 5:
+ * room comes when slot k leaves, at the start of slot k + 11; all are
+ * gone at the start of k + 15. */
+static void test_window_reshape_first_room(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(state(f, win("h", 3, 1, SEC, 10, false)),
+                         CNT_CHECK_ALLOWED);
+        pass(f, i < 2 ? 2 * S : S);         /* on to slot k + 5 */
+    }
+    cnt_check_result a = check(f, win("h", 3, 1, 5 * S, 5, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.used, 3);
+    assert_int_equal(a.retry_after_ns, 6 * S - 10 * MS);
+    assert_int_equal(a.reset_after_ns, 10 * S - 10 * MS);
+    fixture_free(f);
+}
+
+/* A count only the oldest slot still holds sets the reset time: it
+ * leaves at the start of the next slot. */
+static void test_window_reset_oldest_slot(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("o", 1, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 10 * S);
+    cnt_check_result a = check(f, win("o", 1, 1, SEC, 10, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.retry_after_ns, S - 10 * MS);
+    assert_int_equal(a.reset_after_ns, S - 10 * MS);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1737,6 +1781,8 @@ int main(void)
         cmocka_unit_test(test_check_record_in_its_bucket),
         cmocka_unit_test(test_ttl_update_largest_unit),
         cmocka_unit_test(test_window_reshape_same_slot),
+        cmocka_unit_test(test_window_reshape_first_room),
+        cmocka_unit_test(test_window_reset_oldest_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
