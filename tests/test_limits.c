@@ -1734,6 +1734,29 @@ static void test_window_reset_oldest_slot(void **st)
     fixture_free(f);
 }
 
+/* A new slot length with the same number of slots reuses the ring, which
+ * then holds only what the old shape remembered, in the current slot. */
+static void test_window_reshape_reuses_ring(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, 2 * S - now_ns(f) % (2 * S) + 10 * MS);
+    assert_int_equal(state(f, win("r", 10, 2, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 3 * S);
+    assert_int_equal(state(f, win("r", 10, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, S);
+    cnt_check_result a = check(f, win("r", 10, 1, 2 * SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 4);
+    a = check(f, win("r", 10, 1, 2 * SEC, 10, true));
+    assert_int_equal(a.used, 5);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1783,6 +1806,7 @@ int main(void)
         cmocka_unit_test(test_window_reshape_same_slot),
         cmocka_unit_test(test_window_reshape_first_room),
         cmocka_unit_test(test_window_reset_oldest_slot),
+        cmocka_unit_test(test_window_reshape_reuses_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
