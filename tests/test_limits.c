@@ -1757,6 +1757,25 @@ static void test_window_reshape_reuses_ring(void **st)
     fixture_free(f);
 }
 
+/* A cost above the limit against another shape's record whose counts
+ * have all left: never, and nothing to wait for before a reset. */
+static void test_window_never_on_empty_other_shape(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("z", 3, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 30 * S);
+    cnt_check_result a = check(f, win("z", 3, 5, 5 * S, 5, false));
+    assert_int_equal(a.state, CNT_CHECK_NEVER);
+    assert_int_equal(a.used, 0);
+    assert_int_equal(a.reset_after_ns, 0);
+    fixture_free(f);
+}
+
 /* Runs the limits tests. */
 int main(void)
 {
@@ -1807,6 +1826,7 @@ int main(void)
         cmocka_unit_test(test_window_reshape_first_room),
         cmocka_unit_test(test_window_reset_oldest_slot),
         cmocka_unit_test(test_window_reshape_reuses_ring),
+        cmocka_unit_test(test_window_never_on_empty_other_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
