@@ -183,8 +183,13 @@ void __wrap_free(void *p)
 {
     if (p != NULL) {
         atomic_fetch_sub(&live_allocations, 1);
-        /* A freed block read again reads the pattern, not stale values. */
-        memset(p, 0x5a, malloc_usable_size(p));
+        /* A freed block read again reads the pattern, not stale values.
+         * The first 16 bytes are left to glibc, whose free list keeps its
+         * link and a key there: the key is how it detects a block freed
+         * twice, which a pattern over it would hide. */
+        size_t n = malloc_usable_size(p);
+        if (n > 16)
+            memset((uint8_t *)p + 16, 0x5a, n - 16);
     }
     __real_free(p);
 }
