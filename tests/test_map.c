@@ -721,6 +721,57 @@ static void test_map_swept_time_on_removal(void **state)
     cnt_map_destroy(&m);
 }
 
+/* The smallest name offset (the node, then the 16-bit length) is
+ * accepted. */
+static void test_map_name_offset_smallest(void **state)
+{
+    cnt_map_config cfg = { .buckets = 8,
+                           .name_offset = sizeof(cnt_map_node) +
+                                          sizeof(uint16_t) };
+    cnt_map m;
+
+    (void)state;
+    assert_int_equal(cnt_map_init(&m, &cfg), 0);
+    cnt_map_destroy(&m);
+}
+
+/* After an init that ran out of memory, destroy is harmless: the map
+ * holds no array it already gave back. */
+static void test_map_destroy_after_failed_init(void **state)
+{
+    cnt_map_config cfg = { .buckets = 16, .name_offset = REC_NAME_OFFSET };
+    cnt_map m;
+    long live = cnt_fake_alloc_live();
+
+    (void)state;
+    for (unsigned long k = 1; k <= 2; k++) {
+        cnt_fake_alloc_fail_at(k, 0);
+        assert_int_equal(cnt_map_init(&m, &cfg), ENOMEM);
+        cnt_fake_alloc_fail_at(0, 0);
+        cnt_map_destroy(&m);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+}
+
+/* What a sweep removes it frees. */
+static void test_map_sweep_frees(void **state)
+{
+    cnt_map m;
+    judge j;
+    char name[8];
+
+    (void)state;
+    map_init(&m, 8, 0);
+    long empty = cnt_fake_alloc_live();
+    for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        assert_non_null(insert(&m, name, i < 6 ? T0_MS - 1 : NEVER));
+    }
+    assert_int_equal(sweep(&m, &j, 0, 8, T0_MS), 6);
+    assert_int_equal(cnt_fake_alloc_live(), empty + 4);
+    cnt_map_destroy(&m);
+}
+
 /* Runs the map tests. */
 int main(void)
 {
@@ -738,6 +789,9 @@ int main(void)
         cmocka_unit_test(test_map_name_offset_bound),
         cmocka_unit_test(test_map_destroy_frees_nodes),
         cmocka_unit_test(test_map_swept_time_on_removal),
+        cmocka_unit_test(test_map_name_offset_smallest),
+        cmocka_unit_test(test_map_destroy_after_failed_init),
+        cmocka_unit_test(test_map_sweep_frees),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
