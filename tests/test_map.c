@@ -744,7 +744,13 @@ static void test_map_destroy_after_failed_init(void **state)
     long live = cnt_fake_alloc_live();
 
     (void)state;
+    /* A refused configuration, over a map that held garbage. */
+    cnt_map_config bad = { .buckets = 0, .name_offset = REC_NAME_OFFSET };
+    memset(&m, 0xa5, sizeof m);
+    assert_int_equal(cnt_map_init(&m, &bad), EINVAL);
+    cnt_map_destroy(&m);
     for (unsigned long k = 1; k <= 2; k++) {
+        memset(&m, 0xa5, sizeof m);
         cnt_fake_alloc_fail_at(k, 0);
         assert_int_equal(cnt_map_init(&m, &cfg), ENOMEM);
         cnt_fake_alloc_fail_at(0, 0);
