@@ -15,3 +15,5 @@ dist_doc_DATA += doc/throttling.md
 dist_doc_DATA += doc/throttr.md
 # The client libraries (C and Python), scale-out and its failure policy.
 dist_doc_DATA += doc/clients.md
+# How the tests are held to account: the audit and the mutation scores.
+dist_doc_DATA += doc/testing.md

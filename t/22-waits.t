@@ -530,10 +530,17 @@ sub server_send_queue {
     }
     # Whatever the kernel and the server's output held at the grant was
     # less than the whole Dump: the grant came while it still streamed.
-    ok(!defined $queued ||
-       $bytes > $queued + 2 * ($rmem[1] || 128 << 10) + (320 << 10),
-       "dq: the Dump ($bytes bytes) still streamed at the grant")
-        or diag("the server's send queue held $queued bytes");
+    # Without the server's send queue (no /proc/net/tcp, or no line for
+    # this connection) that cannot be observed: say so instead of passing.
+    SKIP: {
+        skip("dq: the server's send queue is not in /proc/net/tcp, so "
+             . "whether the Dump still streamed at the grant is unknown", 1)
+            unless defined $queued;
+        cmp_ok($bytes, '>',
+               $queued + 2 * ($rmem[1] || 128 << 10) + (320 << 10),
+               "dq: the Dump ($bytes bytes) still streamed at the grant")
+            or diag("the server's send queue held $queued bytes");
+    }
     is($events_inside, 0, 'dq: no event among the Dump records');
     cmp_ok($records, '>', $count, 'dq: every counter in the Dump');
     answer_is($end, resp(OP_DUMP, ST_OK, '', 0xb2), 'dq: the end marker');

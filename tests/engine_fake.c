@@ -4,7 +4,9 @@
  * while the test drives them. */
 #include "config.h"
 
+#include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests/engine_fake.h"
 
@@ -126,10 +128,22 @@ size_t cnt_fake_malloc_last_size(void)
 }
 
 /* malloc of the wrapped objects: fails when armed, else the real one. */
+/* Fills a new block with a pattern that is no valid count, length or
+ * pointer, so code that reads a field it never set fails its tests
+ * instead of finding the zeros a fresh page happens to hold. */
+static void *poison_new(void *p, size_t size)
+{
+    if (p != NULL)
+        memset(p, 0xa5, size);
+    return p;
+}
+
 void *__wrap_malloc(size_t size)
 {
     atomic_store(&last_malloc_size, size);
-    return cnt_fake_should_fail() ? NULL : cnt_fake_count(__real_malloc(size));
+    return cnt_fake_should_fail()
+               ? NULL
+               : cnt_fake_count(poison_new(__real_malloc(size), size));
 }
 
 /* calloc of the wrapped objects: fails when armed, else the real one. */
@@ -160,13 +174,22 @@ void *__wrap_aligned_alloc(size_t alignment, size_t size)
 {
     return cnt_fake_should_fail()
                ? NULL
-               : cnt_fake_count(__real_aligned_alloc(alignment, size));
+               : cnt_fake_count(poison_new(
+                     __real_aligned_alloc(alignment, size), size));
 }
 
 /* free of the wrapped objects, keeping the live count. */
 void __wrap_free(void *p)
 {
-    if (p != NULL)
+    if (p != NULL) {
         atomic_fetch_sub(&live_allocations, 1);
+        /* A freed block read again reads the pattern, not stale values.
+         * The first 16 bytes are left to glibc, whose free list keeps its
+         * link and a key there: the key is how it detects a block freed
+         * twice, which a pattern over it would hide. */
+        size_t n = malloc_usable_size(p);
+        if (n > 16)
+            memset((uint8_t *)p + 16, 0x5a, n - 16);
+    }
     __real_free(p);
 }

@@ -12,7 +12,10 @@
  * and their buffers) without a hook in the production code, which is why
  * it was chosen over allocator pointers passed through each layer's
  * configuration. The wrappers count allocations while armed and fail the
- * chosen one; they also keep the count of live blocks. */
+ * chosen one; they also keep the count of live blocks, fill new blocks
+ * from malloc and aligned_alloc with 0xa5 and freed ones (past the first
+ * 16 bytes, which glibc uses) with 0x5a, so a field left unset or a block
+ * read after free shows in the results. */
 #ifndef CNT_TESTS_ENGINE_FAKE_H
 #define CNT_TESTS_ENGINE_FAKE_H
 

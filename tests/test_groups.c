@@ -348,6 +348,25 @@ static void test_groups_concurrent_readers(void **state)
 }
 
 /* Runs the group set tests. */
+/* A group's name is copied into a block of its own length (one byte for
+ * the empty name), and the copy is what later lookups compare. */
+static void test_groups_name_copy_size(void **state)
+{
+    cnt_groups *g = cnt_groups_new();
+    char name[] = "backup-nightly";
+    cnt_group v = settings(3);
+
+    (void)state;
+    assert_non_null(g);
+    assert_true(cnt_groups_set(g, (const uint8_t *)name, 14, &v));
+    assert_int_equal(cnt_fake_malloc_last_size(), 14);
+    assert_true(cnt_groups_set(g, (const uint8_t *)"", 0, &v));
+    assert_int_equal(cnt_fake_malloc_last_size(), 1);
+    memset(name, 'x', sizeof name - 1);
+    assert_non_null(cnt_groups_find(g, CNT_NAME("backup-nightly")));
+    cnt_groups_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +380,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_groups_concurrent_readers,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_groups_name_copy_size, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

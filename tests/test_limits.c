@@ -1228,6 +1228,555 @@ static void test_hot_name_two_threads(void **st)
     fixture_free(f);
 }
 
+/* ---- Lifetime, figures and the sliced sweep ---- */
+
+/* Freeing limits frees every block they took: records of each kind (a
+ * window's ring too) and the limits themselves. Built without a
+ * configuration, the defaults apply. */
+static void test_free_releases_everything(void **st)
+{
+    (void)st;
+    long live = cnt_fake_alloc_live();
+    cnt_limits *l = cnt_limits_new(NULL);
+    cnt_check_request w = win("w", 5, 1, SEC, 10, false);
+    cnt_check_request g = gcra("g", 5, 1, SEC, 1, false);
+    cnt_check_result ans;
+
+    assert_non_null(l);
+    assert_int_equal(cnt_map_buckets(cnt_limits_map(l)),
+                     CNT_LIMITS_DEFAULT_BUCKETS);
+    assert_int_equal(cnt_ttl_insert(l, CNT_NAME("t"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_limits_check(l, &w, &ans), CNT_STATUS_OK);
+    assert_int_equal(cnt_limits_check(l, &g, &ans), CNT_STATUS_OK);
+    assert_true(cnt_fake_alloc_live() > live + 1);
+    cnt_limits_free(l);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
+/* Fresh limits report zero of everything but the memory they hold, which
+ * grows with a record. */
+static void test_fresh_figures(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s;
+
+    cnt_limits_stats_get(f->l, &s);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+        assert_int_equal(s.kind[k].objects, 0);
+        assert_int_equal(s.kind[k].checks, 0);
+        assert_int_equal(s.kind[k].allowed, 0);
+        assert_int_equal(s.kind[k].limited, 0);
+        assert_int_equal(s.kind[k].expired, 0);
+    }
+    uint64_t empty = s.used_memory;
+    assert_true(empty > 0);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    cnt_limits_stats_get(f->l, &s);
+    assert_true(s.used_memory > empty);
+    fixture_free(f);
+}
+
+/* Sweeps of a few buckets at a time go on where the last one stopped,
+ * wrapping at the end of the map: expired records are removed only once
+ * the sweeps have covered every bucket, and then all of them; a sweep
+ * asked for more buckets than there are covers each one once. */
+static void test_sweep_in_slices(void **st)
+{
+    (void)st;
+    enum { NAMES = 300, SLICE = 100 };
+    fixture *f = fixture_new(0);
+    char name[16];
+
+    for (unsigned i = 0; i < NAMES; i++) {
+        int n = snprintf(name, sizeof name, "s%u", i);
+        assert_int_equal(cnt_ttl_insert(f->l, (const uint8_t *)name,
+                                        (uint16_t)n, 1, 1, 3),
+                         CNT_STATUS_OK);
+    }
+    pass(f, 2 * SEC);
+    /* 1024 buckets: ten slices of 100 leave 24 unswept, the eleventh
+     * slice wraps around to the start. */
+    size_t removed = 0;
+    for (unsigned k = 0; k < 10; k++)
+        removed += cnt_limits_sweep(f->l, SLICE);
+    assert_true(removed < NAMES);
+    removed += cnt_limits_sweep(f->l, SLICE);
+    assert_int_equal(removed, NAMES);
+    cnt_limits_stats s;
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].objects, 0);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].expired, NAMES);
+
+    for (unsigned i = 0; i < NAMES; i++) {
+        int n = snprintf(name, sizeof name, "u%u", i);
+        assert_int_equal(cnt_ttl_insert(f->l, (const uint8_t *)name,
+                                        (uint16_t)n, 1, 1, 3),
+                         CNT_STATUS_OK);
+    }
+    pass(f, 2 * SEC);
+    assert_int_equal(cnt_limits_sweep(f->l, 5000), NAMES);
+    assert_int_equal(cnt_limits_sweep(f->l, 5000), 0);
+    fixture_free(f);
+}
+
+/* A refused check of a known kind counts as a check of that kind, and of
+ * no other; one of an unknown opcode counts nowhere. */
+static void test_refused_checks_counted(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_result ans;
+    cnt_limits_stats s;
+    cnt_check_request bw = win("i", 5, 0, 0, 0, false);         /* cost 0 */
+    cnt_check_request bg = gcra("g", 3, 0, SEC, 1, false);      /* count 0 */
+    cnt_check_request bu = win("i", 5, 1, 0, 0, false);
+
+    bu.opcode = 0x36;
+    assert_int_equal(cnt_limits_check(f->l, &bw, &ans), CNT_STATUS_INVALID);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].checks, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].checks, 0);
+    assert_int_equal(cnt_limits_check(f->l, &bg, &ans), CNT_STATUS_INVALID);
+    assert_int_equal(cnt_limits_check(f->l, &bg, &ans), CNT_STATUS_INVALID);
+    assert_int_equal(cnt_limits_check(f->l, &bu, &ans), CNT_STATUS_INVALID);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_WINDOW].checks, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_GCRA].checks, 2);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 0);
+    for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
+        assert_int_equal(s.kind[k].allowed, 0);
+        assert_int_equal(s.kind[k].limited, 0);
+    }
+    fixture_free(f);
+}
+
+/* A multi-check writes exactly n answers: the slot after them keeps
+ * what the caller had there. */
+static void test_multi_writes_n_answers(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_request items[2] = { win("a", 5, 1, SEC, 10, false),
+                                   gcra("b", 5, 1, SEC, 1, false) };
+    cnt_check_result out[3];
+    uint8_t overall;
+
+    memset(out, 0xee, sizeof out);
+    assert_int_equal(cnt_limits_multi(f->l, items, 2, false, out, &overall),
+                     CNT_STATUS_OK);
+    assert_int_equal(overall, 0);
+    assert_int_equal(out[0].state, CNT_CHECK_ALLOWED);
+    assert_int_equal(out[1].state, CNT_CHECK_ALLOWED);
+    const uint8_t *guard = (const uint8_t *)&out[2];
+    for (size_t i = 0; i < sizeof out[2]; i++)
+        assert_int_equal(guard[i], 0xee);
+    fixture_free(f);
+}
+
+/* The tolerance may reach 2^62 ns, not beyond. */
+static void test_gcra_tolerance_bound(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_check_result ans;
+    cnt_check_request at = gcra("big", 0, 1, UINT64_C(1) << 62, 1, false);
+    cnt_check_request over = gcra("big", 0, 1, (UINT64_C(1) << 62) + 1, 1,
+                                  false);
+
+    assert_int_equal(cnt_limits_check(f->l, &at, &ans), CNT_STATUS_OK);
+    assert_int_equal(cnt_limits_check(f->l, &over, &ans),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
+/* A GCRA record whose TAT is now plus a fraction of a nanosecond still
+ * limits something, so a sweep keeps it; a nanosecond later it goes. */
+static void test_gcra_dead_after_fraction(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    /* 3 per second: the TAT moves by 333333333 + 1/3 ns. */
+    assert_int_equal(state(f, gcra("g", 5, 3, SEC, 1, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 333333333);
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 0);
+    pass(f, 1);
+    assert_int_equal(cnt_limits_sweep(f->l, 1024), 1);
+    fixture_free(f);
+}
+
+/* Every way a TTL record is unlinked frees its node: a query, an update
+ * or a purge that finds it expired, and a purge of a live one. */
+static void test_ttl_frees_what_it_unlinks(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+    long live = cnt_fake_alloc_live();
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("q"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("u"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 1, 3),
+                     CNT_STATUS_OK);
+    pass(f, 2 * SEC);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("q"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("u"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_PATCH, 3, 5, &v),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")),
+                     CNT_STATUS_NOT_FOUND);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")), CNT_STATUS_OK);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+    fixture_free(f);
+}
+
+/* TTL figures: OK is allowed; EXISTS, BELOW_ZERO and NOT_FOUND are
+ * limited; INVALID is a check only. */
+static void test_ttl_figures(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+    cnt_limits_stats s;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_purge(f->l, (const uint8_t *)"", 0),
+                     CNT_STATUS_INVALID);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 2);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].allowed, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].limited, 0);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_EXISTS);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_DECREASE, 3, 2, &v),
+                     CNT_STATUS_BELOW_ZERO);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("none"), &v),
+                     CNT_STATUS_NOT_FOUND);
+    cnt_limits_stats_get(f->l, &s);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].checks, 5);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].allowed, 1);
+    assert_int_equal(s.kind[CNT_LIMITS_TTL].limited, 3);
+    fixture_free(f);
+}
+
+/* An increase may take the quota to exactly 2^64 - 1, not past it. */
+static void test_ttl_increase_to_max(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_INCREASE, 3, UINT64_MAX - 1, &v),
+                     CNT_STATUS_OK);
+    assert_true(v.quota == UINT64_MAX);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_QUOTA,
+                                    CNT_TTL_INCREASE, 3, 1, &v),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
+/* A window's ring: one per record, charged to the budget by its size
+ * (slots + 1 counts), kept while the shape stays, replaced (the old one
+ * freed) when it changes. */
+static void test_window_ring_lifecycle(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    long live = cnt_fake_alloc_live();
+
+    assert_int_equal(state(f, win("a", 5, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    uint64_t ten = cnt_map_budget_used(&f->budget);
+    long blocks = cnt_fake_alloc_live();
+    assert_true(blocks > live);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(state(f, win("a", 5, 1, SEC, 10, false)),
+                         CNT_CHECK_ALLOWED);
+    assert_int_equal(cnt_fake_alloc_live(), blocks);
+    assert_int_equal(cnt_map_budget_used(&f->budget), ten);
+    /* 60 slots: the same blocks, 50 counts more charged. */
+    assert_int_equal(state(f, win("a", 5, 1, 6 * SEC, 60, false)),
+                     CNT_CHECK_ALLOWED);
+    assert_int_equal(cnt_fake_alloc_live(), blocks);
+    assert_int_equal(cnt_map_budget_used(&f->budget),
+                     ten + 50 * sizeof(uint32_t));
+    fixture_free(f);
+}
+
+/* Slots the ring moves past are emptied: a count from a full window ago
+ * does not come back in the slot that reuses its place. An allowed
+ * answer has no retry time. */
+static void test_window_slots_emptied(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("e", 5, 5, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    /* Slot k + 11 sits where slot k was in the ring of 11. */
+    pass(f, 11 * S);
+    cnt_check_result a = check(f, win("e", 5, 1, SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.retry_after_ns, 0);
+    a = check(f, win("e", 5, 1, SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 2);
+    fixture_free(f);
+}
+
+/* A multi-check making three new records runs out of memory at each of
+ * its allocations in turn: the records already made are all undone
+ * (several at once), and nothing leaks. */
+static void test_multi_undoes_several(void **st)
+{
+    (void)st;
+    for (unsigned long n = 1; n < 20; n++) {
+        fixture *f = fixture_new(0);
+        cnt_check_result out[3];
+        uint8_t overall;
+        cnt_check_request items[3] = {
+            win("n1", 9, 1, SEC, 10, false),
+            gcra("n1", 9, 1, SEC, 1, false),
+            win("n2", 9, 1, SEC, 10, false),
+        };
+        long live = cnt_fake_alloc_live();
+
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_status s = cnt_limits_multi(f->l, items, 3, false, out,
+                                        &overall);
+        cnt_fake_alloc_fail_at(0, 0);
+        if (s == CNT_STATUS_OK) {
+            assert_true(n > 4);     /* two rings and three records */
+            fixture_free(f);
+            break;
+        }
+        assert_int_equal(s, CNT_STATUS_OUT_OF_MEMORY);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+        assert_int_equal(cnt_map_budget_used(&f->budget), 0);
+        cnt_limits_stats st2;
+        cnt_limits_stats_get(f->l, &st2);
+        for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++)
+            assert_int_equal(st2.kind[k].objects, 0);
+        fixture_free(f);
+    }
+}
+
+/* Each allocation of cnt_limits_new failing in turn: NULL, and nothing
+ * left allocated. */
+static void test_new_alloc_failure(void **st)
+{
+    (void)st;
+    cnt_limits_config cfg = { .buckets = 64 };
+
+    for (unsigned long n = 1;; n++) {
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_limits *l = cnt_limits_new(&cfg);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (l != NULL) {
+            assert_false(injected);
+            assert_true(n > 1);
+            cnt_limits_free(l);
+            assert_int_equal(cnt_fake_alloc_live(), live);
+            break;
+        }
+        assert_true(injected);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+}
+
+/* The memory reported is the map's plus the limits' own, so a record
+ * adds exactly what it adds to the map. */
+static void test_used_memory_follows_map(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_limits_stats s0, s1;
+    cnt_map_stats m0, m1;
+
+    cnt_limits_stats_get(f->l, &s0);
+    cnt_map_get_stats(cnt_limits_map(f->l), &m0);
+    assert_true(s0.used_memory > m0.used_memory);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    cnt_limits_stats_get(f->l, &s1);
+    cnt_map_get_stats(cnt_limits_map(f->l), &m1);
+    assert_true(m1.used_memory > m0.used_memory);
+    assert_int_equal(s1.used_memory - s0.used_memory,
+                     m1.used_memory - m0.used_memory);
+    fixture_free(f);
+}
+
+/* A check's record sits in the bucket of its name, where every other
+ * path (TTL requests, the map's own lookups) looks for it. */
+static void test_check_record_in_its_bucket(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_map *m = cnt_limits_map(f->l);
+    static const char *const names[] = { "alpha", "beta", "gamma", "delta" };
+
+    for (size_t i = 0; i < 4; i++) {
+        const uint8_t *p = (const uint8_t *)names[i];
+        uint16_t len = (uint16_t)strlen(names[i]);
+        cnt_check_request a = i % 2 ? gcra(names[i], 5, 1, SEC, 1, false)
+                                    : win(names[i], 5, 1, SEC, 10, false);
+        assert_int_equal(state(f, a), CNT_CHECK_ALLOWED);
+        size_t b = cnt_map_bucket_of(m, p, len);
+        pthread_mutex_t *lock = cnt_map_lock(m, b);
+        cnt_map_node *n = cnt_map_do_find(m, b, p, len);
+        cnt_map_unlock(lock);
+        assert_non_null(n);
+    }
+    fixture_free(f);
+}
+
+/* An update may give its value in the largest unit (hours), not beyond. */
+static void test_ttl_update_largest_unit(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer v;
+
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 1, 10, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_TTL,
+                                    CNT_TTL_INCREASE, CNT_UNIT_MAX, 1, &v),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_update(f->l, CNT_NAME("t"), CNT_TTL_ATTR_TTL,
+                                    CNT_TTL_INCREASE, CNT_UNIT_MAX + 1, 1,
+                                    &v),
+                     CNT_STATUS_INVALID);
+    fixture_free(f);
+}
+
+/* A new shape with the same slot length but fewer slots still sees the
+ * old shape's counts, and its retry hint follows the old shape's ageing:
+ * three counted by a 1 s window of 10 slots, checked 7 slots later by a
+ * 500 ms window of 5, leave at the start of slot k + 11. */
+static void test_window_reshape_same_slot(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("x", 3, 3, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 7 * S);
+    cnt_check_result a = check(f, win("x", 3, 1, 5 * S, 5, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.used, 3);
+    assert_int_equal(a.retry_after_ns, 4 * S - 10 * MS);
+    assert_int_equal(a.reset_after_ns, 4 * S - 10 * MS);
+    fixture_free(f);
+}
+
+/* Another shape's retry hint is the first of its slots whose leaving
+ * makes room: counts of 1 in slots k, k + 2 and k + 4 of a 1 s window of
+ * 10 slots, a limit of 3 checked by a 500 ms window of 5 at slot k + 5:
+ * room comes when slot k leaves, at the start of slot k + 11; all are
+ * gone at the start of k + 15. */
+static void test_window_reshape_first_room(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(state(f, win("h", 3, 1, SEC, 10, false)),
+                         CNT_CHECK_ALLOWED);
+        pass(f, i < 2 ? 2 * S : S);         /* on to slot k + 5 */
+    }
+    cnt_check_result a = check(f, win("h", 3, 1, 5 * S, 5, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.used, 3);
+    assert_int_equal(a.retry_after_ns, 6 * S - 10 * MS);
+    assert_int_equal(a.reset_after_ns, 10 * S - 10 * MS);
+    fixture_free(f);
+}
+
+/* A count only the oldest slot still holds sets the reset time: it
+ * leaves at the start of the next slot. */
+static void test_window_reset_oldest_slot(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("o", 1, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 10 * S);
+    cnt_check_result a = check(f, win("o", 1, 1, SEC, 10, true));
+    assert_int_equal(a.state, CNT_CHECK_LIMITED);
+    assert_int_equal(a.retry_after_ns, S - 10 * MS);
+    assert_int_equal(a.reset_after_ns, S - 10 * MS);
+    fixture_free(f);
+}
+
+/* A new slot length with the same number of slots reuses the ring, which
+ * then holds only what the old shape remembered, in the current slot. */
+static void test_window_reshape_reuses_ring(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, 2 * S - now_ns(f) % (2 * S) + 10 * MS);
+    assert_int_equal(state(f, win("r", 10, 2, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 3 * S);
+    assert_int_equal(state(f, win("r", 10, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, S);
+    cnt_check_result a = check(f, win("r", 10, 1, 2 * SEC, 10, false));
+    assert_int_equal(a.state, CNT_CHECK_ALLOWED);
+    assert_int_equal(a.used, 4);
+    a = check(f, win("r", 10, 1, 2 * SEC, 10, true));
+    assert_int_equal(a.used, 5);
+    fixture_free(f);
+}
+
+/* A cost above the limit against another shape's record whose counts
+ * have all left: never, and nothing to wait for before a reset. */
+static void test_window_never_on_empty_other_shape(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    const uint64_t S = 100 * MS;
+
+    pass(f, S - now_ns(f) % S + 10 * MS);
+    assert_int_equal(state(f, win("z", 3, 1, SEC, 10, false)),
+                     CNT_CHECK_ALLOWED);
+    pass(f, 30 * S);
+    cnt_check_result a = check(f, win("z", 3, 5, 5 * S, 5, false));
+    assert_int_equal(a.state, CNT_CHECK_NEVER);
+    assert_int_equal(a.used, 0);
+    assert_int_equal(a.reset_after_ns, 0);
+    fixture_free(f);
+}
+
+/* Runs the limits tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1256,6 +1805,28 @@ int main(void)
         cmocka_unit_test(test_reshape_hints),
         cmocka_unit_test(test_sweep_and_gc),
         cmocka_unit_test(test_hot_name_two_threads),
+        cmocka_unit_test(test_free_releases_everything),
+        cmocka_unit_test(test_fresh_figures),
+        cmocka_unit_test(test_sweep_in_slices),
+        cmocka_unit_test(test_refused_checks_counted),
+        cmocka_unit_test(test_multi_writes_n_answers),
+        cmocka_unit_test(test_gcra_tolerance_bound),
+        cmocka_unit_test(test_gcra_dead_after_fraction),
+        cmocka_unit_test(test_ttl_frees_what_it_unlinks),
+        cmocka_unit_test(test_ttl_figures),
+        cmocka_unit_test(test_ttl_increase_to_max),
+        cmocka_unit_test(test_window_ring_lifecycle),
+        cmocka_unit_test(test_window_slots_emptied),
+        cmocka_unit_test(test_multi_undoes_several),
+        cmocka_unit_test(test_new_alloc_failure),
+        cmocka_unit_test(test_used_memory_follows_map),
+        cmocka_unit_test(test_check_record_in_its_bucket),
+        cmocka_unit_test(test_ttl_update_largest_unit),
+        cmocka_unit_test(test_window_reshape_same_slot),
+        cmocka_unit_test(test_window_reshape_first_room),
+        cmocka_unit_test(test_window_reset_oldest_slot),
+        cmocka_unit_test(test_window_reshape_reuses_ring),
+        cmocka_unit_test(test_window_never_on_empty_other_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

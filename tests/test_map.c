@@ -657,6 +657,128 @@ static void test_map_lock_many(void **state)
     cnt_map_destroy(&m);
 }
 
+/* Node names may start as far as 4096 bytes into a record, not further. */
+static void test_map_name_offset_bound(void **state)
+{
+    cnt_map_config cfg = { .buckets = 8, .name_offset = 4096 };
+    cnt_map m;
+
+    (void)state;
+    assert_int_equal(cnt_map_init(&m, &cfg), 0);
+    cnt_map_destroy(&m);
+    cfg.name_offset = 4098;
+    assert_int_equal(cnt_map_init(&m, &cfg), EINVAL);
+}
+
+/* Destroying a map frees the nodes still in it, and a node unlinked and
+ * freed by the caller is gone too. */
+static void test_map_destroy_frees_nodes(void **state)
+{
+    long live = cnt_fake_alloc_live();
+    cnt_map m;
+    char name[8];
+
+    (void)state;
+    map_init(&m, 4, 0);
+    long empty = cnt_fake_alloc_live();
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        assert_non_null(insert(&m, name, NEVER));
+    }
+    assert_int_equal(cnt_fake_alloc_live(), empty + 20);
+    rec *r = find(&m, "n3");
+    assert_non_null(r);
+    size_t b = cnt_map_bucket_of(&m, r->name, r->name_len);
+    pthread_mutex_t *lock = cnt_map_lock(&m, b);
+    cnt_map_node *n = cnt_map_do_unlink(&m, b, &r->node);
+    cnt_map_unlock(lock);
+    assert_ptr_equal(n, &r->node);
+    cnt_map_node_free(n);
+    assert_int_equal(cnt_fake_alloc_live(), empty + 19);
+    cnt_map_destroy(&m);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
+/* A sweep that removes nothing from a stripe leaves the time of that
+ * stripe's last removal as it was; one that removes moves it on. */
+static void test_map_swept_time_on_removal(void **state)
+{
+    cnt_map m;
+    judge j;
+
+    (void)state;
+    map_init(&m, 1, 0);
+    assert_non_null(insert(&m, "keep", NEVER));
+    cnt_map_may_go may_go = { rec_may_go, &j };
+    cnt_clock_now now = { T0_MS, 5000 };
+    j.map = &m;
+    j.now_ms = T0_MS;
+    assert_int_equal(cnt_map_sweep(&m, 0, 1, &may_go, &now), 0);
+    assert_int_equal(cnt_map_do_swept_ns(&m, 0), 0);
+    assert_non_null(insert(&m, "old", T0_MS - 1));
+    assert_int_equal(cnt_map_sweep(&m, 0, 1, &may_go, &now), 1);
+    assert_int_equal(cnt_map_do_swept_ns(&m, 0), 5000);
+    cnt_map_destroy(&m);
+}
+
+/* The smallest name offset (the node, then the 16-bit length) is
+ * accepted. */
+static void test_map_name_offset_smallest(void **state)
+{
+    cnt_map_config cfg = { .buckets = 8,
+                           .name_offset = sizeof(cnt_map_node) +
+                                          sizeof(uint16_t) };
+    cnt_map m;
+
+    (void)state;
+    assert_int_equal(cnt_map_init(&m, &cfg), 0);
+    cnt_map_destroy(&m);
+}
+
+/* After an init that ran out of memory, destroy is harmless: the map
+ * holds no array it already gave back. */
+static void test_map_destroy_after_failed_init(void **state)
+{
+    cnt_map_config cfg = { .buckets = 16, .name_offset = REC_NAME_OFFSET };
+    cnt_map m;
+    long live = cnt_fake_alloc_live();
+
+    (void)state;
+    /* A refused configuration, over a map that held garbage. */
+    cnt_map_config bad = { .buckets = 0, .name_offset = REC_NAME_OFFSET };
+    memset(&m, 0xa5, sizeof m);
+    assert_int_equal(cnt_map_init(&m, &bad), EINVAL);
+    cnt_map_destroy(&m);
+    for (unsigned long k = 1; k <= 2; k++) {
+        memset(&m, 0xa5, sizeof m);
+        cnt_fake_alloc_fail_at(k, 0);
+        assert_int_equal(cnt_map_init(&m, &cfg), ENOMEM);
+        cnt_fake_alloc_fail_at(0, 0);
+        cnt_map_destroy(&m);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+}
+
+/* What a sweep removes it frees. */
+static void test_map_sweep_frees(void **state)
+{
+    cnt_map m;
+    judge j;
+    char name[8];
+
+    (void)state;
+    map_init(&m, 8, 0);
+    long empty = cnt_fake_alloc_live();
+    for (int i = 0; i < 10; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        assert_non_null(insert(&m, name, i < 6 ? T0_MS - 1 : NEVER));
+    }
+    assert_int_equal(sweep(&m, &j, 0, 8, T0_MS), 6);
+    assert_int_equal(cnt_fake_alloc_live(), empty + 4);
+    cnt_map_destroy(&m);
+}
+
+/* Runs the map tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +792,12 @@ int main(void)
         cmocka_unit_test(test_map_cursors_share_stripe),
         cmocka_unit_test(test_map_shared_budget),
         cmocka_unit_test(test_map_lock_many),
+        cmocka_unit_test(test_map_name_offset_bound),
+        cmocka_unit_test(test_map_destroy_frees_nodes),
+        cmocka_unit_test(test_map_swept_time_on_removal),
+        cmocka_unit_test(test_map_name_offset_smallest),
+        cmocka_unit_test(test_map_destroy_after_failed_init),
+        cmocka_unit_test(test_map_sweep_frees),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4288,6 +4288,27 @@ static void test_decode_every_opcode_byte(void **state)
 }
 
 /* Runs the request codec tests. */
+/* The encoders write every header byte themselves, whatever the buffer
+ * held before: flags, reserved and a new Multi_check's count are 0. */
+static void test_encoders_clear_dirty_buffers(void **state)
+{
+    uint8_t out[64];
+    cnt_multi_builder b;
+
+    (void)state;
+    memset(out, 0xee, sizeof out);
+    assert_int_equal(cnt_encode_request_header(out, CNT_OP_GET, 3, 9),
+                     CNT_HEADER_SIZE);
+    assert_int_equal(out[CNT_OFF_MAGIC], CNT_MAGIC_REQUEST);
+    assert_int_equal(out[CNT_OFF_FLAGS], 0);
+    assert_int_equal(out[CNT_OFF_RESERVED], 0);
+    memset(out, 0xee, sizeof out);
+    assert_true(cnt_multi_begin(&b, out, sizeof out, 7, 1));
+    assert_int_equal(out[CNT_OFF_FLAGS], 0);
+    assert_int_equal(out[CNT_HEADER_SIZE + CNT_MULTI_OFF_FLAGS], 1);
+    assert_int_equal(out[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT], 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest request_tests[] = {
@@ -4310,6 +4331,7 @@ int main(void)
         cmocka_unit_test(test_tenant_set_flags_and_units),
         cmocka_unit_test(test_throttle_longest),
         cmocka_unit_test(test_json_documents),
+        cmocka_unit_test(test_encoders_clear_dirty_buffers),
     };
     int failed = 0;
 

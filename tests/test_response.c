@@ -1584,6 +1584,21 @@ static void test_response_is_text(void **state)
     assert_true(cnt_response_is_text((const uint8_t *)"ERROR\r\n\x91\x00", 9));
 }
 
+/* No bytes read is no text, whatever lies in the buffer beyond them;
+ * a first byte from A to Z, both included, starts text. */
+static void test_is_text_needs_bytes(void **state)
+{
+    const uint8_t buf[] = "ERROR\r\n";
+
+    (void)state;
+    assert_true(cnt_response_is_text(buf, 7));
+    assert_false(cnt_response_is_text(buf, 0));
+    assert_true(cnt_response_is_text((const uint8_t *)"A\r\n", 3));
+    assert_true(cnt_response_is_text((const uint8_t *)"Z\r\n", 3));
+    assert_false(cnt_response_is_text((const uint8_t *)"@\r\n", 3));
+    assert_false(cnt_response_is_text((const uint8_t *)"[\r\n", 3));
+}
+
 int main(void)
 {
     const struct CMUnitTest response_tests[] = {
@@ -1610,6 +1625,7 @@ int main(void)
         cmocka_unit_test(test_response_is_text),
         cmocka_unit_test(test_response_huge_body),
         cmocka_unit_test(test_response_pipelined),
+        cmocka_unit_test(test_is_text_needs_bytes),
     };
     int failed = 0;
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -335,8 +336,8 @@ static void make_counters(reader *r, unsigned n)
 }
 
 /* A Dump of N counters (made with make_counters) read in small bites:
- * the server paces itself; every record comes once, then the Noop sent
- * behind the Dump. */
+ * every record comes once, then the Noop sent behind the Dump (that the
+ * server paces itself is test_dump_paces_stalled_reader's check). */
 static void dump_slowly(fixture *f, unsigned N)
 {
     reader *holder = calloc(1, sizeof(*holder));
@@ -351,7 +352,7 @@ static void dump_slowly(fixture *f, unsigned N)
     size_t len = cnt_encode_simple(req, CNT_OP_DUMP, 77);
     len += cnt_encode_simple(req + len, CNT_OP_NOOP, 78);
     client_send(r->fd, req, len);
-    /* Read in small bites: the server must pace itself, not buffer all. */
+    /* Read in small bites, crossing many of the server's pauses. */
     unsigned records = 0;
     cnt_response res;
     for (;;) {
@@ -381,6 +382,81 @@ static void test_dump_slow_reader(void **state)
     dump_slowly(*state, 6000);  /* ~1.3 MB of records: several watermarks */
 }
 
+/* Bytes the process has taken from malloc now, in every arena and in
+ * mmapped blocks. */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+/* A Dump to a reader that does not read: the server stops at its output's
+ * watermark instead of holding the whole Dump. The Dump is made 2 MiB
+ * larger than the most the kernel's send buffer can take (tcp_wmem's
+ * maximum), so a server that did not pace itself would hold at least that
+ * much. One worker serves both connections, so each Noop answered on the
+ * other connection is a turn in which the Dump could have gone on; after
+ * many of them the server's heap has grown by less than 1 MiB (the
+ * watermark is 256 KiB). */
+static void test_dump_paces_stalled_reader(void **state)
+{
+    enum { RECORD = CNT_HEADER_SIZE + 10 + 200, TURNS = 200 };
+    unsigned long wmem[3];
+    FILE *fp = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+    bool known = fp != NULL &&
+                 fscanf(fp, "%lu %lu %lu", &wmem[0], &wmem[1], &wmem[2]) == 3;
+    if (fp != NULL)
+        fclose(fp);
+    if (!known) {
+        print_message("the kernel's send buffer limit (tcp_wmem) cannot be "
+                      "read, so no Dump size is known to overflow it\n");
+        skip();
+    }
+    unsigned N = (unsigned)((wmem[2] + (2u << 20)) / RECORD + 1);
+    cnt_server_config cfg = fixture_config(0);
+    cfg.threads = 1;
+    fixture *f = fixture_start(&cfg, 4096);
+    (void)state;
+    reader *holder = calloc(1, sizeof(*holder));
+    holder->fd = client_connect(f);
+    make_counters(holder, N);
+    reader *r = calloc(1, sizeof(*r));
+    r->fd = client_connect(f);
+    int small = 16384;
+    setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    uint8_t req[64];
+    cnt_response res;
+
+    size_t before = heap_in_use();
+    client_send(r->fd, req, cnt_encode_simple(req, CNT_OP_DUMP, 77));
+    /* The Dump has begun once its first bytes can be read. */
+    struct pollfd p = {.fd = r->fd, .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 10000), 1);
+    for (unsigned i = 0; i < TURNS; i++)
+        roundtrip(holder, req, cnt_encode_simple(req, CNT_OP_NOOP, i), &res);
+    size_t after = heap_in_use();
+    size_t grown = after > before ? after - before : 0;
+    print_message("heap grew by %zu bytes for a Dump of %lu bytes\n", grown,
+                  (unsigned long)N * RECORD);
+    assert_true(grown < (1u << 20));
+
+    /* Then the whole Dump comes, every record once. */
+    unsigned records = 0;
+    for (;;) {
+        assert_true(reader_next(r, &res));
+        assert_int_equal(res.opaque, 77);
+        if (cnt_response_is_dump_end(&res))
+            break;
+        records++;
+    }
+    assert_int_equal(records, N);
+    close(r->fd);
+    close(holder->fd);
+    free(r);
+    free(holder);
+    fixture_free(f);
+}
+
 /* With one bucket all counters form one chain, which the Dump crosses in
  * many pauses (watermark, per-turn slice, per-lock batch). */
 static void test_dump_one_chain(void **state)
@@ -404,11 +480,19 @@ static void test_largest_request(void **state)
      * middle of its name: the buffer grows to the largest legal request. */
     size_t a = cnt_encode_acquire(req, 1, 2, 3, name, CNT_NAME_MAX);
     size_t len = a + cnt_encode_get(req + a, 2, name, CNT_NAME_MAX);
-    client_send(r->fd, req, a / 2);
-    struct timespec ts = {0, 20000000};
-    nanosleep(&ts, NULL);       /* lets the server see the first part */
-    client_send(r->fd, req + a / 2, len - a / 2);
+    /* A Noop goes ahead of the first part, in the same send: its answer
+     * shows that the server read and answered that input while the rest
+     * of the request had not been sent yet, so it held a partial one. */
+    uint8_t *first = malloc(CNT_HEADER_SIZE + a / 2);
+    size_t nl = cnt_encode_simple(first, CNT_OP_NOOP, 9);
+    memcpy(first + nl, req, a / 2);
+    client_send(r->fd, first, nl + a / 2);
+    free(first);
     cnt_response res;
+    assert_true(reader_next(r, &res));
+    assert_int_equal(res.opaque, 9);
+    assert_int_equal(res.status, CNT_STATUS_OK);
+    client_send(r->fd, req + a / 2, len - a / 2);
     assert_true(reader_next(r, &res));
     assert_int_equal(res.opaque, 1);
     assert_int_equal(res.status, CNT_STATUS_OK);
@@ -880,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_dump_one_chain),
         cmocka_unit_test_setup_teardown(test_dump_slow_reader, setup,
                                         teardown),
+        cmocka_unit_test(test_dump_paces_stalled_reader),
         cmocka_unit_test_setup_teardown(test_largest_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_framing_closes, setup,
                                         teardown),

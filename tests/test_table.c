@@ -885,6 +885,21 @@ static void test_may_go_rule(void **state)
     assert_int_equal(cnt_map_sweep(map, 0, 64, &may_go, &now), 0);
 }
 
+/* The memory a table reports is its map's plus its own. */
+static void test_used_memory_includes_table(void **state)
+{
+    cnt_table_config cfg = { .buckets = 64, .interval = INTERVAL };
+    cnt_map_stats ts, ms;
+    cnt_table *t = cnt_table_new(&cfg);
+
+    (void)state;
+    assert_non_null(t);
+    cnt_table_get_stats(t, &ts);
+    cnt_map_get_stats(cnt_table_map(t), &ms);
+    assert_true(ts.used_memory > ms.used_memory);
+    cnt_table_free(t);
+}
+
 /* Runs the table tests. */
 int main(void)
 {
@@ -915,6 +930,7 @@ int main(void)
         T(test_node_size),
         cmocka_unit_test(test_table_config),
         cmocka_unit_test(test_table_new_alloc_failure),
+        cmocka_unit_test(test_used_memory_includes_table),
         T(test_may_go_rule),
     };
 #undef T

@@ -1570,6 +1570,50 @@ static void test_apply_while_reading(void **st)
     fixture_free(f);
 }
 
+/* Each allocation of cnt_throttle_new failing in turn: NULL, and nothing
+ * left allocated. */
+static void test_new_alloc_failure(void **st)
+{
+    (void)st;
+    cnt_throttle_config cfg = { .buckets = 64 };
+
+    for (unsigned long n = 1;; n++) {
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_throttle *t = cnt_throttle_new(&cfg);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (t != NULL) {
+            assert_false(injected);
+            assert_true(n > 1);
+            cnt_throttle_free(t);
+            assert_int_equal(cnt_fake_alloc_live(), live);
+            break;
+        }
+        assert_true(injected);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+}
+
+/* A new tenant whose first charge is throttled keeps no record: the one
+ * made to judge it is freed. */
+static void test_throttled_new_tenant_freed(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+
+    assert_int_equal(cnt_throttle_set_capacity(f->t, 100), CNT_STATUS_OK);
+    set_tenant(f, "all", 100, UNL);
+    long live = cnt_fake_alloc_live();
+    size_t before = records(f);
+    expect(charge(f, "other", 1, false), THROTTLED,
+           CNT_TREASON_RESERVE, 0, 0, SEC);
+    assert_int_equal(records(f), before);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+    fixture_free(f);
+}
+
+/* Runs the throttle tests. */
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1590,6 +1634,8 @@ int main(void)
         cmocka_unit_test(test_gc_race_keeps_the_second),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_apply_while_reading),
+        cmocka_unit_test(test_new_alloc_failure),
+        cmocka_unit_test(test_throttled_new_tenant_freed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -654,6 +654,62 @@ static void test_differential(void **state)
 }
 
 /* Runs the wheel tests. */
+/* Only counts the timers it is given. */
+static void tally_fire(cnt_timer *t, void *ctx)
+{
+    (void)t;
+    (*(unsigned *)ctx)++;
+}
+
+/* Destroying a wheel disarms the timers a budgeted advance left due in
+ * its firing list, as well as those in slots. */
+static void test_destroy_with_firing_left(void **state)
+{
+    (void)state;
+    cnt_wheel w;
+    cnt_timer t[3];
+    unsigned fired = 0;
+    uint64_t t0 = UINT64_C(1000000000000);
+
+    cnt_wheel_init(&w, t0);
+    for (int i = 0; i < 3; i++) {
+        cnt_timer_init(&t[i]);
+        cnt_timer_arm(&w, &t[i], t0 + 5 * MS);
+    }
+    assert_int_equal(cnt_wheel_advance_max(&w, t0 + 10 * MS, tally_fire,
+                                           &fired, 1), 1);
+    assert_int_equal(fired, 1);
+    assert_int_equal(cnt_wheel_count(&w), 2);
+    cnt_wheel_destroy(&w);
+    assert_int_equal(cnt_wheel_count(&w), 0);
+    for (int i = 0; i < 3; i++)
+        assert_false(cnt_timer_armed(&t[i]));
+}
+
+/* An advance that runs out of its budget stops at the tick it was
+ * firing: the next deadline is that tick, not the target. */
+static void test_budget_stops_at_its_tick(void **state)
+{
+    (void)state;
+    cnt_wheel w;
+    cnt_timer t[3];
+    unsigned fired = 0;
+    uint64_t t0 = UINT64_C(1000000000000);
+
+    cnt_wheel_init(&w, t0);
+    for (int i = 0; i < 3; i++) {
+        cnt_timer_init(&t[i]);
+        cnt_timer_arm(&w, &t[i], t0 + (i < 2 ? 5 : 8) * MS);
+    }
+    assert_int_equal(cnt_wheel_advance_max(&w, t0 + 10 * MS, tally_fire,
+                                           &fired, 1), 1);
+    assert_int_equal(cnt_wheel_next_deadline(&w), t0 + 5 * MS);
+    assert_int_equal(cnt_wheel_advance(&w, t0 + 10 * MS, tally_fire,
+                                       &fired), 2);
+    assert_int_equal(fired, 3);
+    cnt_wheel_destroy(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -670,6 +726,8 @@ int main(void)
         cmocka_unit_test(test_million_same_ms),
         cmocka_unit_test(test_advance_max),
         cmocka_unit_test(test_differential),
+        cmocka_unit_test(test_destroy_with_firing_left),
+        cmocka_unit_test(test_budget_stops_at_its_tick),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
