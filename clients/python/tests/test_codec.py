@@ -137,6 +137,48 @@ class TestAnswers(unittest.TestCase):
                 p.decode_u32(got[0])
             self.assertEqual(cm.exception.text, text)
 
+    def test_error_classes(self) -> None:
+        """Each status users branch on raises its own StatusError
+        subclass; the others StatusError itself."""
+        want = {
+            p.Status.NOT_FOUND: p.NotFound,
+            p.Status.RESOURCE_NOT_AVAILABLE: p.Busy,
+            p.Status.TOO_MANY_WAITS: p.Busy,
+            p.Status.NOT_ACQUIRED: p.NotAcquired,
+            p.Status.EXCEEDS_MAXIMUM: p.ExceedsMaximum,
+            p.Status.UNKNOWN_GROUP: p.UnknownGroup,
+            p.Status.LEASE_EXPIRED: p.LeaseExpired,
+            p.Status.EXISTS: p.Exists,
+            p.Status.NOT_PERMITTED: p.NotPermitted,
+            p.Status.AUTH_FAILED: p.AuthFailed,
+            p.Status.OVER_CAPACITY: p.OverCapacity,
+        }
+        for st in list(p.Status)[1:] + [0x99]:
+            raw = bytes([0x91, 0x01, st, 0, 0, 0, 0, 1, 0, 0, 0, 1]) + b"x"
+            got = p.decode_packet(raw)
+            assert got is not None
+            with self.assertRaises(p.StatusError) as cm:
+                p.decode_none(got[0])
+            self.assertIs(type(cm.exception), want.get(st, p.StatusError),
+                          hex(st))
+            self.assertEqual(cm.exception.status, st)
+        self.assertTrue(issubclass(p.AuthFailed, p.NotPermitted))
+
+    def test_seconds(self) -> None:
+        """Durations are seconds; the wire's ms and ns are rounded."""
+        self.assertEqual(p.seconds_ms(1.5, "wait"), 1500)
+        self.assertEqual(p.seconds_ms(None, "wait"), p.GROUP_DEFAULT)
+        self.assertEqual(p.seconds_ns(0.25, "window"), 250_000_000)
+        self.assertEqual(p.seconds_ns(None, "window"), 0)
+        for bad in (-1, float("inf"), float("nan")):
+            with self.assertRaises(ValueError) as cm:
+                p.seconds_ms(bad, "lease")
+            self.assertIn("lease", str(cm.exception))
+        with self.assertRaises(TypeError):
+            p.seconds_ns("1s", "period")  # type: ignore[arg-type]
+        with self.assertRaises(ValueError):
+            p.seconds_ms(4294967.295, "wait")   # the "group's" value
+
     def test_stats(self) -> None:
         pkt = p.Packet(0x91, 0x10, 0, 5, h("00 07 00 01 6f 62 6a 65 63 74 73 33"))
         self.assertEqual(p.decode_stats(pkt), {"objects": "3"})

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import struct
 import subprocess
 import unittest
 
 import mccounter as m
+from mccounter import ops
 from mccounter import protocol as p
 from mccounter.ketama import Router, parse_servers
 from support import FakeServer, Host, answer, have_host
@@ -363,3 +365,70 @@ class TestMemcachePort(unittest.TestCase):
             p.decode_packet(b"\x80\x00")
         self.assertNotIsInstance(cm.exception, m.MemcachePortError)
         self.assertIsNone(p.decode_packet(b"\x91\x00"))
+
+
+class TestBackpressure(unittest.IsolatedAsyncioTestCase):
+    """The asyncio client waits for its writer to drain: requests written
+    faster than the server reads them wait in the caller, not in the
+    transport's buffer, which stays near its high-water mark."""
+
+    async def test_writes_wait_for_drain(self) -> None:
+        # A listener that never accepts or reads: once the kernel's
+        # buffers are full, nothing the client writes leaves.
+        lsock = socket.socket()
+        self.addCleanup(lsock.close)
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        c = m.AsyncClient("127.0.0.1:%d" % lsock.getsockname()[1],
+                          timeout=600)
+        name = "n" * 60000
+        # About 24 MB of requests, far more than loopback buffers hold.
+        reqs = [ops.get(name) for _ in range(400)]
+        task = asyncio.create_task(c.gather(*reqs))
+        peak = 0
+        limit = 0
+        for _ in range(500):
+            await asyncio.sleep(0)
+            conn = c._conns.get(0)
+            if conn is not None:
+                tr = conn.writer.transport
+                peak = max(peak, tr.get_write_buffer_size())
+                limit = tr.get_write_buffer_limits()[1]
+        self.assertFalse(task.done())
+        self.assertGreater(limit, 0)
+        # At most one request past the high-water mark.
+        self.assertLessEqual(peak, limit + len(reqs[0].body) + 12)
+        task.cancel()
+        with self.assertRaises(asyncio.CancelledError):
+            await task
+        await c.close()
+
+
+class TestOperationsShared(unittest.TestCase):
+    """Client, AsyncClient and the pipelines take their operations from
+    one description: same names, same signatures, same documentation; the
+    asyncio ones are coroutines."""
+
+    def test_same_operations(self) -> None:
+        import inspect
+        names = [n for n, v in vars(ops.Operations).items()
+                 if isinstance(v, ops.Operation)]
+        self.assertIn("gcra_check", names)
+        self.assertGreaterEqual(len(names), 27)
+        c = m.Client("127.0.0.1:1")
+        a = m.AsyncClient("127.0.0.1:1")
+        pl = c.pipeline()
+        for n in names:
+            sync, coro, queued = getattr(c, n), getattr(a, n), getattr(pl, n)
+            self.assertEqual(inspect.signature(sync),
+                             inspect.signature(coro), n)
+            self.assertEqual(inspect.signature(sync),
+                             inspect.signature(queued), n)
+            self.assertEqual(sync.__doc__, coro.__doc__, n)
+            self.assertTrue(sync.__doc__, n)
+        # Called, an asyncio operation is awaitable and sends nothing yet.
+        aw = a.noop()
+        self.assertTrue(inspect.isawaitable(aw))
+        aw.close()  # type: ignore[attr-defined]
+        self.assertIsNone(pl.get("x"))
+        self.assertEqual(len(pl), 1)

@@ -146,7 +146,13 @@ class _AConn:
     async def close(self) -> None:
         """Closes the connection and waits for its reader to end."""
         self.closed = True
-        self.writer.close()
+        if self.writer.transport.get_write_buffer_size():
+            # Requests still unsent have no one to answer them: a server
+            # that stopped reading would otherwise keep the close waiting
+            # for the buffer to flush, forever.
+            self.writer.transport.abort()
+        else:
+            self.writer.close()
         self.task.cancel()
         try:
             await self.task
