@@ -17,8 +17,9 @@
  * int that is negative for an error. The library keeps no global state;
  * one mcc_client must be used by one thread at a time.
  *
- * Changed in 1.1 (the old names keep working for this release, marked
- * deprecated, and go in the next one):
+ * Changed in interface 1.1 (symbol version MCCOUNTER_1.1; interface 1.0
+ * is MCCOUNTER_1). The old names keep working for this release, marked
+ * deprecated, and go in the next one:
  * - the functions that returned an int error code return mcc_error
  *   (the same values, the same size: existing code that stores it in an
  *   int still compiles and links);
