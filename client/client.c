@@ -252,7 +252,7 @@ const char *mcc_client_server_name(const mcc_client *c, size_t i)
 }
 
 /* Sets the default timeout. */
-int mcc_client_set_timeout(mcc_client *c, int timeout_ms)
+mcc_error mcc_client_set_timeout(mcc_client *c, int timeout_ms)
 {
     if (!c || timeout_ms <= 0)
         return MCC_ERR_INVALID;
@@ -261,7 +261,7 @@ int mcc_client_set_timeout(mcc_client *c, int timeout_ms)
 }
 
 /* Sets (or clears) the secret sent on each new connection. */
-int mcc_client_set_secret(mcc_client *c, const void *secret, size_t len)
+mcc_error mcc_client_set_secret(mcc_client *c, const void *secret, size_t len)
 {
     uint8_t *copy = NULL;
 
@@ -285,7 +285,7 @@ int mcc_client_set_secret(mcc_client *c, const void *secret, size_t len)
 }
 
 /* Sets how long a failed server is left alone. */
-int mcc_client_set_retry_ms(mcc_client *c, int retry_ms)
+mcc_error mcc_client_set_retry_ms(mcc_client *c, int retry_ms)
 {
     if (!c || retry_ms < 0)
         return MCC_ERR_INVALID;
@@ -301,8 +301,8 @@ void mcc_client_set_remap_rate_limits(mcc_client *c, bool on)
 }
 
 /* Sets the per-connection bounds. */
-int mcc_client_set_max_queue(mcc_client *c, size_t max_requests,
-                             size_t max_bytes)
+mcc_error mcc_client_set_max_queue(mcc_client *c, size_t max_requests,
+                                   size_t max_bytes)
 {
     if (!c || max_requests == 0 || max_bytes < CNT_REQUEST_MAX)
         return MCC_ERR_INVALID;

@@ -650,7 +650,7 @@ int mcc_wants(const mcc_client *c, size_t i)
 }
 
 /* Handles readability of server i's socket. */
-int mcc_on_readable(mcc_client *c, size_t i)
+mcc_error mcc_on_readable(mcc_client *c, size_t i)
 {
     if (!c || i >= c->n_servers)
         return MCC_ERR_INVALID;
@@ -660,7 +660,7 @@ int mcc_on_readable(mcc_client *c, size_t i)
 }
 
 /* Handles writability of server i's socket. */
-int mcc_on_writable(mcc_client *c, size_t i)
+mcc_error mcc_on_writable(mcc_client *c, size_t i)
 {
     if (!c || i >= c->n_servers)
         return MCC_ERR_INVALID;
@@ -832,7 +832,7 @@ int mcc_run_until(mcc_client *c, const bool *done, int64_t deadline)
 }
 
 /* Runs one round of the loop. */
-int mcc_poll(mcc_client *c, int timeout_ms)
+mcc_error mcc_poll(mcc_client *c, int timeout_ms)
 {
     if (!c || timeout_ms < -1)
         return MCC_ERR_INVALID;

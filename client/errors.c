@@ -7,7 +7,7 @@
 #include "protocol/wire.h"
 
 /* Returns a short text for an MCC_* code. */
-const char *mcc_strerror(int error)
+const char *mcc_strerror(mcc_error error)
 {
     switch (error) {
     case MCC_OK: return "success";

@@ -147,17 +147,22 @@ static void lease_renewed(mcc_client *c, const mcc_result *r, void *arg)
 }
 
 /* Starts a lease helper. */
-int mcc_lease_acquire_async(mcc_client *c, const void *name, size_t len,
-                            uint32_t resources, uint32_t maximum,
-                            uint32_t wait_ms, uint32_t lease_ms,
-                            mcc_lease_callback cb, void *arg,
-                            mcc_lease **out)
+mcc_error mcc_lease_start(mcc_client *c, const void *name, size_t len,
+                          const mcc_wait_params *params,
+                          mcc_lease_callback cb, void *arg, mcc_lease **out)
 {
     mcc_lease *l;
     mcc_sub s;
     int rc;
+    uint32_t resources, maximum, wait_ms, lease_ms;
 
-    if (!c || !out || lease_ms == 0 || lease_ms == MCC_GROUP_DEFAULT)
+    if (!c || !out || !params)
+        return MCC_ERR_INVALID;
+    resources = params->resources;
+    maximum = params->maximum;
+    wait_ms = params->wait_ms;
+    lease_ms = params->lease_ms;
+    if (lease_ms == 0 || lease_ms == MCC_GROUP_DEFAULT)
         return MCC_ERR_INVALID;
     *out = NULL;
     rc = mcc_check_name(name, len);
@@ -201,6 +206,20 @@ int mcc_lease_acquire_async(mcc_client *c, const void *name, size_t len,
     c->leases = l;
     *out = l;
     return MCC_OK;
+}
+
+/* The same, the values apart (kept for one release). */
+mcc_error mcc_lease_acquire_async(mcc_client *c, const void *name, size_t len,
+                                  uint32_t resources, uint32_t maximum,
+                                  uint32_t wait_ms, uint32_t lease_ms,
+                                  mcc_lease_callback cb, void *arg,
+                                  mcc_lease **out)
+{
+    mcc_wait_params p = {
+        .resources = resources, .maximum = maximum,
+        .wait_ms = wait_ms, .lease_ms = lease_ms
+    };
+    return mcc_lease_start(c, name, len, &p, cb, arg, out);
 }
 
 /* Unlinks and frees a lease without telling the server. */

@@ -25,7 +25,7 @@ client_libmccounter_la_SOURCES = \
 # internal mcc_* helpers (continuum, parser, submit path) stay private.
 client_libmccounter_la_CFLAGS = $(AM_CFLAGS) $(VISIBILITY_CFLAGS)
 client_libmccounter_la_LIBADD = libcntproto.la
-client_libmccounter_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -no-undefined
+client_libmccounter_la_LDFLAGS = $(AM_LDFLAGS) -version-info 1:0:1 -no-undefined
 if HAVE_LD_VERSION_SCRIPT
 client_libmccounter_la_LDFLAGS += \
 	-Wl,--version-script=$(srcdir)/client/libmccounter.sym

@@ -10,9 +10,30 @@
  *
  * This header stands alone (it includes only standard headers): the types
  * below mirror the wire answers so that applications never see the codec.
- * Every function that can fail returns an int: MCC_OK (0) or a negative
- * MCC_ERR_* code; mcc_strerror() names it. The library keeps no global
- * state; one mcc_client must be used by one thread at a time. */
+ * Every function that can fail returns an mcc_error: MCC_OK (0) or a
+ * negative MCC_ERR_* code; mcc_strerror() names it. The few that return
+ * a count or an index as well (mcc_client_add_server,
+ * mcc_client_set_servers, mcc_get_lease, mcc_get_lease_name) return an
+ * int that is negative for an error. The library keeps no global state;
+ * one mcc_client must be used by one thread at a time.
+ *
+ * Changed in interface 1.1 (symbol version MCCOUNTER_1.1; interface 1.0
+ * is MCCOUNTER_1). The old names keep working for this release, marked
+ * deprecated, and go in the next one:
+ * - the functions that returned an int error code return mcc_error
+ *   (the same values, the same size: existing code that stores it in an
+ *   int still compiles and links);
+ * - mcc_window_check and mcc_gcra_check (and _async) are replaced by
+ *   mcc_check, which takes one mcc_check_item, so that a GCRA's burst,
+ *   count and cost, or a window's limit and cost, cannot be swapped;
+ * - mcc_wait_acquire (and _async) and mcc_lease_acquire_async are
+ *   replaced by mcc_wait_for and mcc_lease_start, which take an
+ *   mcc_wait_params (resources, maximum, wait_ms, lease_ms).
+ * Calls that still take adjacent integers of one type, kept because
+ * each pair reads as one value or the wire fixes its meaning:
+ * mcc_acquire (resources, maximum), mcc_ttl_insert (quota, ttl),
+ * mcc_ttl_update (attribute, change, unit), mcc_tenant_set (reserved,
+ * hard_limit) and mcc_client_set_max_queue (max_requests, max_bytes). */
 #ifndef MCCOUNTER_H
 #define MCCOUNTER_H
 
@@ -31,10 +52,19 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
+/* Marks a name that goes in the next release (define
+ * MCC_NO_DEPRECATION_WARNINGS to silence the warnings meanwhile). */
+#if defined(__GNUC__) && !defined(MCC_NO_DEPRECATION_WARNINGS)
+#define MCC_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define MCC_DEPRECATED(msg)
+#endif
+
 /* ---- Errors ---- */
 
-/* Client error codes (negative; MCC_OK is 0). */
-enum {
+/* Client error codes (negative; MCC_OK is 0), as every call returns them
+ * (the same values as the int codes of 1.0). */
+typedef enum mcc_error {
     MCC_OK = 0,
     MCC_ERR_INVALID = -1,      /* a bad argument, refused before sending */
     MCC_ERR_NAME = -2,         /* a name (or tenant, secret) empty or longer
@@ -57,11 +87,11 @@ enum {
     MCC_ERR_AUTH = -13,        /* the Auth sent on connecting was refused */
     MCC_ERR_MEMCACHE_PORT = -14 /* the port answered in memcache's text
                                  * protocol: not the counter port */
-};
+} mcc_error;
 
 /* Returns a short English text for an MCC_* code ("unknown error" for
  * others); never NULL. */
-const char *mcc_strerror(int error);
+const char *mcc_strerror(mcc_error error);
 
 /* Returns the server's text for a wire status ("Not found", ...; "" for 0,
  * "Unknown status" for a code the protocol does not define). */
@@ -220,7 +250,7 @@ typedef struct mcc_node_view {
  * only when error is MCC_OK, and only the one of op's kind. */
 typedef struct mcc_result {
     uint8_t op;               /* mcc_op */
-    int error;
+    mcc_error error;
     uint8_t status;           /* wire status (0 unless MCC_ERR_STATUS) */
     size_t server;            /* index of the server that was asked */
     uint32_t opaque;          /* the request's opaque (events about a
@@ -246,7 +276,7 @@ typedef struct mcc_result {
 typedef struct mcc_record {
     uint8_t op;               /* MCC_OP_DUMP, _QUEUES, _TENANT_LIST, _STATS */
     bool more;
-    int error;                /* set when more is false */
+    mcc_error error;          /* set when more is false */
     uint8_t status;
     size_t server;
     const char *name;         /* counter, tenant or stat name (not NUL-
@@ -259,7 +289,8 @@ typedef struct mcc_record {
     size_t value_len;
 } mcc_record;
 
-/* One check of a multi-check. */
+/* One check: mcc_check's argument, or one item of a multi-check. Name
+ * the fields (designated initializers), as the examples do. */
 typedef struct mcc_check_item {
     uint8_t op;               /* MCC_OP_WINDOW_CHECK or MCC_OP_GCRA_CHECK */
     const void *name;
@@ -270,6 +301,16 @@ typedef struct mcc_check_item {
     uint32_t cost;
     uint64_t period_ns;       /* window: window (0 = 1 s); GCRA: period */
 } mcc_check_item;
+
+/* What a Wait_acquire asks for (mcc_wait_for, mcc_lease_start). */
+typedef struct mcc_wait_params {
+    uint32_t resources;       /* 1..maximum */
+    uint32_t maximum;         /* 0: the group's */
+    uint32_t wait_ms;         /* how long to queue; 0: not at all;
+                               * MCC_GROUP_DEFAULT: the group's */
+    uint32_t lease_ms;        /* how long a grant lasts unrenewed;
+                               * MCC_GROUP_DEFAULT: the group's */
+} mcc_wait_params;
 
 /* ---- Client setup ---- */
 
@@ -316,18 +357,18 @@ const char *mcc_client_server_name(const mcc_client *c, size_t i);
 
 /* Sets the default timeout of blocking calls and of each asynchronous
  * request (milliseconds, > 0; default 5000). */
-int mcc_client_set_timeout(mcc_client *c, int timeout_ms);
+mcc_error mcc_client_set_timeout(mcc_client *c, int timeout_ms);
 
 /* Sets the secret sent with Auth as the first request of every new
  * connection (len 1..MCC_NAME_MAX; NULL clears it). A refusal is reported
  * as an MCC_EVENT_ERROR event with error MCC_ERR_AUTH; the connection
  * stays usable for unprivileged operations. */
-int mcc_client_set_secret(mcc_client *c, const void *secret, size_t len);
+mcc_error mcc_client_set_secret(mcc_client *c, const void *secret, size_t len);
 
 /* Sets how long a server that failed (connect refused, connection lost)
  * is left alone (default 1000 ms): meanwhile operations on its names fail
  * with MCC_ERR_SERVER_DOWN at once. */
-int mcc_client_set_retry_ms(mcc_client *c, int retry_ms);
+mcc_error mcc_client_set_retry_ms(mcc_client *c, int retry_ms);
 
 /* When on (default off), TTL, window, GCRA and multi-check operations
  * whose server is down go to the next live server on the continuum.
@@ -338,8 +379,8 @@ void mcc_client_set_remap_rate_limits(mcc_client *c, bool on);
 /* Bounds each connection: at most max_requests (>= 1) in flight and
  * max_bytes of unsent output (at least 65573, the largest request;
  * defaults 65536 and 4 MiB); beyond, operations fail with MCC_ERR_BUSY. */
-int mcc_client_set_max_queue(mcc_client *c, size_t max_requests,
-                             size_t max_bytes);
+mcc_error mcc_client_set_max_queue(mcc_client *c, size_t max_requests,
+                                   size_t max_bytes);
 
 /* ---- Events ---- */
 
@@ -368,7 +409,7 @@ typedef struct mcc_event {
                                * shutdown: resources released */
     const char *name;         /* not NUL-terminated; NULL for ERROR */
     size_t name_len;
-    int error;                /* ERROR: MCC_ERR_IO, _CONNECT, _PROTOCOL,
+    mcc_error error;          /* ERROR: MCC_ERR_IO, _CONNECT, _PROTOCOL,
                                * _TIMEOUT, _AUTH */
     uint8_t status;           /* ERROR with MCC_ERR_AUTH: the status */
 } mcc_event;
@@ -408,11 +449,11 @@ int mcc_wants(const mcc_client *c, size_t i);
  * callbacks, then sends what they queued. Watch the socket
  * level-triggered: bytes may be left for the next readiness. Returns
  * MCC_OK or the error that closed the connection. */
-int mcc_on_readable(mcc_client *c, size_t i);
+mcc_error mcc_on_readable(mcc_client *c, size_t i);
 
 /* Tells the client server i's socket is writable: finishes a connect and
  * sends buffered requests. Returns MCC_OK or the error that closed it. */
-int mcc_on_writable(mcc_client *c, size_t i);
+mcc_error mcc_on_writable(mcc_client *c, size_t i);
 
 /* Returns the milliseconds until mcc_tick has work (a request's timeout,
  * a lease renewal); -1 when nothing is timed. */
@@ -428,7 +469,7 @@ void mcc_tick(mcc_client *c);
  * connection to be ready or a timer to be due, handles what is ready and
  * runs mcc_tick. Call it in a loop to receive events and keep leases
  * renewed. Returns MCC_OK (MCC_ERR_BUSY from inside a callback). */
-int mcc_poll(mcc_client *c, int timeout_ms);
+mcc_error mcc_poll(mcc_client *c, int timeout_ms);
 
 /* Returns the number of the application's requests in flight on all
  * connections (the Noop and Auth the library sends on connecting are not
@@ -442,74 +483,87 @@ size_t mcc_pending(const mcc_client *c);
  * mcc_on_writable, mcc_tick or a blocking call) exactly once; cb may be
  * NULL to ignore the outcome. Any number of requests may be in flight.
  * Arguments are as for the blocking calls below. */
-int mcc_noop_async(mcc_client *c, size_t server, mcc_callback cb, void *arg);
-int mcc_get_async(mcc_client *c, const void *name, size_t len,
-                  mcc_callback cb, void *arg);
-int mcc_acquire_async(mcc_client *c, const void *name, size_t len,
-                      uint32_t resources, uint32_t maximum, mcc_callback cb,
-                      void *arg);
-int mcc_release_async(mcc_client *c, const void *name, size_t len,
-                      uint32_t resources, mcc_callback cb, void *arg);
-int mcc_stats_async(mcc_client *c, size_t server, mcc_record_callback cb,
-                    void *arg);
-int mcc_dump_async(mcc_client *c, size_t server, mcc_record_callback cb,
-                   void *arg);
-int mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
-                           uint32_t resources, uint32_t maximum,
-                           uint32_t wait_ms, uint32_t lease_ms,
-                           mcc_callback cb, void *arg);
-int mcc_renew_async(mcc_client *c, const void *name, size_t len,
-                    uint32_t lease_ms, mcc_callback cb, void *arg);
-int mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
-                           mcc_callback cb, void *arg);
-int mcc_queues_async(mcc_client *c, size_t server, mcc_record_callback cb,
-                     void *arg);
-int mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
-                         uint64_t quota, uint64_t ttl, uint8_t unit,
-                         mcc_callback cb, void *arg);
-int mcc_ttl_query_async(mcc_client *c, const void *name, size_t len,
-                        mcc_callback cb, void *arg);
-int mcc_ttl_update_async(mcc_client *c, const void *name, size_t len,
-                         uint8_t attribute, uint8_t change, uint8_t unit,
-                         uint64_t value, mcc_callback cb, void *arg);
-int mcc_ttl_purge_async(mcc_client *c, const void *name, size_t len,
-                        mcc_callback cb, void *arg);
-int mcc_window_check_async(mcc_client *c, const void *name, size_t len,
-                           bool peek, uint8_t slots, uint32_t limit,
-                           uint32_t cost, uint64_t window_ns,
-                           mcc_callback cb, void *arg);
-int mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
-                         bool peek, uint32_t burst, uint32_t count,
-                         uint32_t cost, uint64_t period_ns,
-                         mcc_callback cb, void *arg);
-int mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
-                          size_t n, bool peek, mcc_callback cb, void *arg);
-int mcc_auth_async(mcc_client *c, size_t server, const void *secret,
-                   size_t len, mcc_callback cb, void *arg);
-int mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
-                       uint32_t units, mcc_callback cb, void *arg);
-int mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
-                          mcc_callback cb, void *arg);
-int mcc_tenant_list_async(mcc_client *c, size_t server,
-                          mcc_record_callback cb, void *arg);
-int mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
-                        void *arg);
-int mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
-                         uint8_t flags, uint32_t reserved,
-                         uint32_t hard_limit, mcc_callback cb, void *arg);
-int mcc_tenant_remove_async(mcc_client *c, const void *tenant, size_t len,
-                            mcc_callback cb, void *arg);
-int mcc_node_set_async(mcc_client *c, size_t server, uint32_t capacity,
-                       mcc_callback cb, void *arg);
-int mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
+mcc_error mcc_noop_async(mcc_client *c, size_t server, mcc_callback cb,
                          void *arg);
-int mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
-                     void *arg);
-int mcc_tenant_set_json_async(mcc_client *c, const void *tenant, size_t len,
-                              const char *doc, size_t doc_len,
+mcc_error mcc_get_async(mcc_client *c, const void *name, size_t len,
+                        mcc_callback cb, void *arg);
+mcc_error mcc_acquire_async(mcc_client *c, const void *name, size_t len,
+                            uint32_t resources, uint32_t maximum,
+                            mcc_callback cb, void *arg);
+mcc_error mcc_release_async(mcc_client *c, const void *name, size_t len,
+                            uint32_t resources, mcc_callback cb, void *arg);
+mcc_error mcc_stats_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                          void *arg);
+mcc_error mcc_dump_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                         void *arg);
+mcc_error mcc_wait_for_async(mcc_client *c, const void *name, size_t len,
+                             const mcc_wait_params *params, mcc_callback cb,
+                             void *arg);
+mcc_error mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
+                                 uint32_t resources, uint32_t maximum,
+                                 uint32_t wait_ms, uint32_t lease_ms,
+                                 mcc_callback cb, void *arg)
+    MCC_DEPRECATED("use mcc_wait_for_async");
+mcc_error mcc_renew_async(mcc_client *c, const void *name, size_t len,
+                          uint32_t lease_ms, mcc_callback cb, void *arg);
+mcc_error mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
+                                 mcc_callback cb, void *arg);
+mcc_error mcc_queues_async(mcc_client *c, size_t server,
+                           mcc_record_callback cb, void *arg);
+mcc_error mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
+                               uint64_t quota, uint64_t ttl, uint8_t unit,
+                               mcc_callback cb, void *arg);
+mcc_error mcc_ttl_query_async(mcc_client *c, const void *name, size_t len,
                               mcc_callback cb, void *arg);
-int mcc_node_set_json_async(mcc_client *c, size_t server, const char *doc,
-                            size_t doc_len, mcc_callback cb, void *arg);
+mcc_error mcc_ttl_update_async(mcc_client *c, const void *name, size_t len,
+                               uint8_t attribute, uint8_t change, uint8_t unit,
+                               uint64_t value, mcc_callback cb, void *arg);
+mcc_error mcc_ttl_purge_async(mcc_client *c, const void *name, size_t len,
+                              mcc_callback cb, void *arg);
+mcc_error mcc_check_async(mcc_client *c, const mcc_check_item *item,
+                          bool peek, mcc_callback cb, void *arg);
+mcc_error mcc_window_check_async(mcc_client *c, const void *name, size_t len,
+                                 bool peek, uint8_t slots, uint32_t limit,
+                                 uint32_t cost, uint64_t window_ns,
+                                 mcc_callback cb, void *arg)
+    MCC_DEPRECATED("use mcc_check_async");
+mcc_error mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
+                               bool peek, uint32_t burst, uint32_t count,
+                               uint32_t cost, uint64_t period_ns,
+                               mcc_callback cb, void *arg)
+    MCC_DEPRECATED("use mcc_check_async");
+mcc_error mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
+                                size_t n, bool peek, mcc_callback cb,
+                                void *arg);
+mcc_error mcc_auth_async(mcc_client *c, size_t server, const void *secret,
+                         size_t len, mcc_callback cb, void *arg);
+mcc_error mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
+                             uint32_t units, mcc_callback cb, void *arg);
+mcc_error mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
+                                mcc_callback cb, void *arg);
+mcc_error mcc_tenant_list_async(mcc_client *c, size_t server,
+                                mcc_record_callback cb, void *arg);
+mcc_error mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
+                              void *arg);
+mcc_error mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
+                               uint8_t flags, uint32_t reserved,
+                               uint32_t hard_limit, mcc_callback cb,
+                               void *arg);
+mcc_error mcc_tenant_remove_async(mcc_client *c, const void *tenant,
+                                  size_t len, mcc_callback cb, void *arg);
+mcc_error mcc_node_set_async(mcc_client *c, size_t server, uint32_t capacity,
+                             mcc_callback cb, void *arg);
+mcc_error mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
+                               void *arg);
+mcc_error mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
+                           void *arg);
+mcc_error mcc_tenant_set_json_async(mcc_client *c, const void *tenant,
+                                    size_t len, const char *doc,
+                                    size_t doc_len, mcc_callback cb,
+                                    void *arg);
+mcc_error mcc_node_set_json_async(mcc_client *c, size_t server,
+                                  const char *doc, size_t doc_len,
+                                  mcc_callback cb, void *arg);
 
 /* ---- Blocking API ---- */
 
@@ -520,23 +574,24 @@ int mcc_node_set_json_async(mcc_client *c, size_t server, const char *doc,
  * in the pipeline and its late answer is dropped. */
 
 /* Sends a Noop to server i (checks the connection is alive). */
-int mcc_noop(mcc_client *c, size_t server, int timeout_ms, mcc_result *out);
+mcc_error mcc_noop(mcc_client *c, size_t server, int timeout_ms,
+                   mcc_result *out);
 /* Reads a counter's consumption (out->value). */
-int mcc_get(mcc_client *c, const void *name, size_t len, int timeout_ms,
-            mcc_result *out);
+mcc_error mcc_get(mcc_client *c, const void *name, size_t len, int timeout_ms,
+                  mcc_result *out);
 /* Acquires resources (1..maximum) of a counter under maximum. */
-int mcc_acquire(mcc_client *c, const void *name, size_t len,
-                uint32_t resources, uint32_t maximum, int timeout_ms,
-                mcc_result *out);
+mcc_error mcc_acquire(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, uint32_t maximum, int timeout_ms,
+                      mcc_result *out);
 /* Releases resources this client's connection acquired. */
-int mcc_release(mcc_client *c, const void *name, size_t len,
-                uint32_t resources, int timeout_ms, mcc_result *out);
+mcc_error mcc_release(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, int timeout_ms, mcc_result *out);
 /* Streams server i's Stats pairs to cb; returns how the series ended. */
-int mcc_stats(mcc_client *c, size_t server, mcc_record_callback cb,
-              void *arg, int timeout_ms);
+mcc_error mcc_stats(mcc_client *c, size_t server, mcc_record_callback cb,
+                    void *arg, int timeout_ms);
 /* Streams server i's counters (Dump) to cb. */
-int mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
-             void *arg, int timeout_ms);
+mcc_error mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
+                   void *arg, int timeout_ms);
 /* Waits for resources: when queued, waits on for the granted or timed-out
  * event (up to wait_ms more than timeout_ms) and reports it in out->wait
  * (state MCC_WAIT_GRANTED with the lease id and consumption, or
@@ -545,86 +600,99 @@ int mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
  * with Wait_release and MCC_ERR_TIMEOUT returned (a grant that crossed
  * the cancel reaches the event callback, and the Wait_release returns
  * it). */
-int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
-                     uint32_t resources, uint32_t maximum, uint32_t wait_ms,
-                     uint32_t lease_ms, int timeout_ms, mcc_result *out);
+mcc_error mcc_wait_for(mcc_client *c, const void *name, size_t len,
+                       const mcc_wait_params *params, int timeout_ms,
+                       mcc_result *out);
+/* The same with the four values apart (deprecated). */
+mcc_error mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
+                           uint32_t resources, uint32_t maximum,
+                           uint32_t wait_ms, uint32_t lease_ms, int timeout_ms,
+                           mcc_result *out)
+    MCC_DEPRECATED("use mcc_wait_for");
 /* Renews the grant on name for lease_ms (out->lease_id). */
-int mcc_renew(mcc_client *c, const void *name, size_t len, uint32_t lease_ms,
-              int timeout_ms, mcc_result *out);
+mcc_error mcc_renew(mcc_client *c, const void *name, size_t len,
+                    uint32_t lease_ms, int timeout_ms, mcc_result *out);
 /* Ends the wait or grant on name (out->value: resources returned). */
-int mcc_wait_release(mcc_client *c, const void *name, size_t len,
-                     int timeout_ms, mcc_result *out);
+mcc_error mcc_wait_release(mcc_client *c, const void *name, size_t len,
+                           int timeout_ms, mcc_result *out);
 /* Streams server i's counters with waiters (Queues) to cb. */
-int mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
-               void *arg, int timeout_ms);
+mcc_error mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
+                     void *arg, int timeout_ms);
 /* Creates a TTL record (quota, ttl in unit). */
-int mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
-                   uint64_t quota, uint64_t ttl, uint8_t unit,
-                   int timeout_ms, mcc_result *out);
+mcc_error mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
+                         uint64_t quota, uint64_t ttl, uint8_t unit,
+                         int timeout_ms, mcc_result *out);
 /* Reads a TTL record (out->ttl). */
-int mcc_ttl_query(mcc_client *c, const void *name, size_t len,
-                  int timeout_ms, mcc_result *out);
+mcc_error mcc_ttl_query(mcc_client *c, const void *name, size_t len,
+                        int timeout_ms, mcc_result *out);
 /* Changes a TTL record's quota or TTL (out->ttl: the record after). */
-int mcc_ttl_update(mcc_client *c, const void *name, size_t len,
-                   uint8_t attribute, uint8_t change, uint8_t unit,
-                   uint64_t value, int timeout_ms, mcc_result *out);
+mcc_error mcc_ttl_update(mcc_client *c, const void *name, size_t len,
+                         uint8_t attribute, uint8_t change, uint8_t unit,
+                         uint64_t value, int timeout_ms, mcc_result *out);
 /* Removes a TTL record. */
-int mcc_ttl_purge(mcc_client *c, const void *name, size_t len,
-                  int timeout_ms, mcc_result *out);
-/* Checks (and unless peek charges) a sliding window (out->check). */
-int mcc_window_check(mcc_client *c, const void *name, size_t len, bool peek,
-                     uint8_t slots, uint32_t limit, uint32_t cost,
-                     uint64_t window_ns, int timeout_ms, mcc_result *out);
-/* Checks (and unless peek charges) a GCRA limit (out->check). */
-int mcc_gcra_check(mcc_client *c, const void *name, size_t len, bool peek,
-                   uint32_t burst, uint32_t count, uint32_t cost,
-                   uint64_t period_ns, int timeout_ms, mcc_result *out);
+mcc_error mcc_ttl_purge(mcc_client *c, const void *name, size_t len,
+                        int timeout_ms, mcc_result *out);
+/* Checks (and unless peek charges) the sliding window or GCRA limit that
+ * item describes (its op says which) on its name (out->check). */
+mcc_error mcc_check(mcc_client *c, const mcc_check_item *item, bool peek,
+                    int timeout_ms, mcc_result *out);
+/* The same for a window, or a GCRA, with the values apart (deprecated). */
+mcc_error mcc_window_check(mcc_client *c, const void *name, size_t len,
+                           bool peek, uint8_t slots, uint32_t limit,
+                           uint32_t cost, uint64_t window_ns, int timeout_ms,
+                           mcc_result *out)
+    MCC_DEPRECATED("use mcc_check");
+mcc_error mcc_gcra_check(mcc_client *c, const void *name, size_t len,
+                         bool peek, uint32_t burst, uint32_t count,
+                         uint32_t cost, uint64_t period_ns, int timeout_ms,
+                         mcc_result *out)
+    MCC_DEPRECATED("use mcc_check");
 /* Checks 1..16 limits as one (out->multi); all names must map to one
  * server (else MCC_ERR_CROSS_SERVER). */
-int mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
-                    bool peek, int timeout_ms, mcc_result *out);
+mcc_error mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
+                          bool peek, int timeout_ms, mcc_result *out);
 /* Authenticates server i's connection (privileged operations). */
-int mcc_auth(mcc_client *c, size_t server, const void *secret, size_t len,
-             int timeout_ms, mcc_result *out);
+mcc_error mcc_auth(mcc_client *c, size_t server, const void *secret,
+                   size_t len, int timeout_ms, mcc_result *out);
 /* Charges units to a tenant (out->throttle). */
-int mcc_throttle(mcc_client *c, const void *tenant, size_t len,
-                 uint32_t units, int timeout_ms, mcc_result *out);
+mcc_error mcc_throttle(mcc_client *c, const void *tenant, size_t len,
+                       uint32_t units, int timeout_ms, mcc_result *out);
 /* Shows a tenant (out->tenant). */
-int mcc_tenant_show(mcc_client *c, const void *tenant, size_t len,
-                    int timeout_ms, mcc_result *out);
+mcc_error mcc_tenant_show(mcc_client *c, const void *tenant, size_t len,
+                          int timeout_ms, mcc_result *out);
 /* Streams server i's tenants to cb. */
-int mcc_tenant_list(mcc_client *c, size_t server, mcc_record_callback cb,
-                    void *arg, int timeout_ms);
+mcc_error mcc_tenant_list(mcc_client *c, size_t server, mcc_record_callback cb,
+                          void *arg, int timeout_ms);
 /* Shows server i's node view (out->node). */
-int mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
-                  mcc_result *out);
+mcc_error mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
+                        mcc_result *out);
 /* Configures a tenant (privileged; flags MCC_TENANT_SET_*). */
-int mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
-                   uint8_t flags, uint32_t reserved, uint32_t hard_limit,
-                   int timeout_ms, mcc_result *out);
+mcc_error mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
+                         uint8_t flags, uint32_t reserved, uint32_t hard_limit,
+                         int timeout_ms, mcc_result *out);
 /* Removes a tenant's configuration (privileged). */
-int mcc_tenant_remove(mcc_client *c, const void *tenant, size_t len,
-                      int timeout_ms, mcc_result *out);
+mcc_error mcc_tenant_remove(mcc_client *c, const void *tenant, size_t len,
+                            int timeout_ms, mcc_result *out);
 /* Sets server i's capacity (privileged). */
-int mcc_node_set(mcc_client *c, size_t server, uint32_t capacity,
-                 int timeout_ms, mcc_result *out);
+mcc_error mcc_node_set(mcc_client *c, size_t server, uint32_t capacity,
+                       int timeout_ms, mcc_result *out);
 /* Exempts this connection to server i from throttling (privileged). */
-int mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
-                   mcc_result *out);
+mcc_error mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
+                         mcc_result *out);
 /* Makes server i reload its settings file (privileged). */
-int mcc_reload(mcc_client *c, size_t server, int timeout_ms,
-               mcc_result *out);
+mcc_error mcc_reload(mcc_client *c, size_t server, int timeout_ms,
+                     mcc_result *out);
 /* Configures a tenant with a JSON document, {"reserved": N, "hard_limit":
  * N|"unlimited"}, a field left out keeping its value (privileged; at most
  * 4096 bytes; a refused document is MCC_ERR_STATUS with status 0x04 or
  * 0x2C). */
-int mcc_tenant_set_json(mcc_client *c, const void *tenant, size_t len,
-                        const char *doc, size_t doc_len, int timeout_ms,
-                        mcc_result *out);
+mcc_error mcc_tenant_set_json(mcc_client *c, const void *tenant, size_t len,
+                              const char *doc, size_t doc_len, int timeout_ms,
+                              mcc_result *out);
 /* Sets server i's capacity with a JSON document, {"capacity": N}
  * (privileged; the same rules). */
-int mcc_node_set_json(mcc_client *c, size_t server, const char *doc,
-                      size_t doc_len, int timeout_ms, mcc_result *out);
+mcc_error mcc_node_set_json(mcc_client *c, size_t server, const char *doc,
+                            size_t doc_len, int timeout_ms, mcc_result *out);
 
 /* ---- Lease helper ---- */
 
@@ -645,7 +713,7 @@ typedef enum mcc_lease_state {
 /* Called when a lease changes state; the lease may be released from
  * inside (mcc_lease_release), which frees it. */
 typedef void (*mcc_lease_callback)(mcc_client *c, mcc_lease *lease,
-                                   mcc_lease_state state, int error,
+                                   mcc_lease_state state, mcc_error error,
                                    uint8_t status, void *arg);
 
 /* Sends a Wait_acquire for a lease of lease_ms (1..0xfffffffe: the helper
@@ -653,11 +721,16 @@ typedef void (*mcc_lease_callback)(mcc_client *c, mcc_lease *lease,
  * it calls cb(GRANTED) and then renews every lease_ms/3 from mcc_tick (or
  * any call that drives the client), until released or lost. The lease
  * stays owned by the client until mcc_lease_release. */
-int mcc_lease_acquire_async(mcc_client *c, const void *name, size_t len,
-                            uint32_t resources, uint32_t maximum,
-                            uint32_t wait_ms, uint32_t lease_ms,
-                            mcc_lease_callback cb, void *arg,
-                            mcc_lease **out);
+mcc_error mcc_lease_start(mcc_client *c, const void *name, size_t len,
+                          const mcc_wait_params *params,
+                          mcc_lease_callback cb, void *arg, mcc_lease **out);
+/* The same with the four values apart (deprecated). */
+mcc_error mcc_lease_acquire_async(mcc_client *c, const void *name, size_t len,
+                                  uint32_t resources, uint32_t maximum,
+                                  uint32_t wait_ms, uint32_t lease_ms,
+                                  mcc_lease_callback cb, void *arg,
+                                  mcc_lease **out)
+    MCC_DEPRECATED("use mcc_lease_start");
 
 /* Gives the lease up: sends Wait_release if it is held or waiting, and
  * frees it (no further callbacks). Safe from inside its callback. */
@@ -690,7 +763,7 @@ int mcc_get_lease_name(char *buf, size_t cap, const char *user,
  * allowed, answers the next B-1 calls of that name itself for 100 ms; a
  * refusal ends the allowance. Over any 0.9 s, K clients admit at most
  * quota + K*(B-1) calls of one name. */
-int mcc_client_set_max_lease(mcc_client *c, uint32_t max_lease);
+mcc_error mcc_client_set_max_lease(mcc_client *c, uint32_t max_lease);
 
 /* Returns the client's max_lease. */
 uint32_t mcc_client_max_lease(const mcc_client *c);

@@ -457,58 +457,73 @@ static mcc_sub async_sub(mcc_callback cb, mcc_record_callback rcb, void *arg)
 }
 
 /* Sends a Noop to a server. */
-int mcc_noop_async(mcc_client *c, size_t server, mcc_callback cb, void *arg)
+mcc_error mcc_noop_async(mcc_client *c, size_t server, mcc_callback cb,
+                         void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_bodyless(c, server, CNT_OP_NOOP, &s);
 }
 
 /* Reads a counter. */
-int mcc_get_async(mcc_client *c, const void *name, size_t len,
-                  mcc_callback cb, void *arg)
+mcc_error mcc_get_async(mcc_client *c, const void *name, size_t len,
+                        mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_get(c, name, len, &s);
 }
 
 /* Acquires resources. */
-int mcc_acquire_async(mcc_client *c, const void *name, size_t len,
-                      uint32_t resources, uint32_t maximum, mcc_callback cb,
-                      void *arg)
+mcc_error mcc_acquire_async(mcc_client *c, const void *name, size_t len,
+                            uint32_t resources, uint32_t maximum,
+                            mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_acquire(c, name, len, resources, maximum, &s);
 }
 
 /* Releases resources. */
-int mcc_release_async(mcc_client *c, const void *name, size_t len,
-                      uint32_t resources, mcc_callback cb, void *arg)
+mcc_error mcc_release_async(mcc_client *c, const void *name, size_t len,
+                            uint32_t resources, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_release(c, name, len, resources, &s);
 }
 
 /* Streams a server's stats. */
-int mcc_stats_async(mcc_client *c, size_t server, mcc_record_callback cb,
-                    void *arg)
+mcc_error mcc_stats_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                          void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
     return send_bodyless(c, server, CNT_OP_STATS, &s);
 }
 
 /* Streams a server's counters. */
-int mcc_dump_async(mcc_client *c, size_t server, mcc_record_callback cb,
-                   void *arg)
+mcc_error mcc_dump_async(mcc_client *c, size_t server, mcc_record_callback cb,
+                         void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
     return send_bodyless(c, server, CNT_OP_DUMP, &s);
 }
 
 /* Waits for resources (the events follow through the event callback). */
-int mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
-                           uint32_t resources, uint32_t maximum,
-                           uint32_t wait_ms, uint32_t lease_ms,
-                           mcc_callback cb, void *arg)
+mcc_error mcc_wait_for_async(mcc_client *c, const void *name, size_t len,
+                             const mcc_wait_params *params, mcc_callback cb,
+                             void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+
+    if (!params)
+        return MCC_ERR_INVALID;
+    return mcc_send_wait_acquire(c, name, len, params->resources,
+                                 params->maximum, params->wait_ms,
+                                 params->lease_ms, &s);
+}
+
+/* The same, the values apart (kept for one release). */
+mcc_error mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
+                                 uint32_t resources, uint32_t maximum,
+                                 uint32_t wait_ms, uint32_t lease_ms,
+                                 mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return mcc_send_wait_acquire(c, name, len, resources, maximum, wait_ms,
@@ -516,79 +531,104 @@ int mcc_wait_acquire_async(mcc_client *c, const void *name, size_t len,
 }
 
 /* Renews a grant. */
-int mcc_renew_async(mcc_client *c, const void *name, size_t len,
-                    uint32_t lease_ms, mcc_callback cb, void *arg)
+mcc_error mcc_renew_async(mcc_client *c, const void *name, size_t len,
+                          uint32_t lease_ms, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return mcc_send_renew(c, name, len, lease_ms, &s);
 }
 
 /* Ends a wait or a grant. */
-int mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
-                           mcc_callback cb, void *arg)
+mcc_error mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
+                                 mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return mcc_send_wait_release(c, name, len, &s);
 }
 
 /* Streams a server's queues. */
-int mcc_queues_async(mcc_client *c, size_t server, mcc_record_callback cb,
-                     void *arg)
+mcc_error mcc_queues_async(mcc_client *c, size_t server,
+                           mcc_record_callback cb, void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
     return send_bodyless(c, server, CNT_OP_QUEUES, &s);
 }
 
 /* Creates a TTL record. */
-int mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
-                         uint64_t quota, uint64_t ttl, uint8_t unit,
-                         mcc_callback cb, void *arg)
+mcc_error mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
+                               uint64_t quota, uint64_t ttl, uint8_t unit,
+                               mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_ttl_insert(c, name, len, quota, ttl, unit, &s);
 }
 
 /* Reads a TTL record. */
-int mcc_ttl_query_async(mcc_client *c, const void *name, size_t len,
-                        mcc_callback cb, void *arg)
+mcc_error mcc_ttl_query_async(mcc_client *c, const void *name, size_t len,
+                              mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_ttl_query(c, name, len, &s);
 }
 
 /* Changes a TTL record. */
-int mcc_ttl_update_async(mcc_client *c, const void *name, size_t len,
-                         uint8_t attribute, uint8_t change, uint8_t unit,
-                         uint64_t value, mcc_callback cb, void *arg)
+mcc_error mcc_ttl_update_async(mcc_client *c, const void *name, size_t len,
+                               uint8_t attribute, uint8_t change, uint8_t unit,
+                               uint64_t value, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_ttl_update(c, name, len, attribute, change, unit, value, &s);
 }
 
 /* Removes a TTL record. */
-int mcc_ttl_purge_async(mcc_client *c, const void *name, size_t len,
-                        mcc_callback cb, void *arg)
+mcc_error mcc_ttl_purge_async(mcc_client *c, const void *name, size_t len,
+                              mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_ttl_purge(c, name, len, &s);
 }
 
-/* Checks a window. */
-int mcc_window_check_async(mcc_client *c, const void *name, size_t len,
-                           bool peek, uint8_t slots, uint32_t limit,
-                           uint32_t cost, uint64_t window_ns,
-                           mcc_callback cb, void *arg)
+/* Sends the window or GCRA check an item describes. */
+static int send_check(mcc_client *c, const mcc_check_item *item, bool peek,
+                      mcc_sub *s)
+{
+    if (!item)
+        return MCC_ERR_INVALID;
+    if (item->op == MCC_OP_WINDOW_CHECK)
+        return send_window_check(c, item->name, item->name_len, peek,
+                                 item->slots, item->limit, item->cost,
+                                 item->period_ns, s);
+    if (item->op == MCC_OP_GCRA_CHECK)
+        return send_gcra_check(c, item->name, item->name_len, peek,
+                               item->limit, item->count, item->cost,
+                               item->period_ns, s);
+    return MCC_ERR_INVALID;
+}
+
+/* Checks a window or GCRA limit. */
+mcc_error mcc_check_async(mcc_client *c, const mcc_check_item *item,
+                          bool peek, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return send_check(c, item, peek, &s);
+}
+
+/* Checks a window (kept for one release). */
+mcc_error mcc_window_check_async(mcc_client *c, const void *name, size_t len,
+                                 bool peek, uint8_t slots, uint32_t limit,
+                                 uint32_t cost, uint64_t window_ns,
+                                 mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_window_check(c, name, len, peek, slots, limit, cost, window_ns,
                              &s);
 }
 
-/* Checks a GCRA limit. */
-int mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
-                         bool peek, uint32_t burst, uint32_t count,
-                         uint32_t cost, uint64_t period_ns,
-                         mcc_callback cb, void *arg)
+/* Checks a GCRA limit (kept for one release). */
+mcc_error mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
+                               bool peek, uint32_t burst, uint32_t count,
+                               uint32_t cost, uint64_t period_ns,
+                               mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_gcra_check(c, name, len, peek, burst, count, cost, period_ns,
@@ -596,106 +636,109 @@ int mcc_gcra_check_async(mcc_client *c, const void *name, size_t len,
 }
 
 /* Checks several limits as one. */
-int mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
-                          size_t n, bool peek, mcc_callback cb, void *arg)
+mcc_error mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
+                                size_t n, bool peek, mcc_callback cb,
+                                void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_multi_check(c, items, n, peek, &s);
 }
 
 /* Authenticates a connection. */
-int mcc_auth_async(mcc_client *c, size_t server, const void *secret,
-                   size_t len, mcc_callback cb, void *arg)
+mcc_error mcc_auth_async(mcc_client *c, size_t server, const void *secret,
+                         size_t len, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_auth(c, server, secret, len, &s);
 }
 
 /* Charges a tenant. */
-int mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
-                       uint32_t units, mcc_callback cb, void *arg)
+mcc_error mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
+                             uint32_t units, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_throttle(c, tenant, len, units, &s);
 }
 
 /* Shows a tenant. */
-int mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
-                          mcc_callback cb, void *arg)
+mcc_error mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
+                                mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_tenant_show(c, tenant, len, &s);
 }
 
 /* Streams a server's tenants. */
-int mcc_tenant_list_async(mcc_client *c, size_t server,
-                          mcc_record_callback cb, void *arg)
+mcc_error mcc_tenant_list_async(mcc_client *c, size_t server,
+                                mcc_record_callback cb, void *arg)
 {
     mcc_sub s = async_sub(NULL, cb, arg);
     return send_bodyless(c, server, CNT_OP_TENANT_LIST, &s);
 }
 
 /* Shows a server's node view. */
-int mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
-                        void *arg)
+mcc_error mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
+                              void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_bodyless(c, server, CNT_OP_NODE_SHOW, &s);
 }
 
 /* Configures a tenant. */
-int mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
-                         uint8_t flags, uint32_t reserved,
-                         uint32_t hard_limit, mcc_callback cb, void *arg)
+mcc_error mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
+                               uint8_t flags, uint32_t reserved,
+                               uint32_t hard_limit, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_tenant_set(c, tenant, len, flags, reserved, hard_limit, &s);
 }
 
 /* Configures a tenant with a JSON document. */
-int mcc_tenant_set_json_async(mcc_client *c, const void *tenant, size_t len,
-                              const char *doc, size_t doc_len,
-                              mcc_callback cb, void *arg)
+mcc_error mcc_tenant_set_json_async(mcc_client *c, const void *tenant,
+                                    size_t len, const char *doc,
+                                    size_t doc_len, mcc_callback cb,
+                                    void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_tenant_set_json(c, tenant, len, doc, doc_len, &s);
 }
 
 /* Sets a server's capacity with a JSON document. */
-int mcc_node_set_json_async(mcc_client *c, size_t server, const char *doc,
-                            size_t doc_len, mcc_callback cb, void *arg)
+mcc_error mcc_node_set_json_async(mcc_client *c, size_t server,
+                                  const char *doc, size_t doc_len,
+                                  mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_node_set_json(c, server, doc, doc_len, &s);
 }
 
 /* Removes a tenant's configuration. */
-int mcc_tenant_remove_async(mcc_client *c, const void *tenant, size_t len,
-                            mcc_callback cb, void *arg)
+mcc_error mcc_tenant_remove_async(mcc_client *c, const void *tenant,
+                                  size_t len, mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_tenant_remove(c, tenant, len, &s);
 }
 
 /* Sets a server's capacity. */
-int mcc_node_set_async(mcc_client *c, size_t server, uint32_t capacity,
-                       mcc_callback cb, void *arg)
+mcc_error mcc_node_set_async(mcc_client *c, size_t server, uint32_t capacity,
+                             mcc_callback cb, void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_node_set(c, server, capacity, &s);
 }
 
 /* Unthrottles a connection. */
-int mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
-                         void *arg)
+mcc_error mcc_unthrottle_async(mcc_client *c, size_t server, mcc_callback cb,
+                               void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_bodyless(c, server, CNT_OP_UNTHROTTLE, &s);
 }
 
 /* Makes a server reload its settings. */
-int mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
-                     void *arg)
+mcc_error mcc_reload_async(mcc_client *c, size_t server, mcc_callback cb,
+                           void *arg)
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_bodyless(c, server, CNT_OP_RELOAD, &s);
@@ -808,60 +851,61 @@ static int sync_series(mcc_client *c, size_t server, uint8_t op,
 }
 
 /* Blocking Noop. */
-int mcc_noop(mcc_client *c, size_t server, int timeout_ms, mcc_result *out)
+mcc_error mcc_noop(mcc_client *c, size_t server, int timeout_ms,
+                   mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_NOOP, out, s,
               send_bodyless(c, server, CNT_OP_NOOP, &s));
 }
 
 /* Blocking Get. */
-int mcc_get(mcc_client *c, const void *name, size_t len, int timeout_ms,
-            mcc_result *out)
+mcc_error mcc_get(mcc_client *c, const void *name, size_t len, int timeout_ms,
+                  mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_GET, out, s, send_get(c, name, len, &s));
 }
 
 /* Blocking Acquire. */
-int mcc_acquire(mcc_client *c, const void *name, size_t len,
-                uint32_t resources, uint32_t maximum, int timeout_ms,
-                mcc_result *out)
+mcc_error mcc_acquire(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, uint32_t maximum, int timeout_ms,
+                      mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_ACQUIRE, out, s,
               send_acquire(c, name, len, resources, maximum, &s));
 }
 
 /* Blocking Release. */
-int mcc_release(mcc_client *c, const void *name, size_t len,
-                uint32_t resources, int timeout_ms, mcc_result *out)
+mcc_error mcc_release(mcc_client *c, const void *name, size_t len,
+                      uint32_t resources, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_RELEASE, out, s,
               send_release(c, name, len, resources, &s));
 }
 
 /* Blocking Stats. */
-int mcc_stats(mcc_client *c, size_t server, mcc_record_callback cb,
-              void *arg, int timeout_ms)
+mcc_error mcc_stats(mcc_client *c, size_t server, mcc_record_callback cb,
+                    void *arg, int timeout_ms)
 {
     return sync_series(c, server, CNT_OP_STATS, cb, arg, timeout_ms);
 }
 
 /* Blocking Dump. */
-int mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
-             void *arg, int timeout_ms)
+mcc_error mcc_dump(mcc_client *c, size_t server, mcc_record_callback cb,
+                   void *arg, int timeout_ms)
 {
     return sync_series(c, server, CNT_OP_DUMP, cb, arg, timeout_ms);
 }
 
 /* Blocking Queues. */
-int mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
-               void *arg, int timeout_ms)
+mcc_error mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
+                     void *arg, int timeout_ms)
 {
     return sync_series(c, server, CNT_OP_QUEUES, cb, arg, timeout_ms);
 }
 
 /* Blocking Tenant_list. */
-int mcc_tenant_list(mcc_client *c, size_t server, mcc_record_callback cb,
-                    void *arg, int timeout_ms)
+mcc_error mcc_tenant_list(mcc_client *c, size_t server, mcc_record_callback cb,
+                          void *arg, int timeout_ms)
 {
     return sync_series(c, server, CNT_OP_TENANT_LIST, cb, arg, timeout_ms);
 }
@@ -891,20 +935,32 @@ static void wait_event(mcc_client *c, mcc_waiter *w,
 }
 
 /* Blocking Wait_acquire: the answer, then when queued the event. */
-int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
-                     uint32_t resources, uint32_t maximum, uint32_t wait_ms,
-                     uint32_t lease_ms, int timeout_ms, mcc_result *out)
+mcc_error mcc_wait_for(mcc_client *c, const void *name, size_t len,
+                       const mcc_wait_params *params, int timeout_ms,
+                       mcc_result *out)
 {
     sync_ctx x;
     mcc_sub s;
     wait_ctx wc;
     mcc_waiter w;
     int64_t until;
-    int rc = sync_start(c, timeout_ms, MCC_OP_WAIT_ACQUIRE, &x, &s);
+    uint32_t wait_ms;
+    int rc;
 
+    if (!params) {
+        if (out) {
+            memset(out, 0, sizeof *out);
+            out->op = MCC_OP_WAIT_ACQUIRE;
+            out->error = MCC_ERR_INVALID;
+        }
+        return MCC_ERR_INVALID;
+    }
+    wait_ms = params->wait_ms;
+    rc = sync_start(c, timeout_ms, MCC_OP_WAIT_ACQUIRE, &x, &s);
     if (rc == MCC_OK)
-        rc = mcc_send_wait_acquire(c, name, len, resources, maximum, wait_ms,
-                                   lease_ms, &s);
+        rc = mcc_send_wait_acquire(c, name, len, params->resources,
+                                   params->maximum, wait_ms,
+                                   params->lease_ms, &s);
     if (rc != MCC_OK)
         return sync_end(c, rc, &x, &s, out);
     /* Watch for the event before any answer can be read: the grant may
@@ -951,43 +1007,56 @@ int mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
     return x.res.error;
 }
 
+/* The same, the values apart (kept for one release). */
+mcc_error mcc_wait_acquire(mcc_client *c, const void *name, size_t len,
+                           uint32_t resources, uint32_t maximum,
+                           uint32_t wait_ms, uint32_t lease_ms, int timeout_ms,
+                           mcc_result *out)
+{
+    mcc_wait_params p = {
+        .resources = resources, .maximum = maximum,
+        .wait_ms = wait_ms, .lease_ms = lease_ms
+    };
+    return mcc_wait_for(c, name, len, &p, timeout_ms, out);
+}
+
 /* Blocking Renew. */
-int mcc_renew(mcc_client *c, const void *name, size_t len, uint32_t lease_ms,
-              int timeout_ms, mcc_result *out)
+mcc_error mcc_renew(mcc_client *c, const void *name, size_t len,
+                    uint32_t lease_ms, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_RENEW, out, s,
               mcc_send_renew(c, name, len, lease_ms, &s));
 }
 
 /* Blocking Wait_release. */
-int mcc_wait_release(mcc_client *c, const void *name, size_t len,
-                     int timeout_ms, mcc_result *out)
+mcc_error mcc_wait_release(mcc_client *c, const void *name, size_t len,
+                           int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_WAIT_RELEASE, out, s,
               mcc_send_wait_release(c, name, len, &s));
 }
 
 /* Blocking Ttl_insert. */
-int mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
-                   uint64_t quota, uint64_t ttl, uint8_t unit,
-                   int timeout_ms, mcc_result *out)
+mcc_error mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
+                         uint64_t quota, uint64_t ttl, uint8_t unit,
+                         int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TTL_INSERT, out, s,
               send_ttl_insert(c, name, len, quota, ttl, unit, &s));
 }
 
 /* Blocking Ttl_query. */
-int mcc_ttl_query(mcc_client *c, const void *name, size_t len,
-                  int timeout_ms, mcc_result *out)
+mcc_error mcc_ttl_query(mcc_client *c, const void *name, size_t len,
+                        int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TTL_QUERY, out, s,
               send_ttl_query(c, name, len, &s));
 }
 
 /* Blocking Ttl_update. */
-int mcc_ttl_update(mcc_client *c, const void *name, size_t len,
-                   uint8_t attribute, uint8_t change, uint8_t unit,
-                   uint64_t value, int timeout_ms, mcc_result *out)
+mcc_error mcc_ttl_update(mcc_client *c, const void *name, size_t len,
+                         uint8_t attribute, uint8_t change, uint8_t unit,
+                         uint64_t value, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TTL_UPDATE, out, s,
               send_ttl_update(c, name, len, attribute, change, unit, value,
@@ -995,27 +1064,37 @@ int mcc_ttl_update(mcc_client *c, const void *name, size_t len,
 }
 
 /* Blocking Ttl_purge. */
-int mcc_ttl_purge(mcc_client *c, const void *name, size_t len,
-                  int timeout_ms, mcc_result *out)
+mcc_error mcc_ttl_purge(mcc_client *c, const void *name, size_t len,
+                        int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TTL_PURGE, out, s,
               send_ttl_purge(c, name, len, &s));
 }
 
-/* Blocking Window_check. */
-int mcc_window_check(mcc_client *c, const void *name, size_t len, bool peek,
-                     uint8_t slots, uint32_t limit, uint32_t cost,
-                     uint64_t window_ns, int timeout_ms, mcc_result *out)
+/* Blocking window or GCRA check. */
+mcc_error mcc_check(mcc_client *c, const mcc_check_item *item, bool peek,
+                    int timeout_ms, mcc_result *out)
+{
+    SYNC_CALL(c, timeout_ms, item ? item->op : MCC_OP_WINDOW_CHECK, out, s,
+              send_check(c, item, peek, &s));
+}
+
+/* Blocking Window_check (kept for one release). */
+mcc_error mcc_window_check(mcc_client *c, const void *name, size_t len,
+                           bool peek, uint8_t slots, uint32_t limit,
+                           uint32_t cost, uint64_t window_ns, int timeout_ms,
+                           mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_WINDOW_CHECK, out, s,
               send_window_check(c, name, len, peek, slots, limit, cost,
                                 window_ns, &s));
 }
 
-/* Blocking Gcra_check. */
-int mcc_gcra_check(mcc_client *c, const void *name, size_t len, bool peek,
-                   uint32_t burst, uint32_t count, uint32_t cost,
-                   uint64_t period_ns, int timeout_ms, mcc_result *out)
+/* Blocking Gcra_check (kept for one release). */
+mcc_error mcc_gcra_check(mcc_client *c, const void *name, size_t len,
+                         bool peek, uint32_t burst, uint32_t count,
+                         uint32_t cost, uint64_t period_ns, int timeout_ms,
+                         mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_GCRA_CHECK, out, s,
               send_gcra_check(c, name, len, peek, burst, count, cost,
@@ -1023,49 +1102,49 @@ int mcc_gcra_check(mcc_client *c, const void *name, size_t len, bool peek,
 }
 
 /* Blocking Multi_check. */
-int mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
-                    bool peek, int timeout_ms, mcc_result *out)
+mcc_error mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
+                          bool peek, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_MULTI_CHECK, out, s,
               send_multi_check(c, items, n, peek, &s));
 }
 
 /* Blocking Auth. */
-int mcc_auth(mcc_client *c, size_t server, const void *secret, size_t len,
-             int timeout_ms, mcc_result *out)
+mcc_error mcc_auth(mcc_client *c, size_t server, const void *secret,
+                   size_t len, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_AUTH, out, s,
               send_auth(c, server, secret, len, &s));
 }
 
 /* Blocking Throttle. */
-int mcc_throttle(mcc_client *c, const void *tenant, size_t len,
-                 uint32_t units, int timeout_ms, mcc_result *out)
+mcc_error mcc_throttle(mcc_client *c, const void *tenant, size_t len,
+                       uint32_t units, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_THROTTLE, out, s,
               send_throttle(c, tenant, len, units, &s));
 }
 
 /* Blocking Tenant_show. */
-int mcc_tenant_show(mcc_client *c, const void *tenant, size_t len,
-                    int timeout_ms, mcc_result *out)
+mcc_error mcc_tenant_show(mcc_client *c, const void *tenant, size_t len,
+                          int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SHOW, out, s,
               send_tenant_show(c, tenant, len, &s));
 }
 
 /* Blocking Node_show. */
-int mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
-                  mcc_result *out)
+mcc_error mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
+                        mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_NODE_SHOW, out, s,
               send_bodyless(c, server, CNT_OP_NODE_SHOW, &s));
 }
 
 /* Blocking Tenant_set. */
-int mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
-                   uint8_t flags, uint32_t reserved, uint32_t hard_limit,
-                   int timeout_ms, mcc_result *out)
+mcc_error mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
+                         uint8_t flags, uint32_t reserved, uint32_t hard_limit,
+                         int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SET, out, s,
               send_tenant_set(c, tenant, len, flags, reserved, hard_limit,
@@ -1073,49 +1152,49 @@ int mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
 }
 
 /* Blocking Tenant_set_json. */
-int mcc_tenant_set_json(mcc_client *c, const void *tenant, size_t len,
-                        const char *doc, size_t doc_len, int timeout_ms,
-                        mcc_result *out)
+mcc_error mcc_tenant_set_json(mcc_client *c, const void *tenant, size_t len,
+                              const char *doc, size_t doc_len, int timeout_ms,
+                              mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_SET_JSON, out, s,
               send_tenant_set_json(c, tenant, len, doc, doc_len, &s));
 }
 
 /* Blocking Node_set_json. */
-int mcc_node_set_json(mcc_client *c, size_t server, const char *doc,
-                      size_t doc_len, int timeout_ms, mcc_result *out)
+mcc_error mcc_node_set_json(mcc_client *c, size_t server, const char *doc,
+                            size_t doc_len, int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_NODE_SET_JSON, out, s,
               send_node_set_json(c, server, doc, doc_len, &s));
 }
 
 /* Blocking Tenant_remove. */
-int mcc_tenant_remove(mcc_client *c, const void *tenant, size_t len,
-                      int timeout_ms, mcc_result *out)
+mcc_error mcc_tenant_remove(mcc_client *c, const void *tenant, size_t len,
+                            int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_TENANT_REMOVE, out, s,
               send_tenant_remove(c, tenant, len, &s));
 }
 
 /* Blocking Node_set. */
-int mcc_node_set(mcc_client *c, size_t server, uint32_t capacity,
-                 int timeout_ms, mcc_result *out)
+mcc_error mcc_node_set(mcc_client *c, size_t server, uint32_t capacity,
+                       int timeout_ms, mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_NODE_SET, out, s,
               send_node_set(c, server, capacity, &s));
 }
 
 /* Blocking Unthrottle. */
-int mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
-                   mcc_result *out)
+mcc_error mcc_unthrottle(mcc_client *c, size_t server, int timeout_ms,
+                         mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_UNTHROTTLE, out, s,
               send_bodyless(c, server, CNT_OP_UNTHROTTLE, &s));
 }
 
 /* Blocking Reload. */
-int mcc_reload(mcc_client *c, size_t server, int timeout_ms,
-               mcc_result *out)
+mcc_error mcc_reload(mcc_client *c, size_t server, int timeout_ms,
+                     mcc_result *out)
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_RELOAD, out, s,
               send_bodyless(c, server, CNT_OP_RELOAD, &s));

@@ -109,7 +109,7 @@ int mcc_get_lease_name(char *buf, size_t cap, const char *user,
     return (int)pos;
 }
 
-int mcc_client_set_max_lease(mcc_client *c, uint32_t max_lease)
+mcc_error mcc_client_set_max_lease(mcc_client *c, uint32_t max_lease)
 {
     if (!c || max_lease == 0)
         return MCC_ERR_INVALID;
@@ -168,8 +168,12 @@ static int charge(mcc_client *c, const char *name, size_t len,
                   uint32_t quota, uint32_t cost, uint32_t *room)
 {
     mcc_result r;
-    int rc = mcc_window_check(c, name, len, false, QUOTA_SLOTS, quota, cost,
-                              QUOTA_WINDOW_NS, -1, &r);
+    mcc_check_item item = {
+        .op = MCC_OP_WINDOW_CHECK, .name = name, .name_len = len,
+        .slots = QUOTA_SLOTS, .limit = quota, .cost = cost,
+        .period_ns = QUOTA_WINDOW_NS
+    };
+    int rc = mcc_check(c, &item, false, -1, &r);
 
     *room = 0;
     if (rc != MCC_OK)

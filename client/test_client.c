@@ -7,6 +7,9 @@
  * anything took. */
 #include "config.h"
 
+/* These tests also show that the names deprecated in 1.1 keep working. */
+#define MCC_NO_DEPRECATION_WARNINGS
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -255,6 +258,16 @@ static void test_refusals(void **state)
                      MCC_ERR_RESOURCES);
     assert_int_equal(mcc_wait_acquire_async(c, "job", 3, 0, 0, 0, 0, NULL,
                                             NULL), MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_wait_for(c, "job", 3, &(mcc_wait_params){
+                                      .resources = 5, .maximum = 4 },
+                                  -1, NULL), MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_wait_for_async(c, "job", 3, &(mcc_wait_params){
+                                            .resources = 0 }, NULL, NULL),
+                     MCC_ERR_RESOURCES);
+    assert_int_equal(mcc_wait_for(c, "job", 3, NULL, -1, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_wait_for_async(c, "job", 3, NULL, NULL, NULL),
+                     MCC_ERR_INVALID);
     assert_int_equal(mcc_throttle(c, "acme", 4, 0, -1, NULL),
                      MCC_ERR_RESOURCES);
     /* Legal arguments but no server. */
@@ -300,6 +313,28 @@ static void test_refusals(void **state)
                                       NULL), MCC_ERR_INVALID);
     assert_int_equal(mcc_gcra_check(c, "g", 1, false, 1, 0, 1, 1000, -1,
                                     NULL), MCC_ERR_INVALID);
+    /* The same through one item; and an item that is neither check. */
+    {
+        mcc_check_item w = { .op = MCC_OP_WINDOW_CHECK, .name = "w",
+                             .name_len = 1, .limit = 10, .cost = 0 };
+        mcc_check_item g = { .op = MCC_OP_GCRA_CHECK, .name = "g",
+                             .name_len = 1, .limit = 1, .count = 0,
+                             .cost = 1, .period_ns = 1000 };
+        mcc_check_item other = w;
+        mcc_result r;
+        other.op = MCC_OP_GET;
+        assert_int_equal(mcc_check(c, &w, false, -1, NULL), MCC_ERR_INVALID);
+        assert_int_equal(mcc_check(c, &g, false, -1, NULL), MCC_ERR_INVALID);
+        assert_int_equal(mcc_check(c, &other, false, -1, &r),
+                         MCC_ERR_INVALID);
+        assert_int_equal(r.error, MCC_ERR_INVALID);
+        assert_int_equal(mcc_check(c, NULL, false, -1, NULL),
+                         MCC_ERR_INVALID);
+        assert_int_equal(mcc_check_async(c, &other, false, NULL, NULL),
+                         MCC_ERR_INVALID);
+        assert_int_equal(mcc_check_async(c, NULL, true, NULL, NULL),
+                         MCC_ERR_INVALID);
+    }
     assert_int_equal(mcc_renew(c, "r", 1, 0, -1, NULL), MCC_ERR_INVALID);
     assert_int_equal(mcc_node_set_json(c, 0, NULL, 1, -1, NULL),
                      MCC_ERR_INVALID);
@@ -343,6 +378,16 @@ static void test_refusals(void **state)
         assert_int_equal(mcc_lease_acquire_async(c, "", 0, 1, 1, 0, 100,
                                                  NULL, NULL, &l),
                          MCC_ERR_NAME);
+        assert_null(l);
+        assert_int_equal(mcc_lease_start(c, "l", 1, &(mcc_wait_params){
+                                             .resources = 1, .maximum = 1 },
+                                         NULL, NULL, &l), MCC_ERR_INVALID);
+        assert_int_equal(mcc_lease_start(c, "", 0, &(mcc_wait_params){
+                                             .resources = 1, .maximum = 1,
+                                             .lease_ms = 100 },
+                                         NULL, NULL, &l), MCC_ERR_NAME);
+        assert_int_equal(mcc_lease_start(c, "l", 1, NULL, NULL, NULL, &l),
+                         MCC_ERR_INVALID);
         assert_null(l);
     }
     /* Nothing was sent: no connection was opened. */

@@ -235,8 +235,9 @@ static void test_live_blocking(void **state)
     assert_int_equal(mcc_stats(c, 0, tally_record, &t, -1), MCC_OK);
     assert_true(t.seen);
     /* Waits and leases. */
-    assert_int_equal(mcc_wait_acquire(c, "wblk", 4, 1, 2, 0, 0, -1, &r),
-                     MCC_OK);
+    assert_int_equal(mcc_wait_for(c, "wblk", 4, &(mcc_wait_params){
+                                      .resources = 1, .maximum = 2 },
+                                  -1, &r), MCC_OK);
     assert_int_equal(r.wait.state, MCC_WAIT_GRANTED);
     assert_true(r.wait.lease_id > 0);
     {
@@ -259,12 +260,17 @@ static void test_live_blocking(void **state)
                      MCC_OK);
     assert_int_equal(r.ttl.quota, 20);
     assert_int_equal(mcc_ttl_purge(c, "tblk", 4, -1, &r), MCC_OK);
-    assert_int_equal(mcc_window_check(c, "wl", 2, false, 0, 10, 1, 0, -1, &r),
-                     MCC_OK);
+    assert_int_equal(mcc_check(c, &(mcc_check_item){
+                                   .op = MCC_OP_WINDOW_CHECK, .name = "wl",
+                                   .name_len = 2, .limit = 10, .cost = 1 },
+                               false, -1, &r), MCC_OK);
     assert_int_equal(r.check.state, MCC_CHECK_ALLOWED);
     assert_int_equal(r.check.remaining, 9);
-    assert_int_equal(mcc_gcra_check(c, "gl", 2, true, 5, 10, 1, 1000000000u,
-                                    -1, &r), MCC_OK);
+    assert_int_equal(mcc_check(c, &(mcc_check_item){
+                                   .op = MCC_OP_GCRA_CHECK, .name = "gl",
+                                   .name_len = 2, .limit = 5, .count = 10,
+                                   .cost = 1, .period_ns = 1000000000u },
+                               true, -1, &r), MCC_OK);
     assert_int_equal(r.check.state, MCC_CHECK_ALLOWED);
     memset(items, 0, sizeof items);
     items[0].op = MCC_OP_WINDOW_CHECK;
@@ -352,8 +358,9 @@ static void test_live_async(void **state)
     log_expect(lb, "00:0", "02:0:1", "01:0:1", "03:0", "end:0", NULL);
     lb->n = 0;
     assert_int_equal(mcc_dump_async(c, 0, NULL, NULL), MCC_OK);
-    assert_int_equal(mcc_wait_acquire_async(c, "aw", 2, 1, 1, 0, 0,
-                                            log_result, lb), MCC_OK);
+    assert_int_equal(mcc_wait_for_async(c, "aw", 2, &(mcc_wait_params){
+                                            .resources = 1, .maximum = 1 },
+                                        log_result, lb), MCC_OK);
     assert_int_equal(mcc_renew_async(c, "aw", 2, 60000, log_result, lb), 0);
     assert_int_equal(mcc_queues_async(c, 0, log_record, lb), MCC_OK);
     assert_int_equal(mcc_wait_release_async(c, "aw", 2, log_result, lb), 0);
@@ -364,10 +371,17 @@ static void test_live_async(void **state)
                                           MCC_TTL_INCREASE, MCC_UNIT_S, 5,
                                           log_result, lb), MCC_OK);
     assert_int_equal(mcc_ttl_purge_async(c, "at", 2, log_result, lb), 0);
-    assert_int_equal(mcc_window_check_async(c, "awl", 3, false, 0, 10, 1, 0,
-                                            log_result, lb), MCC_OK);
-    assert_int_equal(mcc_gcra_check_async(c, "agl", 3, false, 5, 10, 1,
-                                          1000000000u, log_result, lb), 0);
+    assert_int_equal(mcc_check_async(c, &(mcc_check_item){
+                                         .op = MCC_OP_WINDOW_CHECK,
+                                         .name = "awl", .name_len = 3,
+                                         .limit = 10, .cost = 1 },
+                                     false, log_result, lb), MCC_OK);
+    assert_int_equal(mcc_check_async(c, &(mcc_check_item){
+                                         .op = MCC_OP_GCRA_CHECK,
+                                         .name = "agl", .name_len = 3,
+                                         .limit = 5, .count = 10, .cost = 1,
+                                         .period_ns = 1000000000u },
+                                     false, log_result, lb), 0);
     assert_int_equal(mcc_multi_check_async(c, &it, 1, true, log_result, lb),
                      MCC_OK);
     assert_int_equal(mcc_auth_async(c, 0, live_secret, strlen(live_secret),
@@ -407,10 +421,14 @@ static void test_live_events(void **state)
     mcc_client_set_event_callback(waiter, log_event, lb);
     assert_int_equal(mcc_acquire(holder, "ev1", 3, 1, 1, -1, &r), MCC_OK);
     assert_int_equal(mcc_acquire(holder, "ev2", 3, 1, 1, -1, &r), MCC_OK);
-    assert_int_equal(mcc_wait_acquire_async(waiter, "ev1", 3, 1, 1, 60000, 0,
-                                            log_result, lb), MCC_OK);
-    assert_int_equal(mcc_wait_acquire_async(waiter, "ev2", 3, 1, 1, 20, 0,
-                                            log_result, lb), MCC_OK);
+    assert_int_equal(mcc_wait_for_async(waiter, "ev1", 3, &(mcc_wait_params){
+                                            .resources = 1, .maximum = 1,
+                                            .wait_ms = 60000 },
+                                        log_result, lb), MCC_OK);
+    assert_int_equal(mcc_wait_for_async(waiter, "ev2", 3, &(mcc_wait_params){
+                                            .resources = 1, .maximum = 1,
+                                            .wait_ms = 20 },
+                                        log_result, lb), MCC_OK);
     /* The short wait times out on its own... */
     poll_until(waiter, lb, 3);
     log_expect(lb, "20:0:w1", "20:0:w1", "ev2:ev2", NULL);
@@ -420,12 +438,15 @@ static void test_live_events(void **state)
     log_expect(lb, "20:0:w1", "20:0:w1", "ev2:ev2", "ev1:ev1", NULL);
     /* A blocking wait that times out on the server, then one granted when
      * the holder's connection ends. */
-    assert_int_equal(mcc_wait_acquire(waiter, "ev2", 3, 1, 1, 20, 0, -1, &r),
-                     MCC_OK);
+    assert_int_equal(mcc_wait_for(waiter, "ev2", 3, &(mcc_wait_params){
+                                      .resources = 1, .maximum = 1,
+                                      .wait_ms = 20 }, -1, &r), MCC_OK);
     assert_int_equal(r.wait.state, MCC_WAIT_TIMED_OUT);
     mcc_client_free(holder);
-    assert_int_equal(mcc_wait_acquire(waiter, "ev2", 3, 1, 1, 60000, 0,
-                                      GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(mcc_wait_for(waiter, "ev2", 3, &(mcc_wait_params){
+                                      .resources = 1, .maximum = 1,
+                                      .wait_ms = 60000 }, GIVE_UP_MS, &r),
+                     MCC_OK);
     assert_int_equal(r.wait.state, MCC_WAIT_GRANTED);
     assert_true(r.wait.lease_id > 0);
     /* The blocking waits' events were theirs, not the callback's. */
@@ -447,8 +468,10 @@ static void test_live_lease(void **state)
     /* Granted at once, then kept alive for several lease periods by the
      * background renewals (a lease of 1.5 s renewed every 0.5 s, so that
      * the blocking calls below on the other client leave it room). */
-    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 0, 1500,
-                                             log_lease, lb, &l), MCC_OK);
+    assert_int_equal(mcc_lease_start(c, "lz", 2, &(mcc_wait_params){
+                                         .resources = 1, .maximum = 1,
+                                         .wait_ms = 0, .lease_ms = 1500 },
+                                     log_lease, lb, &l), MCC_OK);
     poll_until(c, lb, 1);
     log_expect(lb, "lease:1:0:s00", NULL);
     id = mcc_lease_id(l);
@@ -467,8 +490,10 @@ static void test_live_lease(void **state)
     assert_int_equal(mcc_acquire(other, "lz", 2, 1, 1, -1, &r), MCC_OK);
     /* Queued behind other's holding, granted on its release. */
     lb->n = 0;
-    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 60000, 150,
-                                             log_lease, lb, &l2), MCC_OK);
+    assert_int_equal(mcc_lease_start(c, "lz", 2, &(mcc_wait_params){
+                                         .resources = 1, .maximum = 1,
+                                         .wait_ms = 60000, .lease_ms = 150 },
+                                     log_lease, lb, &l2), MCC_OK);
     assert_int_equal(mcc_noop(c, 0, -1, NULL), MCC_OK);
     assert_int_equal(lb->n, 0);
     assert_int_equal(mcc_release(other, "lz", 2, 1, -1, &r), MCC_OK);
@@ -485,16 +510,20 @@ static void test_live_lease(void **state)
     /* A wait that times out. */
     assert_int_equal(mcc_acquire(other, "lz", 2, 1, 1, -1, &r), MCC_OK);
     lb->n = 0;
-    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 0, 150,
-                                             log_lease, lb, &l), MCC_OK);
+    assert_int_equal(mcc_lease_start(c, "lz", 2, &(mcc_wait_params){
+                                         .resources = 1, .maximum = 1,
+                                         .wait_ms = 0, .lease_ms = 150 },
+                                     log_lease, lb, &l), MCC_OK);
     poll_until(c, lb, 1);
     log_expect(lb, "lease:2:-10:s21", NULL);
     mcc_lease_release(l);
     /* A lease still held when the client is freed goes with it. */
     assert_int_equal(mcc_release(other, "lz", 2, 1, -1, &r), MCC_OK);
     lb->n = 0;
-    assert_int_equal(mcc_lease_acquire_async(c, "lz", 2, 1, 1, 0, 150,
-                                             log_lease, lb, &l), MCC_OK);
+    assert_int_equal(mcc_lease_start(c, "lz", 2, &(mcc_wait_params){
+                                         .resources = 1, .maximum = 1,
+                                         .wait_ms = 0, .lease_ms = 150 },
+                                     log_lease, lb, &l), MCC_OK);
     poll_until(c, lb, 1);
     mcc_client_free(c);
     mcc_client_free(other);
@@ -565,9 +594,12 @@ static void test_live_get_lease(void **state)
     for (int i = 0; i < 7; i++)
         assert_int_equal(got[i], i < 5 ? 1 : 0);
     assert_int_equal(mcc_get_lease(c, "guest", "Y", "insert", 5), 1);
-    assert_int_equal(mcc_window_check(c, "getlease:5:guest1:Xinsert", 25,
-                                      true, 10, 5, 1, 1000000000ull, -1, &r),
-                     MCC_OK);
+    assert_int_equal(mcc_check(c, &(mcc_check_item){
+                                   .op = MCC_OP_WINDOW_CHECK,
+                                   .name = "getlease:5:guest1:Xinsert",
+                                   .name_len = 25, .slots = 10, .limit = 5,
+                                   .cost = 1, .period_ns = 1000000000ull },
+                               true, -1, &r), MCC_OK);
     assert_int_equal(r.check.used, 5);
     assert_int_equal(mcc_get_lease(c, "guest", "X", "insert", 0), 0);
 
@@ -576,9 +608,12 @@ static void test_live_get_lease(void **state)
     assert_non_null(b);
     for (int i = 0; i < 10; i++)
         assert_int_equal(mcc_get_lease(b, "u", "d", "batch", 100), 1);
-    assert_int_equal(mcc_window_check(c, "getlease:1:u1:dbatch", 20, true,
-                                      10, 100, 1, 1000000000ull, -1, &r),
-                     MCC_OK);
+    assert_int_equal(mcc_check(c, &(mcc_check_item){
+                                   .op = MCC_OP_WINDOW_CHECK,
+                                   .name = "getlease:1:u1:dbatch",
+                                   .name_len = 20, .slots = 10, .limit = 100,
+                                   .cost = 1, .period_ns = 1000000000ull },
+                               true, -1, &r), MCC_OK);
     /* An allowed peek counts its own cost in used; a slow machine may
      * have let an allowance run out (100 ms) and charged another 10. */
     assert_true(r.check.used % 10 == 1);

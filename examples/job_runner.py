@@ -5,7 +5,7 @@ running it a worker charges them to the tenant with Throttle. An allowed
 charge runs the job at once; a throttled one says why (the reserve is
 spent and the node has no pool, the pool is empty, or the hard limit is
 reached) and when the next second starts, and the worker sleeps exactly
-retry_after_ns before charging again, so the runner keeps to the
+retry_after before charging again, so the runner keeps to the
 tenant's reserve, its share of the free pool and its hard limit without
 polling.
 
@@ -52,7 +52,7 @@ async def charge(client: mccounter.AsyncClient, tenant: str, units: int,
             return
         why = ans.reason.name.lower()
         report.throttled[why] = report.throttled.get(why, 0) + 1
-        await asyncio.sleep(ans.retry_after_ns / 1e9)
+        await asyncio.sleep(ans.retry_after)
 
 
 async def worker(client: mccounter.AsyncClient, tenant: str,
@@ -82,7 +82,7 @@ async def run(servers: str, tenant: str, jobs: int, units: int,
         # name); the lease renews itself every second and is released
         # on the way out.
         slot = await c.wait_acquire("runners:" + tenant, 1, max_runners,
-                                    wait_ms=60000, lease_ms=3000,
+                                    wait=60, lease=3,
                                     auto_renew=True)
         async with slot:
             await asyncio.gather(*(worker(c, tenant, slot, queue, units,

@@ -35,13 +35,13 @@
 /* What the lease callback saw. */
 typedef struct licence_state {
     mcc_lease_state state;
-    int error;
+    mcc_error error;
     uint8_t status;
 } licence_state;
 
 /* Records each change of the lease; the main loop acts on it. */
 static void on_lease(mcc_client *c, mcc_lease *lease, mcc_lease_state state,
-                     int error, uint8_t status, void *arg)
+                     mcc_error error, uint8_t status, void *arg)
 {
     licence_state *ls = arg;
     (void)c;
@@ -103,9 +103,12 @@ int main(int argc, char **argv)
 
     licence_state ls = { .state = MCC_LEASE_WAITING };
     mcc_lease *lease = NULL;
-    int rc = mcc_lease_acquire_async(c, name, strlen(name), 1,
-                                     (uint32_t)maximum, WAIT_MS, LEASE_MS,
-                                     on_lease, &ls, &lease);
+    mcc_wait_params want = {
+        .resources = 1, .maximum = (uint32_t)maximum,
+        .wait_ms = WAIT_MS, .lease_ms = LEASE_MS
+    };
+    mcc_error rc = mcc_lease_start(c, name, strlen(name), &want, on_lease,
+                                   &ls, &lease);
     if (rc != MCC_OK) {
         /* Refused before anything was sent: a bad name or maximum. */
         fprintf(stderr, "licence: %s: %s\n", name, mcc_strerror(rc));

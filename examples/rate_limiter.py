@@ -45,13 +45,13 @@ class GcraLimiter:
     """WSGI middleware: one GCRA check per request, keyed by client."""
 
     def __init__(self, app: App, client: mccounter.Client, rate: int,
-                 burst: int, period_ns: int = 1_000_000_000,
+                 burst: int, period: float = 1.0,
                  prefix: str = "rl:") -> None:
         self.app = app
         self.client = client
         self.rate = rate
         self.burst = burst
-        self.period_ns = period_ns
+        self.period = period
         self.prefix = prefix
         self._warned_at = -math.inf
         self._unchecked = 0
@@ -79,14 +79,14 @@ class GcraLimiter:
                  ) -> Iterable[bytes]:
         try:
             ans = self.client.gcra_check(self.key(environ), self.burst,
-                                         self.rate, self.period_ns)
+                                         self.rate, self.period)
         except (mccounter.ServerDown, TimeoutError) as e:
             self.failed_open(e)
             return self.app(environ, start_response)     # fail open
         headers = [
             ("RateLimit-Limit", str(ans.limit)),
             ("RateLimit-Remaining", str(ans.remaining)),
-            ("RateLimit-Reset", str(math.ceil(ans.reset_after_ns / 1e9))),
+            ("RateLimit-Reset", str(math.ceil(ans.reset_after))),
         ]
         if ans.allowed:
             def start(status: str, hdrs: list, *rest: object) -> object:
@@ -95,7 +95,7 @@ class GcraLimiter:
         if ans.state == mccounter.CheckState.NEVER:
             retry = "3600"      # the request's cost can never fit
         else:
-            retry = str(max(1, math.ceil(ans.retry_after_ns / 1e9)))
+            retry = str(max(1, math.ceil(ans.retry_after)))
         body = b"too many requests\n"
         start_response("429 Too Many Requests", headers + [
             ("Retry-After", retry), ("Content-Type", "text/plain"),
@@ -126,7 +126,7 @@ def call(app: App, environ: dict) -> tuple[str, dict[str, str]]:
 def selftest(servers: str) -> None:
     """Burst + 1 requests from one client: the last is refused with 429."""
     with mccounter.Client(servers, remap_rate_limits=True) as c:
-        app = GcraLimiter(hello, c, rate=1, burst=2, period_ns=60 * 10**9,
+        app = GcraLimiter(hello, c, rate=1, burst=2, period=60,
                           prefix="rl-selftest-%d:" % os.getpid())
         env = {"REMOTE_ADDR": "192.0.2.1", "REQUEST_METHOD": "GET"}
         statuses = [call(app, env)[0] for _ in range(3)]

@@ -272,8 +272,11 @@ static int queue_op(mcc_client *c, unsigned kind, unsigned v, bool short_lease,
         return mcc_release_async(c, "k", 1, 1, on_result, q);
     case K_WAIT_ACQUIRE:
         q->op = MCC_OP_WAIT_ACQUIRE;
-        return mcc_wait_acquire_async(c, "w", 1, 1, 2, v & 1 ? 1000 : 0,
-                                      MCC_GROUP_DEFAULT, on_result, q);
+        return mcc_wait_for_async(c, "w", 1, &(mcc_wait_params){
+                                      .resources = 1, .maximum = 2,
+                                      .wait_ms = v & 1 ? 1000 : 0,
+                                      .lease_ms = MCC_GROUP_DEFAULT },
+                                  on_result, q);
     case K_RENEW:
         q->op = MCC_OP_RENEW;
         return mcc_renew_async(c, "w", 1, 1000, on_result, q);
@@ -298,12 +301,17 @@ static int queue_op(mcc_client *c, unsigned kind, unsigned v, bool short_lease,
         return mcc_ttl_purge_async(c, "t", 1, on_result, q);
     case K_WINDOW:
         q->op = MCC_OP_WINDOW_CHECK;
-        return mcc_window_check_async(c, "r", 1, v & 1, 0, 10, 1, 0,
-                                      on_result, q);
+        return mcc_check_async(c, &(mcc_check_item){
+                                   .op = MCC_OP_WINDOW_CHECK, .name = "r",
+                                   .name_len = 1, .limit = 10, .cost = 1 },
+                               v & 1, on_result, q);
     case K_GCRA:
         q->op = MCC_OP_GCRA_CHECK;
-        return mcc_gcra_check_async(c, "g", 1, v & 1, 5, 10, 1, 1000000000u,
-                                    on_result, q);
+        return mcc_check_async(c, &(mcc_check_item){
+                                   .op = MCC_OP_GCRA_CHECK, .name = "g",
+                                   .name_len = 1, .limit = 5, .count = 10,
+                                   .cost = 1, .period_ns = 1000000000u },
+                               v & 1, on_result, q);
     case K_MULTI:
         q->op = MCC_OP_MULTI_CHECK;
         /* Variant 9 asks for no item: refused before sending. */
@@ -382,9 +390,11 @@ static int queue_op(mcc_client *c, unsigned kind, unsigned v, bool short_lease,
         if (R.nleases == MAX_LEASES)
             return MCC_ERR_INVALID;
         t = &R.leases[R.nleases];
-        rc = mcc_lease_acquire_async(c, "l", 1, 1, 2, v & 1 ? 1000 : 0,
-                                     short_lease ? 3 : 0xfffffffeu, on_lease,
-                                     t, &t->lease);
+        rc = mcc_lease_start(c, "l", 1, &(mcc_wait_params){
+                                 .resources = 1, .maximum = 2,
+                                 .wait_ms = v & 1 ? 1000 : 0,
+                                 .lease_ms = short_lease ? 3 : 0xfffffffeu },
+                             on_lease, t, &t->lease);
         if (rc == MCC_OK)
             R.nleases++;
         return MCC_ERR_INVALID;     /* nothing for the request checks */

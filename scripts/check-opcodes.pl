@@ -7,8 +7,11 @@
 #     mcc_NAME_async;
 #   - the Python protocol module: Op.ID with the same value;
 #   - the Python request builders (ops.py): a function NAME using Op.ID;
-#   - the blocking Python client (client.py): a method NAME;
-#   - the asyncio Python client (aio.py): an async method NAME;
+#   - the blocking Python client (client.py): a method NAME of its own,
+#     or class Client inheriting ops.py's Operations, which makes the
+#     builder NAME a method (NAME = Operation(NAME));
+#   - the asyncio Python client (aio.py): an async method NAME, or class
+#     AsyncClient inheriting Operations, as above;
 # where ID is the opcode's enum name (GCRA_CHECK) and NAME its row's
 # name (gcra_check). An opcode a client lacks on purpose goes in
 # %DELIBERATE below with the reason. Python opcodes the wire table does
@@ -110,6 +113,15 @@ sub gaps {
         or die "check-opcodes: $py/protocol.py has no class Op\n";
     my %py_value;
     $py_value{$1} = hex $2 while $op_class =~ /^\s+(\w+)\s*=\s*0x([0-9A-Fa-f]+)/mg;
+    # The builders ops.py's class Operations turns into methods, and
+    # whether each client inherits it.
+    my %shared;
+    if ($text{py_ops} =~ /^class Operations\b[^\n]*\n((?:[ \t]+[^\n]*\n|\n)*)/m) {
+        my $body = $1;
+        $shared{$1} = 1 while $body =~ /^\s+\w+\s*=\s*Operation\((\w+)\)/mg;
+    }
+    my $client_shares = $text{py_client} =~ /^class Client\([^)]*\bOperations\b/m;
+    my $aio_shares = $text{py_aio} =~ /^class AsyncClient\([^)]*\bOperations\b/m;
 
     my @gaps;
     my %wire_ids;
@@ -132,9 +144,11 @@ sub gaps {
             unless $text{py_ops} =~ /^def \Q$name\E\(/m
                 && $text{py_ops} =~ /\bOp\.\Q$id\E\b/;
         push @{$missing{py_client}}, "$py/client.py: no method $name()"
-            unless $text{py_client} =~ /^[ \t]+def \Q$name\E\(/m;
+            unless $text{py_client} =~ /^[ \t]+def \Q$name\E\(/m
+                || ($client_shares && $shared{$name});
         push @{$missing{py_aio}}, "$py/aio.py: no async method $name()"
-            unless $text{py_aio} =~ /^[ \t]+async def \Q$name\E\(/m;
+            unless $text{py_aio} =~ /^[ \t]+async def \Q$name\E\(/m
+                || ($aio_shares && $shared{$name});
         for my $who (sort keys %missing) {
             next if exists $DELIBERATE{$who}{$name};
             push @gaps, map { sprintf "opcode 0x%02X %s: %s", $value, $name, $_ }

@@ -9,6 +9,8 @@ pkgs="build-essential autoconf autoconf-archive automake libtool pkg-config
 # gives browsers on https pages wss:// (skipped with a reason without them).
 [ "${WITH_BROWSER:-1}" = 1 ] && pkgs="$pkgs chromium nginx-light"
 [ "${WITH_REFERENCE:-1}" = 1 ] && pkgs="$pkgs yrmcds"
+# The Python client's tests, and its type check (mypy --strict in make check).
+pkgs="$pkgs python3 mypy"
 # The packages stage (scripts/package-test.sh): Debian's packaging tools.
 [ "${WITH_PACKAGES:-0}" = 1 ] && pkgs="$pkgs debhelper dh-python lintian autoconf-archive python3"
 # counterctl top's interactive mode is tested in a tmux terminal, the

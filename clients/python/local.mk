@@ -1,8 +1,10 @@
 # clients/python/local.mk: the pure-Python client (included by the top
 # Makefile.am). make check runs its unittest suite through run-tests.sh
-# (skipped, 77, without python3 >= 3.11); everything ships in the tarball.
-TESTS += clients/python/run-tests.sh
-EXTRA_DIST += clients/python/run-tests.sh clients/python/pyproject.toml \
+# (skipped, 77, without python3 >= 3.11) and mypy --strict through
+# run-mypy.sh (skipped without mypy); everything ships in the tarball.
+TESTS += clients/python/run-tests.sh clients/python/run-mypy.sh
+EXTRA_DIST += clients/python/run-tests.sh clients/python/run-mypy.sh \
+	clients/python/pyproject.toml \
 	clients/python/mcc_build.py clients/python/README.md \
 	clients/python/bench.py \
 	clients/python/src/mccounter/__init__.py \

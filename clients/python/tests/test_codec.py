@@ -39,14 +39,13 @@ class TestRequests(unittest.TestCase):
              "90 03 00 00 00 00 00 09 00 00 00 04 | 00 00 00 01 00 03 6a 6f 62"),
             (ops.stats(None), 5, "90 10 00 00 00 00 00 00 00 00 00 05"),
             (ops.dump(None), 6, "90 11 00 00 00 00 00 00 00 00 00 06"),
-            (ops.wait_acquire("job", 2, 4, 5000, 30000), 0x10,
+            (ops.wait_acquire("job", 2, 4, 5, 30), 0x10,
              "90 20 00 00 00 00 00 15 00 00 00 10 | 00 00 00 02 00 00 00 04"
              " 00 00 13 88 00 00 75 30 00 03 6a 6f 62"),
-            (ops.wait_acquire("licence", 1, 0, p.GROUP_DEFAULT,
-                              p.GROUP_DEFAULT), 0x12,
+            (ops.wait_acquire("licence", 1, 0, None, None), 0x12,
              "90 20 00 00 00 00 00 19 00 00 00 12 | 00 00 00 01 00 00 00 00"
              " ff ff ff ff ff ff ff ff 00 07 6c 69 63 65 6e 63 65"),
-            (ops.renew("job", 60000), 0x14,
+            (ops.renew("job", 60), 0x14,
              "90 21 00 00 00 00 00 09 00 00 00 14 | 00 00 ea 60 00 03 6a 6f 62"),
             (ops.wait_release("job"), 0x16,
              "90 22 00 00 00 00 00 05 00 00 00 16 | 00 03 6a 6f 62"),
@@ -69,14 +68,14 @@ class TestRequests(unittest.TestCase):
             (ops.window_check("api", 10), 0x36,
              "90 34 00 00 00 00 00 19 00 00 00 36 | 00 00 00 00 00 00 00 0a"
              " 00 00 00 01 00 00 00 00 00 00 00 00 00 03 61 70 69"),
-            (ops.gcra_check("api", 5, 10, 1000000000), 0x3a,
+            (ops.gcra_check("api", 5, 10, 1), 0x3a,
              "90 35 00 00 00 00 00 1d 00 00 00 3a | 00 00 00 00 00 00 00 05"
              " 00 00 00 0a 00 00 00 01 00 00 00 00 3b 9a ca 00 00 03 61 70 69"),
-            (ops.gcra_check("api", 5, 10, 1000000000, peek=True), 0x3c,
+            (ops.gcra_check("api", 5, 10, 1.0, peek=True), 0x3c,
              "90 35 00 00 00 00 00 1d 00 00 00 3c | 01 00 00 00 00 00 00 05"
              " 00 00 00 0a 00 00 00 01 00 00 00 00 3b 9a ca 00 00 03 61 70 69"),
             (ops.multi_check([p.WindowItem("api", 10),
-                              p.GcraItem("api", 5, 10, 1000000000)]), 0x3d,
+                              p.GcraItem("api", 5, 10, 1)]), 0x3d,
              "90 36 00 00 00 00 00 3e 00 00 00 3d | 00 02 34 00 19 00 00 00 00"
              " 00 00 00 0a 00 00 00 01 00 00 00 00 00 00 00 00 00 03 61 70 69"
              " 35 00 1d 00 00 00 00 00 00 00 05 00 00 00 0a 00 00 00 01 00 00"
@@ -159,6 +158,48 @@ class TestAnswers(unittest.TestCase):
             with self.assertRaises(p.StatusError) as cm:
                 p.decode_u32(got[0])
             self.assertEqual(cm.exception.text, text)
+
+    def test_error_classes(self) -> None:
+        """Each status users branch on raises its own StatusError
+        subclass; the others StatusError itself."""
+        want = {
+            p.Status.NOT_FOUND: p.NotFound,
+            p.Status.RESOURCE_NOT_AVAILABLE: p.Busy,
+            p.Status.TOO_MANY_WAITS: p.Busy,
+            p.Status.NOT_ACQUIRED: p.NotAcquired,
+            p.Status.EXCEEDS_MAXIMUM: p.ExceedsMaximum,
+            p.Status.UNKNOWN_GROUP: p.UnknownGroup,
+            p.Status.LEASE_EXPIRED: p.LeaseExpired,
+            p.Status.EXISTS: p.Exists,
+            p.Status.NOT_PERMITTED: p.NotPermitted,
+            p.Status.AUTH_FAILED: p.AuthFailed,
+            p.Status.OVER_CAPACITY: p.OverCapacity,
+        }
+        for st in list(p.Status)[1:] + [0x99]:
+            raw = bytes([0x91, 0x01, st, 0, 0, 0, 0, 1, 0, 0, 0, 1]) + b"x"
+            got = p.decode_packet(raw)
+            assert got is not None
+            with self.assertRaises(p.StatusError) as cm:
+                p.decode_none(got[0])
+            self.assertIs(type(cm.exception), want.get(st, p.StatusError),
+                          hex(st))
+            self.assertEqual(cm.exception.status, st)
+        self.assertTrue(issubclass(p.AuthFailed, p.NotPermitted))
+
+    def test_seconds(self) -> None:
+        """Durations are seconds; the wire's ms and ns are rounded."""
+        self.assertEqual(p.seconds_ms(1.5, "wait"), 1500)
+        self.assertEqual(p.seconds_ms(None, "wait"), p.GROUP_DEFAULT)
+        self.assertEqual(p.seconds_ns(0.25, "window"), 250_000_000)
+        self.assertEqual(p.seconds_ns(None, "window"), 0)
+        for bad in (-1, float("inf"), float("nan")):
+            with self.assertRaises(ValueError) as cm:
+                p.seconds_ms(bad, "lease")
+            self.assertIn("lease", str(cm.exception))
+        with self.assertRaises(TypeError):
+            p.seconds_ns("1s", "period")  # type: ignore[arg-type]
+        with self.assertRaises(ValueError):
+            p.seconds_ms(4294967.295, "wait")   # the "group's" value
 
     def test_stats(self) -> None:
         pkt = p.Packet(0x91, 0x10, 0, 5, h("00 07 00 01 6f 62 6a 65 63 74 73 33"))

@@ -9,8 +9,10 @@ import random
 import subprocess
 import time
 import unittest
+import unittest.mock
 
 import mccounter as m
+from mccounter import quota
 from mccounter.quota import lease_name
 from support import Host, free_port, have_host
 
@@ -106,7 +108,7 @@ class TestLive(unittest.TestCase):
             self.assertTrue(c.get_lease("guest", "Y", "insert", 5))
             # The server counts under the documented name.
             a = c.window_check(lease_name("guest", "X", "insert"), 5,
-                               window_ns=10**9, slots=10, peek=True)
+                               window=1, slots=10, peek=True)
             self.assertEqual(a.used, 5)
             self.assertFalse(c.get_lease("guest", "X", "insert", 0))
 
@@ -115,13 +117,16 @@ class TestLive(unittest.TestCase):
             # A clock that stands still: no allowance runs out here,
             # however slowly the calls run.
             c.allowances.clock = lambda: 0.0
-            sent = []
-            real = c.window_check
+            sent: list[int] = []
+            real = quota._charge
 
-            def counted(*args, **kw):  # type: ignore[no-untyped-def]
-                sent.append(args[2] if len(args) > 2 else kw.get("cost", 1))
-                return real(*args, **kw)
-            c.window_check = counted  # type: ignore[method-assign]
+            def counted(name: bytes, limit: int,
+                        cost: int) -> "m.protocol.Request[m.CheckAnswer]":
+                sent.append(cost)
+                return real(name, limit, cost)
+            patcher = unittest.mock.patch.object(quota, "_charge", counted)
+            patcher.start()
+            self.addCleanup(patcher.stop)
             # Within one allowance (100 ms) ten calls take one round trip,
             # charged 10 at once; the quota 3 caps what one charge takes.
             got = [c.get_lease("u", "d", "o", 100) for _ in range(10)]

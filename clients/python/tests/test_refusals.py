@@ -39,13 +39,21 @@ class TestRefusals(unittest.TestCase):
         self.refused(self.c.wait_acquire_start, "a", 3, 2, 0,
                      word="above the maximum")
         self.refused(self.c.release, "a", -1, word="resources")
-        self.refused(self.c.renew, "a", 0, word="lease_ms")
+        self.refused(self.c.renew, "a", 0, word="lease")
+        self.refused(self.c.renew, "a", 0.0004, word="lease")
+        self.refused(self.c.wait_acquire_start, "a", 1, 2, -1, word="wait")
+        self.refused(self.c.wait_acquire_start, "a", 1, 2, float("nan"),
+                     word="wait")
+        self.refused(self.c.wait_acquire_start, "a", 1, 2, 0, 5e6,
+                     word="lease")
+        self.refused(self.c.window_check, "a", 1, window=-1, word="window")
         self.refused(self.c.ttl_insert, "a", 1, 0, word="ttl")
         self.refused(self.c.ttl_insert, "a", 1, 1, 6, word="unit")
         self.refused(self.c.ttl_update, "a", 2, 0, 1, word="attribute")
         self.refused(self.c.window_check, "a", 1, cost=0, word="cost")
         self.refused(self.c.window_check, "a", 1, slots=65, word="slots")
         self.refused(self.c.gcra_check, "a", 1, 0, 10, word="count")
+        self.refused(self.c.gcra_check, "a", 1, 1, 0, word="period")
         self.refused(self.c.throttle, "t", 0, word="units")
         self.refused(self.c.tenant_set, "t", word="reserved or hard_limit")
         self.refused(self.c.tenant_set, "t", 10, 5, word="below reserved")
@@ -61,7 +69,7 @@ class TestRefusals(unittest.TestCase):
         first = self.c.server_for(names[0])
         other = next(n for n in names if self.c.server_for(n) != first)
         self.refused(self.c.multi_check,
-                     [WindowItem(names[0], 5), GcraItem(other, 1, 1, 10)],
+                     [WindowItem(names[0], 5), GcraItem(other, 1, 1, 1e-8)],
                      word="different servers")
 
     def test_node_wide_needs_server(self) -> None:

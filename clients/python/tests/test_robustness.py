@@ -1,17 +1,19 @@
 """Robustness tests: what a cancelled or timed-out wait leaves on the
 server, the bound on what a server may make the client buffer, the
 server-list grammar shared with the C library (client/servers.c), a
-request timeout leaving its server alone for retry_ms, every events()
+request timeout leaving its server alone for retry_after, every events()
 iterator ending on close, and a failed cancel not hiding the timeout."""
 from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import struct
 import subprocess
 import unittest
 
 import mccounter as m
+from mccounter import ops
 from mccounter import protocol as p
 from mccounter.ketama import Router, parse_servers
 from support import FakeServer, Host, answer, have_host
@@ -161,11 +163,11 @@ class TestServerList(unittest.TestCase):
 
 class TestTimeoutMarksDown(unittest.TestCase):
     """A request timeout closes the connection and leaves the server
-    alone for retry_ms: the next call fails without connecting."""
+    alone for retry_after: the next call fails without connecting."""
 
     def test_blocking(self) -> None:
         srv = fake(self, silent)
-        c = m.Client(srv.server, timeout=0.2, retry_ms=600000)
+        c = m.Client(srv.server, timeout=0.2, retry_after=600)
         self.addCleanup(c.close)
         with self.assertRaises(TimeoutError):
             c.noop()
@@ -178,7 +180,7 @@ class TestTimeoutMarksDown(unittest.TestCase):
 
         async def run() -> None:
             async with m.AsyncClient(srv.server, timeout=0.2,
-                                     retry_ms=600000) as c:
+                                     retry_after=600) as c:
                 with self.assertRaises(asyncio.TimeoutError):
                     await c.noop()
                 with self.assertRaises(m.ServerDown) as cm:
@@ -224,7 +226,7 @@ class TestBlockingCancelFails(unittest.TestCase):
         c = m.Client(srv.server, timeout=0.2)
         self.addCleanup(c.close)
         with self.assertRaises(TimeoutError) as cm:
-            c.wait_acquire("x", 1, 1, 1, 0)
+            c.wait_acquire("x", 1, 1, 0.001, 0)
         self.assertNotIsInstance(cm.exception, m.ServerDown)
         self.assertIsInstance(cm.exception.__cause__, m.ServerDown)
         self.assertEqual(srv.requests, [p.Op.WAIT_ACQUIRE,
@@ -251,15 +253,15 @@ class TestCancelledWait(unittest.IsolatedAsyncioTestCase):
                 # Cancelled once the server answered "queued".
                 with self.assertRaises(asyncio.TimeoutError):
                     await asyncio.wait_for(
-                        waiter.wait_acquire(name, 1, 1, 60000, 0), 0.3)
+                        waiter.wait_acquire(name, 1, 1, 60, 0), 0.3)
             elif how == "lease":
                 with self.assertRaises(asyncio.TimeoutError):
                     await asyncio.wait_for(
-                        waiter.lease(name, 1, 1, 60000, 30000), 0.3)
+                        waiter.lease(name, 1, 1, 60, 30), 0.3)
             else:
                 # Cancelled while the request is written and unanswered.
                 task = asyncio.create_task(
-                    waiter.wait_acquire(name, 1, 1, 60000, 0))
+                    waiter.wait_acquire(name, 1, 1, 60, 0))
                 await asyncio.sleep(0)
                 task.cancel()
                 with self.assertRaises(asyncio.CancelledError):
@@ -364,3 +366,70 @@ class TestMemcachePort(unittest.TestCase):
             p.decode_packet(b"\x80\x00")
         self.assertNotIsInstance(cm.exception, m.MemcachePortError)
         self.assertIsNone(p.decode_packet(b"\x91\x00"))
+
+
+class TestBackpressure(unittest.IsolatedAsyncioTestCase):
+    """The asyncio client waits for its writer to drain: requests written
+    faster than the server reads them wait in the caller, not in the
+    transport's buffer, which stays near its high-water mark."""
+
+    async def test_writes_wait_for_drain(self) -> None:
+        # A listener that never accepts or reads: once the kernel's
+        # buffers are full, nothing the client writes leaves.
+        lsock = socket.socket()
+        self.addCleanup(lsock.close)
+        lsock.bind(("127.0.0.1", 0))
+        lsock.listen(1)
+        c = m.AsyncClient("127.0.0.1:%d" % lsock.getsockname()[1],
+                          timeout=600)
+        name = "n" * 60000
+        # About 24 MB of requests, far more than loopback buffers hold.
+        reqs = [ops.get(name) for _ in range(400)]
+        task = asyncio.create_task(c.gather(*reqs))
+        peak = 0
+        limit = 0
+        for _ in range(500):
+            await asyncio.sleep(0)
+            conn = c._conns.get(0)
+            if conn is not None:
+                tr = conn.writer.transport
+                peak = max(peak, tr.get_write_buffer_size())
+                limit = tr.get_write_buffer_limits()[1]
+        self.assertFalse(task.done())
+        self.assertGreater(limit, 0)
+        # At most one request past the high-water mark.
+        self.assertLessEqual(peak, limit + len(reqs[0].body) + 12)
+        task.cancel()
+        with self.assertRaises(asyncio.CancelledError):
+            await task
+        await c.close()
+
+
+class TestOperationsShared(unittest.TestCase):
+    """Client, AsyncClient and the pipelines take their operations from
+    one description: same names, same signatures, same documentation; the
+    asyncio ones are coroutines."""
+
+    def test_same_operations(self) -> None:
+        import inspect
+        names = [n for n, v in vars(ops.Operations).items()
+                 if isinstance(v, ops.Operation)]
+        self.assertIn("gcra_check", names)
+        self.assertGreaterEqual(len(names), 27)
+        c = m.Client("127.0.0.1:1")
+        a = m.AsyncClient("127.0.0.1:1")
+        pl = c.pipeline()
+        for n in names:
+            sync, coro, queued = getattr(c, n), getattr(a, n), getattr(pl, n)
+            self.assertEqual(inspect.signature(sync),
+                             inspect.signature(coro), n)
+            self.assertEqual(inspect.signature(sync),
+                             inspect.signature(queued), n)
+            self.assertEqual(sync.__doc__, coro.__doc__, n)
+            self.assertTrue(sync.__doc__, n)
+        # Called, an asyncio operation is awaitable and sends nothing yet.
+        aw = a.noop()
+        self.assertTrue(inspect.isawaitable(aw))
+        aw.close()  # type: ignore[attr-defined]
+        self.assertIsNone(pl.get("x"))
+        self.assertEqual(len(pl), 1)

@@ -7,17 +7,20 @@ from .duration import DurationError, parse_duration
 from .ketama import Continuum, Router, parse_servers
 from . import quota
 from .quota import lease_name
-from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, CheckAnswer,
-                       CheckState, CounterError, DumpRecord, Event,
-                       EventKind, GcraItem, MultiAnswer, NodeView, Op,
-                       MemcachePortError, ProtocolError, QueueRecord,
-                       ServerDown, Status, StatusError, TenantView, ThrottleAnswer,
-                       ThrottleReason, TtlAttribute, TtlChange, TtlView,
-                       Unit, WaitAnswer, WaitTimedOut, WindowItem)
+from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, AuthFailed,
+                       Busy, CheckAnswer, CheckState, CounterError,
+                       DumpRecord, Event, EventKind, ExceedsMaximum, Exists,
+                       GcraItem, LeaseExpired, MultiAnswer, NodeView,
+                       NotAcquired, NotFound, NotPermitted, Op,
+                       MemcachePortError, OverCapacity, ProtocolError,
+                       QueueRecord, ServerDown, Status, StatusError,
+                       TenantView, ThrottleAnswer, ThrottleReason,
+                       TtlAttribute, TtlChange, TtlView, Unit,
+                       UnknownGroup, WaitAnswer, WaitTimedOut, WindowItem)
 
 try:
     # Written into the wheel by mcc_build.py, from configure.ac.
-    from ._version import __version__
+    from ._version import __version__  # type: ignore[import]
 except ImportError:     # the source tree: read configure.ac itself
     def _source_version() -> str:
         import os
@@ -39,7 +42,9 @@ __all__ = [
     "CheckAnswer", "CheckState", "CounterError", "DumpRecord", "Event",
     "EventKind", "GcraItem", "MultiAnswer", "NodeView", "Op",
     "MemcachePortError", "ProtocolError", "QueueRecord", "ServerDown",
-    "Status", "StatusError",
+    "Status", "StatusError", "NotFound", "Busy", "NotAcquired",
+    "ExceedsMaximum", "UnknownGroup", "LeaseExpired", "Exists",
+    "NotPermitted", "AuthFailed", "OverCapacity",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
     "WindowItem", "quota", "lease_name", "DurationError", "parse_duration",

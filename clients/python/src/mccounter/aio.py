@@ -1,27 +1,32 @@
-"""The asyncio client: the blocking client's operations as coroutines. Each
-connection has a reader task that hands answers to the waiting futures in
-request order (the server answers in order) and events to
-`async for ev in client.events()`; leases can renew themselves in the
-background and report their loss.
+"""The asyncio client: the blocking client's operations as coroutines (the
+same descriptions, mccounter.ops.Operations). Each connection has a reader
+task that hands answers to the waiting futures in request order (the
+server answers in order) and events to `async for ev in client.events()`;
+its writer is drained when its buffer passes the high-water mark, so a
+fast producer waits for the socket instead of growing the buffer; leases
+can renew themselves in the background and report their loss.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
 import dataclasses
-from typing import Any, AsyncIterator, Optional, Union
+from typing import Any, AsyncIterator, Optional, TypeVar, Union
 
 from . import ops
 from . import protocol as p
-from .client import EVENT_BACKLOG, _Batch, run_streamed
+from .client import EVENT_BACKLOG, _Batch, check_one_server, run_streamed
 from .ketama import Router, ServerSpec
+from .ops import Operations
 from .protocol import Request
 from .quota import Allowances, AsyncQuotaMixin
 
 Name = Union[str, bytes]
+T = TypeVar("T")
+Future = asyncio.Future[Any]
 
 
-def _seen(fut: asyncio.Future) -> None:
+def _seen(fut: Future) -> None:
     if not fut.cancelled():
         fut.exception()
 
@@ -37,14 +42,29 @@ class _AConn:
         self.label = label
         self.reader = reader
         self.writer = writer
-        self.pending: collections.deque[tuple[Request, asyncio.Future]] = \
+        self.pending: collections.deque[tuple[Request[Any], Future]] = \
             collections.deque()
         self.next_opaque = p.TEXT_PROBE_OPAQUE
         self.closed = False
         self.task = asyncio.get_running_loop().create_task(self._read_loop())
 
-    def send(self, req: Request) -> asyncio.Future:
-        """Writes req and returns the future of its result."""
+    async def send(self, req: Request[Any]) -> Future:
+        """Writes req and returns the future of its result, once the
+        writer's buffer is below its high-water mark again (the transport
+        pauses the writer above it): memory stays bounded when requests
+        come faster than the server reads them."""
+        fut = self.send_nowait(req)
+        try:
+            await self.writer.drain()
+        except (ConnectionError, OSError):
+            # The reader sees the loss too and fails every pending future,
+            # this one included: the caller learns it from the future.
+            pass
+        return fut
+
+    def send_nowait(self, req: Request[Any]) -> Future:
+        """Writes req without waiting for the buffer to drain (for a
+        callback that cannot wait); returns the future of its result."""
         if self.closed:
             raise p.ServerDown(self.label, "connection closed")
         req.opaque = self.next_opaque
@@ -126,7 +146,13 @@ class _AConn:
     async def close(self) -> None:
         """Closes the connection and waits for its reader to end."""
         self.closed = True
-        self.writer.close()
+        if self.writer.transport.get_write_buffer_size():
+            # Requests still unsent have no one to answer them: a server
+            # that stopped reading would otherwise keep the close waiting
+            # for the buffer to flush, forever.
+            self.writer.transport.abort()
+        else:
+            self.writer.close()
         self.task.cancel()
         try:
             await self.task
@@ -139,32 +165,28 @@ class _AConn:
 
 
 class AsyncLease:
-    """A granted Wait_acquire on one connection. With auto_renew the lease
-    renews itself every lease_ms / 3. lost becomes True (a bool, as on the
-    blocking Lease) when the server reports it expired or shut down, or a
-    renewal fails; await wait_lost() to wait for that."""
+    """A granted Wait_acquire on one connection: its lease_id (a fencing
+    token). With auto_renew the lease renews itself every third of its
+    lease. lost becomes True (a bool, as on the blocking Lease) when the
+    server reports it expired or shut down, or a renewal fails; await
+    wait_lost() to wait for that."""
 
     def __init__(self, client: "AsyncClient", conn: _AConn, name: bytes,
                  opaque: int, lease_id: int, resources: int, consumption: int,
-                 lease_ms: int) -> None:
+                 lease: Optional[float]) -> None:
         self.client = client
         self.name = name
         self.lease_id = lease_id
         self.resources = resources
         self.consumption = consumption
-        self.lease_ms = lease_ms
+        self.lease = lease
         self.server = conn.label
         self._lost = asyncio.Event()
         self.lost_reason: Optional[str] = None
         self.released = False
         self._conn = conn
         self._opaque = opaque
-        self._renewer: Optional[asyncio.Task] = None
-
-    @property
-    def id(self) -> int:
-        """The lease id (a fencing token)."""
-        return self.lease_id
+        self._renewer: Optional[asyncio.Task[None]] = None
 
     @property
     def lost(self) -> bool:
@@ -181,26 +203,29 @@ class AsyncLease:
             self._lost.set()
 
     def start_renewal(self) -> None:
-        """Renews in the background every lease_ms / 3 until released."""
-        if self._renewer is None and 0 < self.lease_ms < p.GROUP_DEFAULT:
+        """Renews in the background every third of the lease until
+        released (nothing to do without a lease of its own)."""
+        if self._renewer is None and self.lease:
             self._renewer = asyncio.get_running_loop().create_task(
                 self._renew_loop())
 
     async def _renew_loop(self) -> None:
+        assert self.lease
         while not self.released and not self.lost:
-            await asyncio.sleep(self.lease_ms / 3000.0)
+            await asyncio.sleep(self.lease / 3)
             if self.released or self.lost:
                 return
             try:
-                await self.renew(self.lease_ms)
+                await self.renew(self.lease)
             except (p.CounterError, OSError, asyncio.TimeoutError) as e:
                 self._lose("renewal failed: %s" % e)
                 return
 
-    async def renew(self, lease_ms: int) -> int:
-        """Extends the lease to lease_ms from now; returns the lease id."""
+    async def renew(self, lease: Optional[float]) -> int:
+        """Extends the lease to lease seconds from now (None: the group's
+        lease); returns the lease id."""
         return await self.client._run_on(self._conn,
-                                         ops.renew(self.name, lease_ms))
+                                         ops.renew(self.name, lease))
 
     async def release(self) -> int:
         """Stops the renewal and returns the grant (its resources)."""
@@ -223,18 +248,18 @@ class AsyncLease:
                     raise
 
 
-class AsyncClient(AsyncQuotaMixin):
+class AsyncClient(AsyncQuotaMixin, Operations):
     """The asyncio client; same arguments and operations as Client (each a
     coroutine). Close it with `await client.close()` or `async with`."""
 
     def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
-                 remap_rate_limits: bool = False, retry_ms: int = 1000,
+                 remap_rate_limits: bool = False, retry_after: float = 1.0,
                  max_lease: int = 1) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
         self.allowances = Allowances(max_lease)
-        self.router = Router(servers, remap_rate_limits, retry_ms)
+        self.router = Router(servers, remap_rate_limits, retry_after)
         self.timeout = timeout
         self.secret = secret
         self._conns: dict[int, _AConn] = {}
@@ -246,11 +271,11 @@ class AsyncClient(AsyncQuotaMixin):
         # every one of them ends, however many there are.
         self._events: collections.deque[p.Event] = collections.deque(
             maxlen=EVENT_BACKLOG)
-        self._event_waiters: list[asyncio.Future] = []
+        self._event_waiters: list[Future] = []
         self._closes = 0
         # Closed and not connected since: events() has nothing to wait for.
         self._closed = False
-        self._waits: dict[tuple[_AConn, int], asyncio.Future] = {}
+        self._waits: dict[tuple[_AConn, int], Future] = {}
         self._leases: dict[tuple[_AConn, int], AsyncLease] = {}
         # Wait_acquire requests of wait_acquire() whose lease object is not
         # made yet, and the loss an event reported for one meanwhile (the
@@ -344,12 +369,12 @@ class AsyncClient(AsyncQuotaMixin):
         for key in [k for k in self._unmade if k[0] is conn]:
             self._early_loss.setdefault(key, "connection lost")
 
-    def _indexes(self, req: Request) -> list[int]:
+    def _indexes(self, req: Request[Any]) -> list[int]:
         if req.key is None or req.server is not None:
             return [self.router.node(req.server)]
         return self.router.candidates(req.key, req.remap)
 
-    async def _pick(self, req: Request) -> _AConn:
+    async def _pick(self, req: Request[Any]) -> _AConn:
         err: Optional[p.ServerDown] = None
         for idx in self._indexes(req):
             conn = self._conns.get(idx)
@@ -387,7 +412,7 @@ class AsyncClient(AsyncQuotaMixin):
             self.router.mark_up(idx)
             if self.secret is not None:
                 try:
-                    await self._await(conn, conn.send(
+                    await self._await(conn, await conn.send(
                         ops.auth(self.secret, label)))
                 except Exception:
                     await conn.close()
@@ -395,102 +420,78 @@ class AsyncClient(AsyncQuotaMixin):
                     raise
             return conn
 
-    async def _await(self, conn: _AConn, fut: asyncio.Future) -> Any:
+    async def _await(self, conn: _AConn, fut: Future) -> Any:
         try:
             return await asyncio.wait_for(asyncio.shield(fut), self.timeout)
         except asyncio.TimeoutError:
             # The answers would come out of step: drop the connection, and
-            # leave the server alone for retry_ms as after any failure
+            # leave the server alone for retry_after as after any failure
             # (_fail marks it down only while the connection is open, so
             # it goes before close()).
             conn._fail("timed out")
             await conn.close()
             raise
 
-    async def _run(self, req: Request) -> Any:
+    async def _run(self, req: Request[T]) -> T:
+        check_one_server(self.router, req)
         conn = await self._pick(req)
-        return await self._await(conn, conn.send(req))
+        result: T = await self._await(conn, await conn.send(req))
+        return result
 
-    async def _run_on(self, conn: _AConn, req: Request) -> Any:
+    async def _run_on(self, conn: _AConn, req: Request[T]) -> T:
         if conn.closed or self._conns.get(conn.index) is not conn:
             raise p.ServerDown(conn.label, "the lease's connection is gone")
-        return await self._await(conn, conn.send(req))
+        result: T = await self._await(conn, await conn.send(req))
+        return result
 
-    async def gather(self, *reqs: Request) -> list[Any]:
-        """Pipelines requests built by mccounter.ops: all written before
-        any answer is awaited; results (or exceptions) in order."""
+    async def gather(self, *reqs: Request[Any],
+                     return_exceptions: bool = False) -> list[Any]:
+        """Pipelines requests built by mccounter.ops (all written before
+        any answer is awaited) and returns their results in order. As with
+        asyncio.gather, the first failure (in request order) is raised,
+        unless return_exceptions is true: then a CounterError takes its
+        request's place in the list."""
         futs = []
         for r in reqs:
+            check_one_server(self.router, r)
             conn = await self._pick(r)
-            futs.append((conn, conn.send(r)))
-        out = []
+            futs.append((conn, await conn.send(r)))
+        out: list[Any] = []
         for conn, f in futs:
             try:
                 out.append(await self._await(conn, f))
             except p.CounterError as e:
+                if not return_exceptions:
+                    raise
                 out.append(e)
         return out
 
-    # -- operations ---------------------------------------------------------
-
-    async def noop(self, server: Optional[str] = None) -> None:
-        """Noop: checks that a server answers."""
-        return await self._run(ops.noop(server))
-
-    async def get(self, name: Name) -> int:
-        """The counter's current consumption."""
-        return await self._run(ops.get(name))
-
-    async def acquire(self, name: Name, resources: int, maximum: int) -> int:
-        """Acquires resources if the consumption stays at most maximum."""
-        return await self._run(ops.acquire(name, resources, maximum))
-
-    async def release(self, name: Name, resources: int) -> None:
-        """Releases resources this connection acquired."""
-        return await self._run(ops.release(name, resources))
-
-    async def stats(self, server: Optional[str] = None) -> dict[str, str]:
-        """The server's statistics."""
-        return await self._run(ops.stats(server))
-
-    async def dump(self, server: Optional[str] = None
-                   ) -> list[p.DumpRecord]:
-        """Every counter of a server."""
-        return await self._run(ops.dump(server))
-
-    async def queues(self, server: Optional[str] = None
-                     ) -> list[p.QueueRecord]:
-        """Every counter of a server that has waiters."""
-        return await self._run(ops.queues(server))
-
-    async def wait_acquire_start(self, name: Name, resources: int,
-                                 maximum: int, wait_ms: int,
-                                 lease_ms: int = 0) -> p.WaitAnswer:
-        """Sends a Wait_acquire and returns its first answer."""
-        return await self._run(ops.wait_acquire(name, resources, maximum,
-                                                wait_ms, lease_ms))
+    # -- the lease helper ---------------------------------------------------
 
     async def wait_acquire(self, name: Name, resources: int, maximum: int,
-                           wait_ms: int, lease_ms: int = 0,
+                           wait: Optional[float],
+                           lease: Optional[float] = 0,
                            auto_renew: bool = False) -> AsyncLease:
-        """Waits up to wait_ms for resources of name; returns the lease
-        (renewing itself every lease_ms / 3 with auto_renew). Raises
-        WaitTimedOut when the server drops the wait."""
-        req = ops.wait_acquire(name, resources, maximum, wait_ms, lease_ms)
+        """Waits up to wait seconds for resources of name (None: the
+        group's wait); returns the lease, of lease seconds (0: until
+        released; None: the group's), renewing itself every third of it
+        with auto_renew. Raises WaitTimedOut when the server drops the
+        wait."""
+        req = ops.wait_acquire(name, resources, maximum, wait, lease)
         conn = await self._pick(req)
-        fut = conn.send(req)
+        fut = await conn.send(req)
         key = (conn, req.opaque)
         self._unmade.add(key)
         try:
             return await self._finish_wait(conn, req, fut, name, resources,
-                                           wait_ms, lease_ms, auto_renew)
+                                           wait, lease, auto_renew)
         finally:
             self._unmade.discard(key)
             self._early_loss.pop(key, None)
 
-    async def _finish_wait(self, conn: _AConn, req: Request,
-                           fut: asyncio.Future, name: Name, resources: int,
-                           wait_ms: int, lease_ms: int,
+    async def _finish_wait(self, conn: _AConn, req: Request[Any],
+                           fut: Future, name: Name, resources: int,
+                           wait: Optional[float], lease: Optional[float],
                            auto_renew: bool) -> AsyncLease:
         # The event may follow the answer in the same read: be ready.
         evf = asyncio.get_running_loop().create_future()
@@ -502,11 +503,11 @@ class AsyncClient(AsyncQuotaMixin):
             if ans.granted:
                 lid, cons = ans.lease_id, ans.consumption
             else:
-                if wait_ms == p.GROUP_DEFAULT:
+                if wait is None:
                     ev: p.Event = await evf
                 else:
                     ev = await asyncio.wait_for(
-                        evf, wait_ms / 1000.0 + (self.timeout or 5.0))
+                        evf, wait + (self.timeout or 5.0))
                 if ev.kind == p.EventKind.TIMED_OUT:
                     raise p.WaitTimedOut("wait for %r timed out" % (name,))
                 if ev.kind != p.EventKind.GRANTED:
@@ -523,18 +524,18 @@ class AsyncClient(AsyncQuotaMixin):
             raise
         finally:
             self._waits.pop((conn, req.opaque), None)
-        lease = AsyncLease(self, conn, n, req.opaque, lid, resources, cons,
-                           lease_ms)
+        held = AsyncLease(self, conn, n, req.opaque, lid, resources, cons,
+                          lease)
         early = self._early_loss.pop((conn, req.opaque), None)
         if early is not None:
-            lease._lose(early)
+            held._lose(early)
         else:
-            self._leases[(conn, req.opaque)] = lease
+            self._leases[(conn, req.opaque)] = held
         if auto_renew:
-            lease.start_renewal()
-        return lease
+            held.start_renewal()
+        return held
 
-    def _abandon_wait(self, conn: _AConn, fut: asyncio.Future,
+    def _abandon_wait(self, conn: _AConn, fut: Future,
                       name: bytes) -> None:
         """Gives back a Wait_acquire nobody will take: once its answer
         came and said queued or granted, a Wait_release (which cancels a
@@ -544,13 +545,13 @@ class AsyncClient(AsyncQuotaMixin):
         future's _seen callback. A refused wait (an error answer) holds
         nothing, and releasing then could return another grant this
         connection holds on the name."""
-        def settle(answer: asyncio.Future) -> None:
+        def settle(answer: Future) -> None:
             if answer.cancelled() or answer.exception() is not None:
                 return
             if conn.closed or self._conns.get(conn.index) is not conn:
                 return      # a closed connection ended its waits
             try:
-                conn.send(ops.wait_release(name))
+                conn.send_nowait(ops.wait_release(name))
             except p.ServerDown:
                 pass
         if fut.done():
@@ -559,119 +560,11 @@ class AsyncClient(AsyncQuotaMixin):
             fut.add_done_callback(settle)
 
     async def lease(self, name: Name, resources: int, maximum: int,
-                    wait_ms: int, lease_ms: int) -> AsyncLease:
+                    wait: Optional[float], lease: float) -> AsyncLease:
         """wait_acquire with background renewal: the lease helper. Use as
         `async with await client.lease(...) as l:`; l.lost reports loss."""
-        return await self.wait_acquire(name, resources, maximum, wait_ms,
-                                       lease_ms, auto_renew=True)
-
-    async def renew(self, name: Name, lease_ms: int) -> int:
-        """Renews this connection's grant on name; returns its lease id."""
-        return await self._run(ops.renew(name, lease_ms))
-
-    async def wait_release(self, name: Name) -> int:
-        """Cancels a queued wait (0) or returns a grant (its resources)."""
-        return await self._run(ops.wait_release(name))
-
-    async def ttl_insert(self, name: Name, quota: int, ttl: int,
-                         unit: int = p.Unit.S) -> None:
-        """Creates a TTL counter."""
-        return await self._run(ops.ttl_insert(name, quota, ttl, unit))
-
-    async def ttl_query(self, name: Name) -> p.TtlView:
-        """A TTL counter's quota and time left."""
-        return await self._run(ops.ttl_query(name))
-
-    async def ttl_update(self, name: Name, attribute: int, change: int,
-                         value: int, unit: int = p.Unit.S) -> p.TtlView:
-        """Changes a TTL counter's quota or TTL."""
-        return await self._run(ops.ttl_update(name, attribute, change,
-                                              value, unit))
-
-    async def ttl_purge(self, name: Name) -> None:
-        """Removes a TTL counter."""
-        return await self._run(ops.ttl_purge(name))
-
-    async def window_check(self, name: Name, limit: int, cost: int = 1,
-                           window_ns: int = 0, slots: int = 0,
-                           peek: bool = False) -> p.CheckAnswer:
-        """A sliding-window check."""
-        return await self._run(ops.window_check(name, limit, cost,
-                                                window_ns, slots, peek))
-
-    async def gcra_check(self, name: Name, burst: int, count: int,
-                         period_ns: int, cost: int = 1,
-                         peek: bool = False) -> p.CheckAnswer:
-        """A GCRA check."""
-        return await self._run(ops.gcra_check(name, burst, count, period_ns,
-                                              cost, peek))
-
-    async def multi_check(self, items: list[Union[p.WindowItem, p.GcraItem]],
-                          peek: bool = False) -> p.MultiAnswer:
-        """Up to 16 checks as one; every item must map to one server."""
-        req = ops.multi_check(items, peek)
-        first = self.router.server_for(req.key or b"")
-        for it in items:
-            other = self.router.server_for(p.name_bytes(it.name))
-            if other != first:
-                raise ValueError("multi-check items are on different "
-                                 "servers: %r on %s, %r on %s"
-                                 % (items[0].name, first, it.name, other))
-        return await self._run(req)
-
-    async def auth(self, secret: Union[str, bytes],
-                   server: Optional[str] = None) -> None:
-        """Authenticates the connection to a server."""
-        return await self._run(ops.auth(secret, server))
-
-    async def throttle(self, tenant: Name, units: int) -> p.ThrottleAnswer:
-        """Charges units to a tenant."""
-        return await self._run(ops.throttle(tenant, units))
-
-    async def tenant_show(self, tenant: Name) -> p.TenantView:
-        """A tenant's settings and counts."""
-        return await self._run(ops.tenant_show(tenant))
-
-    async def tenant_list(self, server: Optional[str] = None
-                          ) -> list[p.TenantView]:
-        """Every tenant record of a server."""
-        return await self._run(ops.tenant_list(server))
-
-    async def node_show(self, server: Optional[str] = None) -> p.NodeView:
-        """A server's capacity and counts this second."""
-        return await self._run(ops.node_show(server))
-
-    async def tenant_set(self, tenant: Name, reserved: Optional[int] = None,
-                         hard_limit: Optional[int] = None) -> None:
-        """Sets a tenant's reserve and/or hard limit (privileged)."""
-        return await self._run(ops.tenant_set(tenant, reserved, hard_limit))
-
-    async def tenant_remove(self, tenant: Name) -> None:
-        """Puts a tenant back to the defaults (privileged)."""
-        return await self._run(ops.tenant_remove(tenant))
-
-    async def node_set(self, capacity: int,
-                       server: Optional[str] = None) -> None:
-        """Sets a server's capacity (privileged)."""
-        return await self._run(ops.node_set(capacity, server))
-
-    async def tenant_set_json(self, tenant: Name,
-                              document: Union[dict, str, bytes]) -> dict:
-        """Configures a tenant with a JSON document (privileged)."""
-        return await self._run(ops.tenant_set_json(tenant, document))
-
-    async def node_set_json(self, document: Union[dict, str, bytes],
-                            server: Optional[str] = None) -> dict:
-        """Sets a server's capacity with a JSON document (privileged)."""
-        return await self._run(ops.node_set_json(document, server))
-
-    async def unthrottle(self, server: Optional[str] = None) -> None:
-        """Makes this connection's charges always allowed (privileged)."""
-        return await self._run(ops.unthrottle(server))
-
-    async def reload(self, server: Optional[str] = None) -> None:
-        """Reads the throttle settings file again (privileged)."""
-        return await self._run(ops.reload(server))
+        return await self.wait_acquire(name, resources, maximum, wait,
+                                       lease, auto_renew=True)
 
 
 class AsyncPipeline(_Batch):
@@ -683,7 +576,8 @@ class AsyncPipeline(_Batch):
         """Sends the queued requests; a StatusError is raised after every
         answer came, or with raise_on_error=False put in its place."""
         reqs, self._reqs = self._reqs, []
-        results = await self.client.gather(*reqs)
+        results: list[Any] = await self.client.gather(
+            *reqs, return_exceptions=True)
         if raise_on_error:
             for r in results:
                 if isinstance(r, BaseException):

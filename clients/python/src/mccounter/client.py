@@ -11,13 +11,16 @@ import collections
 import selectors
 import socket
 import time
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from . import ops
 from . import protocol as p
 from .ketama import Router, ServerSpec
+from .ops import BatchRunner, Operations
 from .protocol import Request
 from .quota import Allowances, QuotaMixin
+
+T = TypeVar("T")
 
 Name = Union[str, bytes]
 #: The most events kept for events() before the oldest are dropped.
@@ -26,169 +29,21 @@ EVENT_BACKLOG = 65536
 PIPELINE_CHUNK = 1024
 
 
-class _Ops:
-    """Every operation, written once: each builds its Request (checking
-    its arguments) and hands it to _run, which the blocking client
-    executes and the pipeline queues."""
-
-    def _run(self, req: Request) -> Any:
-        raise NotImplementedError
-
-    def noop(self, server: Optional[str] = None) -> None:
-        """Noop: checks that a server answers."""
-        return self._run(ops.noop(server))
-
-    def get(self, name: Name) -> int:
-        """The counter's current consumption (StatusError 0x01 if none)."""
-        return self._run(ops.get(name))
-
-    def acquire(self, name: Name, resources: int, maximum: int) -> int:
-        """Acquires resources if the consumption stays at most maximum;
-        returns the resources acquired (StatusError 0x21 when refused)."""
-        return self._run(ops.acquire(name, resources, maximum))
-
-    def release(self, name: Name, resources: int) -> None:
-        """Releases resources this connection acquired."""
-        return self._run(ops.release(name, resources))
-
-    def stats(self, server: Optional[str] = None) -> dict[str, str]:
-        """The server's statistics, name to value, in its order."""
-        return self._run(ops.stats(server))
-
-    def dump(self, server: Optional[str] = None) -> list[p.DumpRecord]:
-        """Every counter of a server."""
-        return self._run(ops.dump(server))
-
-    def queues(self, server: Optional[str] = None) -> list[p.QueueRecord]:
-        """Every counter of a server that has waiters."""
-        return self._run(ops.queues(server))
-
-    def wait_acquire_start(self, name: Name, resources: int, maximum: int,
-                           wait_ms: int, lease_ms: int = 0) -> p.WaitAnswer:
-        """Sends a Wait_acquire and returns its answer (granted now or
-        queued) without waiting for the event that follows a queued one."""
-        return self._run(ops.wait_acquire(name, resources, maximum,
-                                          wait_ms, lease_ms))
-
-    def renew(self, name: Name, lease_ms: int) -> int:
-        """Renews this connection's grant on name; returns its lease id."""
-        return self._run(ops.renew(name, lease_ms))
-
-    def wait_release(self, name: Name) -> int:
-        """Cancels a queued wait (0) or returns a grant (its resources)."""
-        return self._run(ops.wait_release(name))
-
-    def ttl_insert(self, name: Name, quota: int, ttl: int,
-                   unit: int = p.Unit.S) -> None:
-        """Creates a TTL counter (StatusError 0x28 while one lives)."""
-        return self._run(ops.ttl_insert(name, quota, ttl, unit))
-
-    def ttl_query(self, name: Name) -> p.TtlView:
-        """A TTL counter's quota and time left."""
-        return self._run(ops.ttl_query(name))
-
-    def ttl_update(self, name: Name, attribute: int, change: int, value: int,
-                   unit: int = p.Unit.S) -> p.TtlView:
-        """Changes a TTL counter's quota or TTL; returns the new view."""
-        return self._run(ops.ttl_update(name, attribute, change, value, unit))
-
-    def ttl_purge(self, name: Name) -> None:
-        """Removes a TTL counter."""
-        return self._run(ops.ttl_purge(name))
-
-    def window_check(self, name: Name, limit: int, cost: int = 1,
-                     window_ns: int = 0, slots: int = 0,
-                     peek: bool = False) -> p.CheckAnswer:
-        """A sliding-window check (limit per window_ns, default 1 s)."""
-        return self._run(ops.window_check(name, limit, cost, window_ns,
-                                          slots, peek))
-
-    def gcra_check(self, name: Name, burst: int, count: int, period_ns: int,
-                   cost: int = 1, peek: bool = False) -> p.CheckAnswer:
-        """A GCRA check: count per period_ns with a burst."""
-        return self._run(ops.gcra_check(name, burst, count, period_ns, cost,
-                                        peek))
-
-    def multi_check(self, items: list[Union[p.WindowItem, p.GcraItem]],
-                    peek: bool = False) -> p.MultiAnswer:
-        """Up to 16 checks as one, all charged or none; every item must
-        map to the same server."""
-        return self._run(self._multi(items, peek))
-
-    def auth(self, secret: Union[str, bytes],
-             server: Optional[str] = None) -> None:
-        """Authenticates the connection to a server (privileged opcodes)."""
-        return self._run(ops.auth(secret, server))
-
-    def throttle(self, tenant: Name, units: int) -> p.ThrottleAnswer:
-        """Charges units to a tenant: allowed, or throttled with a reason
-        and retry_after_ns."""
-        return self._run(ops.throttle(tenant, units))
-
-    def tenant_show(self, tenant: Name) -> p.TenantView:
-        """A tenant's settings and counts."""
-        return self._run(ops.tenant_show(tenant))
-
-    def tenant_list(self, server: Optional[str] = None) -> list[p.TenantView]:
-        """Every tenant record of a server."""
-        return self._run(ops.tenant_list(server))
-
-    def node_show(self, server: Optional[str] = None) -> p.NodeView:
-        """A server's capacity and counts this second."""
-        return self._run(ops.node_show(server))
-
-    def tenant_set(self, tenant: Name, reserved: Optional[int] = None,
-                   hard_limit: Optional[int] = None) -> None:
-        """Sets a tenant's reserve and/or hard limit (privileged)."""
-        return self._run(ops.tenant_set(tenant, reserved, hard_limit))
-
-    def tenant_remove(self, tenant: Name) -> None:
-        """Puts a tenant back to the defaults (privileged)."""
-        return self._run(ops.tenant_remove(tenant))
-
-    def node_set(self, capacity: int, server: Optional[str] = None) -> None:
-        """Sets a server's capacity, units per second (privileged)."""
-        return self._run(ops.node_set(capacity, server))
-
-    def tenant_set_json(self, tenant: Name,
-                        document: Union[dict, str, bytes]) -> dict:
-        """Configures a tenant with a JSON document, {"reserved": N,
-        "hard_limit": N or "unlimited"} (privileged); returns the tenant's
-        settings after it."""
-        return self._run(ops.tenant_set_json(tenant, document))
-
-    def node_set_json(self, document: Union[dict, str, bytes],
-                      server: Optional[str] = None) -> dict:
-        """Sets a server's capacity with a JSON document, {"capacity": N}
-        (privileged); returns what was applied."""
-        return self._run(ops.node_set_json(document, server))
-
-    def unthrottle(self, server: Optional[str] = None) -> None:
-        """Makes this connection's charges always allowed (privileged)."""
-        return self._run(ops.unthrottle(server))
-
-    def reload(self, server: Optional[str] = None) -> None:
-        """Reads the server's throttle settings file again (privileged)."""
-        return self._run(ops.reload(server))
-
-    def _multi(self, items: list[Union[p.WindowItem, p.GcraItem]],
-               peek: bool) -> Request[p.MultiAnswer]:
-        req = ops.multi_check(items, peek)
-        router: Router = self._router()
-        first = router.server_for(req.key or b"")
-        for it in items:
-            other = router.server_for(p.name_bytes(it.name))
-            if other != first:
-                raise ValueError("multi-check items are on different "
-                                 "servers: %r on %s, %r on %s"
-                                 % (items[0].name, first, it.name, other))
-        return req
-
-    def _router(self) -> Router:
-        raise NotImplementedError
+def check_one_server(router: Router, req: Request[Any]) -> None:
+    """Refuses a multi-check whose items map to different servers (the
+    server checks them as one, so they must live on one)."""
+    if len(req.names) < 2:
+        return
+    first = router.server_for(req.names[0])
+    for n in req.names[1:]:
+        other = router.server_for(n)
+        if other != first:
+            raise ValueError("multi-check items are on different servers: "
+                             "%r on %s, %r on %s"
+                             % (req.names[0], first, n, other))
 
 
-def run_streamed(req: Request, packet: p.Packet) -> bool:
+def run_streamed(req: Request[Any], packet: p.Packet) -> bool:
     """Adds one packet of a streamed answer to req.records; True when it
     was the end marker (status 0, empty body)."""
     p.check_status(packet)
@@ -254,7 +109,7 @@ class _Conn:
 
 
 class Lease:
-    """A granted Wait_acquire: its lease id (a fencing token), renew(),
+    """A granted Wait_acquire: its lease_id (a fencing token), renew(),
     release(); as a context manager it releases on exit. lost becomes True
     when the server reports the lease expired or shut down."""
 
@@ -272,14 +127,10 @@ class Lease:
         self._conn = conn
         self._opaque = opaque
 
-    @property
-    def id(self) -> int:
-        """The lease id."""
-        return self.lease_id
-
-    def renew(self, lease_ms: int) -> int:
-        """Extends the lease to lease_ms from now; returns the lease id."""
-        return self.client._run_on(self._conn, ops.renew(self.name, lease_ms))
+    def renew(self, lease: Optional[float]) -> int:
+        """Extends the lease to lease seconds from now (None: the group's
+        lease); returns the lease id."""
+        return self.client._run_on(self._conn, ops.renew(self.name, lease))
 
     def release(self) -> int:
         """Returns the grant; returns the resources given back."""
@@ -305,7 +156,7 @@ class Lease:
                     raise
 
 
-class Client(_Ops, QuotaMixin):
+class Client(QuotaMixin, Operations):
     """A blocking client for a list of servers.
 
     servers: "host:port[:weight],..." or a list of (host, port[, weight]);
@@ -313,20 +164,20 @@ class Client(_Ops, QuotaMixin):
     admin secret, sent with Auth on every new connection.
     remap_rate_limits: move TTL, window, GCRA and multi-check names to the
     next live server when theirs is down (other names raise ServerDown).
-    retry_ms: how long a server that failed is left alone. on_event: a
+    retry_after: seconds a server that failed is left alone. on_event: a
     callable given each event as it is read. max_lease: get_lease's batch
     size (1: every call asks the server).
     """
 
     def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
-                 remap_rate_limits: bool = False, retry_ms: int = 1000,
+                 remap_rate_limits: bool = False, retry_after: float = 1.0,
                  on_event: Optional[Callable[[p.Event], None]] = None,
                  max_lease: int = 1) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
         self.allowances = Allowances(max_lease)
-        self.router = Router(servers, remap_rate_limits, retry_ms)
+        self.router = Router(servers, remap_rate_limits, retry_after)
         self.timeout = timeout
         self.secret = secret
         self.on_event = on_event
@@ -371,26 +222,28 @@ class Client(_Ops, QuotaMixin):
         return out
 
     def wait_acquire(self, name: Name, resources: int, maximum: int,
-                     wait_ms: int, lease_ms: int = 0) -> Lease:
-        """Waits up to wait_ms for resources of name; returns the Lease.
-        Raises WaitTimedOut when the server drops the wait, StatusError
-        for a refusal (0x21 when wait_ms is 0 and they do not fit)."""
-        req = ops.wait_acquire(name, resources, maximum, wait_ms, lease_ms)
+                     wait: Optional[float],
+                     lease: Optional[float] = 0) -> Lease:
+        """Waits up to wait seconds for resources of name (None: the
+        group's wait); returns the Lease, which lasts lease seconds
+        unrenewed (0: until released; None: the group's lease). Raises
+        WaitTimedOut when the server drops the wait, a StatusError for a
+        refusal (Busy when wait is 0 and they do not fit)."""
+        req = ops.wait_acquire(name, resources, maximum, wait, lease)
         conn = self._pick(req)
         ans: p.WaitAnswer = self._exchange(conn, [req])[0]
         n = p.name_bytes(name)
         if ans.granted:
-            lease = Lease(self, conn, n, req.opaque, ans.lease_id, resources,
-                          ans.consumption)
-            self._leases[(conn, req.opaque)] = lease
-            return lease
+            held = Lease(self, conn, n, req.opaque, ans.lease_id, resources,
+                         ans.consumption)
+            self._leases[(conn, req.opaque)] = held
+            return held
         key = (conn.index, req.opaque)
         self._waiting.add(key)
         try:
             deadline = None
-            if wait_ms != p.GROUP_DEFAULT:
-                deadline = time.monotonic() + wait_ms / 1000.0 + \
-                    (self.timeout or 5.0)
+            if wait is not None:
+                deadline = time.monotonic() + wait + (self.timeout or 5.0)
             ev = self._await_event(conn, key, deadline)
         except TimeoutError as timed_out:
             # The server did not say in time: cancel the wait (a grant
@@ -406,35 +259,35 @@ class Client(_Ops, QuotaMixin):
             self._waiting.discard(key)
             self._wait_events.pop(key, None)
         if ev.kind == p.EventKind.GRANTED:
-            lease = Lease(self, conn, n, req.opaque, ev.lease_id, resources,
-                          ev.value)
-            self._leases[(conn, req.opaque)] = lease
-            return lease
+            held = Lease(self, conn, n, req.opaque, ev.lease_id, resources,
+                         ev.value)
+            self._leases[(conn, req.opaque)] = held
+            return held
         if ev.kind == p.EventKind.TIMED_OUT:
             raise p.WaitTimedOut("wait for %r timed out" % (name,))
         raise p.ServerDown(conn.label, "shut down while waiting")
 
     # -- machinery ----------------------------------------------------------
 
-    def _router(self) -> Router:
-        return self.router
+    def _run(self, req: Request[T]) -> T:
+        check_one_server(self.router, req)
+        result: T = self._exchange(self._pick(req), [req])[0]
+        return result
 
-    def _run(self, req: Request) -> Any:
-        return self._exchange(self._pick(req), [req])[0]
-
-    def _run_on(self, conn: _Conn, req: Request) -> Any:
+    def _run_on(self, conn: _Conn, req: Request[T]) -> T:
         """Runs req on one given connection (a lease's), which must still
         be the client's connection to that server."""
         if conn.closed or self._conns.get(conn.index) is not conn:
             raise p.ServerDown(conn.label, "the lease's connection is gone")
-        return self._exchange(conn, [req])[0]
+        result: T = self._exchange(conn, [req])[0]
+        return result
 
-    def _indexes(self, req: Request) -> list[int]:
+    def _indexes(self, req: Request[Any]) -> list[int]:
         if req.key is None or req.server is not None:
             return [self.router.node(req.server)]
         return self.router.candidates(req.key, req.remap)
 
-    def _pick(self, req: Request) -> _Conn:
+    def _pick(self, req: Request[Any]) -> _Conn:
         """The connection req goes on, by the failure policy."""
         err: Optional[p.ServerDown] = None
         for idx in self._indexes(req):
@@ -483,7 +336,7 @@ class Client(_Ops, QuotaMixin):
         return None if self.timeout is None else \
             time.monotonic() + self.timeout
 
-    def _exchange(self, conn: _Conn, reqs: list[Request],
+    def _exchange(self, conn: _Conn, reqs: list[Request[Any]],
                   raise_on_error: bool = True) -> list[Any]:
         """Sends reqs in one write and reads their answers in order. A
         lost connection raises ServerDown (the server is marked down); a
@@ -503,7 +356,7 @@ class Client(_Ops, QuotaMixin):
                 results.append(self._read_result(conn, r, deadline))
         except TimeoutError:
             # As after any failure (and as the C library does), the server
-            # is left alone for retry_ms.
+            # is left alone for retry_after.
             self._drop(conn)
             self.router.mark_down(conn.index)
             raise
@@ -520,7 +373,7 @@ class Client(_Ops, QuotaMixin):
                     raise r
         return results
 
-    def _read_result(self, conn: _Conn, req: Request,
+    def _read_result(self, conn: _Conn, req: Request[Any],
                      deadline: Optional[float]) -> Any:
         while True:
             pkt = self._read_answer(conn, deadline)
@@ -598,7 +451,8 @@ class Client(_Ops, QuotaMixin):
                     max(0.0, deadline - time.monotonic())
                 ready = sel.select(left)
                 for key, _ in ready:
-                    c: _Conn = key.data
+                    c = key.data
+                    assert isinstance(c, _Conn)
                     try:
                         c.sock.settimeout(0)
                         data = c.sock.recv(65536)
@@ -644,20 +498,17 @@ def _with_server(rec: Any, label: str) -> Any:
     return rec
 
 
-class _Batch(_Ops):
+class _Batch(BatchRunner, Operations):
     """What both pipelines share: the operations queue their requests
     (returning None) for an execute() of the pipeline's own."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
-        self._reqs: list[Request] = []
+        self._reqs: list[Request[Any]] = []
 
-    def _router(self) -> Router:
-        return self.client.router
-
-    def _run(self, req: Request) -> Any:
+    def _run(self, req: Request[Any]) -> None:
+        check_one_server(self.client.router, req)
         self._reqs.append(req)
-        return None
 
     def __len__(self) -> int:
         return len(self._reqs)

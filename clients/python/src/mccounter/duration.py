@@ -70,4 +70,5 @@ def parse_duration(text: str, step_ns: int = 1) -> int:
     if ns % step_ns != 0:
         raise ValueError('"%s" is not a whole number of %dns steps'
                          % (text, step_ns))
-    return ns // step_ns
+    steps: int = ns // step_ns
+    return steps

@@ -22,7 +22,8 @@ ServerSpec = Union[str, Sequence[Union[tuple[str, int], tuple[str, int, int]]]]
 
 def _f32(x: float) -> float:
     """Rounds x to single precision, as libmemcached's float arithmetic."""
-    return _F32.unpack(_F32.pack(x))[0]
+    value: float = _F32.unpack(_F32.pack(x))[0]
+    return value
 
 
 #: The longest host name or address a server list may hold (the C
@@ -121,7 +122,7 @@ def parse_servers(servers: ServerSpec) -> list[tuple[str, int, int]]:
                 raise ValueError("server %r is not (host, port[, weight])"
                                  % (it,))
             host, port = it[0], it[1]
-            weight = it[2] if len(it) == 3 else 1
+            weight = it[2] if len(it) == 3 else 1  # type: ignore[misc]
             if not isinstance(host, str):
                 raise ValueError("server %r: host is not a string" % (it,))
             # An address given apart from its port needs no brackets.
@@ -148,7 +149,8 @@ def parse_servers(servers: ServerSpec) -> list[tuple[str, int, int]]:
 
 def key_hash(name: bytes) -> int:
     """libhashkit's MD5 key hash: the digest's first 4 bytes, little-endian."""
-    return struct.unpack_from("<I", hashlib.md5(name).digest())[0]
+    value: int = struct.unpack_from("<I", hashlib.md5(name).digest())[0]
+    return value
 
 
 class Continuum:
@@ -212,15 +214,20 @@ class Router:
     """Maps names to servers and applies the failure policy: a name whose
     server is down fails, unless it is movable (a rate limit) and remapping
     is on; then it goes to the next live server on the ring. A server
-    marked down is tried again retry_ms later."""
+    marked down is tried again retry_after seconds later."""
 
     def __init__(self, servers: ServerSpec, remap_rate_limits: bool = False,
-                 retry_ms: int = 1000) -> None:
+                 retry_after: float = 1.0) -> None:
         self.servers = parse_servers(servers)
         self.labels = [server_label(h, p) for h, p, _ in self.servers]
         self.ring = Continuum(self.servers)
         self.remap = remap_rate_limits
-        self.retry_s = retry_ms / 1000.0
+        if isinstance(retry_after, bool) or \
+                not isinstance(retry_after, (int, float)) or \
+                not 0 <= retry_after < float("inf"):
+            raise ValueError("retry_after must be a number of seconds "
+                             ">= 0, not %r" % (retry_after,))
+        self.retry_s = float(retry_after)
         self._down_until = [0.0] * len(self.servers)
 
     def server_for(self, name: bytes) -> str:
@@ -249,7 +256,7 @@ class Router:
         return time.monotonic() < self._down_until[index]
 
     def mark_down(self, index: int) -> None:
-        """Records that a server failed; it is tried again after retry_ms."""
+        """Records that a server failed; it is tried again after retry_after."""
         self._down_until[index] = time.monotonic() + self.retry_s
 
     def mark_up(self, index: int) -> None:

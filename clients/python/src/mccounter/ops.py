@@ -1,92 +1,169 @@
-"""Builds the Request of every operation, with its arguments checked.
+"""Every operation, described once: a function that builds its Request
+(checking its arguments), and Operation, which makes it a method of the
+blocking Client, the AsyncClient (a coroutine) and both pipelines (a
+queued request). The clients only differ in how they run a Request, so
+an argument is refused (ValueError, naming it) the same way by all of
+them and before anything is sent, and each operation's signature and
+documentation are written here only.
 
-Both clients call these and only differ in how they send the result, so
-an argument is refused (ValueError, naming it) the same way by both and
-before anything is sent.
+Durations a caller passes are seconds (int or float): wait, lease,
+window, period. None, where allowed, asks for the group's setting (a
+wait or lease) or the server's default (a window: 1 s).
 """
 from __future__ import annotations
 
-from typing import Optional, Union
+import functools
+from typing import (Any, Awaitable, Callable, Generic, Optional, ParamSpec,
+                    TypeVar, Union, overload)
 
 from . import protocol as p
 from .protocol import Request
 
 Name = Union[str, bytes]
+# A settings document: a dict written as JSON, or the JSON text itself.
+JsonDoc = Union[dict[str, Any], str, bytes]
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
-def noop(server: Optional[str]) -> Request[None]:
-    """Noop, to a node."""
+class SyncRunner:
+    """A client whose operations return their result (Client)."""
+
+    def _run(self, req: Request[T]) -> T:
+        raise NotImplementedError
+
+
+class AsyncRunner:
+    """A client whose operations are coroutines (AsyncClient)."""
+
+    def _run(self, req: Request[T]) -> Awaitable[T]:
+        raise NotImplementedError
+
+
+class BatchRunner:
+    """A pipeline: operations queue their request and return None."""
+
+    def _run(self, req: Request[Any]) -> None:
+        raise NotImplementedError
+
+
+class Operation(Generic[P, T]):
+    """One operation as a method: calling it on a client builds the
+    Request with the wrapped function and hands it to the client's _run.
+    What the call returns follows the client's kind (see the runners)."""
+
+    def __init__(self, build: Callable[P, Request[T]]) -> None:
+        self.build = build
+        self.__doc__ = build.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> "Operation[P, T]": ...
+
+    @overload
+    def __get__(self, obj: AsyncRunner,
+                owner: Any) -> Callable[P, Awaitable[T]]: ...
+
+    @overload
+    def __get__(self, obj: BatchRunner, owner: Any) -> Callable[P, None]: ...
+
+    @overload
+    def __get__(self, obj: SyncRunner, owner: Any) -> Callable[P, T]: ...
+
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        if obj is None:
+            return self
+        build = self.build
+        run = obj._run
+
+        @functools.wraps(build)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return run(build(*args, **kwargs))
+        return call
+
+
+def noop(server: Optional[str] = None) -> Request[None]:
+    """Noop: checks that a server answers."""
     return Request(p.Op.NOOP, b"", None, p.decode_none, server=server)
 
 
 def get(name: Name) -> Request[int]:
-    """Get: the counter's consumption."""
+    """The counter's current consumption (NotFound if none)."""
     n = p.name_bytes(name)
     return Request(p.Op.GET, p.body_get(n), n, p.decode_u32)
 
 
 def acquire(name: Name, resources: int, maximum: int) -> Request[int]:
-    """Acquire: the resources acquired."""
+    """Acquires resources if the consumption stays at most maximum;
+    returns the resources acquired (Busy when refused)."""
     n = p.name_bytes(name)
     return Request(p.Op.ACQUIRE, p.body_acquire(n, resources, maximum), n,
                    p.decode_u32)
 
 
 def release(name: Name, resources: int) -> Request[None]:
-    """Release."""
+    """Releases resources this connection acquired (NotAcquired when it
+    holds fewer)."""
     n = p.name_bytes(name)
     return Request(p.Op.RELEASE, p.body_release(n, resources), n,
                    p.decode_none)
 
 
-def stats(server: Optional[str]) -> Request[dict[str, str]]:
-    """Stats, to a node."""
+def stats(server: Optional[str] = None) -> Request[dict[str, str]]:
+    """The server's statistics, name to value, in its order."""
     return Request(p.Op.STATS, b"", None, p.decode_stats, server=server)
 
 
-def dump(server: Optional[str]) -> Request[list[p.DumpRecord]]:
-    """Dump, to a node: a streamed list of records."""
-    return Request(p.Op.DUMP, b"", None, p.decode_dump_record, stream=True,
-                   server=server)
+def dump(server: Optional[str] = None) -> Request[list[p.DumpRecord]]:
+    """Every counter of a server."""
+    return _streamed(p.Op.DUMP, p.decode_dump_record, server)
 
 
-def queues(server: Optional[str]) -> Request[list[p.QueueRecord]]:
-    """Queues, to a node: a streamed list of records."""
-    return Request(p.Op.QUEUES, b"", None, p.decode_queue_record,
-                   stream=True, server=server)
+def queues(server: Optional[str] = None) -> Request[list[p.QueueRecord]]:
+    """Every counter of a server that has waiters."""
+    return _streamed(p.Op.QUEUES, p.decode_queue_record, server)
 
 
-def wait_acquire(name: Name, resources: int, maximum: int, wait_ms: int,
-                 lease_ms: int) -> Request[p.WaitAnswer]:
-    """Wait_acquire: granted now or queued."""
+def wait_acquire(name: Name, resources: int, maximum: int,
+                 wait: Optional[float], lease: Optional[float] = 0
+                 ) -> Request[p.WaitAnswer]:
+    """Sends a Wait_acquire and returns its answer (granted now or
+    queued) without waiting for the event that follows a queued one.
+    wait: seconds to stay queued (0: not at all); lease: seconds a grant
+    lasts unrenewed (0: until released); None: the group's setting."""
     n = p.name_bytes(name)
     return Request(p.Op.WAIT_ACQUIRE,
-                   p.body_wait_acquire(n, resources, maximum, wait_ms,
-                                       lease_ms), n, p.decode_wait)
+                   p.body_wait_acquire(n, resources, maximum,
+                                       p.seconds_ms(wait, "wait"),
+                                       p.seconds_ms(lease, "lease")),
+                   n, p.decode_wait)
 
 
-def renew(name: Name, lease_ms: int) -> Request[int]:
-    """Renew: the grant's lease id."""
+def renew(name: Name, lease: Optional[float]) -> Request[int]:
+    """Renews this connection's grant on name for lease seconds (None:
+    the group's); returns its lease id."""
     n = p.name_bytes(name)
-    return Request(p.Op.RENEW, p.body_renew(n, lease_ms), n, p.decode_u64)
+    return Request(p.Op.RENEW,
+                   p.body_renew(n, p.seconds_ms(lease, "lease", 1)), n,
+                   p.decode_u64)
 
 
 def wait_release(name: Name) -> Request[int]:
-    """Wait_release: the resources returned (0 for a cancelled wait)."""
+    """Cancels a queued wait (0) or returns a grant (its resources)."""
     n = p.name_bytes(name)
     return Request(p.Op.WAIT_RELEASE, p.body_get(n), n, p.decode_u32)
 
 
 def ttl_insert(name: Name, quota: int, ttl: int,
                unit: int = p.Unit.S) -> Request[None]:
-    """Ttl_insert."""
+    """Creates a TTL counter of quota living ttl units (Exists while one
+    lives). The TTL keeps its unit: queries answer in it."""
     n = p.name_bytes(name)
     return Request(p.Op.TTL_INSERT, p.body_ttl_insert(n, quota, ttl, unit),
                    n, p.decode_none, remap=True)
 
 
 def ttl_query(name: Name) -> Request[p.TtlView]:
-    """Ttl_query."""
+    """A TTL counter's quota and time left."""
     n = p.name_bytes(name)
     return Request(p.Op.TTL_QUERY, p.body_get(n), n, p.decode_ttl_view,
                    remap=True)
@@ -94,7 +171,7 @@ def ttl_query(name: Name) -> Request[p.TtlView]:
 
 def ttl_update(name: Name, attribute: int, change: int, value: int,
                unit: int = p.Unit.S) -> Request[p.TtlView]:
-    """Ttl_update."""
+    """Changes a TTL counter's quota or TTL; returns the new view."""
     n = p.name_bytes(name)
     return Request(p.Op.TTL_UPDATE,
                    p.body_ttl_update(n, attribute, change, value, unit), n,
@@ -102,75 +179,83 @@ def ttl_update(name: Name, attribute: int, change: int, value: int,
 
 
 def ttl_purge(name: Name) -> Request[None]:
-    """Ttl_purge."""
+    """Removes a TTL counter."""
     n = p.name_bytes(name)
     return Request(p.Op.TTL_PURGE, p.body_get(n), n, p.decode_none,
                    remap=True)
 
 
-def window_check(name: Name, limit: int, cost: int = 1, window_ns: int = 0,
-                 slots: int = 0, peek: bool = False
-                 ) -> Request[p.CheckAnswer]:
-    """Window_check."""
+def window_check(name: Name, limit: int, cost: int = 1,
+                 window: Optional[float] = None, slots: int = 0,
+                 peek: bool = False) -> Request[p.CheckAnswer]:
+    """A sliding-window check: limit per window seconds (None: 1 s) in
+    slots (0: 10), charging cost unless peek."""
     n = p.name_bytes(name)
     return Request(p.Op.WINDOW_CHECK,
-                   p.body_window(n, limit, cost, window_ns, slots, peek), n,
-                   p.decode_check, remap=True)
+                   p.body_window(n, limit, cost,
+                                 p.seconds_ns(window, "window"), slots,
+                                 peek), n, p.decode_check, remap=True)
 
 
-def gcra_check(name: Name, burst: int, count: int, period_ns: int,
+def gcra_check(name: Name, burst: int, count: int, period: float,
                cost: int = 1, peek: bool = False) -> Request[p.CheckAnswer]:
-    """Gcra_check."""
+    """A GCRA check: count per period seconds with a burst, charging
+    cost unless peek."""
     n = p.name_bytes(name)
     return Request(p.Op.GCRA_CHECK,
-                   p.body_gcra(n, burst, count, period_ns, cost, peek), n,
-                   p.decode_check, remap=True)
+                   p.body_gcra(n, burst, count,
+                               p.seconds_ns(period, "period", 1), cost,
+                               peek), n, p.decode_check, remap=True)
 
 
 def multi_check(items: list[Union[p.WindowItem, p.GcraItem]],
                 peek: bool = False) -> Request[p.MultiAnswer]:
-    """Multi_check; the client checks that every item maps to one server
-    (routed by the first item's name)."""
+    """Up to 16 checks as one, all charged or none; every item must map
+    to the same server (ValueError otherwise)."""
     body = p.body_multi(list(items), peek)
-    return Request(p.Op.MULTI_CHECK, body, p.name_bytes(items[0].name),
-                   p.decode_multi, remap=True)
+    names = tuple(p.name_bytes(it.name) for it in items)
+    return Request(p.Op.MULTI_CHECK, body, names[0], p.decode_multi,
+                   remap=True, names=names)
 
 
-def auth(secret: Union[str, bytes], server: Optional[str]) -> Request[None]:
-    """Auth, to a node."""
+def auth(secret: Union[str, bytes],
+         server: Optional[str] = None) -> Request[None]:
+    """Authenticates the connection to a server (privileged opcodes;
+    AuthFailed for a wrong secret)."""
     s = p.name_bytes(secret, "secret")
     return Request(p.Op.AUTH, p.body_get(s), None, p.decode_none,
                    server=server)
 
 
 def throttle(tenant: Name, units: int) -> Request[p.ThrottleAnswer]:
-    """Throttle: charge units to the tenant (routed by the tenant)."""
+    """Charges units to a tenant: allowed, or throttled with a reason
+    and retry_after."""
     t = p.name_bytes(tenant, "tenant")
     return Request(p.Op.THROTTLE, p.body_throttle(t, units), t,
                    p.decode_throttle)
 
 
 def tenant_show(tenant: Name) -> Request[p.TenantView]:
-    """Tenant_show (routed by the tenant)."""
+    """A tenant's settings and counts."""
     t = p.name_bytes(tenant, "tenant")
     return Request(p.Op.TENANT_SHOW, p.body_get(t), t, p.decode_tenant_view)
 
 
-def tenant_list(server: Optional[str]) -> Request[list[p.TenantView]]:
-    """Tenant_list, to a node: a streamed list of tenant records."""
-    return Request(p.Op.TENANT_LIST, b"", None, p.decode_tenant_record,
-                   stream=True, server=server)
+def tenant_list(server: Optional[str] = None
+                ) -> Request[list[p.TenantView]]:
+    """Every tenant record of a server."""
+    return _streamed(p.Op.TENANT_LIST, p.decode_tenant_record, server)
 
 
-def node_show(server: Optional[str]) -> Request[p.NodeView]:
-    """Node_show, to a node."""
+def node_show(server: Optional[str] = None) -> Request[p.NodeView]:
+    """A server's capacity and counts this second."""
     return Request(p.Op.NODE_SHOW, b"", None, p.decode_node_view,
                    server=server)
 
 
 def tenant_set(tenant: Name, reserved: Optional[int] = None,
                hard_limit: Optional[int] = None) -> Request[None]:
-    """Tenant_set (privileged; routed by the tenant)."""
+    """Sets a tenant's reserve and/or hard limit (privileged)."""
     t = p.name_bytes(tenant, "tenant")
     return Request(p.Op.TENANT_SET, p.body_tenant_set(t, reserved,
                                                       hard_limit),
@@ -178,41 +263,86 @@ def tenant_set(tenant: Name, reserved: Optional[int] = None,
 
 
 def tenant_remove(tenant: Name) -> Request[None]:
-    """Tenant_remove (privileged; routed by the tenant)."""
+    """Puts a tenant back to the defaults (privileged)."""
     t = p.name_bytes(tenant, "tenant")
     return Request(p.Op.TENANT_REMOVE, p.body_get(t), t, p.decode_none)
 
 
-def node_set(capacity: int, server: Optional[str]) -> Request[None]:
-    """Node_set (privileged), to a node."""
+def node_set(capacity: int, server: Optional[str] = None) -> Request[None]:
+    """Sets a server's capacity, units per second (privileged)."""
     return Request(p.Op.NODE_SET, p.body_node_set(capacity), None,
                    p.decode_none, server=server)
 
 
-def tenant_set_json(tenant: Name, document: Union[dict, str, bytes]
-                    ) -> Request[dict]:
-    """Tenant_set_json (privileged; routed by the tenant): the seed's
-    SetBucketThrottleProperties; answers the tenant's settings."""
+def tenant_set_json(tenant: Name, document: JsonDoc
+                    ) -> Request[dict[str, Any]]:
+    """Configures a tenant with a JSON document, {"reserved": N,
+    "hard_limit": N or "unlimited"}, the seed's SetBucketThrottleProperties
+    (privileged); returns the tenant's settings after it."""
     t = p.name_bytes(tenant, "tenant")
     return Request(p.Op.TENANT_SET_JSON,
                    p.body_tenant_set_json(t, p.json_doc(document)), t,
                    p.decode_json)
 
 
-def node_set_json(document: Union[dict, str, bytes],
-                  server: Optional[str]) -> Request[dict]:
-    """Node_set_json (privileged), to a node: the seed's
-    SetNodeThrottleProperties; answers the capacity applied."""
+def node_set_json(document: JsonDoc, server: Optional[str] = None
+                  ) -> Request[dict[str, Any]]:
+    """Sets a server's capacity with a JSON document, {"capacity": N}, the
+    seed's SetNodeThrottleProperties (privileged); returns what was
+    applied."""
     return Request(p.Op.NODE_SET_JSON,
                    p.body_node_set_json(p.json_doc(document)), None,
                    p.decode_json, server=server)
 
 
-def unthrottle(server: Optional[str]) -> Request[None]:
-    """Unthrottle (privileged), to a node."""
+def unthrottle(server: Optional[str] = None) -> Request[None]:
+    """Makes this connection's charges always allowed (privileged)."""
     return Request(p.Op.UNTHROTTLE, b"", None, p.decode_none, server=server)
 
 
-def reload(server: Optional[str]) -> Request[None]:
-    """Reload (privileged), to a node."""
+def reload(server: Optional[str] = None) -> Request[None]:
+    """Reads the server's throttle settings file again (privileged)."""
     return Request(p.Op.RELOAD, b"", None, p.decode_none, server=server)
+
+
+def _streamed(op: int, decode: Callable[[p.Packet], T],
+              server: Optional[str]) -> Request[list[T]]:
+    """A streamed request: its result is the list of decoded records (the
+    Request's decode turns one packet into one record)."""
+    req: Request[Any] = Request(op, b"", None, decode, stream=True,
+                                server=server)
+    return req
+
+
+class Operations:
+    """Every operation as a method, shared by Client, AsyncClient and the
+    pipelines (the lease helpers, which differ, are their own)."""
+    noop = Operation(noop)
+    get = Operation(get)
+    acquire = Operation(acquire)
+    release = Operation(release)
+    stats = Operation(stats)
+    dump = Operation(dump)
+    queues = Operation(queues)
+    wait_acquire_start = Operation(wait_acquire)
+    renew = Operation(renew)
+    wait_release = Operation(wait_release)
+    ttl_insert = Operation(ttl_insert)
+    ttl_query = Operation(ttl_query)
+    ttl_update = Operation(ttl_update)
+    ttl_purge = Operation(ttl_purge)
+    window_check = Operation(window_check)
+    gcra_check = Operation(gcra_check)
+    multi_check = Operation(multi_check)
+    auth = Operation(auth)
+    throttle = Operation(throttle)
+    tenant_show = Operation(tenant_show)
+    tenant_list = Operation(tenant_list)
+    node_show = Operation(node_show)
+    tenant_set = Operation(tenant_set)
+    tenant_remove = Operation(tenant_remove)
+    node_set = Operation(node_set)
+    tenant_set_json = Operation(tenant_set_json)
+    node_set_json = Operation(node_set_json)
+    unthrottle = Operation(unthrottle)
+    reload = Operation(reload)

@@ -10,7 +10,7 @@ import enum
 import json
 import struct
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Optional, TypeVar, Union
+from typing import Any, Callable, Generic, Optional, TypeVar, Union
 
 MAGIC_REQUEST = 0x90
 MAGIC_RESPONSE = 0x91
@@ -175,6 +175,63 @@ class StatusError(CounterError):
         super().__init__("%s: status 0x%02x %s" % (opname, status, text))
 
 
+class NotFound(StatusError):
+    """0x01: no counter (or TTL counter, or tenant) of that name."""
+
+
+class Busy(StatusError):
+    """0x21 Resource not available (the resources do not fit now, or
+    others wait first) or 0x26 Too many waits: trying later may work."""
+
+
+class NotAcquired(StatusError):
+    """0x22: nothing of this connection's is held (or active) on the
+    name."""
+
+
+class ExceedsMaximum(StatusError):
+    """0x23: more resources than the maximum: it can never be granted."""
+
+
+class UnknownGroup(StatusError):
+    """0x25: a group's setting asked for on a name that is not a group."""
+
+
+class LeaseExpired(StatusError):
+    """0x27: the grant's lease ran out before this Renew or release."""
+
+
+class Exists(StatusError):
+    """0x28: a TTL counter of that name is alive."""
+
+
+class NotPermitted(StatusError):
+    """0x2a: a privileged request on a connection not authenticated (or
+    a server without an admin secret)."""
+
+
+class AuthFailed(NotPermitted):
+    """0x2b: Auth with a wrong secret."""
+
+
+class OverCapacity(StatusError):
+    """0x2c: the reserves would add up to more than the capacity."""
+
+
+#: The StatusError subclass of each status users branch on; the others
+#: raise StatusError itself.
+STATUS_ERRORS: dict[int, type[StatusError]] = {
+    0x01: NotFound, 0x21: Busy, 0x26: Busy, 0x22: NotAcquired,
+    0x23: ExceedsMaximum, 0x25: UnknownGroup, 0x27: LeaseExpired,
+    0x28: Exists, 0x2A: NotPermitted, 0x2B: AuthFailed, 0x2C: OverCapacity,
+}
+
+
+def status_error(status: int, text: str, opcode: int) -> StatusError:
+    """The exception for a non-zero status: its subclass, if it has one."""
+    return STATUS_ERRORS.get(status, StatusError)(status, text, opcode)
+
+
 class ProtocolError(CounterError):
     """The server sent bytes that are not a valid answer."""
 
@@ -303,6 +360,18 @@ class CheckAnswer:
         """True when the call was allowed (and charged unless peeked)."""
         return self.state == CheckState.ALLOWED
 
+    @property
+    def retry_after(self) -> float:
+        """retry_after_ns in seconds (inf: never)."""
+        if self.retry_after_ns == RETRY_NEVER:
+            return float("inf")
+        return self.retry_after_ns / 1e9
+
+    @property
+    def reset_after(self) -> float:
+        """reset_after_ns in seconds."""
+        return self.reset_after_ns / 1e9
+
 
 @dataclass(frozen=True)
 class MultiAnswer:
@@ -319,6 +388,11 @@ class ThrottleAnswer:
     used: int
     remaining: int
     retry_after_ns: int
+
+    @property
+    def retry_after(self) -> float:
+        """retry_after_ns in seconds."""
+        return self.retry_after_ns / 1e9
 
 
 @dataclass(frozen=True)
@@ -348,21 +422,23 @@ class NodeView:
 
 @dataclass(frozen=True)
 class WindowItem:
-    """A Window_check to put in a Multi_check."""
+    """A Window_check to put in a Multi_check: limit per window seconds
+    (None: the server's 1 s) in slots (0: 10)."""
     name: Union[str, bytes]
     limit: int
     cost: int = 1
-    window_ns: int = 0
+    window: Optional[float] = None
     slots: int = 0
 
 
 @dataclass(frozen=True)
 class GcraItem:
-    """A Gcra_check to put in a Multi_check."""
+    """A Gcra_check to put in a Multi_check: count per period seconds,
+    with a burst."""
     name: Union[str, bytes]
     burst: int
     count: int
-    period_ns: int
+    period: float
     cost: int = 1
 
 
@@ -382,8 +458,10 @@ class Request(Generic[T]):
     remap: bool = False
     stream: bool = False
     server: Optional[str] = None
-    records: list = field(default_factory=list)
+    records: list[T] = field(default_factory=list)
     opaque: int = 0
+    #: Every name a multi-check routes: they must share one server.
+    names: tuple[bytes, ...] = ()
 
 
 # ---------------------------------------------------------------------------
@@ -415,6 +493,44 @@ def _uint(value: int, what: str, bits: int, low: int = 0) -> int:
     if value < low or value > top:
         raise ValueError("%s is %d, not in %d..%d" % (what, value, low, top))
     return value
+
+
+def seconds_ms(seconds: Optional[float], what: str,
+               low: int = 0) -> int:
+    """A duration in seconds as the wire's milliseconds (u32; None: the
+    group's setting, 0xffffffff), refusing negative, not finite or too
+    long ones, naming the argument."""
+    if seconds is None:
+        return GROUP_DEFAULT
+    ms = _rounded(seconds, 1000, what)
+    if ms < low or ms > GROUP_DEFAULT - 1:
+        raise ValueError("%s is %r s, not in %g..%g s"
+                         % (what, seconds, low / 1000,
+                            (GROUP_DEFAULT - 1) / 1000))
+    return ms
+
+
+def seconds_ns(seconds: Optional[float], what: str, low: int = 0) -> int:
+    """A duration in seconds as the wire's nanoseconds (u64; None: 0,
+    which the window check reads as its default of 1 s)."""
+    if seconds is None:
+        return 0
+    ns = _rounded(seconds, 1_000_000_000, what)
+    if ns < low or ns > U64_MAX:
+        raise ValueError("%s is %r s, not in %g..%g s"
+                         % (what, seconds, low / 1e9, U64_MAX / 1e9))
+    return ns
+
+
+def _rounded(seconds: float, per_second: int, what: str) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError("%s must be a number of seconds, not %s"
+                        % (what, type(seconds).__name__))
+    if seconds != seconds or seconds in (float("inf"), float("-inf")):
+        raise ValueError("%s is %r s, not a finite duration" % (what, seconds))
+    if seconds < 0:
+        raise ValueError("%s is %r s, negative" % (what, seconds))
+    return round(seconds * per_second)
 
 
 def encode_packet(opcode: int, body: bytes = b"", opaque: int = 0) -> bytes:
@@ -530,11 +646,13 @@ def body_multi(items: list[Union[WindowItem, GcraItem]],
     for it in items:
         n = name_bytes(it.name)
         if isinstance(it, WindowItem):
-            op, b = Op.WINDOW_CHECK, body_window(n, it.limit, it.cost,
-                                                 it.window_ns, it.slots)
+            op, b = Op.WINDOW_CHECK, body_window(
+                n, it.limit, it.cost, seconds_ns(it.window, "window"),
+                it.slots)
         elif isinstance(it, GcraItem):
-            op, b = Op.GCRA_CHECK, body_gcra(n, it.burst, it.count,
-                                             it.period_ns, it.cost)
+            op, b = Op.GCRA_CHECK, body_gcra(
+                n, it.burst, it.count, seconds_ns(it.period, "period", 1),
+                it.cost)
         else:
             raise TypeError("multi-check items are WindowItem or GcraItem")
         out.append(struct.pack(">BH", op, len(b)) + b)
@@ -574,7 +692,7 @@ def body_node_set(capacity: int) -> bytes:
 JSON_DOC_MAX = 4096
 
 
-def json_doc(document: Union[dict, str, bytes]) -> bytes:
+def json_doc(document: Union[dict[str, Any], str, bytes]) -> bytes:
     """A settings document as the server takes it: bytes and str as they
     are (UTF-8), a dict written as compact JSON."""
     if isinstance(document, dict):
@@ -637,7 +755,7 @@ def check_status(p: Packet) -> None:
     """Raises StatusError for an answer whose status is not 0."""
     if p.status != 0:
         text = p.body.decode("ascii", "replace")
-        raise StatusError(p.status, text, p.opcode)
+        raise status_error(p.status, text, p.opcode)
 
 
 def _need(p: Packet, n: int, what: str) -> bytes:
@@ -661,7 +779,7 @@ def decode_none(p: Packet) -> None:
     check_status(p)
 
 
-def decode_json(p: Packet) -> dict:
+def decode_json(p: Packet) -> dict[str, Any]:
     """Tenant_set_json and Node_set_json: the settings applied, a JSON
     object."""
     check_status(p)
@@ -677,13 +795,15 @@ def decode_json(p: Packet) -> dict:
 def decode_u32(p: Packet) -> int:
     """An answer whose body is a u32 (Get, Acquire, Wait_release)."""
     check_status(p)
-    return struct.unpack_from(">I", _need(p, 4, "u32"))[0]
+    value: int = struct.unpack_from(">I", _need(p, 4, "u32"))[0]
+    return value
 
 
 def decode_u64(p: Packet) -> int:
     """An answer whose body is a u64 (Renew's lease id)."""
     check_status(p)
-    return struct.unpack_from(">Q", _need(p, 8, "u64"))[0]
+    value: int = struct.unpack_from(">Q", _need(p, 8, "u64"))[0]
+    return value
 
 
 def decode_stats(p: Packet) -> dict[str, str]:

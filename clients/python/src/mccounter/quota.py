@@ -10,7 +10,10 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional, Union
 
+from . import ops
 from . import protocol as p
+from .ops import AsyncRunner, SyncRunner
+from .protocol import Request
 
 Field = Union[str, bytes]
 PREFIX = b"getlease:"
@@ -100,14 +103,14 @@ def _check_quota(quota: int) -> None:
                          % (quota,))
 
 
-class QuotaMixin:
-    """get_lease for the blocking Client (self.window_check, self.allowances)."""
-    allowances: Allowances
+def _charge(name: bytes, quota: int, cost: int) -> Request[p.CheckAnswer]:
+    """The window check that charges cost to name's 1 s window of quota."""
+    return ops.window_check(name, quota, cost, WINDOW_NS / 1e9, SLOTS)
 
-    def window_check(self, name: Any, limit: int, cost: int = 1,
-                     window_ns: int = 0, slots: int = 0,
-                     peek: bool = False) -> p.CheckAnswer:
-        raise NotImplementedError
+
+class QuotaMixin(SyncRunner):
+    """get_lease for the blocking Client (its _run and allowances)."""
+    allowances: Allowances
 
     def get_lease(self, user: Field, domain: Field, op: Field,
                   quota: int) -> bool:
@@ -119,24 +122,19 @@ class QuotaMixin:
             return True
         cost = self.allowances.cost(quota)
         sent = self.allowances.clock()
-        a = self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
+        a = self._run(_charge(name, quota, cost))
         if not a.allowed and a.state == p.CheckState.LIMITED \
                 and 0 < a.remaining < cost:
             cost = a.remaining
             sent = self.allowances.clock()
-            a = self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
+            a = self._run(_charge(name, quota, cost))
         self.allowances.record(name, a.allowed, cost, sent)
         return a.allowed
 
 
-class AsyncQuotaMixin:
+class AsyncQuotaMixin(AsyncRunner):
     """get_lease for the AsyncClient (a coroutine)."""
     allowances: Allowances
-
-    async def window_check(self, name: Any, limit: int, cost: int = 1,
-                           window_ns: int = 0, slots: int = 0,
-                           peek: bool = False) -> p.CheckAnswer:
-        raise NotImplementedError
 
     async def get_lease(self, user: Field, domain: Field, op: Field,
                         quota: int) -> bool:
@@ -147,12 +145,12 @@ class AsyncQuotaMixin:
             return True
         cost = self.allowances.cost(quota)
         sent = self.allowances.clock()
-        a = await self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
+        a = await self._run(_charge(name, quota, cost))
         if not a.allowed and a.state == p.CheckState.LIMITED \
                 and 0 < a.remaining < cost:
             cost = a.remaining
             sent = self.allowances.clock()
-            a = await self.window_check(name, quota, cost, WINDOW_NS, SLOTS)
+            a = await self._run(_charge(name, quota, cost))
         self.allowances.record(name, a.allowed, cost, sent)
         return a.allowed
 
