@@ -51,6 +51,7 @@ noinst_HEADERS += bench/bench.h bench/loadgen.h bench/hist.h bench/procstat.h \
 # .libs/counter.so (and redis-server, when installed).
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
+	bench/ab-run.sh bench/ab-report.pl \
 	bench/tenant-run.sh doc/performance-tenants.md doc/performance-tenants.svg \
 	bench/lateness.pl \
 	bench/profile.sh bench/cgcount.pl bench/analysis.md \
