@@ -11,6 +11,9 @@
 #   (each BUILDDIR has mchost and .libs/counter.so; the load generators
 #   come from NEW_BUILDDIR)
 # environment: AB_ROUNDS=5 AB_DURATION=2 (seconds per cell and server)
+#   AB_CELLS=REGEX  only the cells whose "WORKLOAD CONNS DEPTH KEYS" line
+#                   matches (e.g. '^pair 16 32 '); AB_WAIT=0 skips the
+#                   hand-off and the semaphore
 # Both servers listen on 127.0.0.1 only and are stopped by pid on exit.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,8 +70,8 @@ for r in $(seq "$rounds"); do
             echo "round=$r ver=$v $("$bench" -p "${port[$v]}" -W "$wl" -c "$c" -d "$d" -k "$k" $hot \
                 -t "$dur" -w 0.5 -P "${pid[$v]}" -l "$v" --kv 2>/dev/null)" >>"$out"
         done
-    done < <(cells)
-    for v in $order; do
+    done < <(cells | grep -E -- "${AB_CELLS:-.}")
+    [ "${AB_WAIT:-1}" = 0 ] || for v in $order; do
         echo "round=$r ver=$v $("$wbench" -p "${port[$v]}" -W handoff -t 3 -w 0.5 -l "$v" 2>/dev/null)" >>"$out"
         echo "round=$r ver=$v $("$wbench" -p "${port[$v]}" -W semaphore -c 64 -m 4 -t 4 -w 0.5 -l "$v" 2>/dev/null)" >>"$out"
     done
