@@ -10,7 +10,9 @@
 # non-blocking flag gets 0x2D Throttled answers carrying the retry hint
 # and the reason, and the same request sent again once the hint has
 # passed is answered; an Unthrottled user is never throttled but counted.
-# The Throttr front's connections pay as the default tenant, and wait.
+# A cost no second could pay is answered Throttled even without the
+# flag. The Throttr front's connections pay as the default tenant, and
+# wait.
 use strict;
 use warnings;
 
@@ -160,6 +162,20 @@ if (@thr) {
 $nb->close;
 $ops->close;
 $srv->stop;
+
+# A cost no second could pay (10 units a read at a capacity of 5) is
+# answered Throttled at once even on a blocking connection: pausing for
+# it would stop the connection for good (and never see it close).
+my $big = start_throttle_host(config => { default_tenant => 'big',
+                                          'tenant_cost.read' => 10 },
+                              throttle => "node.capacity = 5\n");
+my $bc = $big->connect;
+my $r = $bc->call(req_noop(opaque => 7), 5);
+ok($r && $r->{status} == ST_THROTTLED && $r->{opaque} == 7,
+   'a cost above the whole capacity: Throttled at once, not paused')
+    or diag explain $r;
+$bc->close;
+$big->stop;
 
 # The Throttr front pays as the default tenant: 8 requests at a capacity
 # of 3 are all answered, in order, and the node counts throttled charges.

@@ -1614,6 +1614,39 @@ static void test_throttled_new_tenant_freed(void **st)
 }
 
 /* Runs the throttle tests. */
+/* can_pass: a charge no empty second could take (above the hard limit,
+ * or above the reserve plus the whole free pool) is told apart from one
+ * that only has to wait; the pool others used this second does not count,
+ * and nothing is charged or recorded. */
+static void test_can_pass(void **state)
+{
+    fixture *f = fixture_new(0);
+
+    (void)state;
+    assert_false(cnt_throttle_can_pass(f->t, NM("a"), 0));
+    assert_false(cnt_throttle_can_pass(f->t, (const uint8_t *)"", 0, 1));
+    /* Capacity 0: nothing is throttled, any cost can pass. */
+    assert_true(cnt_throttle_can_pass(f->t, NM("a"), 1000000));
+    assert_int_equal(cnt_throttle_set_capacity(f->t, 100), CNT_STATUS_OK);
+    set_tenant(f, "r", 30, 50);
+    /* Pool 70: an unconfigured tenant can pass up to 70 ... */
+    assert_true(cnt_throttle_can_pass(f->t, NM("a"), 70));
+    assert_false(cnt_throttle_can_pass(f->t, NM("a"), 71));
+    /* ... r up to its hard limit 50 (reserve 30 + pool 70 is more). */
+    assert_true(cnt_throttle_can_pass(f->t, NM("r"), 50));
+    assert_false(cnt_throttle_can_pass(f->t, NM("r"), 51));
+    /* The pool used up this second still leaves an empty second's. */
+    assert_int_equal(charge(f, "b", 70, false).state, ALLOWED);
+    assert_int_equal(charge(f, "a", 1, false).state, THROTTLED);
+    assert_true(cnt_throttle_can_pass(f->t, NM("a"), 70));
+    /* A default hard limit below the cost. */
+    assert_int_equal(cnt_throttle_set_default_hard(f->t, 5), CNT_STATUS_OK);
+    assert_true(cnt_throttle_can_pass(f->t, NM("a"), 5));
+    assert_false(cnt_throttle_can_pass(f->t, NM("a"), 6));
+    assert_int_equal(view(f, "a").units, 0);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1623,6 +1656,7 @@ int main(void)
         cmocka_unit_test(test_unthrottled_accounting),
         cmocka_unit_test(test_refill_boundaries),
         cmocka_unit_test(test_reasons),
+        cmocka_unit_test(test_can_pass),
         cmocka_unit_test(test_capacity_zero_off),
         cmocka_unit_test(test_over_capacity),
         cmocka_unit_test(test_remove_keeps_usage),

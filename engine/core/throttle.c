@@ -223,6 +223,29 @@ static uint32_t remaining_of(const cnt_node_state *n, uint32_t reserved,
     return clamp32(left);
 }
 
+/* Whether a charge could pass in a second nobody has used yet; see
+ * throttle.h. */
+bool cnt_throttle_can_pass(cnt_throttle *t, const uint8_t *name,
+                           uint16_t len, uint32_t units)
+{
+    if (len == 0 || units == 0)
+        return false;
+    size_t b = cnt_map_bucket_of(&t->map, name, len);
+    uint32_t reserved, hard;
+    uint64_t from_pool;
+
+    pthread_mutex_t *lock = cnt_map_lock(&t->map, b);
+    tenant_limits(t, do_find(t, b, name, len), &reserved, &hard);
+    pthread_mutex_lock(&t->lock);
+    cnt_node_state empty = t->node;
+    empty.pool_used = 0;
+    uint8_t reason = judge_charge(&empty, reserved, hard, 0, units, false,
+                                  &from_pool);
+    pthread_mutex_unlock(&t->lock);
+    cnt_map_unlock(lock);
+    return reason == CNT_TREASON_NONE;
+}
+
 /* Charges a tenant; see throttle.h. The clock is read before the locks;
  * a record is made before the node lock when the tenant has none (the
  * allocation stays out of the node-wide critical section) and taken

@@ -99,6 +99,13 @@ cnt_status cnt_throttle_charge(cnt_throttle *t, const uint8_t *name,
                                uint16_t len, uint32_t units,
                                bool unthrottled, cnt_throttle_answer *out);
 
+/* Whether a charge of units (unthrottled or not) could pass in a second
+ * in which neither the tenant nor the pool has been used: false when
+ * units pass the tenant's hard limit, or its reserve plus the whole free
+ * pool; waiting for the next second would never let it through. */
+bool cnt_throttle_can_pass(cnt_throttle *t, const uint8_t *name,
+                           uint16_t len, uint32_t units);
+
 /* One tenant as shown: reserved and hard_limit (its own, or the defaults
  * 0 and the default hard limit), used (units this second), flags
  * (CNT_TENANT_FLAG_CONFIGURED), throttled (throttled charges) and units

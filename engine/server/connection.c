@@ -290,6 +290,7 @@ static void conn_on_event(evutil_socket_t fd, short what, void *arg)
     cnt_connection *c = arg;
     (void)fd;
     pthread_mutex_lock(&c->direct_lock);
+    c->owner_holds = true;
     c->direct_ok = false;
     if (c->env->take_mail != NULL)
         c->env->take_mail(c->env->owner);
@@ -298,6 +299,7 @@ static void conn_on_event(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->direct_ok = conn_idle(c);
+    c->owner_holds = false;
     pthread_mutex_unlock(&c->direct_lock);
 }
 
@@ -310,6 +312,7 @@ static void conn_on_resume(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     pthread_mutex_lock(&c->direct_lock);
+    c->owner_holds = true;
     c->direct_ok = false;
     if (c->env->take_mail != NULL)
         c->env->take_mail(c->env->owner);
@@ -319,6 +322,7 @@ static void conn_on_resume(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->direct_ok = conn_idle(c);
+    c->owner_holds = false;
     pthread_mutex_unlock(&c->direct_lock);
 }
 
@@ -421,6 +425,14 @@ void cnt_connection_wake(cnt_session *s)
     cnt_connection *c = (cnt_connection *)((uint8_t *)s -
                                            offsetof(cnt_connection,
                                                     session));
+    /* Events queued outside the connection's callbacks (the wheel's
+     * timeouts and expiries, grants from the mailbox) make it busy:
+     * another worker's direct write must not pass them. */
+    if (!c->owner_holds) {
+        pthread_mutex_lock(&c->direct_lock);
+        c->direct_ok = false;
+        pthread_mutex_unlock(&c->direct_lock);
+    }
     conn_event_set(c->wev, &c->writing, true);
 }
 
@@ -437,7 +449,7 @@ void cnt_connection_push(cnt_session *s)
     c->direct_ok = false;
     if (!c->writing && !s->more && !s->failed && conn_flush(c) &&
         conn_pending(c) == 0) {
-        c->direct_ok = conn_idle(c);
+        c->direct_ok = !c->owner_holds && conn_idle(c);
         pthread_mutex_unlock(&c->direct_lock);
         return;
     }
@@ -533,6 +545,7 @@ void cnt_connection_privileged_change(cnt_session *s, const char *what)
 void cnt_connection_shutdown(cnt_connection *c)
 {
     pthread_mutex_lock(&c->direct_lock);
+    c->owner_holds = true;
     c->direct_ok = false;
     cnt_session_shutdown(&c->session);
     if (!c->session.failed)

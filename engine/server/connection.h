@@ -91,6 +91,10 @@ struct cnt_connection {
      * which goes out before anything else. */
     pthread_mutex_t direct_lock;
     bool direct_ok;                 /* direct_lock */
+    /* The owner holds direct_lock in one of the connection's callbacks
+     * (owner thread only): output queued from there is seen by the
+     * conn_idle at the callback's end. */
+    bool owner_holds;
     uint8_t direct_rest_len;        /* direct_lock */
     uint8_t direct_rest[CNT_DIRECT_EVENT_MAX];
 

@@ -395,7 +395,12 @@ static enum session_admission session_admit(cnt_session *s,
     }
     if (a.state == CNT_TSTATE_ALLOWED)
         return ADMIT_RUN;
-    if (!s->nonblocking) {
+    /* A cost no second could pay (above the hard limit, or above the
+     * reserve and the whole pool) is answered at once in either mode:
+     * pausing for it would stop the connection for good. */
+    if (!s->nonblocking &&
+        cnt_throttle_can_pass(s->env->throttle, s->tenant, s->tenant_len,
+                              s->env->tenant_cost[cls])) {
         s->pause_ns = a.retry_after_ns;
         return ADMIT_PAUSED;
     }
