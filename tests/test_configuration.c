@@ -1409,12 +1409,13 @@ static void test_throttle_file(void **state)
                 "\t# a comment\n"
                 "tenant.G_a.m-m:a = HARD_LIMIT:unlimited,Reserved:0\n"
                 "tenant.delta = \"reserved:300,hard_limit:300\"\n"
-                "tenant.eps = reserved : 400 , hard_limit : UNLIMITED", &f);
+                "tenant.eps = reserved : 400 , hard_limit : UNLIMITED\n"
+                "tenant.svc@eu = reserved:0", &f);
     assert_true(f.has_capacity);
     assert_int_equal(f.capacity, 1000);
     assert_true(f.has_default_hard);
     assert_int_equal(f.default_hard, 300);
-    assert_int_equal(f.ntenants, 5);
+    assert_int_equal(f.ntenants, 6);
     /* File order. */
     assert_int_equal(f.tenants[0].len, 5);
     assert_memory_equal(f.tenants[0].name, "alpha", 5);
@@ -1436,6 +1437,8 @@ static void test_throttle_file(void **state)
     t = tenant_of(&f, "eps");
     assert_int_equal(t->reserved, 400);
     assert_int_equal(t->hard, CNT_THROTTLE_FILE_UNLIMITED);
+    /* '@' as in the users file, whose tenants this file configures. */
+    assert_non_null(tenant_of(&f, "svc@eu"));
     cnt_throttle_file_free(&f);
     assert_int_equal(f.ntenants, 0);
     assert_null(f.tenants);
@@ -1479,7 +1482,7 @@ static void test_throttle_file(void **state)
 #define TENANT_EXPECTED \
     "reserved:0..4294967295[,hard_limit:0..4294967294|unlimited]"
 #define TENANT_NAME_EXPECTED \
-    "expected 1..250 bytes of A-Z, a-z, 0-9, '_', '.', ':' and '-'"
+    "expected 1..250 bytes of A-Z, a-z, 0-9, '_', '.', ':', '@' and '-'"
 
 /* A throttle file with an error, and the message after "counter: PATH". */
 static const bad_file_case bad_throttle_files[] = {

@@ -65,6 +65,12 @@ bool cnt_config_next_field(const char **p, const char **name,
                            size_t *name_len, const char **value,
                            size_t *value_len, bool *more);
 
+/* Whether b may be part of a user's or a tenant's name in a settings
+ * file: [A-Za-z0-9_.:@-], whatever the locale; one rule for the users
+ * file and the throttle file, so any tenant a user belongs to can be
+ * given settings. */
+bool cnt_config_name_byte(unsigned char b);
+
 /* Parses v[0..len), a non-empty run of decimal digits, into *out; false
  * on anything else (signs, spaces, overflow past 2^64-1). */
 bool cnt_config_parse_digits(const char *v, size_t len, uint64_t *out);

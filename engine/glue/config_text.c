@@ -121,6 +121,14 @@ bool cnt_config_next_field(const char **p, const char **name,
     return true;
 }
 
+/* Whether b may be part of a name; see config_int.h. */
+bool cnt_config_name_byte(unsigned char b)
+{
+    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+           (b >= '0' && b <= '9') || b == '_' || b == '.' || b == ':' ||
+           b == '-' || b == '@';
+}
+
 /* Parses v[0..len), a non-empty run of decimal digits, into *out; false
  * on anything else (signs, spaces, overflow past 2^64-1). */
 bool cnt_config_parse_digits(const char *v, size_t len, uint64_t *out)

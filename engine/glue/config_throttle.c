@@ -9,7 +9,6 @@
 
 #include "engine/glue/config_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -25,7 +24,7 @@
 #define CNT_THROTTLE_TENANT_EXPECTED \
     "reserved:0..4294967295[,hard_limit:0..4294967294|unlimited]"
 #define CNT_THROTTLE_NAME_EXPECTED \
-    "1..250 bytes of A-Z, a-z, 0-9, '_', '.', ':' and '-'"
+    "1..250 bytes of A-Z, a-z, 0-9, '_', '.', ':', '@' and '-'"
 
 /* Where each tenant of a throttle file being parsed came from. */
 typedef struct throttle_line {
@@ -160,8 +159,7 @@ static bool throttle_name_ok(const char *name, size_t len)
     if (len == 0 || len > CNT_THROTTLE_FILE_NAME_MAX)
         return false;
     for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)name[i];
-        if (!isalnum(ch) && ch != '_' && ch != '.' && ch != ':' && ch != '-')
+        if (!cnt_config_name_byte((unsigned char)name[i]))
             return false;
     }
     return true;

@@ -28,14 +28,6 @@ static void wipe(void *p, size_t n)
         *b++ = 0;
 }
 
-/* Whether b may be part of a user's or a tenant's name. */
-static bool name_byte(unsigned char b)
-{
-    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
-           (b >= '0' && b <= '9') || b == '_' || b == '.' || b == ':' ||
-           b == '-' || b == '@';
-}
-
 /* Checks a name field (what: "user" or "tenant"); false after the
  * error. */
 static bool check_name(const cnt_config_errctx *e, const char *what,
@@ -48,7 +40,7 @@ static bool check_name(const cnt_config_errctx *e, const char *what,
                                 cnt_config_clip(c, s, n, CNT_CLIP_TEXT,
                                                 false), CNT_USER_NAME_MAX);
     for (size_t i = 0; i < n; i++)
-        if (!name_byte((unsigned char)s[i]))
+        if (!cnt_config_name_byte((unsigned char)s[i]))
             return cnt_config_error(e, KEY ": %s name \"%s\" has a byte "
                                     "outside [A-Za-z0-9_.:@-]", what,
                                     cnt_config_clip(c, s, n, CNT_CLIP_TEXT,
@@ -248,7 +240,7 @@ bool cnt_config_key_default_tenant(const cnt_config_key *k, void *target,
     size_t n = strlen(v);
     bool ok = n > 0 && n <= CNT_USER_NAME_MAX;
     for (size_t i = 0; ok && i < n; i++)
-        ok = name_byte((unsigned char)v[i]);
+        ok = cnt_config_name_byte((unsigned char)v[i]);
     if (!ok)
         return cnt_config_bad_value(e, key, v, "a tenant name of 1..255 "
                                     "bytes of [A-Za-z0-9_.:@-]");
