@@ -32,6 +32,12 @@ static bool fail(char *err, size_t errlen, const char *prefix,
     va_start(ap, fmt);
     vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
+    /* The text quotes the document (a field's name, the parser's "near
+     * '...'"), which is the client's: it goes back on the wire and into
+     * the log as one line of printable ASCII. */
+    for (char *p = err; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+            *p = '?';
     return false;
 }
 

@@ -258,6 +258,30 @@ static void test_file_refused(void **state)
     }
 }
 
+/* The refusal's text quotes the document; control bytes and bytes
+ * outside ASCII in it come out as '?', so the answer and the log line
+ * stay one printable line. */
+static void test_error_printable(void **state)
+{
+    (void)state;
+    static const char *docs[] = {
+        "{\"cap\\nacity\": 1}",            /* an escaped newline in a name */
+        "{\"capacity\": 1}\n\x01\x1b[2J",    /* raw bytes after the value */
+        "{\"\xc3\xa9\": 1}",                /* a non-ASCII name */
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        char err[256];
+        cnt_tjson_node n;
+        assert_false(cnt_tjson_node_parse((const uint8_t *)docs[i],
+                                          strlen(docs[i]), &n, err,
+                                          sizeof err));
+        assert_true(err[0] != '\0');
+        for (const char *p = err; *p != '\0'; p++)
+            assert_true((unsigned char)*p >= 0x20 &&
+                        (unsigned char)*p <= 0x7e);
+    }
+}
+
 static void test_format(void **state)
 {
     (void)state;
@@ -291,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_file_good),
         cmocka_unit_test(test_file_refused),
         cmocka_unit_test(test_format),
+        cmocka_unit_test(test_error_printable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
