@@ -21,8 +21,10 @@
  * is MCCOUNTER_1). The old names keep working for this release, marked
  * deprecated, and go in the next one:
  * - the functions that returned an int error code return mcc_error
- *   (the same values, the same size: existing code that stores it in an
- *   int still compiles and links);
+ *   (the same values, the same size: existing C code that stores it in
+ *   an int still compiles and links; C++, which does not turn an int
+ *   into an enum by itself, needs mcc_error where such an int is passed
+ *   back, e.g. to mcc_strerror, or a cast);
  * - mcc_window_check and mcc_gcra_check (and _async) are replaced by
  *   mcc_check, which takes one mcc_check_item, so that a GCRA's burst,
  *   count and cost, or a window's limit and cost, cannot be swapped;
