@@ -88,9 +88,13 @@ my $users = users_file('users', <<'EOT');
 bob     b       -                  bob-secret-0123456
 ops     o       admin,unthrottled  ops-secret-0123456
 EOT
+# o and default are configured (with no reserve) so that the GC sweep,
+# which frees an unconfigured record once its second is over, keeps the
+# records whose units are read below.
 my $srv = start_throttle_host(
     config => { users_file => $users },
-    throttle => "node.capacity = 5\n");
+    throttle => "node.capacity = 5\ntenant.o = reserved:0\n"
+                . "tenant.default = reserved:0\n");
 
 my $ops = $srv->connect;
 answer_is($ops->call(req_auth_user('ops', 'ops-secret-0123456', 0,
