@@ -275,7 +275,7 @@ static void conn_free(cnt_connection *c);
 /* Whether another worker may write a granted event straight to the
  * socket now (direct lock held): the binary front, nothing unsent, no
  * stream, no close begun or due. */
-static bool conn_idle(const cnt_connection *c)
+static inline bool conn_idle(const cnt_connection *c)
 {
     const cnt_session *s = &c->session;
     return c->front == &cnt_front_counter && !c->eof && !s->closing &&

@@ -374,6 +374,13 @@ static bool session_charge(cnt_session *s, unsigned cls,
     return *st == CNT_STATUS_OK;
 }
 
+/* Whether the session's requests cost its tenant anything: tenants on
+ * connections are on (a default tenant) and there is a throttle. */
+static inline bool session_pays(const cnt_session *s)
+{
+    return s->env->default_tenant != NULL && s->env->throttle != NULL;
+}
+
 /* Makes req's connection pay for it: runs, is answered Throttled (the
  * non-blocking mode, or Out of memory), or pauses the session. */
 static enum session_admission session_admit(cnt_session *s,
@@ -671,11 +678,13 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
                 cnt_table_prefetch(t, &ahead[k].place, true);
 
     size_t pos = 0;
+    bool pays = session_pays(s);
     for (size_t k = 0; k < n; k++) {
         const session_ahead *a = &ahead[k];
         if (k > 0 && (s->failed || cnt_outbuf_full(&s->out)))
             return pos;
-        enum session_admission adm = session_admit(s, &a->req);
+        enum session_admission adm = pays ? session_admit(s, &a->req)
+                                          : ADMIT_RUN;
         if (adm == ADMIT_PAUSED)
             return pos;
         if (adm == ADMIT_RUN) {
@@ -703,7 +712,7 @@ static size_t session_batch(cnt_session *s, const uint8_t *in, size_t len)
         s->closing = true;
         return pos;
     }
-    enum session_admission adm = session_admit(s, req);
+    enum session_admission adm = pays ? session_admit(s, req) : ADMIT_RUN;
     if (adm == ADMIT_PAUSED)
         return pos;
     if (adm == ADMIT_RUN)
