@@ -475,6 +475,9 @@ sub wait_section {
                      $l->{probe_storm_p99_us} // $l->{busy_p99_us});
     p sprintf '| probe Noop p99, during the expiries / idle | %s (%.0f / %.0f us) |',
       fmt_ratio(ratio($ps, $pi)), $ps, $pi;
+    p sprintf '| probe Noop max, idle / during the expiries | %.1f / %.1f ms |',
+      $l->{probe_idle_max_us} / 1e3, $l->{probe_storm_max_us} / 1e3
+      if defined $l->{probe_storm_max_us};
     p "";
 }
 
