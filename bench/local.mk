@@ -2,12 +2,13 @@
 # the load generator counter-bench, the floor server counter-floor, the run
 # script that writes doc/performance.md, the benchmark of waiting acquisition
 # wait-bench, the WebSocket front's ws-bench, the rate limits' engine-level
-# microbenchmark limits-micro (built, not run by make check), the Redis side
+# microbenchmark limits-micro and the timing wheel's wheel-stall (built, not
+# run by make check), the Redis side
 # of the rate-limit rows redis-bench, the Redis semaphore beside
 # wait-bench redis-semaphore, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
 	redis-bench client-bench ws-bench get-lease-bench settings-bench \
-	tenant-bench redis-semaphore
+	tenant-bench redis-semaphore wheel-stall
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -23,6 +24,9 @@ wait_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
 # The WebSocket front's hand-off and pairs against the binary port's.
 ws_bench_SOURCES = bench/ws-bench.c bench/setup.c bench/hist.c
 ws_bench_LDADD = libcntproto.la $(PTHREAD_LIBS)
+
+wheel_stall_SOURCES = bench/wheel-stall.c
+wheel_stall_LDADD = libcntcore.la
 
 limits_micro_SOURCES = bench/limits-micro.c
 limits_micro_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)

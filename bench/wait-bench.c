@@ -1069,7 +1069,9 @@ static int run_leases(const wb_opts *o)
            "late_p99_ms=%.1f late_max_ms=%.1f late_min_ms=%.1f "
            "storm_s=%.3f idle_probes=%" PRIu64 " idle_p50_us=%.1f "
            "idle_p99_us=%.1f busy_probes=%" PRIu64 " busy_p50_us=%.1f "
-           "busy_p99_us=%.1f errors=%" PRIu64 " probe_failed=%d\n",
+           "busy_p99_us=%.1f probe_idle_p99_us=%.1f probe_storm_p99_us=%.1f "
+           "probe_p99_ratio=%.2f probe_idle_max_us=%.1f "
+           "probe_storm_max_us=%.1f errors=%" PRIu64 " probe_failed=%d\n",
            o->label, conns, keys, leases, (double)(t_set - t_start) / 1e9,
            rss0, rss1, used0, used1, rss_per, used_per,
            (double)(dmax - dmin) / 1e6, (double)gap / 1e6, storm->events,
@@ -1079,8 +1081,11 @@ static int run_leases(const wb_opts *o)
            (double)storm->late.max / 1e6, (double)late_min / 1e6,
            storm->events ? (double)(storm->last - storm->first) / 1e9 : 0,
            nidle, wb_us(idle, 0.5), wb_us(idle, 0.99), nbusy,
-           wb_us(busy, 0.5), wb_us(busy, 0.99), storm->errors,
-           probe.failed);
+           wb_us(busy, 0.5), wb_us(busy, 0.99), wb_us(idle, 0.99),
+           wb_us(busy, 0.99),
+           wb_us(idle, 0.99) > 0 ? wb_us(busy, 0.99) / wb_us(idle, 0.99) : 0,
+           (double)idle->max / 1e3, (double)busy->max / 1e3,
+           storm->errors, probe.failed);
     status = storm->events == leases && storm->errors == 0 && !probe.failed
              ? 0 : 1;
 out:

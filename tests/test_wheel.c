@@ -549,6 +549,95 @@ static void test_advance_max(void **state)
     free(t);
 }
 
+/* How many timers the list at head holds. */
+static size_t list_len(const cnt_timer *head)
+{
+    size_t n = 0;
+
+    for (; head != NULL; head = head->next)
+        n++;
+    return n;
+}
+
+/* How many timers sit in the slots of levels below `below`, or firing. */
+static size_t filed_low(const cnt_wheel *w, unsigned below)
+{
+    size_t n = list_len(w->firing);
+
+    for (unsigned i = 0; i < below * CNT_WHEEL_SLOTS_PER_LEVEL; i++)
+        n += list_len(w->slots[i]);
+    return n;
+}
+
+/* A budget bounds the work of a call, not only its firing: when the clock
+ * reaches a high slot holding many timers, one call files at most the
+ * budget of them again (moving the whole slot at once stalls a worker
+ * for milliseconds with a million leases), and the rest follow in later
+ * calls, each timer fired once, in deadline order; cancelling or
+ * re-arming a timer still waiting to be filed works. */
+static void test_advance_max_moves(void **state)
+{
+    (void)state;
+    enum { N = 3000, MAX = 10 };
+    cnt_timer *t = calloc(N, sizeof(*t));
+    uint8_t *hits = calloc(N, 1);
+    cnt_wheel *w = malloc(sizeof(*w));
+    assert_non_null(t);
+    assert_non_null(hits);
+    assert_non_null(w);
+    hit_count hc = {t, hits};
+
+    cnt_wheel_init(w, 0);
+    /* Ticks 5000 (level 2 from 0) and, for the last 1000, 5001. */
+    for (uint32_t i = 0; i < N; i++) {
+        cnt_timer_init(&t[i]);
+        cnt_timer_arm(w, &t[i], (uint64_t)(5000 + i / 2000) * MS);
+    }
+    size_t n = cnt_wheel_advance_max(w, 5001 * MS, count_fire, &hc, MAX);
+    assert_true(n <= MAX);
+    assert_true(filed_low(w, 2) <= 2 * MAX);
+    assert_true(cnt_wheel_next_deadline(w) <= 5001 * MS);
+    /* One still in a passed slot, cancelled; one re-armed later. */
+    cnt_timer_cancel(w, &t[1500]);
+    cnt_timer_arm(w, &t[1501], 6000 * MS);
+    hits[1500] = 1;
+    size_t total = n, calls = 1;
+    uint32_t late_seen = 0;
+    while (total < N - 2) {
+        n = cnt_wheel_advance_max(w, 5001 * MS, count_fire, &hc, MAX);
+        assert_true(n <= MAX);
+        for (uint32_t i = 2000; i < N; i++)
+            late_seen += hits[i];
+        /* No tick-5001 timer fires before every tick-5000 one has. */
+        if (late_seen > 0)
+            for (uint32_t i = 0; i < 2000; i++)
+                if (i != 1500 && i != 1501)
+                    assert_int_equal(hits[i], 1);
+        late_seen = 0;
+        total += n;
+        assert_true(++calls < 10 * N);
+    }
+    assert_int_equal(total, N - 2);
+    assert_int_equal(cnt_wheel_count(w), 1);
+    assert_int_equal(hits[1501], 0);
+    assert_int_equal(cnt_wheel_advance(w, 6000 * MS, count_fire, &hc), 1);
+    for (uint32_t i = 0; i < N; i++)
+        assert_int_equal(hits[i], 1);
+    assert_int_equal(cnt_wheel_next_deadline(w), UINT64_MAX);
+    /* Destroying with timers still waiting to be filed disarms them. */
+    cnt_timer_arm(w, &t[0], 9000 * MS);
+    cnt_timer_arm(w, &t[1], 9000 * MS);
+    assert_int_equal(cnt_wheel_advance_max(w, 9000 * MS, count_fire, &hc, 1),
+                     0);
+    cnt_wheel_destroy(w);
+    assert_int_equal(cnt_wheel_count(w), 0);
+    assert_null(t[0].pprev);
+    assert_null(t[1].pprev);
+    free(w);
+    free(hits);
+    free(t);
+}
+
 /* The model: per timer, whether it is armed, its tick and the tick from
  * which it counts as due (its own, or the wheel's when armed late). */
 typedef struct model_timer {
@@ -725,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_destroy),
         cmocka_unit_test(test_million_same_ms),
         cmocka_unit_test(test_advance_max),
+        cmocka_unit_test(test_advance_max_moves),
         cmocka_unit_test(test_differential),
         cmocka_unit_test(test_destroy_with_firing_left),
         cmocka_unit_test(test_budget_stops_at_its_tick),

@@ -27,6 +27,8 @@ void cnt_wheel_init(cnt_wheel *w, uint64_t now_ns)
     w->armed = 0;
     w->late = NULL;
     w->firing = NULL;
+    for (unsigned i = 0; i < CNT_WHEEL_LEVELS; i++)
+        w->moving[i] = NULL;
     for (unsigned i = 0; i < CNT_WHEEL_SLOTS; i++)
         w->slots[i] = NULL;
 }
@@ -95,6 +97,9 @@ void cnt_wheel_destroy(cnt_wheel *w)
         cnt_timer_cancel(w, w->late);
     while (w->firing != NULL)
         cnt_timer_cancel(w, w->firing);
+    for (unsigned i = 0; i < CNT_WHEEL_LEVELS; i++)
+        while (w->moving[i] != NULL)
+            cnt_timer_cancel(w, w->moving[i]);
     for (unsigned i = 0; i < CNT_WHEEL_SLOTS; i++)
         while (w->slots[i] != NULL)
             cnt_timer_cancel(w, w->slots[i]);
@@ -142,13 +147,24 @@ static uint64_t slots_lower_bound(const cnt_wheel *w)
     return best;
 }
 
-/* Moves w's clock to tick to (> now, <= every timer's tick in the slots):
- * each slot the clock passes at each level is emptied, its due timers go
- * to the firing list, the others to their place relative to the new now. */
+/* Moves the whole list *from to the empty list *to, in constant time. */
+static void list_take(cnt_timer **to, cnt_timer **from)
+{
+    *to = *from;
+    *from = NULL;
+    if (*to != NULL)
+        (*to)->pprev = to;
+}
+
+/* Moves w's clock to tick to (> now, <= every timer's tick in the slots;
+ * nothing firing or moving): each slot the clock passes at each level is
+ * emptied, a level-0 slot (all due at to) onto the firing list, a higher
+ * one onto the level's moving list, which move_some files again. Only the
+ * slot of to's digit can hold timers (the others passed start before the
+ * earliest timer), so each level gives at most one list, taken whole. */
 static void step_to(cnt_wheel *w, uint64_t to)
 {
     uint64_t from = w->now_ms;
-    cnt_timer *moved = NULL;
 
     w->now_ms = to;
     for (unsigned level = 0; level < CNT_WHEEL_LEVELS; level++) {
@@ -173,25 +189,39 @@ static void step_to(cnt_wheel *w, uint64_t to)
             passed &= passed - 1;
             cnt_timer **head = &w->slots[level * CNT_WHEEL_SLOTS_PER_LEVEL +
                                          slot];
-            /* Splice the slot's chain onto moved. */
-            cnt_timer *t = *head;
-            *head = NULL;
-            while (t != NULL) {
-                cnt_timer *next = t->next;
-                t->next = moved;
-                moved = t;
-                t = next;
-            }
+            list_take(level == 0 ? &w->firing : &w->moving[level], head);
         }
     }
-    while (moved != NULL) {
-        cnt_timer *t = moved;
-        moved = t->next;
-        if (t->expires_ms <= to)
-            list_push(&w->firing, t);
-        else
-            place(w, t);
+}
+
+/* Files at most budget timers of the moving lists again: the due ones
+ * onto the firing list, the others into a lower level's slot. Returns how
+ * many it moved. */
+static size_t move_some(cnt_wheel *w, size_t budget)
+{
+    size_t moved = 0;
+
+    for (unsigned level = 1; level < CNT_WHEEL_LEVELS; level++) {
+        while (w->moving[level] != NULL && moved < budget) {
+            cnt_timer *t = w->moving[level];
+            unlink_timer(w, t);
+            moved++;
+            if (t->expires_ms <= w->now_ms)
+                list_push(&w->firing, t);
+            else
+                place(w, t);
+        }
     }
+    return moved;
+}
+
+/* Whether some timer of a passed slot waits to be filed again. */
+static bool moving_any(const cnt_wheel *w)
+{
+    for (unsigned level = 1; level < CNT_WHEEL_LEVELS; level++)
+        if (w->moving[level] != NULL)
+            return true;
+    return false;
 }
 
 /* Fires the firing list until it is empty (callbacks may cancel entries
@@ -217,7 +247,7 @@ size_t cnt_wheel_advance_max(cnt_wheel *w, uint64_t now_ns,
                              cnt_timer_fire_fn *fire, void *ctx, size_t max)
 {
     uint64_t target = now_ns / NS_PER_MS;
-    size_t fired = 0;
+    size_t fired = 0, moved = 0;
 
     /* Those armed late are due at the tick already reached, before any
      * timer in the slots (all due later). */
@@ -230,12 +260,24 @@ size_t cnt_wheel_advance_max(cnt_wheel *w, uint64_t now_ns,
 
     /* Step from one possibly non-empty tick to the next, so timers fire in
      * tick order however far the clock jumped; callbacks arming within
-     * the range are seen by the next bound. A call that runs out of its
-     * budget leaves the rest of the tick in the firing list, which the
-     * next call empties first. */
-    while (fired < max && w->now_ms < target) {
-        uint64_t bound = slots_lower_bound(w);
-        step_to(w, bound < target ? bound : target);
+     * the range are seen by the next bound. The timers of the passed
+     * slots are filed again before the next step, at most max of them per
+     * call. A call that runs out of either budget leaves the rest of the
+     * tick in the firing and moving lists, which the next call empties
+     * first. */
+    for (;;) {
+        if (fired == max)
+            break;
+        if (moving_any(w)) {
+            if (moved == max)
+                break;
+            moved += move_some(w, max - moved);
+        } else if (w->now_ms < target) {
+            uint64_t bound = slots_lower_bound(w);
+            step_to(w, bound < target ? bound : target);
+        } else if (w->firing == NULL) {
+            break;
+        }
         fired += fire_some(w, fire, ctx, max - fired);
     }
     return fired;
@@ -251,7 +293,7 @@ size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
 /* Returns a lower bound (ns) of the next deadline of w. */
 uint64_t cnt_wheel_next_deadline(const cnt_wheel *w)
 {
-    if (w->late != NULL || w->firing != NULL)
+    if (w->late != NULL || w->firing != NULL || moving_any(w))
         return w->now_ms * NS_PER_MS;
     uint64_t tick = slots_lower_bound(w);
     if (tick == UINT64_MAX)

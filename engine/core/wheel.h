@@ -48,6 +48,10 @@ typedef struct cnt_wheel {
     size_t armed;                   /* timers armed, wherever they are */
     cnt_timer *late;                /* armed already due: next advance */
     cnt_timer *firing;              /* due, being fired by advance */
+    /* Per level, the timers of a slot the clock has passed, not yet
+     * filed again: advance moves them a few at a time, so a slot holding
+     * a million leases does not stall the worker in one call. */
+    cnt_timer *moving[CNT_WHEEL_LEVELS];
     cnt_timer *slots[CNT_WHEEL_SLOTS];
 } cnt_wheel;
 
@@ -91,10 +95,12 @@ static inline uint64_t cnt_timer_deadline_ms(const cnt_timer *t)
 size_t cnt_wheel_advance(cnt_wheel *w, uint64_t now_ns,
                          cnt_timer_fire_fn *fire, void *ctx);
 
-/* cnt_wheel_advance firing at most max timers: the rest stay due (the
- * next deadline is then "now") and the next call fires them first. A
- * worker uses it so that a million leases expiring in the same second
- * are fired in slices, with its sockets served between them. */
+/* cnt_wheel_advance firing at most max timers and filing at most max
+ * timers of passed slots again: the rest stay due or waiting to be filed
+ * (the next deadline is then "now") and the next call deals with them
+ * first. A worker uses it so that a million leases expiring in the same
+ * second are moved and fired in slices, with its sockets served between
+ * them. */
 size_t cnt_wheel_advance_max(cnt_wheel *w, uint64_t now_ns,
                              cnt_timer_fire_fn *fire, void *ctx, size_t max);
 

@@ -26,7 +26,8 @@
  * Measured with a million leases expiring together (wait-bench -W leases,
  * on a loaded 2-core machine): a probe's median round trip was 27-28 us
  * with slices of 64, 38-46 us with 16 (whose storm lasted twice as long)
- * and 34-207 us with 1024. */
+ * and 34-207 us with 1024. The same bound caps the timers of a passed
+ * high slot that one callback files into a lower level. */
 #define CNT_WORKER_TIMER_BATCH 64
 
 /* The worker this thread runs, NULL on any other thread: the grant sink
