@@ -127,6 +127,18 @@ static bool parse_answer(const cnt_response *res, mcc_result *r)
     }
 }
 
+/* Fills r->throttled from a Throttled answer (status 0x2D): the retry
+ * hint and the reason before the text; false if the body is too short. */
+static bool throttled_answer(const cnt_response *res, mcc_result *r)
+{
+    if (res->body_len < CNT_THROTTLED_FIXED)
+        return false;
+    r->throttled.retry_after_ns =
+        cnt_get_u64(res->body + CNT_THROTTLED_OFF_RETRY);
+    r->throttled.reason = res->body[CNT_THROTTLED_OFF_REASON];
+    return true;
+}
+
 /* Tells whether an operation's answer is a series ended by an empty
  * packet. */
 static bool is_series(uint8_t op)
@@ -302,12 +314,16 @@ int mcc_handle_packet(mcc_client *c, size_t i, const cnt_response *res)
     if (res->status != CNT_STATUS_OK) {
         r.error = MCC_ERR_STATUS;
         r.status = res->status;
+        if (res->status == CNT_STATUS_THROTTLED &&
+            !throttled_answer(res, &r))
+            return MCC_ERR_PROTOCOL;
     } else if (!parse_answer(res, &r)) {
         return MCC_ERR_PROTOCOL;
     }
     p = queue_pop(k);
     if (p.internal_auth) {
-        if (r.error != MCC_OK && p.op == CNT_OP_AUTH) {
+        if (r.error != MCC_OK &&
+            (p.op == CNT_OP_AUTH || p.op == CNT_OP_AUTH_USER)) {
             mcc_event e;
             memset(&e, 0, sizeof e);
             e.kind = MCC_EVENT_ERROR;

@@ -46,6 +46,20 @@ int mcc_check_name(const void *name, size_t len)
     return MCC_OK;
 }
 
+/* Checks an Auth_user's parts: both non-empty, no flag but the
+ * non-blocking one, and together within one request's body. */
+int mcc_check_user(const void *user, size_t user_len, const void *secret,
+                   size_t secret_len, unsigned flags)
+{
+    if (flags & ~(unsigned)CNT_AUTH_FLAGS_ALL)
+        return MCC_ERR_INVALID;
+    if (mcc_check_name(user, user_len) != MCC_OK ||
+        mcc_check_name(secret, secret_len) != MCC_OK ||
+        user_len + secret_len > CNT_BODY_MAX - CNT_AUSER_FIXED)
+        return MCC_ERR_NAME;
+    return MCC_OK;
+}
+
 /* ---- Client setup ---- */
 
 /* Creates a client with no servers. */
@@ -85,6 +99,7 @@ void mcc_client_free(mcc_client *c)
         memset(c->secret, 0, c->secret_len);
         free(c->secret);
     }
+    free(c->user);
     free(c->scratch);
     free(c);
 }
@@ -270,6 +285,9 @@ mcc_error mcc_client_set_secret(mcc_client *c, const void *secret, size_t len)
     if (secret) {
         if (len == 0 || len > CNT_NAME_MAX)
             return MCC_ERR_NAME;
+        if (c->user && mcc_check_user(c->user, c->user_len, secret, len,
+                                      c->user_flags) != MCC_OK)
+            return MCC_ERR_NAME;
         copy = malloc(len);
         if (!copy)
             return MCC_ERR_NOMEM;
@@ -281,6 +299,34 @@ mcc_error mcc_client_set_secret(mcc_client *c, const void *secret, size_t len)
     }
     c->secret = copy;
     c->secret_len = secret ? len : 0;
+    return MCC_OK;
+}
+
+/* Sets (or clears) the user each new connection logs in as. */
+mcc_error mcc_client_set_user(mcc_client *c, const void *user, size_t len,
+                              unsigned flags)
+{
+    uint8_t *copy = NULL;
+    int rc;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    if (user) {
+        /* The secret may come later: check the pair only when it is
+         * there already (mcc_client_set_secret checks it otherwise). */
+        rc = mcc_check_user(user, len, c->secret ? c->secret : user,
+                            c->secret ? c->secret_len : 1, flags);
+        if (rc != MCC_OK)
+            return rc;
+        copy = malloc(len);
+        if (!copy)
+            return MCC_ERR_NOMEM;
+        memcpy(copy, user, len);
+    }
+    free(c->user);
+    c->user = copy;
+    c->user_len = user ? len : 0;
+    c->user_flags = user ? (uint8_t)flags : 0;
     return MCC_OK;
 }
 

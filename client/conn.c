@@ -196,26 +196,36 @@ static int queue_probe(mcc_client *c, mcc_conn *k)
     return MCC_OK;
 }
 
-/* Queues the Auth a new connection starts with. */
+/* Queues the Auth a new connection starts with: Auth_user when a user
+ * is set, Auth with the secret alone otherwise. */
 static int queue_auth(mcc_client *c, mcc_conn *k)
 {
     mcc_inflight p;
-    size_t len;
+    size_t len, need;
     int rc;
 
-    rc = out_reserve(k, CNT_HEADER_SIZE + CNT_AUTH_FIXED + c->secret_len);
+    need = c->user ? CNT_HEADER_SIZE + CNT_AUSER_FIXED + c->user_len +
+                     c->secret_len
+                   : CNT_HEADER_SIZE + CNT_AUTH_FIXED + c->secret_len;
+    rc = out_reserve(k, need);
     if (rc != MCC_OK)
         return rc;
     memset(&p, 0, sizeof p);
     p.opaque = mcc_next_opaque(c);
-    p.op = CNT_OP_AUTH;
+    p.op = c->user ? CNT_OP_AUTH_USER : CNT_OP_AUTH;
     p.internal_auth = true;
     p.deadline = mcc_now_ms() + c->timeout_ms;
     rc = queue_push(k, &p);
     if (rc != MCC_OK)
         return rc;
-    len = cnt_encode_auth(k->out + k->out_len, p.opaque, c->secret,
-                          (uint16_t)c->secret_len);
+    if (c->user)
+        len = cnt_encode_auth_user(k->out + k->out_len, p.opaque,
+                                   c->user_flags, c->user,
+                                   (uint16_t)c->user_len, c->secret,
+                                   (uint16_t)c->secret_len);
+    else
+        len = cnt_encode_auth(k->out + k->out_len, p.opaque, c->secret,
+                              (uint16_t)c->secret_len);
     k->out_len += len;
     return MCC_OK;
 }

@@ -118,6 +118,9 @@ struct mcc_client {
     bool remap;
     uint8_t *secret;
     size_t secret_len;
+    uint8_t *user;            /* with the secret: Auth_user on connecting */
+    size_t user_len;
+    uint8_t user_flags;       /* MCC_AUTH_NONBLOCKING */
     size_t max_requests, max_bytes;
     uint32_t next_opaque;
     uint8_t *scratch;         /* CNT_REQUEST_MAX bytes: requests are
@@ -206,6 +209,9 @@ uint32_t mcc_next_opaque(mcc_client *c);
 
 /* Checks a name's length: MCC_OK or MCC_ERR_NAME. */
 int mcc_check_name(const void *name, size_t len);
+/* Checks an Auth_user's user, secret and flags; MCC_OK or an MCC_ERR_*. */
+int mcc_check_user(const void *user, size_t user_len, const void *secret,
+                   size_t secret_len, unsigned flags);
 
 /* Picks the server of a name (remappable: rate-limit operations may move
  * to a live server when remapping is on); MCC_OK with *server set,

@@ -142,6 +142,7 @@ typedef enum mcc_op {
     MCC_OP_NODE_SET = 0x47,
     MCC_OP_UNTHROTTLE = 0x48,
     MCC_OP_RELOAD = 0x49,
+    MCC_OP_AUTH_USER = 0x4a,
     MCC_OP_TENANT_SET_JSON = 0x2a,
     MCC_OP_NODE_SET_JSON = 0x2c
 } mcc_op;
@@ -163,6 +164,7 @@ enum {
     MCC_STATUS_NOT_PERMITTED = 0x2A,
     MCC_STATUS_AUTH_FAILED = 0x2B,
     MCC_STATUS_OVER_CAPACITY = 0x2C,
+    MCC_STATUS_THROTTLED = 0x2D,  /* mcc_result.throttled says more */
     MCC_STATUS_UNKNOWN_COMMAND = 0x81,
     MCC_STATUS_OUT_OF_MEMORY = 0x82
 };
@@ -189,6 +191,11 @@ enum {
     MCC_REASON_NONE = 0, MCC_REASON_RESERVE = 1,
     MCC_REASON_POOL_EMPTY = 2, MCC_REASON_HARD_LIMIT = 3
 };
+/* Auth_user's flags: a request over the tenant's share this second is
+ * answered MCC_STATUS_THROTTLED at once instead of waiting, unread, on
+ * the server until the next second. */
+#define MCC_AUTH_NONBLOCKING 0x01u
+
 /* Tenant_set's flags: which values to set. */
 #define MCC_TENANT_SET_RESERVED 0x01u
 #define MCC_TENANT_SET_HARD     0x02u
@@ -247,9 +254,19 @@ typedef struct mcc_node_view {
     uint64_t throttled;
 } mcc_node_view;
 
+/* What a Throttled answer (status MCC_STATUS_THROTTLED, any op) adds:
+ * the connection's tenant could not pay for the request this second, so
+ * it was not run. */
+typedef struct mcc_throttled_status {
+    uint64_t retry_after_ns;  /* until the server's next second (>= 1) */
+    uint8_t reason;           /* MCC_REASON_* */
+} mcc_throttled_status;
+
 /* The outcome of one operation. error is MCC_OK, MCC_ERR_STATUS (status
  * holds the wire status) or another MCC_ERR_*; the answer fields are set
- * only when error is MCC_OK, and only the one of op's kind. */
+ * only when error is MCC_OK, and only the one of op's kind, except
+ * throttled, set when status is MCC_STATUS_THROTTLED (it lives in the
+ * union so that the struct keeps the size of interface 1.0). */
 typedef struct mcc_result {
     uint8_t op;               /* mcc_op */
     mcc_error error;
@@ -268,6 +285,7 @@ typedef struct mcc_result {
         mcc_throttle_answer throttle;
         mcc_tenant_view tenant;   /* tenant_show */
         mcc_node_view node;       /* node_show */
+        mcc_throttled_status throttled; /* status MCC_STATUS_THROTTLED */
     };
 } mcc_result;
 
@@ -366,6 +384,16 @@ mcc_error mcc_client_set_timeout(mcc_client *c, int timeout_ms);
  * as an MCC_EVENT_ERROR event with error MCC_ERR_AUTH; the connection
  * stays usable for unprivileged operations. */
 mcc_error mcc_client_set_secret(mcc_client *c, const void *secret, size_t len);
+
+/* Sets the user (len 1..MCC_NAME_MAX; NULL clears it) every new
+ * connection logs in as, with Auth_user and the secret of
+ * mcc_client_set_secret, instead of Auth: its requests are then charged
+ * to the user's tenant. flags: 0 or MCC_AUTH_NONBLOCKING. Nothing is sent
+ * until a secret is set too; user and secret together must fit one
+ * request (else MCC_ERR_NAME, from whichever call comes second). A
+ * refusal is reported as with the secret alone (since 1.1). */
+mcc_error mcc_client_set_user(mcc_client *c, const void *user, size_t len,
+                              unsigned flags);
 
 /* Sets how long a server that failed (connect refused, connection lost)
  * is left alone (default 1000 ms): meanwhile operations on its names fail
@@ -539,6 +567,10 @@ mcc_error mcc_multi_check_async(mcc_client *c, const mcc_check_item *items,
                                 void *arg);
 mcc_error mcc_auth_async(mcc_client *c, size_t server, const void *secret,
                          size_t len, mcc_callback cb, void *arg);
+mcc_error mcc_auth_user_async(mcc_client *c, size_t server,
+                              const void *user, size_t user_len,
+                              const void *secret, size_t secret_len,
+                              unsigned flags, mcc_callback cb, void *arg);
 mcc_error mcc_throttle_async(mcc_client *c, const void *tenant, size_t len,
                              uint32_t units, mcc_callback cb, void *arg);
 mcc_error mcc_tenant_show_async(mcc_client *c, const void *tenant, size_t len,
@@ -656,6 +688,13 @@ mcc_error mcc_multi_check(mcc_client *c, const mcc_check_item *items, size_t n,
 /* Authenticates server i's connection (privileged operations). */
 mcc_error mcc_auth(mcc_client *c, size_t server, const void *secret,
                    size_t len, int timeout_ms, mcc_result *out);
+/* Logs server i's connection in as a user of the server's users file
+ * (flags: 0 or MCC_AUTH_NONBLOCKING): its requests are then charged to
+ * the user's tenant (since 1.1). */
+mcc_error mcc_auth_user(mcc_client *c, size_t server, const void *user,
+                        size_t user_len, const void *secret,
+                        size_t secret_len, unsigned flags, int timeout_ms,
+                        mcc_result *out);
 /* Charges units to a tenant (out->throttle). */
 mcc_error mcc_throttle(mcc_client *c, const void *tenant, size_t len,
                        uint32_t units, int timeout_ms, mcc_result *out);

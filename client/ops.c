@@ -330,6 +330,30 @@ static int send_auth(mcc_client *c, size_t server, const void *secret,
                    CNT_OP_AUTH, s);
 }
 
+/* Auth_user: the user and the secret, both needed, in one body. */
+static int send_auth_user(mcc_client *c, size_t server, const void *user,
+                          size_t user_len, const void *secret,
+                          size_t secret_len, unsigned flags, mcc_sub *s)
+{
+    uint8_t *b;
+    int rc;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    rc = mcc_check_user(user, user_len, secret, secret_len, flags);
+    if (rc != MCC_OK)
+        return rc;
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    return send_to(c, server, b,
+                   cnt_encode_auth_user(b, mcc_next_opaque(c),
+                                        (uint8_t)flags, user,
+                                        (uint16_t)user_len, secret,
+                                        (uint16_t)secret_len),
+                   CNT_OP_AUTH_USER, s);
+}
+
 /* Throttle: units are what is charged, 0 is refused like 0 resources. */
 static int send_throttle(mcc_client *c, const void *tenant, size_t len,
                          uint32_t units, mcc_sub *s)
@@ -650,6 +674,17 @@ mcc_error mcc_auth_async(mcc_client *c, size_t server, const void *secret,
 {
     mcc_sub s = async_sub(cb, NULL, arg);
     return send_auth(c, server, secret, len, &s);
+}
+
+/* Logs a connection in as a user. */
+mcc_error mcc_auth_user_async(mcc_client *c, size_t server,
+                              const void *user, size_t user_len,
+                              const void *secret, size_t secret_len,
+                              unsigned flags, mcc_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(cb, NULL, arg);
+    return send_auth_user(c, server, user, user_len, secret, secret_len,
+                          flags, &s);
 }
 
 /* Charges a tenant. */
@@ -1115,6 +1150,17 @@ mcc_error mcc_auth(mcc_client *c, size_t server, const void *secret,
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_AUTH, out, s,
               send_auth(c, server, secret, len, &s));
+}
+
+/* Blocking Auth_user. */
+mcc_error mcc_auth_user(mcc_client *c, size_t server, const void *user,
+                        size_t user_len, const void *secret,
+                        size_t secret_len, unsigned flags, int timeout_ms,
+                        mcc_result *out)
+{
+    SYNC_CALL(c, timeout_ms, MCC_OP_AUTH_USER, out, s,
+              send_auth_user(c, server, user, user_len, secret, secret_len,
+                             flags, &s));
 }
 
 /* Blocking Throttle. */

@@ -52,6 +52,9 @@ struct fake {
     bool closed;                /* the script closes the connection */
     uint8_t secret[64];         /* Auth's secret, as received */
     size_t secret_len;
+    uint8_t user[64];           /* Auth_user's user and flags */
+    size_t user_len;
+    uint8_t user_flags;
 };
 
 /* Records the first failure of a script (asserts cannot run in the
@@ -87,10 +90,17 @@ static bool fake_read(fake *f, cnt_request *req)
             continue;
         }
         if (d == CNT_DECODE_OK && req->size <= f->len) {
-            if (req->opcode == CNT_OP_AUTH && req->secret_len <=
-                sizeof f->secret) {
+            if ((req->opcode == CNT_OP_AUTH ||
+                 req->opcode == CNT_OP_AUTH_USER) &&
+                req->secret_len <= sizeof f->secret) {
                 memcpy(f->secret, req->secret, req->secret_len);
                 f->secret_len = req->secret_len;
+            }
+            if (req->opcode == CNT_OP_AUTH_USER &&
+                req->name_len <= sizeof f->user) {
+                memcpy(f->user, req->name, req->name_len);
+                f->user_len = req->name_len;
+                f->user_flags = req->flags;
             }
             req->name = NULL;
             req->secret = NULL;
@@ -247,6 +257,29 @@ static void test_refusals(void **state)
     assert_int_equal(mcc_ttl_query_async(c, big, 70000, NULL, NULL),
                      MCC_ERR_NAME);
     assert_int_equal(mcc_auth(c, 0, "", 0, -1, NULL), MCC_ERR_NAME);
+    assert_int_equal(mcc_auth_user(c, 0, "", 0, "s", 1, 0, -1, NULL),
+                     MCC_ERR_NAME);
+    assert_int_equal(mcc_auth_user(c, 0, "bob", 3, NULL, 1, 0, -1, NULL),
+                     MCC_ERR_NAME);
+    assert_int_equal(mcc_auth_user_async(c, 0, "bob", 3, "", 0, 0, NULL,
+                                         NULL), MCC_ERR_NAME);
+    assert_int_equal(mcc_auth_user(c, 0, big, 65536, "s", 1, 0, -1, NULL),
+                     MCC_ERR_NAME);
+    /* Each fits alone, not both in one body. */
+    assert_int_equal(mcc_auth_user(c, 0, big, 40000, big, 40000, 0, -1,
+                                   NULL), MCC_ERR_NAME);
+    assert_int_equal(mcc_auth_user(c, 0, "bob", 3, "s", 1, 0x02, -1, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_auth_user(NULL, 0, "bob", 3, "s", 1, 0, -1, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_client_set_user(c, "bob", 3, 0x80),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_client_set_user(c, "", 0, 0), MCC_ERR_NAME);
+    assert_int_equal(mcc_client_set_user(NULL, "bob", 3, 0),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_client_set_user(c, big, 40000, 0), MCC_OK);
+    assert_int_equal(mcc_client_set_secret(c, big, 40000), MCC_ERR_NAME);
+    assert_int_equal(mcc_client_set_user(c, NULL, 0, 0), MCC_OK);
     /* Resources. */
     assert_int_equal(mcc_acquire(c, "job", 3, 0, 4, -1, NULL),
                      MCC_ERR_RESOURCES);
@@ -707,6 +740,104 @@ static void test_auth_on_connect(void **state)
     fake_finish(f);
 }
 
+/* Expects Auth_user first and accepts it, answers a Get Throttled, then
+ * refuses an Auth_user the application sends. */
+static void script_auth_user(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_AUTH_USER, &rq))
+        return;
+    if (f->user_len != 3 || memcmp(f->user, "bob", 3) != 0 ||
+        f->secret_len != 6 || memcmp(f->secret, "s3cret", 6) != 0 ||
+        f->user_flags != CNT_AUTH_NONBLOCKING)
+        fake_fail(f, "wrong user, secret or flags");
+    n = cnt_encode_empty(out, CNT_OP_AUTH_USER, rq.opaque);
+    fake_write(f, out, n);
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    n = cnt_encode_throttled(out, CNT_OP_GET, rq.opaque, 250000000u,
+                             CNT_TREASON_POOL_EMPTY);
+    fake_write(f, out, n);
+    if (!fake_expect(f, CNT_OP_AUTH_USER, &rq))
+        return;
+    if (f->user_len != 5 || memcmp(f->user, "carol", 5) != 0 ||
+        f->secret_len != 2 || memcmp(f->secret, "pw", 2) != 0 ||
+        f->user_flags != 0)
+        fake_fail(f, "wrong user, secret or flags the second time");
+    n = cnt_encode_error(out, CNT_OP_AUTH_USER, CNT_STATUS_AUTH_FAILED,
+                         rq.opaque);
+    fake_write(f, out, n);
+}
+
+static void test_auth_user(void **state)
+{
+    fake *f = fake_start(script_auth_user);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_result r;
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    /* The user first: nothing is sent for it until the secret is set. */
+    assert_int_equal(mcc_client_set_user(c, "bob", 3, MCC_AUTH_NONBLOCKING),
+                     MCC_OK);
+    assert_int_equal(mcc_client_set_secret(c, "s3cret", 6), MCC_OK);
+    assert_int_equal(mcc_get(c, "a", 1, GIVE_UP_MS, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_THROTTLED);
+    assert_int_equal(r.op, MCC_OP_GET);
+    assert_true(r.throttled.retry_after_ns == 250000000u);
+    assert_int_equal(r.throttled.reason, MCC_REASON_POOL_EMPTY);
+    assert_int_equal(mcc_auth_user(c, 0, "carol", 5, "pw", 2, 0, GIVE_UP_MS,
+                                   &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_AUTH_FAILED);
+    assert_int_equal(r.op, MCC_OP_AUTH_USER);
+    /* The accepted Auth_user on connecting reports nothing. */
+    log_expect(lb, NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
+/* Expects Auth_user first and refuses it, then answers a Get. */
+static void script_auth_user_refused(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[64];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_AUTH_USER, &rq))
+        return;
+    n = cnt_encode_error(out, CNT_OP_AUTH_USER, CNT_STATUS_AUTH_FAILED,
+                         rq.opaque);
+    fake_write(f, out, n);
+    if (!fake_expect(f, CNT_OP_GET, &rq))
+        return;
+    n = cnt_encode_u32(out, CNT_OP_GET, rq.opaque, 4);
+    fake_write(f, out, n);
+}
+
+static void test_auth_user_refused_on_connect(void **state)
+{
+    fake *f = fake_start(script_auth_user_refused);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+    mcc_result r;
+
+    (void)state;
+    mcc_client_set_event_callback(c, log_event, lb);
+    assert_int_equal(mcc_client_set_secret(c, "s3cret", 6), MCC_OK);
+    assert_int_equal(mcc_client_set_user(c, "bob", 3, 0), MCC_OK);
+    assert_int_equal(mcc_get(c, "a", 1, GIVE_UP_MS, &r), MCC_OK);
+    assert_int_equal(r.value, 4);
+    log_expect(lb, "ev16:-13:s2b", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
 /* Behaves as a memcache text port does: reads the bytes as a command
  * line, and answers ERROR when the line ends. */
 static void script_memcache(fake *f)
@@ -1097,6 +1228,8 @@ int main(void)
         cmocka_unit_test(test_close_mid_answer),
         cmocka_unit_test(test_timeout_late_answer),
         cmocka_unit_test(test_auth_on_connect),
+        cmocka_unit_test(test_auth_user),
+        cmocka_unit_test(test_auth_user_refused_on_connect),
         cmocka_unit_test(test_memcache_port),
         cmocka_unit_test(test_server_down_remap),
         cmocka_unit_test(test_event_loop_api),

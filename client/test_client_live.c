@@ -207,6 +207,34 @@ static void tally_record(mcc_client *c, const mcc_record *rec, void *arg)
         t->seen = true;
 }
 
+/* Auth_user against the real server: the admin secret answers to the
+ * user admin, once asked for and once on every new connection. */
+static void test_live_auth_user(void **state)
+{
+    mcc_client *c = live_client();
+    mcc_client *d;
+    mcc_result r;
+    size_t slen = strlen(live_secret);
+
+    (void)state;
+    assert_int_equal(mcc_auth_user(c, 0, "nobody", 6, live_secret, slen, 0,
+                                   -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_AUTH_FAILED);
+    assert_int_equal(mcc_unthrottle(c, 0, -1, &r), MCC_ERR_STATUS);
+    assert_int_equal(r.status, MCC_STATUS_NOT_PERMITTED);
+    assert_int_equal(mcc_auth_user(c, 0, "admin", 5, live_secret, slen,
+                                   MCC_AUTH_NONBLOCKING, -1, &r), MCC_OK);
+    assert_int_equal(r.op, MCC_OP_AUTH_USER);
+    assert_int_equal(mcc_unthrottle(c, 0, -1, &r), MCC_OK);
+    mcc_client_free(c);
+
+    d = live_client();
+    assert_int_equal(mcc_client_set_secret(d, live_secret, slen), MCC_OK);
+    assert_int_equal(mcc_client_set_user(d, "admin", 5, 0), MCC_OK);
+    assert_int_equal(mcc_unthrottle(d, 0, -1, &r), MCC_OK);
+    mcc_client_free(d);
+}
+
 static void test_live_blocking(void **state)
 {
     mcc_client *c = live_client();
@@ -697,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_live_get_lease),
         cmocka_unit_test(test_live_get_lease_bound),
         cmocka_unit_test(test_live_blocking),
+        cmocka_unit_test(test_live_auth_user),
         cmocka_unit_test(test_live_async),
         cmocka_unit_test(test_live_events),
         cmocka_unit_test(test_live_lease),

@@ -54,7 +54,8 @@ echo "ok: the exports are exactly the header's functions"
 # against them need this release), everything else under MCCOUNTER_1.
 for f in mcc_check mcc_check_async mcc_wait_for mcc_wait_for_async \
          mcc_lease_start mcc_tenant_set_json mcc_tenant_set_json_async \
-         mcc_node_set_json mcc_node_set_json_async; do
+         mcc_node_set_json mcc_node_set_json_async \
+         mcc_auth_user mcc_auth_user_async mcc_client_set_user; do
     if ! printf '%s\n' "$syms" | grep -q " $f@@MCCOUNTER_1\.1\$"; then
         echo "FAIL: $f is not exported as $f@@MCCOUNTER_1.1" >&2
         exit 1

@@ -28,6 +28,7 @@ typedef struct ctl_options {
     const char *port;
     int timeout_ms;
     const char *secret_file;    /* --secret-file; NULL if not given */
+    const char *user;           /* --user; NULL if not given */
     const char *servers;        /* --servers; NULL if not given */
     bool host_given;            /* -s given (excludes --servers) */
     bool port_given;            /* -p given (excludes --servers) */
@@ -35,9 +36,9 @@ typedef struct ctl_options {
 
 static const char usage_text[] =
     "usage: counterctl [-s HOST] [-p PORT] [-t DURATION] [--secret-file PATH]\n"
-    "                  COMMAND [ARGS]\n"
+    "                  [--user NAME] COMMAND [ARGS]\n"
     "       counterctl --servers HOST:PORT[:WEIGHT],... [-t DURATION]\n"
-    "                  [--secret-file PATH] COMMAND [ARGS]\n"
+    "                  [--secret-file PATH] [--user NAME] COMMAND [ARGS]\n"
     "commands:\n"
     "  noop                          check that the server answers\n"
     "  get NAME                      print the current consumption of NAME\n"
@@ -97,7 +98,10 @@ static const char usage_text[] =
     "throttle prints state allowed|throttled, reason, used, remaining and\n"
     "retry_after_ns; tenant show and node show print their figures, one\n"
     "`key value` per line. Privileged commands and throttle --unthrottled\n"
-    "authenticate with the secret in --secret-file's file.\n"
+    "authenticate with the secret in --secret-file's file. With --user, every\n"
+    "command first logs in as that user of the server's users file, the\n"
+    "file holding the user's secret: its requests are charged to the user's\n"
+    "tenant, and privileged commands need the user to have Admin.\n"
     "--servers: a command about a counter or tenant NAME goes to the server\n"
     "NAME maps to (libmemcached's weighted ketama); if that server is down it\n"
     "fails (69) and is never tried elsewhere. The other commands run on every\n"
@@ -110,6 +114,8 @@ static const char usage_text[] =
     "                      instead of -s and -p\n"
     "  -t, --timeout DURATION  wait at most this long for each answer (default 10s)\n"
     "      --secret-file PATH  the admin secret, for privileged commands\n"
+    "                      (with --user: that user's secret)\n"
+    "      --user NAME     log in as NAME (Auth_user) before the command\n"
     "  -h, --help          show this help\n"
     "      --version       show the version\n"
     "exit status: 0 ok (window, gcra, throttle: allowed), 1 error status\n"
@@ -250,6 +256,7 @@ static int parse_options(int argc, char **argv, ctl_options *o)
         { "port", required_argument, NULL, 'p' },
         { "timeout", required_argument, NULL, 't' },
         { "secret-file", required_argument, NULL, 'S' },
+        { "user", required_argument, NULL, 'U' },
         { "servers", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -290,6 +297,14 @@ static int parse_options(int argc, char **argv, ctl_options *o)
             if (optarg[0] == '\0')
                 return ctl_usage_error("%s", "--secret-file needs a path");
             o->secret_file = optarg;
+            break;
+        case 'U':
+            /* The users file's bound on names: a longer one could
+             * never log in. */
+            if (optarg[0] == '\0' || strlen(optarg) > 255)
+                return ctl_usage_error("--user: a user name must be 1 to "
+                                       "255 bytes: \"%.300s\"", optarg);
+            o->user = optarg;
             break;
         case 'L':
             o->servers = optarg;
@@ -347,6 +362,13 @@ static int run_command(const ctl_options *o, const char *host,
 
     if (c == NULL)
         return CTL_EXIT_UNAVAILABLE;
+    if (o->user != NULL) {
+        rc = ctl_login_user(c, o->user, o->secret_file);
+        if (rc != 0) {
+            ctl_conn_free(c);
+            return flush_stdout(rc);
+        }
+    }
     if (strcmp(cmd, "stats") == 0)
         rc = ctl_cmd_stats(c);
     else if (strcmp(cmd, "dump") == 0)
@@ -473,7 +495,8 @@ int main(int argc, char **argv)
 {
     ctl_options o = {
         .host = "127.0.0.1", .port = "11215", .timeout_ms = 10000,
-        .secret_file = NULL, .servers = NULL, .host_given = false,
+        .secret_file = NULL, .user = NULL, .servers = NULL,
+        .host_given = false,
         .port_given = false,
     };
     static ctl_servers sv;
@@ -524,8 +547,17 @@ int main(int argc, char **argv)
     if (rc == 0 && strcmp(cmd, "top") == 0 && sv.n > 1 && !v.top.once)
         rc = ctl_usage_error("%s", "top shows one server: with several in "
                              "--servers, give --once");
-    if (rc == 0 && ctl_throttle_command(cmd) && ctl_throttle_privileged(&v.t))
+    if (rc == 0 && o.user != NULL) {
+        /* Every command logs in, so the user's secret is read first. */
+        if (o.secret_file == NULL)
+            rc = ctl_usage_error("--user %s needs --secret-file PATH (the "
+                                 "user's secret)", o.user);
+        else
+            rc = ctl_load_secret(&v.t, o.secret_file);
+    } else if (rc == 0 && ctl_throttle_command(cmd) &&
+               ctl_throttle_privileged(&v.t)) {
         rc = ctl_load_secret(&v.t, o.secret_file);
+    }
     if (rc == 0)
         rc = sv.n > 0 ? run_servers(&o, &sv, &v)
                       : run_command(&o, o.host, o.port, &v);

@@ -179,6 +179,12 @@ int ctl_parse_throttle_args(const char *cmd, int argc, char **argv,
  * 0, or the exit code after saying why. */
 int ctl_load_secret(const throttle_args *a, const char *path);
 
+/* --user: logs the new connection c in as user with the secret
+ * ctl_load_secret read (Auth_user), so that its requests are charged to
+ * the user's tenant and a privileged command needs no Auth after it; 0,
+ * or the exit code after saying why (naming the user and the path). */
+int ctl_login_user(ctl_conn *c, const char *user, const char *secret_path);
+
 /* throttle, tenant show|set|remove, node show|set|reload: authenticates
  * first when privileged, then the request and its answer. */
 int ctl_cmd_throttle(ctl_conn *c, const throttle_args *a,

@@ -36,18 +36,7 @@ $SIG{__DIE__} = sub { print STDERR $_[0]; exit 1 };
 # Opcodes a consumer lacks on purpose: consumer => { NAME => reason }.
 # Consumers: c_client, py_protocol, py_ops, py_client, py_aio. None today:
 # every client speaks every opcode.
-# Auth_user (0x4a) logs a connection in as a user of counter.users_file;
-# the clients gain it with their API rework, counterctl and the tests
-# build it with cnt_encode_auth_user meanwhile.
-my $AUTH_USER = 'logs in as a tenant user; the clients take it with '
-              . 'their API rework';
-my %DELIBERATE = (
-    c_client    => {auth_user => $AUTH_USER},
-    py_protocol => {auth_user => $AUTH_USER},
-    py_ops      => {auth_user => $AUTH_USER},
-    py_client   => {auth_user => $AUTH_USER},
-    py_aio      => {auth_user => $AUTH_USER},
-);
+my %DELIBERATE = ();
 
 my $root = $ARGV[0] // File::Spec->catdir(dirname(File::Spec->rel2abs($0)),
                                           File::Spec->updir);

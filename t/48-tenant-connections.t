@@ -12,7 +12,7 @@
 # passed is answered; an Unthrottled user is never throttled but counted.
 # A cost no second could pay is answered Throttled even without the
 # flag. The Throttr front's connections pay as the default tenant, and
-# wait.
+# wait. counterctl --user logs in with Auth_user before its command.
 use strict;
 use warnings;
 
@@ -164,6 +164,51 @@ if (@thr) {
     fail('non-blocking: a retry after the hint is answered');
 }
 $nb->close;
+
+# counterctl --user NAME --secret-file F logs in with Auth_user before
+# its command: an Admin user may run privileged commands (this server has
+# no admin secret, so Auth could not), a user without Admin may not, and
+# the command's requests are charged to the user's tenant.
+SKIP: {
+    my $ctl = $ENV{COUNTERCTL};
+    skip 'counterctl not built', 11 unless $ctl && -x $ctl;
+    my $port = $srv->{counter_port};
+    write_file("$dir/ops.secret", "ops-secret-0123456\n");
+    write_file("$dir/bob.secret", "bob-secret-0123456\n");
+    write_file("$dir/wrong.secret", "not-bobs-secret-00\n");
+    chmod 0600, map { "$dir/$_.secret" } qw(ops bob wrong);
+    my $ctl_run = sub { run_bounded($dir, $ctl, '-p', $port, @_) };
+    my ($rc, $out, $err) = $ctl_run->(qw(--user ops --secret-file),
+                                      "$dir/ops.secret", qw(node set
+                                      --capacity 5));
+    is($rc, 0, 'counterctl --user ops: node set runs (Admin)')
+        or diag $err;
+    ($rc, $out, $err) = $ctl_run->(qw(--user bob --secret-file),
+                                   "$dir/bob.secret",
+                                   qw(node set --capacity 5));
+    is($rc, 1, 'counterctl --user bob: node set refused, exit 1');
+    like($err, qr/Not permitted/, 'counterctl --user bob: Not permitted');
+    my $b0 = parse_tenant_view($ops->call(req_tenant_show('b')));
+    ($rc, $out, $err) = $ctl_run->(qw(--user bob --secret-file),
+                                   "$dir/bob.secret", qw(get ctl-user));
+    is($rc, 1, 'counterctl --user bob get: runs (Not found, exit 1)');
+    like($err, qr/Not found/, 'counterctl --user bob get: Not found')
+        or diag $err;
+    my $b1 = parse_tenant_view($ops->call(req_tenant_show('b')));
+    ok($b0 && $b1 && $b1->{units} > $b0->{units},
+       'counterctl --user bob: charged to bob\'s tenant')
+        or diag explain [$b0, $b1];
+    ($rc, $out, $err) = $ctl_run->(qw(--user bob --secret-file),
+                                   "$dir/wrong.secret", 'noop');
+    is($rc, 1, 'counterctl --user with a wrong secret: exit 1');
+    like($err, qr/\Acounterctl: login as user "bob" with --secret-file "\Q$dir\E\/wrong\.secret": Auth failed \(status 0x2b\)\n\z/,
+         'counterctl --user with a wrong secret: one line naming both');
+    unlike($err, qr/secret-0|not-bobs/, 'the message shows no secret');
+    ($rc, $out, $err) = $ctl_run->(qw(--user bob noop));
+    is($rc, 2, 'counterctl --user without --secret-file: usage, exit 2');
+    like($err, qr/--user bob needs --secret-file PATH/,
+         'counterctl --user without --secret-file: says so');
+}
 $ops->close;
 $srv->stop;
 

@@ -82,6 +82,12 @@ class TestRequests(unittest.TestCase):
              " 00 00 3b 9a ca 00 00 03 61 70 69"),
             (ops.auth("s3cret", None), 0x40,
              "90 40 00 00 00 00 00 08 00 00 00 40 | 00 06 73 33 63 72 65 74"),
+            (ops.auth_user("bob", "bob-secret-0123456", True), 0x4a,
+             "90 4a 00 00 00 00 00 1b 00 00 00 4a | 01 00 00 12 00 03 62 6f"
+             " 62 62 6f 62 2d 73 65 63 72 65 74 2d 30 31 32 33 34 35 36"),
+            (ops.auth_user(b"bob", b"pw"), 0x4b,
+             "90 4a 00 00 00 00 00 0b 00 00 00 4b | 00 00 00 02 00 03 62 6f"
+             " 62 70 77"),
             (ops.throttle("acme", 5), 0x41,
              "90 41 00 00 00 00 00 0a 00 00 00 41 | 00 00 00 05 00 04 61 63 6d 65"),
             (ops.tenant_show("acme"), 0x45,
@@ -151,6 +157,8 @@ class TestAnswers(unittest.TestCase):
                           cm.exception.opcode),
                          (0x21, "Resource not available", 0x02))
         for st, text in p.STATUS_TEXT.items():
+            if st == p.Status.THROTTLED:
+                continue            # its body starts with binary fields
             body = text.encode()
             raw = bytes([0x91, 0x01, st, 0, 0, 0, 0, len(body), 0, 0, 0, 1])
             got = p.decode_packet(raw + body)
@@ -174,9 +182,13 @@ class TestAnswers(unittest.TestCase):
             p.Status.NOT_PERMITTED: p.NotPermitted,
             p.Status.AUTH_FAILED: p.AuthFailed,
             p.Status.OVER_CAPACITY: p.OverCapacity,
+            p.Status.THROTTLED: p.Throttled,
         }
         for st in list(p.Status)[1:] + [0x99]:
             raw = bytes([0x91, 0x01, st, 0, 0, 0, 0, 1, 0, 0, 0, 1]) + b"x"
+            if st == p.Status.THROTTLED:
+                raw = bytes([0x91, 0x01, st, 0, 0, 0, 0, 9, 0, 0, 0, 1]) + \
+                    bytes(8) + b"\x01"
             got = p.decode_packet(raw)
             assert got is not None
             with self.assertRaises(p.StatusError) as cm:
@@ -185,6 +197,24 @@ class TestAnswers(unittest.TestCase):
                           hex(st))
             self.assertEqual(cm.exception.status, st)
         self.assertTrue(issubclass(p.AuthFailed, p.NotPermitted))
+
+    def test_throttled(self) -> None:
+        """A Throttled answer (protocol.md's example: an Acquire 250 ms
+        into a second, over the pool) to any opcode raises Throttled with
+        the hint in seconds and the reason; a body too short for them is
+        the server's fault."""
+        pkt = dec("91 02 2d 00 00 00 00 12 00 00 00 4b | 00 00 00 00 2c b4"
+                  " 17 80 02 54 68 72 6f 74 74 6c 65 64")
+        with self.assertRaises(p.Throttled) as cm:
+            p.decode_u32(pkt)
+        e = cm.exception
+        self.assertIsInstance(e, p.StatusError)
+        self.assertEqual((e.status, e.opcode, e.text, e.reason),
+                         (0x2D, 0x02, "Throttled", p.ThrottleReason.POOL_EMPTY))
+        self.assertAlmostEqual(e.retry_after, 0.75)
+        with self.assertRaises(p.ProtocolError):
+            p.decode_none(dec("91 00 2d 00 00 00 00 08 00 00 00 01"
+                              " | 00 00 00 00 00 00 00 01"))
 
     def test_seconds(self) -> None:
         """Durations are seconds; the wire's ms and ns are rounded."""

@@ -4,7 +4,10 @@ failure policy with a stopped host, and pipelining."""
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 import unittest
@@ -283,6 +286,67 @@ class TestHosts(unittest.TestCase):
         with self.assertRaises(m.ServerDown) as cm:
             c.get("x")
         self.assertIn("retried later", str(cm.exception))
+
+
+@needs_host
+class TestUsers(unittest.TestCase):
+    """Logging in as a user of a users file: on every connection (the
+    constructor's user=) or asked for (auth_user), and Throttled answers
+    on a non-blocking connection over its tenant's share."""
+
+    def setUp(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="mcc-py-users-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        path = os.path.join(self.dir, "users")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write("bob b - bob-secret-0123456\n"
+                    "ops o admin,unthrottled ops-secret-0123456\n")
+        self.host = Host(config="counter.users_file=" + path,
+                         throttle="node.capacity = 3\n")
+        self.addCleanup(self.host.stop)
+
+    def client(self, **kw) -> m.Client:
+        c = m.Client(self.host.server, timeout=10, **kw)
+        self.addCleanup(c.close)
+        return c
+
+    def test_login_and_throttled(self) -> None:
+        # A wrong secret fails the connection, so the first operation.
+        bad = self.client(user="bob", secret="not-bobs-secret-00")
+        with self.assertRaises(m.AuthFailed):
+            bad.noop()
+        # An admin user may run privileged operations; its use is its
+        # tenant's.
+        ops_c = self.client(user="ops", secret="ops-secret-0123456")
+        ops_c.node_set(3)
+        self.assertGreaterEqual(ops_c.tenant_show("o").units, 1)
+        # bob, non-blocking, at 3 requests a second: the server answers
+        # Throttled rather than holding the connection. However the
+        # seconds fall, 40 requests cannot all fit.
+        bob = self.client(user="bob", secret="bob-secret-0123456",
+                          nonblocking=True)
+        throttled = None
+        for _ in range(40):
+            try:
+                bob.noop()
+            except m.Throttled as e:
+                throttled = e
+                break
+        assert throttled is not None, "no request was throttled"
+        self.assertEqual(throttled.status, m.Status.THROTTLED)
+        self.assertEqual(throttled.text, "Throttled")
+        self.assertGreater(throttled.retry_after, 0)
+        self.assertLessEqual(throttled.retry_after, 1)
+        self.assertIn(throttled.reason, (1, 2, 3))
+        # auth_user on a plain connection moves it to bob's tenant.
+        plain = self.client()
+        with self.assertRaises(m.NotPermitted):
+            plain.node_set(3)
+        with self.assertRaises(m.AuthFailed):
+            plain.auth_user("nobody", "no-secret-000000000")
+        plain.auth_user("ops", "ops-secret-0123456", server=None)
+        plain.node_set(3)
 
 
 @needs_host

@@ -31,6 +31,16 @@ class TestRefusals(unittest.TestCase):
                      word="secret is empty")
         with self.assertRaises(TypeError):
             self.c.get(5)  # type: ignore[arg-type]
+        self.refused(self.c.auth_user, "", "s", word="user is empty")
+        self.refused(self.c.auth_user, "bob", b"", word="secret is empty")
+        self.refused(self.c.auth_user, "u" * 40000, "s" * 40000,
+                     word="together")
+        # The login a client's connections start with is checked when the
+        # client is made.
+        self.refused(Client, "127.0.0.1:1", user="bob",
+                     word="user needs the user's secret")
+        self.refused(Client, "127.0.0.1:1", user="", secret="s",
+                     word="user is empty")
 
     def test_numbers(self) -> None:
         self.refused(self.c.acquire, "a", 5, 4, word="above the maximum")

@@ -14,7 +14,7 @@ from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, AuthFailed,
                        NotAcquired, NotFound, NotPermitted, Op,
                        MemcachePortError, OverCapacity, ProtocolError,
                        QueueRecord, ServerDown, Status, StatusError,
-                       TenantView, ThrottleAnswer, ThrottleReason,
+                       TenantView, Throttled, ThrottleAnswer, ThrottleReason,
                        TtlAttribute, TtlChange, TtlView, Unit,
                        UnknownGroup, WaitAnswer, WaitTimedOut, WindowItem)
 
@@ -44,7 +44,7 @@ __all__ = [
     "MemcachePortError", "ProtocolError", "QueueRecord", "ServerDown",
     "Status", "StatusError", "NotFound", "Busy", "NotAcquired",
     "ExceedsMaximum", "UnknownGroup", "LeaseExpired", "Exists",
-    "NotPermitted", "AuthFailed", "OverCapacity",
+    "NotPermitted", "AuthFailed", "OverCapacity", "Throttled",
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
     "WindowItem", "quota", "lease_name", "DurationError", "parse_duration",

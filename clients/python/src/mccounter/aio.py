@@ -255,13 +255,18 @@ class AsyncClient(AsyncQuotaMixin, Operations):
     def __init__(self, servers: ServerSpec, timeout: Optional[float] = 5.0,
                  secret: Union[str, bytes, None] = None,
                  remap_rate_limits: bool = False, retry_after: float = 1.0,
-                 max_lease: int = 1) -> None:
+                 max_lease: int = 1,
+                 user: Union[str, bytes, None] = None,
+                 nonblocking: bool = False) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
+        ops.login_request(user, secret, nonblocking, None)
         self.allowances = Allowances(max_lease)
         self.router = Router(servers, remap_rate_limits, retry_after)
         self.timeout = timeout
         self.secret = secret
+        self.user = user
+        self.nonblocking = nonblocking
         self._conns: dict[int, _AConn] = {}
         self._locks: dict[int, asyncio.Lock] = {}
         # Events not yet taken (the oldest dropped past EVENT_BACKLOG, as
@@ -410,10 +415,11 @@ class AsyncClient(AsyncQuotaMixin, Operations):
             self._conns[idx] = conn
             self._closed = False
             self.router.mark_up(idx)
-            if self.secret is not None:
+            login = ops.login_request(self.user, self.secret, self.nonblocking,
+                                  label)
+            if login is not None:
                 try:
-                    await self._await(conn, await conn.send(
-                        ops.auth(self.secret, label)))
+                    await self._await(conn, await conn.send(login))
                 except Exception:
                     await conn.close()
                     self._lost(conn, mark_down=False)

@@ -161,7 +161,9 @@ class Client(QuotaMixin, Operations):
 
     servers: "host:port[:weight],..." or a list of (host, port[, weight]);
     names map to servers by ketama. timeout: seconds per call. secret: the
-    admin secret, sent with Auth on every new connection.
+    admin secret, sent with Auth on every new connection; with user, the
+    user's secret, and every new connection logs in as that user with
+    Auth_user instead (nonblocking: as auth_user's).
     remap_rate_limits: move TTL, window, GCRA and multi-check names to the
     next live server when theirs is down (other names raise ServerDown).
     retry_after: seconds a server that failed is left alone. on_event: a
@@ -173,13 +175,18 @@ class Client(QuotaMixin, Operations):
                  secret: Union[str, bytes, None] = None,
                  remap_rate_limits: bool = False, retry_after: float = 1.0,
                  on_event: Optional[Callable[[p.Event], None]] = None,
-                 max_lease: int = 1) -> None:
+                 max_lease: int = 1,
+                 user: Union[str, bytes, None] = None,
+                 nonblocking: bool = False) -> None:
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
+        ops.login_request(user, secret, nonblocking, None)
         self.allowances = Allowances(max_lease)
         self.router = Router(servers, remap_rate_limits, retry_after)
         self.timeout = timeout
         self.secret = secret
+        self.user = user
+        self.nonblocking = nonblocking
         self.on_event = on_event
         self._conns: dict[int, _Conn] = {}
         self._events: collections.deque[p.Event] = collections.deque(
@@ -317,9 +324,11 @@ class Client(QuotaMixin, Operations):
         conn = _Conn(idx, label, s)
         self._conns[idx] = conn
         self.router.mark_up(idx)
-        if self.secret is not None:
+        login = ops.login_request(self.user, self.secret, self.nonblocking,
+                              label)
+        if login is not None:
             try:
-                self._exchange(conn, [ops.auth(self.secret, label)])
+                self._exchange(conn, [login])
             except Exception:
                 self._drop(conn)
                 raise

@@ -26,6 +26,22 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+def login_request(user: Union[str, bytes, None],
+                  secret: Union[str, bytes, None], nonblocking: bool,
+                  server: Optional[str]) -> Optional[Request[None]]:
+    """The request a client's new connection starts with: Auth_user
+    with a user, Auth with only a secret, none without a secret. The
+    clients call it when constructed too, so that a bad user or secret is
+    refused there (ValueError) rather than on the first connection."""
+    if user is not None:
+        if secret is None:
+            raise ValueError("user needs the user's secret")
+        return auth_user(user, secret, nonblocking, server)
+    if secret is not None:
+        return auth(secret, server)
+    return None
+
+
 class SyncRunner:
     """A client whose operations return their result (Client)."""
 
@@ -227,6 +243,20 @@ def auth(secret: Union[str, bytes],
                    server=server)
 
 
+def auth_user(user: Union[str, bytes], secret: Union[str, bytes],
+              nonblocking: bool = False,
+              server: Optional[str] = None) -> Request[None]:
+    """Logs the connection to a server in as a user of its users file:
+    its requests are then charged to the user's tenant (AuthFailed for a
+    wrong secret or an unknown user). nonblocking: requests over the
+    tenant's share raise Throttled at once instead of waiting on the
+    server until its next second."""
+    u = p.name_bytes(user, "user")
+    s = p.name_bytes(secret, "secret")
+    return Request(p.Op.AUTH_USER, p.body_auth_user(u, s, nonblocking),
+                   None, p.decode_none, server=server)
+
+
 def throttle(tenant: Name, units: int) -> Request[p.ThrottleAnswer]:
     """Charges units to a tenant: allowed, or throttled with a reason
     and retry_after."""
@@ -335,6 +365,7 @@ class Operations:
     gcra_check = Operation(gcra_check)
     multi_check = Operation(multi_check)
     auth = Operation(auth)
+    auth_user = Operation(auth_user)
     throttle = Operation(throttle)
     tenant_show = Operation(tenant_show)
     tenant_list = Operation(tenant_list)

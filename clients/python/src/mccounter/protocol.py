@@ -23,6 +23,12 @@ BODY_MAX = 26 + NAME_MAX
 #: C library bounds its read buffer: a server (or anything else on the
 #: port) declaring a bigger body would otherwise make us buffer up to 4 GiB.
 RESPONSE_MAX = 128 * 1024
+#: Auth_user's fixed part (flags, zero, two lengths) and its one flag:
+#: answer requests over the tenant's share Throttled instead of waiting.
+AUTH_USER_FIXED = 6
+AUTH_NONBLOCKING = 0x01
+#: A Throttled answer's fixed part: the u64 retry hint, the reason byte.
+THROTTLED_FIXED = 9
 #: The most items one Multi_check may carry.
 MULTI_MAX = 16
 #: Wait_acquire's maximum (as 0), wait or lease: "use the group's setting".
@@ -66,6 +72,7 @@ class Op(enum.IntEnum):
     NODE_SET = 0x47
     UNTHROTTLE = 0x48
     RELOAD = 0x49
+    AUTH_USER = 0x4a
     TENANT_SET_JSON = 0x2a
     NODE_SET_JSON = 0x2c
 
@@ -87,6 +94,7 @@ class Status(enum.IntEnum):
     NOT_PERMITTED = 0x2A
     AUTH_FAILED = 0x2B
     OVER_CAPACITY = 0x2C
+    THROTTLED = 0x2D
     UNKNOWN_COMMAND = 0x81
     OUT_OF_MEMORY = 0x82
 
@@ -106,6 +114,7 @@ STATUS_TEXT = {
     Status.NOT_PERMITTED: "Not permitted",
     Status.AUTH_FAILED: "Auth failed",
     Status.OVER_CAPACITY: "Over capacity",
+    Status.THROTTLED: "Throttled",
     Status.UNKNOWN_COMMAND: "Unknown command",
     Status.OUT_OF_MEMORY: "Out of memory",
 }
@@ -218,12 +227,26 @@ class OverCapacity(StatusError):
     """0x2c: the reserves would add up to more than the capacity."""
 
 
+class Throttled(StatusError):
+    """0x2d: the connection's tenant could not pay for the request this
+    second (a connection logged in with auth_user(nonblocking=True)); it
+    was not run. retry_after: seconds until the server's next second,
+    when a retry can pass; reason: a ThrottleReason."""
+
+    def __init__(self, status: int, text: str, opcode: int,
+                 retry_after: float = 0.0, reason: int = 0) -> None:
+        super().__init__(status, text, opcode)
+        self.retry_after = retry_after
+        self.reason = reason
+
+
 #: The StatusError subclass of each status users branch on; the others
 #: raise StatusError itself.
 STATUS_ERRORS: dict[int, type[StatusError]] = {
     0x01: NotFound, 0x21: Busy, 0x26: Busy, 0x22: NotAcquired,
     0x23: ExceedsMaximum, 0x25: UnknownGroup, 0x27: LeaseExpired,
     0x28: Exists, 0x2A: NotPermitted, 0x2B: AuthFailed, 0x2C: OverCapacity,
+    0x2D: Throttled,
 }
 
 
@@ -548,6 +571,18 @@ def body_get(name: bytes) -> bytes:
     return _named(b"", name)
 
 
+def body_auth_user(user: bytes, secret: bytes, nonblocking: bool) -> bytes:
+    """Auth_user's body: flags, a zero byte, the two lengths (the
+    secret's first), the user, the secret; both must fit one body."""
+    if len(user) + len(secret) > BODY_MAX - AUTH_USER_FIXED:
+        raise ValueError("user and secret are %d bytes together, more "
+                         "than %d" % (len(user) + len(secret),
+                                      BODY_MAX - AUTH_USER_FIXED))
+    flags = AUTH_NONBLOCKING if nonblocking else 0
+    return struct.pack(">BBHH", flags, 0, len(secret), len(user)) + \
+        user + secret
+
+
 def body_acquire(name: bytes, resources: int, maximum: int) -> bytes:
     """Acquire's body; resources must be 1..maximum."""
     _uint(resources, "resources", 32, 1)
@@ -753,6 +788,13 @@ def decode_packet(buf: Union[bytes, bytearray, memoryview]
 
 def check_status(p: Packet) -> None:
     """Raises StatusError for an answer whose status is not 0."""
+    if p.status == Status.THROTTLED:
+        # The retry hint and the reason come before the text.
+        b = _need(p, THROTTLED_FIXED, "throttled")
+        ns, reason = struct.unpack_from(">QB", b, 0)
+        raise Throttled(p.status,
+                        b[THROTTLED_FIXED:].decode("ascii", "replace"),
+                        p.opcode, ns / 1e9, reason)
     if p.status != 0:
         text = p.body.decode("ascii", "replace")
         raise status_error(p.status, text, p.opcode)
