@@ -31,6 +31,10 @@
  * - mcc_wait_acquire (and _async) and mcc_lease_acquire_async are
  *   replaced by mcc_wait_for and mcc_lease_start, which take an
  *   mcc_wait_params (resources, maximum, wait_ms, lease_ms).
+ * New in 1.1: the JSON throttle settings (mcc_tenant_set_json,
+ * mcc_node_set_json) and logging in as a user (mcc_auth_user,
+ * mcc_client_set_user, MCC_AUTH_NONBLOCKING; a Throttled answer's hint
+ * in mcc_result.throttled).
  * Calls that still take adjacent integers of one type, kept because
  * each pair reads as one value or the wire fixes its meaning:
  * mcc_acquire (resources, maximum), mcc_ttl_insert (quota, ttl),
