@@ -317,6 +317,19 @@ static void conn_on_resume(evutil_socket_t fd, short what, void *arg)
     if (c->env->take_mail != NULL)
         c->env->take_mail(c->env->owner);
     c->paused = false;
+    /* A paused connection reads nothing, so it would not see its client
+     * vanish until its backlog is paid for, which a tenant that stays
+     * over its share may never do: a reset seen by the kernel ends it. */
+    int err = 0;
+    socklen_t errlen = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &errlen) == 0 &&
+        err != 0) {
+        cnt_log(c->env->log, CNT_LOG_DEBUG,
+                "counter: connection %s (fd %d) reset while paused: %s",
+                c->session.peer, c->fd, strerror(err));
+        conn_free(c);
+        return;
+    }
     if (!conn_work(c)) {
         conn_free(c);
         return;
