@@ -131,7 +131,7 @@ endif
 # helper). scripts/robustness.sh runs the short versions in CI; here
 # `make soak` runs the long soak (SOAK_TIME seconds, default 600) and
 # `make hostile` the hostile-input tests, against this build's mchost.
-EXTRA_DIST += t/soak/soak.pl t/hostile scripts/robustness.sh
+EXTRA_DIST += t/soak/soak.pl t/soak/tenants.pl t/hostile scripts/robustness.sh
 SOAK_TIME = 600
 ROBUST_ENV = MCHOST=$(abs_top_builddir)/mchost$(EXEEXT) \
 	COUNTER_SO=$(abs_top_builddir)/.libs/counter.so
