@@ -67,7 +67,19 @@
  * began (or the configuration last changed) stay within the capacity;
  * unthrottled units are counted; every tenant view, the node view, the
  * totals and the map's records and memory as the model has them; no
- * record left and the memory back to its baseline at the end. */
+ * record left and the memory back to its baseline at the end.
+ * Tenants on connections (a throttle step's operation): two sessions
+ * whose requests their tenant pays for (a users table the input's flags
+ * byte builds; Auth_user with right and wrong secrets, unknown users and
+ * the non-blocking flag; Noop and Acquire on a table of their own; input
+ * left unread while paused, then read whole), charged through the same
+ * model as the throttle steps, on the same clock. Every answer in
+ * request order as the model predicts; a blocking connection over its
+ * share consumes nothing until the next second starts; a non-blocking
+ * one's request is answered 0x2D with the time to that second and the
+ * reason, and not run (the counter unchanged); a third failed login
+ * closes the connection; throttled-connection units stay within reserve
+ * + pool, and with its Unthrottled users' units within the second. */
 
 #define NCONN 4
 #define NNAMES 32
@@ -216,6 +228,10 @@ typedef struct tshadow {
     uint64_t units, throttled;  /* since its record exists */
     uint64_t covered;           /* units of inv_second's charges that its
                                    reserve covered */
+    /* Units allowed in inv_second: on throttled connections since the
+     * later of its start and the last change of the configuration, and
+     * unthrottled ones since its start. */
+    uint64_t lim_since, unthr;
 } tshadow;
 
 /* What the model knows of the throttle: the node's figures, rolled on to
@@ -232,12 +248,50 @@ typedef struct tmodel {
      * units allowed on throttled connections (with a capacity) since the
      * later of its start and the last change of the configuration. */
     uint64_t inv_second, since_change;
+    bool changed;               /* the configuration changed in inv_second */
     bool listing;
     cnt_map_cursor cursor;
     bool listed[NTEN];          /* reported by the listing */
     bool steady[NTEN];          /* a record all through the listing */
     uint64_t baseline;          /* used_memory of the empty map */
 } tmodel;
+
+/* ---- Tenants on connections ---- */
+
+#define NUCON 2                 /* connections charged to their tenant */
+#define NUSERS 4                /* users of the users table */
+#define UPEND_MAX 8             /* requests a paused connection holds */
+#define UREQ_MAX 64             /* bytes of one such request, at most */
+
+/* The requests such a connection sends. */
+enum { UR_NOOP, UR_ACQUIRE, UR_AUTH_USER };
+
+/* One request sent and not yet consumed by the session. */
+typedef struct ureq {
+    uint8_t kind;               /* UR_* */
+    uint32_t opaque;
+    uint8_t user;               /* UR_AUTH_USER: NUSERS = unknown */
+    bool right;                 /* UR_AUTH_USER: the user's own secret */
+    bool nonblocking;           /* UR_AUTH_USER: the flag */
+    size_t size;
+} ureq;
+
+/* A connection whose requests its tenant pays for: what the model knows
+ * of its session, and the input it has not consumed (a paused session
+ * leaves it unread, as the kernel's buffer would hold it). */
+typedef struct ucon {
+    cnt_session s;
+    unsigned tenant;            /* index into thr_names */
+    bool unthrottled, nonblocking;
+    unsigned failures;          /* failed Auth_user attempts */
+    uint8_t in[UPEND_MAX * UREQ_MAX];
+    size_t nin;
+    ureq req[UPEND_MAX];
+    size_t nreq;
+    uint64_t paused_until;      /* monotonic ns; 0 when not paused */
+    uint64_t acquired;          /* Acquires it ran: its ledger on "u" */
+    uint32_t opaque;
+} ucon;
 
 /* The whole simulation for one input. */
 typedef struct sim {
@@ -289,6 +343,18 @@ typedef struct sim {
      * answering from the same limits. */
     cnt_session_env tenv[2];
     cnt_session tsess[2];
+    /* Tenants on connections: the users table this input built, the
+     * sessions' own table (one counter, "u", that only their Acquires
+     * change), their environment and stats, and the connections. */
+    cnt_user user[NUSERS];
+    cnt_users users;
+    cnt_map_budget ubudget;
+    cnt_table *utable;
+    cnt_stats *ustats;
+    cnt_session_env uenv;
+    ucon ucon[NUCON];
+    uint64_t uvalue;            /* "u"'s consumption, as the model has it */
+    bool ucreated;              /* "u" exists */
 } sim;
 
 /* The groups the sessions know (counter.group.NAME), mirrored here. */
@@ -2257,8 +2323,9 @@ static void thr_roll(tmodel *tm, uint64_t s)
     if (s > tm->inv_second) {
         tm->inv_second = s;
         tm->since_change = 0;
+        tm->changed = false;
         for (unsigned n = 0; n < NTEN; n++)
-            tm->ten[n].covered = 0;
+            tm->ten[n].covered = tm->ten[n].lim_since = tm->ten[n].unthr = 0;
     }
 }
 
@@ -2267,6 +2334,9 @@ static void thr_roll(tmodel *tm, uint64_t s)
 static void thr_changed(tmodel *tm)
 {
     tm->since_change = 0;
+    tm->changed = true;
+    for (unsigned n = 0; n < NTEN; n++)
+        tm->ten[n].lim_since = 0;
 }
 
 /* Tenant n's record goes (a sweep freed it): it is as if never seen. */
@@ -2276,6 +2346,7 @@ static void thr_forget(tmodel *tm, unsigned n)
     FUZZ_CHECK(t->present && !t->configured);
     t->present = false;
     t->second = t->used = t->units = t->throttled = 0;
+    t->lim_since = t->unthr = 0;
     tm->steady[n] = false;
 }
 
@@ -2359,9 +2430,11 @@ static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
     return thr_clamp(left);
 }
 
-/* A charge of units to tenant n (unthrottled: the connection's privilege),
- * its first allocation failing with fail. The model judges it as the
- * design has it: without a capacity everything is allowed; unthrottled,
+/* The model's side of a charge of units to tenant n (unthrottled: the
+ * connection's privilege; mem: its record exists or can be made): the
+ * status and answer it predicts, its figures updated. The model judges
+ * it as the design has it: without a capacity everything is allowed;
+ * unthrottled,
  * always allowed, reserve first then pool (past the pool if need be);
  * else the hard limit first, then what the reserve leaves must fit the
  * pool. Only an allowed charge of a tenant without a record needs
@@ -2369,26 +2442,17 @@ static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
  * never throttled; an allowed throttled-connection charge leaves the
  * tenant at or below its hard limit, and the units so allowed since the
  * second began (or the configuration last changed) within the capacity. */
-static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
-                       uint32_t units)
+static cnt_status thr_predict(sim *m, unsigned n, bool mem, bool unthrottled,
+                              uint32_t units, cnt_throttle_answer *w)
 {
     tmodel *tm = &m->thr;
     tshadow *t = &tm->ten[n];
     uint64_t now = mono_ns(), s = now / CNT_THROTTLE_SECOND_NS;
-    bool mem = t->present ||
-               (!fail && thr_fits_budget(m, thr_node_bytes(m, n)));
-    cnt_throttle_answer a;
-    bool armed = lim_arm(fail);
-    cnt_status st = cnt_throttle_charge(m->throttle, thr_name(n), thr_len(n),
-                                        units, unthrottled, &a);
-    bool failed = lim_disarm();
 
-    FUZZ_CHECK(!failed || (armed && !t->present));
+    memset(w, 0, sizeof *w);
     tm->st.checks++;
-    if (units == 0) {
-        FUZZ_CHECK(st == CNT_STATUS_INVALID && !failed);
-        return;
-    }
+    if (units == 0)
+        return CNT_STATUS_INVALID;
     thr_roll(tm, s);
     uint32_t R, H;
     thr_limits(tm, t, &R, &H);
@@ -2406,14 +2470,11 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
     else if (limited && from_pool > 0 && tm->pool_used + from_pool > pool)
         reason = pool == 0 ? CNT_TREASON_RESERVE
                            : CNT_TREASON_POOL_EMPTY;
-    if (reason == CNT_TREASON_NONE && !mem) {
-        FUZZ_CHECK(st == CNT_STATUS_OUT_OF_MEMORY);
-        return;
-    }
-    FUZZ_CHECK(st == CNT_STATUS_OK);
-    /* The guarantee of a reserve, from the answer alone. */
+    if (reason == CNT_TREASON_NONE && !mem)
+        return CNT_STATUS_OUT_OF_MEMORY;
+    /* The guarantee of a reserve. */
     if (limited && used + units <= R)
-        FUZZ_CHECK(a.state == CNT_TSTATE_ALLOWED);
+        FUZZ_CHECK(reason == CNT_TREASON_NONE);
     if (reason == CNT_TREASON_NONE) {
         if (!t->present)
             thr_create(tm, n);
@@ -2432,25 +2493,65 @@ static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
             t->throttled++;
         tm->st.throttled++;
     }
-    FUZZ_CHECK(a.state == (reason == CNT_TREASON_NONE
-                               ? CNT_TSTATE_ALLOWED
-                               : CNT_TSTATE_THROTTLED));
-    FUZZ_CHECK(a.reason == reason && a.used == thr_clamp(used));
-    FUZZ_CHECK(a.remaining == thr_remaining(tm, R, H, used));
-    if (reason == CNT_TREASON_NONE)
-        FUZZ_CHECK(a.retry_after_ns == 0);
-    else
-        FUZZ_CHECK(a.retry_after_ns ==
-                       (s + 1) * CNT_THROTTLE_SECOND_NS - now &&
-                   a.retry_after_ns >= 1);
-    if (a.state != CNT_TSTATE_ALLOWED || !limited)
-        return;
-    FUZZ_CHECK(H == CNT_HARD_LIMIT_UNLIMITED || a.used <= H);
+    w->state = reason == CNT_TREASON_NONE ? CNT_TSTATE_ALLOWED
+                                          : CNT_TSTATE_THROTTLED;
+    w->reason = reason;
+    w->used = thr_clamp(used);
+    w->remaining = thr_remaining(tm, R, H, used);
+    w->retry_after_ns = reason == CNT_TREASON_NONE
+                            ? 0 : (s + 1) * CNT_THROTTLE_SECOND_NS - now;
+    FUZZ_CHECK(reason == CNT_TREASON_NONE || w->retry_after_ns >= 1);
+    if (reason == CNT_TREASON_NONE && unthrottled)
+        t->unthr += units;
+    if (reason != CNT_TREASON_NONE || !limited)
+        return CNT_STATUS_OK;
+    /* A tenant's share: on throttled connections, at most its reserve and
+     * the pool since the configuration took its shape; in all, that and
+     * what its Unthrottled users added, in a second the configuration did
+     * not change. */
+    t->lim_since += units;
+    FUZZ_CHECK(t->lim_since <= (uint64_t)R + pool);
+    FUZZ_CHECK(tm->changed || used <= (uint64_t)R + pool + t->unthr);
+    FUZZ_CHECK(H == CNT_HARD_LIMIT_UNLIMITED || used <= H);
     if (used <= R)
         t->covered += units;
     FUZZ_CHECK(thr_used(t, s) >= t->covered);
     tm->since_change += units;
     FUZZ_CHECK(tm->since_change <= tm->capacity);
+    return CNT_STATUS_OK;
+}
+
+/* Whether tenant n's record exists or can be made without failing. */
+static bool thr_has_room(sim *m, unsigned n, bool fail)
+{
+    return m->thr.ten[n].present ||
+           (!fail && thr_fits_budget(m, thr_node_bytes(m, n)));
+}
+
+/* A charge of units to tenant n through the throttle core, its first
+ * allocation failing with fail: status and answer as thr_predict has
+ * them. */
+static void thr_charge(sim *m, unsigned n, bool fail, bool unthrottled,
+                       uint32_t units)
+{
+    bool present = m->thr.ten[n].present;
+    bool mem = thr_has_room(m, n, fail);
+    cnt_throttle_answer a, w;
+    bool armed = lim_arm(fail);
+    cnt_status st = cnt_throttle_charge(m->throttle, thr_name(n), thr_len(n),
+                                        units, unthrottled, &a);
+    bool failed = lim_disarm();
+
+    FUZZ_CHECK(!failed || (armed && !present));
+    cnt_status want = thr_predict(m, n, mem, unthrottled, units, &w);
+    FUZZ_CHECK(st == want);
+    if (units == 0)
+        FUZZ_CHECK(!failed);
+    if (st != CNT_STATUS_OK)
+        return;
+    FUZZ_CHECK(a.state == w.state && a.reason == w.reason &&
+               a.used == w.used && a.remaining == w.remaining &&
+               a.retry_after_ns == w.retry_after_ns);
 }
 
 /* The hard limit a byte picks: v & 0x3f, near 2^32 with bit 7, or
@@ -2728,7 +2829,370 @@ static void thr_clock_step(sim *m, uint8_t x, uint8_t y)
         step_clock(m, 0, to - now);
 }
 
-/* A throttle step: o's low 4 bits the operation (12-15 are 0), bits 4-5
+/* ---- Tenants on connections: sessions charged to their tenant ---- */
+
+/* The users table's names and secrets; each input picks the users'
+ * tenants and privileges (uc_users). */
+static const char *const user_names[NUSERS + 1] = {
+    "alice", "bob", "carol", "dave", "mallory"
+};
+static const char *const user_secrets[NUSERS] = {
+    "alice-secret", "bob-secret", "carol-secret", "dave-secret"
+};
+#define UC_DEFAULT_TENANT 3u    /* "d" */
+#define UC_COUNTER "u"
+#define UC_AUTH_TRIES 3u        /* failed logins that close, as the server
+                                   has it */
+
+/* What a request of kind costs its tenant (the costs uc_init gives each
+ * class); 0 for Auth_user, which is free. */
+static uint32_t uc_cost(const sim *m, uint8_t kind)
+{
+    switch (kind) {
+    case UR_NOOP: return m->uenv.tenant_cost[CNT_COST_READ];
+    case UR_ACQUIRE: return m->uenv.tenant_cost[CNT_COST_ACQUIRE];
+    default: return 0;
+    }
+}
+
+/* Builds the users table from the input's flags byte: alice, bob and
+ * carol on tenants the flags pick, bob Unthrottled, carol Admin, dave
+ * both; secrets from user_secrets. */
+static void uc_users(sim *m, uint8_t flags)
+{
+    static const uint8_t priv[NUSERS] = {
+        0, CNT_PRIV_UNTHROTTLED, CNT_PRIV_ADMIN,
+        CNT_PRIV_ADMIN | CNT_PRIV_UNTHROTTLED
+    };
+    unsigned tenant[NUSERS] = {
+        (flags >> 2) & 3u, (flags >> 4) & 3u, (flags >> 6) & 3u, flags & 3u
+    };
+    for (unsigned i = 0; i < NUSERS; i++)
+        m->user[i] = (cnt_user){
+            .name = (uint8_t *)user_names[i],
+            .name_len = (uint16_t)strlen(user_names[i]),
+            .tenant = (uint8_t *)thr_names[tenant[i]],
+            .tenant_len = thr_len(tenant[i]),
+            .secret = (uint8_t *)user_secrets[i],
+            .secret_len = strlen(user_secrets[i]),
+            .privileges = priv[i],
+        };
+    m->users = (cnt_users){ .n = NUSERS, .v = m->user };
+}
+
+/* The tenant index of user i (its tenant is one of thr_names). */
+static unsigned uc_user_tenant(const sim *m, unsigned i)
+{
+    for (unsigned n = 0; n < NTEN; n++)
+        if ((const char *)m->user[i].tenant == thr_names[n])
+            return n;
+    FUZZ_CHECK(false);
+    return 0;
+}
+
+/* A fresh connection in place of u: the default tenant, throttled,
+ * blocking, nothing sent. */
+static void uc_open(sim *m, ucon *u)
+{
+    memset(u, 0, sizeof *u);
+    FUZZ_CHECK(cnt_session_init(&u->s, &m->uenv));
+    u->tenant = UC_DEFAULT_TENANT;
+}
+
+/* The connection goes: its holdings on "u" are released. */
+static void uc_close(sim *m, ucon *u)
+{
+    cnt_session_end(&u->s);
+    m->uvalue -= u->acquired;
+    u->acquired = 0;
+}
+
+/* Builds the sessions' table, environment and users (flags: the input's
+ * first byte) and opens the connections. */
+static void uc_init(sim *m, uint8_t flags)
+{
+    cnt_map_budget_init(&m->ubudget, 0);
+    cnt_table_config cfg = {
+        .buckets = 4,
+        .interval = INTERVAL,
+        .budget = &m->ubudget,
+        .clock = &fuzz_clock.clock,
+    };
+    m->utable = cnt_table_new(&cfg);
+    FUZZ_CHECK(m->utable != NULL);
+    m->ustats = cnt_stats_new(1);
+    FUZZ_CHECK(m->ustats != NULL);
+    uc_users(m, flags);
+    m->uenv = m->env;
+    m->uenv.table = m->utable;
+    m->uenv.slot = cnt_stats_slot_get(m->ustats, 0);
+    m->uenv.throttle = m->throttle;
+    m->uenv.users = &m->users;
+    m->uenv.default_tenant = (const uint8_t *)thr_names[UC_DEFAULT_TENANT];
+    m->uenv.default_tenant_len = thr_len(UC_DEFAULT_TENANT);
+    for (unsigned c = 0; c < CNT_COST_CLASSES; c++)
+        m->uenv.tenant_cost[c] = 1;
+    m->uenv.tenant_cost[CNT_COST_ACQUIRE] = 2;
+    for (int c = 0; c < NUCON; c++)
+        uc_open(m, &m->ucon[c]);
+}
+
+/* One answer the session must have written next. */
+typedef struct uanswer {
+    uint8_t opcode, status, reason;
+    uint32_t opaque;
+    uint64_t retry;             /* a Throttled answer's hint */
+} uanswer;
+
+/* Checks u's output against want[0..n) in order, then empties it. */
+static void uc_answers(ucon *u, const uanswer *want, size_t n)
+{
+    cnt_outbuf *o = &u->s.out;
+    const uint8_t *p = cnt_outbuf_data(o);
+    size_t len = cnt_outbuf_pending(o), off = 0;
+    for (size_t i = 0; i < n; i++) {
+        cnt_response res;
+        FUZZ_CHECK(off < len);
+        FUZZ_CHECK(cnt_response_decode(p + off, len - off, &res) ==
+                   CNT_DECODE_OK);
+        FUZZ_CHECK(!cnt_response_is_event(&res));
+        FUZZ_CHECK(res.opcode == want[i].opcode &&
+                   res.opaque == want[i].opaque &&
+                   res.status == want[i].status);
+        if (res.status == CNT_STATUS_THROTTLED) {
+            FUZZ_CHECK(res.body_len >= CNT_THROTTLED_FIXED);
+            uint64_t retry = cnt_get_u64(res.body + CNT_THROTTLED_OFF_RETRY);
+            FUZZ_CHECK(retry > 0 && retry == want[i].retry);
+            FUZZ_CHECK(res.body[CNT_THROTTLED_OFF_REASON] == want[i].reason);
+        }
+        off += res.size;
+    }
+    FUZZ_CHECK(off == len);
+    cnt_outbuf_consume(o, len);
+}
+
+/* Feeds u's whole unread input to its session in one call, as a worker
+ * that reads it all at once does, and checks what the session did
+ * against the model: the requests decoded together are paid for with one
+ * charge when they fit the share together (none of them being free),
+ * else each pays alone; one its tenant cannot pay for pauses a blocking
+ * connection there (unread, its hint the time to the next second) and is
+ * answered Throttled (0x2D, not run) on a non-blocking one; a third
+ * failed Auth_user closes the connection (a new one takes its place). */
+static void uc_feed(sim *m, ucon *u)
+{
+    uanswer want[UPEND_MAX];
+    size_t nwant = 0, done = 0, consumed = 0;
+    uint64_t pause = 0;
+    uint32_t prepaid = 0;
+    bool closing = false;
+    uint64_t second = thr_second();
+
+    if (u->nreq == 0)
+        return;
+    if (u->nreq >= 2) {
+        uint64_t units = 0;
+        bool free_one = false;
+        for (size_t i = 0; i < u->nreq; i++) {
+            free_one |= u->req[i].kind == UR_AUTH_USER;
+            units += uc_cost(m, u->req[i].kind);
+        }
+        cnt_throttle_answer w;
+        if (!free_one && units > 0 &&
+            thr_predict(m, u->tenant, thr_has_room(m, u->tenant, false),
+                        u->unthrottled, (uint32_t)units, &w) ==
+                CNT_STATUS_OK &&
+            w.state == CNT_TSTATE_ALLOWED)
+            prepaid = (uint32_t)u->nreq;
+    }
+    for (; done < u->nreq && !closing; done++) {
+        const ureq *r = &u->req[done];
+        uint8_t op = r->kind == UR_NOOP      ? CNT_OP_NOOP
+                     : r->kind == UR_ACQUIRE ? CNT_OP_ACQUIRE
+                                             : CNT_OP_AUTH_USER;
+        uanswer *a = &want[nwant];
+        *a = (uanswer){ .opcode = op, .opaque = r->opaque };
+        if (r->kind != UR_AUTH_USER) {
+            if (prepaid > 0) {
+                prepaid--;
+            } else {
+                cnt_throttle_answer w;
+                cnt_status st = thr_predict(
+                    m, u->tenant, thr_has_room(m, u->tenant, false),
+                    u->unthrottled, uc_cost(m, r->kind), &w);
+                if (st == CNT_STATUS_OK && w.state != CNT_TSTATE_ALLOWED &&
+                    !u->nonblocking) {
+                    pause = w.retry_after_ns;
+                    FUZZ_CHECK(pause > 0);
+                    break;
+                }
+                if (st != CNT_STATUS_OK || w.state != CNT_TSTATE_ALLOWED) {
+                    /* Answered, not run: "u" and the figures stay. */
+                    a->status = st != CNT_STATUS_OK ? (uint8_t)st
+                                                    : CNT_STATUS_THROTTLED;
+                    a->retry = w.retry_after_ns;
+                    a->reason = w.reason;
+                    consumed += r->size;
+                    nwant++;
+                    continue;
+                }
+            }
+        }
+        if (r->kind == UR_ACQUIRE) {
+            u->acquired++;
+            m->uvalue++;
+            m->ucreated = true;
+        } else if (r->kind == UR_AUTH_USER) {
+            if (r->user < NUSERS && r->right) {
+                u->tenant = uc_user_tenant(m, r->user);
+                u->unthrottled = (m->user[r->user].privileges &
+                                  CNT_PRIV_UNTHROTTLED) != 0;
+                u->nonblocking = r->nonblocking;
+            } else {
+                a->status = CNT_STATUS_AUTH_FAILED;
+                closing = ++u->failures >= UC_AUTH_TRIES;
+            }
+        }
+        consumed += r->size;
+        nwant++;
+    }
+    cnt_outbuf_begin_turn(&u->s.out, 1 << 20);
+    size_t used = cnt_session_feed(&u->s, u->in, u->nin);
+    FUZZ_CHECK(used == consumed);
+    FUZZ_CHECK(u->s.pause_ns == pause && u->s.closing == closing);
+    FUZZ_CHECK(!u->s.failed && u->s.need == 0 && u->s.skip == 0 &&
+               u->s.prepaid == 0);
+    uc_answers(u, want, nwant);
+    if (closing) {
+        uc_close(m, u);
+        uc_open(m, u);
+        return;
+    }
+    memmove(u->in, u->in + used, u->nin - used);
+    u->nin -= used;
+    memmove(u->req, u->req + done, (u->nreq - done) * sizeof u->req[0]);
+    u->nreq -= done;
+    u->paused_until = pause > 0 ? mono_ns() + pause : 0;
+    /* Paused until the next second starts, never before. */
+    if (pause > 0)
+        FUZZ_CHECK(u->paused_until / CNT_THROTTLE_SECOND_NS == second + 1 &&
+                   u->paused_until % CNT_THROTTLE_SECOND_NS == 0);
+}
+
+/* Writes request r into buf; returns its size. */
+static size_t uc_encode(uint8_t *buf, const ureq *r)
+{
+    switch (r->kind) {
+    case UR_NOOP: return cnt_encode_simple(buf, CNT_OP_NOOP, r->opaque);
+    case UR_ACQUIRE:
+        return cnt_encode_acquire(buf, r->opaque, 1, 1000000, UC_COUNTER, 1);
+    default: {
+        const char *name = user_names[r->user];
+        const char *secret = r->user < NUSERS ? user_secrets[r->user]
+                                              : "guess";
+        size_t slen = strlen(secret) - (r->right ? 0 : 1);
+        return cnt_encode_auth_user(
+            buf, r->opaque, r->nonblocking ? CNT_AUTH_NONBLOCKING : 0, name,
+            (uint16_t)strlen(name), secret, (uint16_t)slen);
+    }
+    }
+}
+
+/* Sends r on u: read at once unless the session is paused and its second
+ * not over (then it waits unread behind the rest, answered in order once
+ * the pause ends). */
+static void uc_send(sim *m, ucon *u, ureq *r)
+{
+    if (u->nreq == UPEND_MAX)
+        return;
+    r->opaque = u->opaque++;
+    r->size = uc_encode(u->in + u->nin, r);
+    FUZZ_CHECK(r->size <= UREQ_MAX);
+    u->nin += r->size;
+    u->req[u->nreq++] = *r;
+    if (u->paused_until == 0 || mono_ns() >= u->paused_until)
+        uc_feed(m, u);
+}
+
+/* A tenant-connection step (the throttle step's operation 12): o's bit 4
+ * the connection; x % 8 what happens: 0 and 6 Noop, 1 and 7 Acquire of
+ * "u" (cost 2), 2 Auth_user (user y % 5, 4 an unknown one; its own
+ * secret with z's bit 0, else one byte short; the non-blocking flag with
+ * z's bit 1), 3 the clock moves to the end of the connection's pause and
+ * its input is read, 4 the connection ends (a new one takes its place),
+ * 5 2 + y % 4 Noops sent together. */
+static void uc_step(sim *m, uint8_t o, uint8_t x, uint8_t y, uint8_t z)
+{
+    ucon *u = &m->ucon[(o >> 4) & 1];
+    ureq r = { 0 };
+
+    switch (x % 8) {
+    case 2:
+        r.kind = UR_AUTH_USER;
+        r.user = y % (NUSERS + 1);
+        r.right = (z & 1) != 0;
+        r.nonblocking = (z & 2) != 0;
+        break;
+    case 3:
+        if (u->paused_until > mono_ns())
+            step_clock(m, 0, u->paused_until - mono_ns());
+        uc_feed(m, u);
+        return;
+    case 4:
+        uc_close(m, u);
+        uc_open(m, u);
+        return;
+    case 5: {
+        /* Sent together: read in one go once every one is in. */
+        uint64_t paused = u->paused_until;
+        u->paused_until = UINT64_MAX;
+        for (unsigned i = 0; i < 2u + y % 4u; i++) {
+            ureq q = { .kind = UR_NOOP };
+            uc_send(m, u, &q);
+        }
+        u->paused_until = paused;
+        if (paused == 0 || mono_ns() >= paused)
+            uc_feed(m, u);
+        return;
+    }
+    case 1:
+    case 7:
+        r.kind = UR_ACQUIRE;
+        break;
+    default: r.kind = UR_NOOP; break;
+    }
+    uc_send(m, u, &r);
+}
+
+/* "u" holds what the connections' ledgers say; every connection's output
+ * was read. */
+static void uc_check_all(sim *m)
+{
+    uint32_t v = 0;
+    cnt_status st = cnt_table_get(m->utable, (const uint8_t *)UC_COUNTER,
+                                  1, &v);
+    FUZZ_CHECK(st == (m->ucreated ? CNT_STATUS_OK : CNT_STATUS_NOT_FOUND));
+    FUZZ_CHECK(v == (m->ucreated ? m->uvalue : 0));
+    uint64_t sum = 0;
+    for (int c = 0; c < NUCON; c++) {
+        sum += m->ucon[c].acquired;
+        FUZZ_CHECK(cnt_outbuf_pending(&m->ucon[c].s.out) == 0);
+    }
+    FUZZ_CHECK(sum == m->uvalue);
+}
+
+/* Ends the connections (their holdings go) and frees their table. */
+static void uc_finish(sim *m)
+{
+    for (int c = 0; c < NUCON; c++)
+        uc_close(m, &m->ucon[c]);
+    uc_check_all(m);
+    FUZZ_CHECK(m->uvalue == 0);
+    cnt_table_free(m->utable);
+    cnt_stats_free(m->ustats);
+}
+
+/* A throttle step: o's low 4 bits the operation (13-15 are 0), bits 4-5
  * the tenant, bit 6 its first allocation fails, bit 7 an unthrottled
  * charge; x, y, z its arguments, then a settings set's tenants. Returns
  * the bytes used after the step byte, 0 when too few. */
@@ -2741,7 +3205,7 @@ static size_t step_throttle(sim *m, const uint8_t *p, size_t avail)
     bool fail = (o & 0x40) != 0;
     uint64_t v = x | (uint64_t)y << 8;
 
-    if (op > 11)
+    if (op > 12)
         op = 0;
     switch (op) {
     case 0:
@@ -2775,7 +3239,8 @@ static size_t step_throttle(sim *m, const uint8_t *p, size_t avail)
             step_gc(m);
         break;
     case 10: lim_budget_step(m, x); break;
-    default: thr_empty_name(m, x); break;
+    case 11: thr_empty_name(m, x); break;
+    default: uc_step(m, o, x, y, z); break;
     }
     return 4;
 }
@@ -3162,6 +3627,7 @@ static void check_all(sim *m)
     FUZZ_CHECK(m->nfresh == 0 && m->predicted == 0);
     lim_check_all(m);
     thr_check_all(m);
+    uc_check_all(m);
 }
 
 /* Runs one wire request for connection c; returns the bytes it used, or 0
@@ -3273,6 +3739,7 @@ static void sim_init(sim *m, uint8_t flags)
         m->tenv[t].throttr_value_size = t == 0 ? 8 : 1;
         FUZZ_CHECK(cnt_session_init(&m->tsess[t], &m->tenv[t]));
     }
+    uc_init(m, flags);
 }
 
 /* Ends every connection and delivers what is still on its way (the
@@ -3304,6 +3771,7 @@ static void sim_finish(sim *m)
     cnt_table_get_stats(m->table, &ts);
     FUZZ_CHECK(ts.objects == 0);
     FUZZ_CHECK(ts.used_memory == m->used_baseline);
+    uc_finish(m);
     thr_finish(m);
     lim_finish(m);
     for (size_t i = 0; i < m->nnames; i++) {
@@ -3358,7 +3826,7 @@ static void sim_finish(sim *m)
  * 10 with the memory limit set, it becomes the memory in use + x * 4
  * bytes (x = 0: its first value).
  * A throttle step is four bytes o x y z, straight to the throttle core on
- * the tenants "a", "b", "tenant-c" and "d": o % 16 the operation (12-15
+ * the tenants "a", "b", "tenant-c" and "d": o % 16 the operation (13-15
  * are 0), (o >> 4) & 3 the tenant, o's bit 6 makes the operation's first
  * allocation fail, bit 7 makes a charge unthrottled. Operations: 0 charge
  * (units x & 0x3f, 0 invalid, or 2^32 - 1 - (x & 0x7f) with x's bit 7);
@@ -3376,7 +3844,9 @@ static void sim_finish(sim *m)
  * tenant listing goes on by 1 + (x & 7) records (starting if none runs),
  * or is given up with x's bit 7; 9 GC as the rate-limit step 9 has it;
  * 10 the memory limit as the rate-limit step 10 has it; 11 a call with
- * the empty name (x & 3: charge, view, tenant_set, tenant_remove). */
+ * the empty name (x & 3: charge, view, tenant_set, tenant_remove); 12 a
+ * tenant-connection step (see uc_step: o's bit 4 the connection, x the
+ * operation, y and z its arguments). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sim m;

@@ -19,6 +19,8 @@
 /* Writes one error line: the member's place (prefix, may be ""), then the
  * message. Always false, for the callers' returns. */
 static bool fail(char *err, size_t errlen, const char *prefix,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool fail(char *err, size_t errlen, const char *prefix,
                  const char *fmt, ...)
 {
     va_list ap;
