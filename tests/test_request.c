@@ -4309,6 +4309,55 @@ static void test_encoders_clear_dirty_buffers(void **state)
     assert_int_equal(out[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT], 0);
 }
 
+/* A buffer of exactly a Multi_check's header and fixed part is enough to
+ * begin one: the empty request it finishes is that long, flags and a
+ * count of 0 in place; an item that fills the rest of a buffer exactly
+ * is taken. */
+static void test_multi_exact_fit(void **state)
+{
+    enum { ITEM = CNT_MITEM_FIXED + CNT_GCRA_FIXED + 3 };
+    uint8_t buf[CNT_HEADER_SIZE + CNT_MULTI_FIXED + ITEM];
+    cnt_check_request it = { .opcode = CNT_OP_GCRA_CHECK,
+                             .limit_or_burst = 1, .count = 1, .cost = 1,
+                             .period_ns = 1, .name = (const uint8_t *)"abc",
+                             .name_len = 3 };
+    cnt_multi_builder b;
+    cnt_request req;
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    assert_true(cnt_multi_begin(&b, buf, CNT_HEADER_SIZE + CNT_MULTI_FIXED,
+                                3, 0x01));
+    assert_int_equal(cnt_multi_finish(&b), CNT_HEADER_SIZE + CNT_MULTI_FIXED);
+    assert_int_equal(buf[CNT_OFF_OPCODE], CNT_OP_MULTI_CHECK);
+    assert_int_equal(buf[CNT_HEADER_SIZE + CNT_MULTI_OFF_FLAGS], 0x01);
+    assert_int_equal(buf[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT], 0);
+
+    assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 4, 0));
+    assert_true(cnt_multi_add(&b, &it));
+    assert_int_equal(cnt_multi_finish(&b), sizeof(buf));
+    decode_ok(buf, sizeof(buf), CNT_OP_MULTI_CHECK, 4, &req);
+    assert_int_equal(req.items_len, ITEM);
+}
+
+/* Node_set_json carries its document's bytes, whatever the buffer held
+ * before. */
+static void test_node_set_json_copies_doc(void **state)
+{
+    static const char doc[] = "{\"capacity\":5}";
+    uint8_t buf[CNT_HEADER_SIZE + sizeof(doc)];
+    cnt_request req;
+    size_t len;
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    len = cnt_encode_node_set_json(buf, 2, doc, sizeof(doc) - 1);
+    assert_int_equal(len, CNT_HEADER_SIZE + sizeof(doc) - 1);
+    decode_ok(buf, len, CNT_OP_NODE_SET_JSON, 2, &req);
+    assert_int_equal(req.doc_len, sizeof(doc) - 1);
+    assert_memory_equal(req.doc, doc, sizeof(doc) - 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest request_tests[] = {
@@ -4332,6 +4381,8 @@ int main(void)
         cmocka_unit_test(test_throttle_longest),
         cmocka_unit_test(test_json_documents),
         cmocka_unit_test(test_encoders_clear_dirty_buffers),
+        cmocka_unit_test(test_multi_exact_fit),
+        cmocka_unit_test(test_node_set_json_copies_doc),
     };
     int failed = 0;
 
