@@ -4358,6 +4358,40 @@ static void test_node_set_json_copies_doc(void **state)
     assert_memory_equal(req.doc, doc, sizeof(doc) - 1);
 }
 
+/* The item walk refuses a position past the end of the items, even when
+ * a well-formed item happens to lie there in memory. */
+static void test_multi_walk_pos_past_end(void **state)
+{
+    uint8_t buf[256];
+    cnt_check_request it = { .opcode = CNT_OP_GCRA_CHECK,
+                             .limit_or_burst = 1, .count = 1, .cost = 1,
+                             .period_ns = 1, .name = (const uint8_t *)"a",
+                             .name_len = 1 };
+    cnt_check_request out;
+    cnt_multi_builder b;
+    cnt_request req, shorter;
+    size_t pos = 0, first;
+
+    (void)state;
+    assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 5, 0));
+    assert_true(cnt_multi_add(&b, &it));
+    it.name = (const uint8_t *)"b";
+    assert_true(cnt_multi_add(&b, &it));
+    decode_ok(buf, cnt_multi_finish(&b), CNT_OP_MULTI_CHECK, 5, &req);
+    assert_true(cnt_multi_item_next(&req, &pos, &out));
+    first = pos;
+    /* The items end one byte before the second item starts. */
+    shorter = req;
+    shorter.items_len = (uint32_t)first - 1;
+    pos = first;
+    assert_false(cnt_multi_item_next(&shorter, &pos, &out));
+    assert_int_equal(pos, first);
+    /* On the whole request the same position reads the second item. */
+    assert_true(cnt_multi_item_next(&req, &pos, &out));
+    assert_int_equal(out.name_len, 1);
+    assert_memory_equal(out.name, "b", 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest request_tests[] = {
@@ -4383,6 +4417,7 @@ int main(void)
         cmocka_unit_test(test_encoders_clear_dirty_buffers),
         cmocka_unit_test(test_multi_exact_fit),
         cmocka_unit_test(test_node_set_json_copies_doc),
+        cmocka_unit_test(test_multi_walk_pos_past_end),
     };
     int failed = 0;
 
