@@ -4359,7 +4359,8 @@ static void test_node_set_json_copies_doc(void **state)
 }
 
 /* The item walk refuses a position past the end of the items, even when
- * a well-formed item happens to lie there in memory. */
+ * a well-formed item happens to lie there in memory, and walks nothing in
+ * a request that is not a Multi_check. */
 static void test_multi_walk_pos_past_end(void **state)
 {
     uint8_t buf[256];
@@ -4390,6 +4391,13 @@ static void test_multi_walk_pos_past_end(void **state)
     assert_true(cnt_multi_item_next(&req, &pos, &out));
     assert_int_equal(out.name_len, 1);
     assert_memory_equal(out.name, "b", 1);
+    /* A request of another opcode has no items to walk, whatever its
+     * items pointer says. */
+    shorter = req;
+    shorter.opcode = CNT_OP_GCRA_CHECK;
+    pos = 0;
+    assert_false(cnt_multi_item_next(&shorter, &pos, &out));
+    assert_int_equal(pos, 0);
 }
 
 int main(void)
