@@ -4400,6 +4400,47 @@ static void test_multi_walk_pos_past_end(void **state)
     assert_int_equal(pos, 0);
 }
 
+/* Auth_user byte for byte (flags, a zero byte, the secret's length, the
+ * user's, the user, the secret), over a dirty buffer. */
+static void test_encode_auth_user(void **state)
+{
+    static const uint8_t body[] = {
+        0x01, 0x00, 0x00, 0x04, 0x00, 0x03,     /* flags, 0, lengths */
+        'b', 'o', 'b', 'p', 'w', '!', 'x',
+    };
+    uint8_t buf[64], want[64];
+    size_t n;
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    memset(want, 0xee, sizeof(want));
+    cnt_encode_request_header(want, CNT_OP_AUTH_USER, sizeof(body),
+                              0x01020304);
+    memcpy(want + CNT_HEADER_SIZE, body, sizeof(body));
+    n = cnt_encode_auth_user(buf, 0x01020304, 0x01, "bob", 3, "pw!x", 4);
+    assert_int_equal(n, CNT_HEADER_SIZE + sizeof(body));
+    assert_memory_equal(buf, want, sizeof(buf));
+}
+
+/* A decoded request says whether its opcode needs an authenticated
+ * connection, whatever the struct held before. */
+static void test_decode_privileged(void **state)
+{
+    uint8_t buf[CNT_HEADER_SIZE];
+    cnt_request req;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_reload(buf, 1);
+    memset(&req, 0, sizeof(req));
+    decode_ok(buf, n, CNT_OP_RELOAD, 1, &req);
+    assert_true(req.privileged);
+    n = cnt_encode_simple(buf, CNT_OP_NOOP, 2);
+    memset(&req, 0xff, sizeof(req));
+    decode_ok(buf, n, CNT_OP_NOOP, 2, &req);
+    assert_false(req.privileged);
+}
+
 int main(void)
 {
     const struct CMUnitTest request_tests[] = {
@@ -4426,6 +4467,8 @@ int main(void)
         cmocka_unit_test(test_multi_exact_fit),
         cmocka_unit_test(test_node_set_json_copies_doc),
         cmocka_unit_test(test_multi_walk_pos_past_end),
+        cmocka_unit_test(test_encode_auth_user),
+        cmocka_unit_test(test_decode_privileged),
     };
     int failed = 0;
 
