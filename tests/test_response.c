@@ -1599,6 +1599,53 @@ static void test_is_text_needs_bytes(void **state)
     assert_false(cnt_response_is_text((const uint8_t *)"[\r\n", 3));
 }
 
+/* Encoders that write over a dirty buffer: every byte of the answer is
+ * theirs (text, retry hint and reason, tenant view), and none past it. */
+static void test_encoders_over_dirty_buffers(void **state)
+{
+    uint8_t buf[CNT_TENANT_RECORD_SIZE(8) + 64];
+    const char *text = cnt_status_text(CNT_STATUS_THROTTLED);
+    size_t tlen = strlen(text), n;
+    cnt_response res;
+    cnt_tenant_record rec;
+    const cnt_tenant_view tv = {
+        .reserved = 3, .hard_limit = 9, .used = 4, .flags = 1,
+        .throttled = 5, .units = 6 };
+    cnt_check_result items[3];
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_text(buf, CNT_OP_STATS, 0x80, 1, "Hello", 5);
+    assert_int_equal(n, CNT_HEADER_SIZE + 5);
+    assert_memory_equal(buf + CNT_HEADER_SIZE, "Hello", 5);
+    assert_int_equal(buf[n], 0xee);
+
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_throttled(buf, CNT_OP_GET, 2, 0x0102030405060708ull, 3);
+    assert_int_equal(n, CNT_HEADER_SIZE + CNT_THROTTLED_FIXED + tlen);
+    assert_int_equal(buf[CNT_OFF_STATUS], CNT_STATUS_THROTTLED);
+    assert_int_equal(cnt_get_u64(buf + CNT_HEADER_SIZE +
+                                 CNT_THROTTLED_OFF_RETRY),
+                     0x0102030405060708ull);
+    assert_int_equal(buf[CNT_HEADER_SIZE + CNT_THROTTLED_OFF_REASON], 3);
+    assert_memory_equal(buf + CNT_HEADER_SIZE + CNT_THROTTLED_FIXED, text,
+                        tlen);
+
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_tenant_record(buf, 3, &tv, (const uint8_t *)"t", 1);
+    res = decode_response(buf, n, CNT_OP_TENANT_LIST, 0, 3);
+    assert_true(cnt_parse_tenant_record(&res, &rec));
+    assert_tenant_view_equal(&rec.view, &tv);
+
+    /* A Multi_check answer of two items writes two, not the third. */
+    memset(items, 0x11, sizeof(items));
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_multi_answer(buf, 4, CNT_MULTI_DENIED, items, 2);
+    assert_int_equal(n, CNT_MULTI_ANSWER_SIZE(2));
+    for (size_t i = n; i < CNT_MULTI_ANSWER_SIZE(3); i++)
+        assert_int_equal(buf[i], 0xee);
+}
+
 int main(void)
 {
     const struct CMUnitTest response_tests[] = {
@@ -1626,6 +1673,7 @@ int main(void)
         cmocka_unit_test(test_response_huge_body),
         cmocka_unit_test(test_response_pipelined),
         cmocka_unit_test(test_is_text_needs_bytes),
+        cmocka_unit_test(test_encoders_over_dirty_buffers),
     };
     int failed = 0;
 
