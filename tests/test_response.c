@@ -1617,6 +1617,8 @@ static void test_encoders_over_dirty_buffers(void **state)
     memset(buf, 0xee, sizeof(buf));
     n = cnt_encode_text(buf, CNT_OP_STATS, 0x80, 1, "Hello", 5);
     assert_int_equal(n, CNT_HEADER_SIZE + 5);
+    res = decode_response(buf, n, CNT_OP_STATS, 0x80, 1);
+    assert_int_equal(res.body_len, 5);
     assert_memory_equal(buf + CNT_HEADER_SIZE, "Hello", 5);
     assert_int_equal(buf[n], 0xee);
 
@@ -1644,6 +1646,51 @@ static void test_encoders_over_dirty_buffers(void **state)
     assert_int_equal(n, CNT_MULTI_ANSWER_SIZE(2));
     for (size_t i = n; i < CNT_MULTI_ANSWER_SIZE(3); i++)
         assert_int_equal(buf[i], 0xee);
+}
+
+/* The empty cases the parsers accept: a Dump record and an event of an
+ * empty name, a Stats pair with an empty name and value; an event's
+ * reserved byte is written as 0 over a dirty buffer; '~' is text. */
+static void test_empty_names_and_edges(void **state)
+{
+    uint8_t buf[64];
+    cnt_response res;
+    cnt_dump_record rec;
+    cnt_event_packet ev;
+    const char *name, *value;
+    uint16_t name_len, value_len;
+    size_t n, pos = 0;
+
+    (void)state;
+    n = cnt_encode_dump_record(buf, 1, 4, 5, NULL, 0);
+    res = decode_response(buf, n, CNT_OP_DUMP, 0, 1);
+    assert_true(cnt_dump_record_parse(&res, &rec));
+    assert_int_equal(rec.current, 4);
+    assert_int_equal(rec.max, 5);
+    assert_int_equal(rec.name_len, 0);
+
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_event(buf, 0x01, 2, 7, 8, NULL, 0);
+    assert_int_equal(buf[CNT_OFF_RESERVED], 0);
+    memset(&res, 0, sizeof(res));
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_OK);
+    assert_true(cnt_parse_event(&res, &ev));
+    assert_int_equal(ev.lease_id, 7);
+    assert_int_equal(ev.name_len, 0);
+
+    n = cnt_encode_stats_pair(buf, "", "");
+    assert_int_equal(n, CNT_STATS_PAIR_FIXED);
+    res = (cnt_response){ .opcode = CNT_OP_STATS, .body = buf,
+                          .body_len = (uint32_t)n };
+    assert_true(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                               &value_len));
+    assert_int_equal(name_len, 0);
+    assert_int_equal(value_len, 0);
+    assert_int_equal(pos, n);
+    assert_false(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                                &value_len));
+
+    assert_true(cnt_response_is_text((const uint8_t *)"ERROR ~\r\n", 9));
 }
 
 int main(void)
@@ -1674,6 +1721,7 @@ int main(void)
         cmocka_unit_test(test_response_pipelined),
         cmocka_unit_test(test_is_text_needs_bytes),
         cmocka_unit_test(test_encoders_over_dirty_buffers),
+        cmocka_unit_test(test_empty_names_and_edges),
     };
     int failed = 0;
 
