@@ -1650,7 +1650,8 @@ static void test_encoders_over_dirty_buffers(void **state)
 
 /* The empty cases the parsers accept: a Dump record and an event of an
  * empty name, a Stats pair with an empty name and value; an event's
- * reserved byte is written as 0 over a dirty buffer; '~' is text. */
+ * reserved byte is written as 0 over a dirty buffer; '~' is text, and
+ * text is judged on its first 32 bytes. */
 static void test_empty_names_and_edges(void **state)
 {
     uint8_t buf[64];
@@ -1691,6 +1692,13 @@ static void test_empty_names_and_edges(void **state)
                                 &value_len));
 
     assert_true(cnt_response_is_text((const uint8_t *)"ERROR ~\r\n", 9));
+    /* Only the first 32 bytes are judged: a binary byte at the 33rd does
+     * not count. */
+    memset(buf, 'A', sizeof(buf));
+    buf[32] = 0x01;
+    assert_true(cnt_response_is_text(buf, 33));
+    buf[31] = 0x01;
+    assert_false(cnt_response_is_text(buf, 33));
 }
 
 int main(void)
