@@ -4309,6 +4309,138 @@ static void test_encoders_clear_dirty_buffers(void **state)
     assert_int_equal(out[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT], 0);
 }
 
+/* A buffer of exactly a Multi_check's header and fixed part is enough to
+ * begin one: the empty request it finishes is that long, flags and a
+ * count of 0 in place; an item that fills the rest of a buffer exactly
+ * is taken. */
+static void test_multi_exact_fit(void **state)
+{
+    enum { ITEM = CNT_MITEM_FIXED + CNT_GCRA_FIXED + 3 };
+    uint8_t buf[CNT_HEADER_SIZE + CNT_MULTI_FIXED + ITEM];
+    cnt_check_request it = { .opcode = CNT_OP_GCRA_CHECK,
+                             .limit_or_burst = 1, .count = 1, .cost = 1,
+                             .period_ns = 1, .name = (const uint8_t *)"abc",
+                             .name_len = 3 };
+    cnt_multi_builder b;
+    cnt_request req;
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    assert_true(cnt_multi_begin(&b, buf, CNT_HEADER_SIZE + CNT_MULTI_FIXED,
+                                3, 0x01));
+    assert_int_equal(cnt_multi_finish(&b), CNT_HEADER_SIZE + CNT_MULTI_FIXED);
+    assert_int_equal(buf[CNT_OFF_OPCODE], CNT_OP_MULTI_CHECK);
+    assert_int_equal(buf[CNT_HEADER_SIZE + CNT_MULTI_OFF_FLAGS], 0x01);
+    assert_int_equal(buf[CNT_HEADER_SIZE + CNT_MULTI_OFF_COUNT], 0);
+
+    assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 4, 0));
+    assert_true(cnt_multi_add(&b, &it));
+    assert_int_equal(cnt_multi_finish(&b), sizeof(buf));
+    decode_ok(buf, sizeof(buf), CNT_OP_MULTI_CHECK, 4, &req);
+    assert_int_equal(req.items_len, ITEM);
+}
+
+/* Node_set_json carries its document's bytes, whatever the buffer held
+ * before. */
+static void test_node_set_json_copies_doc(void **state)
+{
+    static const char doc[] = "{\"capacity\":5}";
+    uint8_t buf[CNT_HEADER_SIZE + sizeof(doc)];
+    cnt_request req;
+    size_t len;
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    len = cnt_encode_node_set_json(buf, 2, doc, sizeof(doc) - 1);
+    assert_int_equal(len, CNT_HEADER_SIZE + sizeof(doc) - 1);
+    decode_ok(buf, len, CNT_OP_NODE_SET_JSON, 2, &req);
+    assert_int_equal(req.doc_len, sizeof(doc) - 1);
+    assert_memory_equal(req.doc, doc, sizeof(doc) - 1);
+}
+
+/* The item walk refuses a position past the end of the items, even when
+ * a well-formed item happens to lie there in memory, and walks nothing in
+ * a request that is not a Multi_check. */
+static void test_multi_walk_pos_past_end(void **state)
+{
+    uint8_t buf[256];
+    cnt_check_request it = { .opcode = CNT_OP_GCRA_CHECK,
+                             .limit_or_burst = 1, .count = 1, .cost = 1,
+                             .period_ns = 1, .name = (const uint8_t *)"a",
+                             .name_len = 1 };
+    cnt_check_request out;
+    cnt_multi_builder b;
+    cnt_request req, shorter;
+    size_t pos = 0, first;
+
+    (void)state;
+    assert_true(cnt_multi_begin(&b, buf, sizeof(buf), 5, 0));
+    assert_true(cnt_multi_add(&b, &it));
+    it.name = (const uint8_t *)"b";
+    assert_true(cnt_multi_add(&b, &it));
+    decode_ok(buf, cnt_multi_finish(&b), CNT_OP_MULTI_CHECK, 5, &req);
+    assert_true(cnt_multi_item_next(&req, &pos, &out));
+    first = pos;
+    /* The items end one byte before the second item starts. */
+    shorter = req;
+    shorter.items_len = (uint32_t)first - 1;
+    pos = first;
+    assert_false(cnt_multi_item_next(&shorter, &pos, &out));
+    assert_int_equal(pos, first);
+    /* On the whole request the same position reads the second item. */
+    assert_true(cnt_multi_item_next(&req, &pos, &out));
+    assert_int_equal(out.name_len, 1);
+    assert_memory_equal(out.name, "b", 1);
+    /* A request of another opcode has no items to walk, whatever its
+     * items pointer says. */
+    shorter = req;
+    shorter.opcode = CNT_OP_GCRA_CHECK;
+    pos = 0;
+    assert_false(cnt_multi_item_next(&shorter, &pos, &out));
+    assert_int_equal(pos, 0);
+}
+
+/* Auth_user byte for byte (flags, a zero byte, the secret's length, the
+ * user's, the user, the secret), over a dirty buffer. */
+static void test_encode_auth_user(void **state)
+{
+    static const uint8_t body[] = {
+        0x01, 0x00, 0x00, 0x04, 0x00, 0x03,     /* flags, 0, lengths */
+        'b', 'o', 'b', 'p', 'w', '!', 'x',
+    };
+    uint8_t buf[64], want[64];
+    size_t n;
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    memset(want, 0xee, sizeof(want));
+    cnt_encode_request_header(want, CNT_OP_AUTH_USER, sizeof(body),
+                              0x01020304);
+    memcpy(want + CNT_HEADER_SIZE, body, sizeof(body));
+    n = cnt_encode_auth_user(buf, 0x01020304, 0x01, "bob", 3, "pw!x", 4);
+    assert_int_equal(n, CNT_HEADER_SIZE + sizeof(body));
+    assert_memory_equal(buf, want, sizeof(buf));
+}
+
+/* A decoded request says whether its opcode needs an authenticated
+ * connection, whatever the struct held before. */
+static void test_decode_privileged(void **state)
+{
+    uint8_t buf[CNT_HEADER_SIZE];
+    cnt_request req;
+    size_t n;
+
+    (void)state;
+    n = cnt_encode_reload(buf, 1);
+    memset(&req, 0, sizeof(req));
+    decode_ok(buf, n, CNT_OP_RELOAD, 1, &req);
+    assert_true(req.privileged);
+    n = cnt_encode_simple(buf, CNT_OP_NOOP, 2);
+    memset(&req, 0xff, sizeof(req));
+    decode_ok(buf, n, CNT_OP_NOOP, 2, &req);
+    assert_false(req.privileged);
+}
+
 int main(void)
 {
     const struct CMUnitTest request_tests[] = {
@@ -4332,6 +4464,11 @@ int main(void)
         cmocka_unit_test(test_throttle_longest),
         cmocka_unit_test(test_json_documents),
         cmocka_unit_test(test_encoders_clear_dirty_buffers),
+        cmocka_unit_test(test_multi_exact_fit),
+        cmocka_unit_test(test_node_set_json_copies_doc),
+        cmocka_unit_test(test_multi_walk_pos_past_end),
+        cmocka_unit_test(test_encode_auth_user),
+        cmocka_unit_test(test_decode_privileged),
     };
     int failed = 0;
 

@@ -1599,6 +1599,108 @@ static void test_is_text_needs_bytes(void **state)
     assert_false(cnt_response_is_text((const uint8_t *)"[\r\n", 3));
 }
 
+/* Encoders that write over a dirty buffer: every byte of the answer is
+ * theirs (text, retry hint and reason, tenant view), and none past it. */
+static void test_encoders_over_dirty_buffers(void **state)
+{
+    uint8_t buf[CNT_TENANT_RECORD_SIZE(8) + 64];
+    const char *text = cnt_status_text(CNT_STATUS_THROTTLED);
+    size_t tlen = strlen(text), n;
+    cnt_response res;
+    cnt_tenant_record rec;
+    const cnt_tenant_view tv = {
+        .reserved = 3, .hard_limit = 9, .used = 4, .flags = 1,
+        .throttled = 5, .units = 6 };
+    cnt_check_result items[3];
+
+    (void)state;
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_text(buf, CNT_OP_STATS, 0x80, 1, "Hello", 5);
+    assert_int_equal(n, CNT_HEADER_SIZE + 5);
+    res = decode_response(buf, n, CNT_OP_STATS, 0x80, 1);
+    assert_int_equal(res.body_len, 5);
+    assert_memory_equal(buf + CNT_HEADER_SIZE, "Hello", 5);
+    assert_int_equal(buf[n], 0xee);
+
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_throttled(buf, CNT_OP_GET, 2, 0x0102030405060708ull, 3);
+    assert_int_equal(n, CNT_HEADER_SIZE + CNT_THROTTLED_FIXED + tlen);
+    assert_int_equal(buf[CNT_OFF_STATUS], CNT_STATUS_THROTTLED);
+    assert_int_equal(cnt_get_u64(buf + CNT_HEADER_SIZE +
+                                 CNT_THROTTLED_OFF_RETRY),
+                     0x0102030405060708ull);
+    assert_int_equal(buf[CNT_HEADER_SIZE + CNT_THROTTLED_OFF_REASON], 3);
+    assert_memory_equal(buf + CNT_HEADER_SIZE + CNT_THROTTLED_FIXED, text,
+                        tlen);
+
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_tenant_record(buf, 3, &tv, (const uint8_t *)"t", 1);
+    res = decode_response(buf, n, CNT_OP_TENANT_LIST, 0, 3);
+    assert_true(cnt_parse_tenant_record(&res, &rec));
+    assert_tenant_view_equal(&rec.view, &tv);
+
+    /* A Multi_check answer of two items writes two, not the third. */
+    memset(items, 0x11, sizeof(items));
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_multi_answer(buf, 4, CNT_MULTI_DENIED, items, 2);
+    assert_int_equal(n, CNT_MULTI_ANSWER_SIZE(2));
+    for (size_t i = n; i < CNT_MULTI_ANSWER_SIZE(3); i++)
+        assert_int_equal(buf[i], 0xee);
+}
+
+/* The empty cases the parsers accept: a Dump record and an event of an
+ * empty name, a Stats pair with an empty name and value; an event's
+ * reserved byte is written as 0 over a dirty buffer; '~' is text, and
+ * text is judged on its first 32 bytes. */
+static void test_empty_names_and_edges(void **state)
+{
+    uint8_t buf[64];
+    cnt_response res;
+    cnt_dump_record rec;
+    cnt_event_packet ev;
+    const char *name, *value;
+    uint16_t name_len, value_len;
+    size_t n, pos = 0;
+
+    (void)state;
+    n = cnt_encode_dump_record(buf, 1, 4, 5, NULL, 0);
+    res = decode_response(buf, n, CNT_OP_DUMP, 0, 1);
+    assert_true(cnt_dump_record_parse(&res, &rec));
+    assert_int_equal(rec.current, 4);
+    assert_int_equal(rec.max, 5);
+    assert_int_equal(rec.name_len, 0);
+
+    memset(buf, 0xee, sizeof(buf));
+    n = cnt_encode_event(buf, 0x01, 2, 7, 8, NULL, 0);
+    assert_int_equal(buf[CNT_OFF_RESERVED], 0);
+    memset(&res, 0, sizeof(res));
+    assert_int_equal(cnt_response_decode(buf, n, &res), CNT_DECODE_OK);
+    assert_true(cnt_parse_event(&res, &ev));
+    assert_int_equal(ev.lease_id, 7);
+    assert_int_equal(ev.name_len, 0);
+
+    n = cnt_encode_stats_pair(buf, "", "");
+    assert_int_equal(n, CNT_STATS_PAIR_FIXED);
+    res = (cnt_response){ .opcode = CNT_OP_STATS, .body = buf,
+                          .body_len = (uint32_t)n };
+    assert_true(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                               &value_len));
+    assert_int_equal(name_len, 0);
+    assert_int_equal(value_len, 0);
+    assert_int_equal(pos, n);
+    assert_false(cnt_stats_next(&res, &pos, &name, &name_len, &value,
+                                &value_len));
+
+    assert_true(cnt_response_is_text((const uint8_t *)"ERROR ~\r\n", 9));
+    /* Only the first 32 bytes are judged: a binary byte at the 33rd does
+     * not count. */
+    memset(buf, 'A', sizeof(buf));
+    buf[32] = 0x01;
+    assert_true(cnt_response_is_text(buf, 33));
+    buf[31] = 0x01;
+    assert_false(cnt_response_is_text(buf, 33));
+}
+
 int main(void)
 {
     const struct CMUnitTest response_tests[] = {
@@ -1626,6 +1728,8 @@ int main(void)
         cmocka_unit_test(test_response_huge_body),
         cmocka_unit_test(test_response_pipelined),
         cmocka_unit_test(test_is_text_needs_bytes),
+        cmocka_unit_test(test_encoders_over_dirty_buffers),
+        cmocka_unit_test(test_empty_names_and_edges),
     };
     int failed = 0;
 

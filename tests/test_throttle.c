@@ -1613,6 +1613,42 @@ static void test_throttled_new_tenant_freed(void **st)
     fixture_free(f);
 }
 
+/* An apply may set a tenant's hard limit equal to its reserve (like
+ * set_tenant); only a hard limit below the reserve is refused. */
+static void test_apply_hard_equal_reserve(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_throttle_setting e[2] = { one("eq", 5, 5), one("lo", 5, 4) };
+    cnt_throttle_settings s = settings(e, 1, true, 10, false, 0);
+
+    assert_int_equal(cnt_throttle_apply(f->t, &s), CNT_STATUS_OK);
+    cnt_tenant_view v = view(f, "eq");
+    assert_int_equal(v.reserved, 5);
+    assert_int_equal(v.hard_limit, 5);
+    s = settings(e + 1, 1, false, 0, false, 0);
+    assert_int_equal(cnt_throttle_apply(f->t, &s), CNT_STATUS_INVALID);
+    assert_int_equal(view(f, "lo").flags, 0);
+    fixture_free(f);
+}
+
+/* Built without a configuration, a throttle takes every default: the
+ * system clock, the default buckets, capacity 0 and no hard limit. */
+static void test_new_without_config(void **st)
+{
+    (void)st;
+    cnt_throttle *t = cnt_throttle_new(NULL);
+    cnt_throttle_answer a;
+
+    assert_non_null(t);
+    assert_int_equal(cnt_throttle_charge(t, NM("x"), 7, false, &a),
+                     CNT_STATUS_OK);
+    assert_int_equal(a.state, ALLOWED);
+    assert_int_equal(a.used, 7);
+    assert_int_equal(a.remaining, UINT32_MAX);
+    cnt_throttle_free(t);
+}
+
 /* Runs the throttle tests. */
 /* can_pass: a charge no empty second could take (above the hard limit,
  * or above the reserve plus the whole free pool) is told apart from one
@@ -1668,6 +1704,8 @@ int main(void)
         cmocka_unit_test(test_gc_race_keeps_the_second),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_apply_while_reading),
+        cmocka_unit_test(test_apply_hard_equal_reserve),
+        cmocka_unit_test(test_new_without_config),
         cmocka_unit_test(test_new_alloc_failure),
         cmocka_unit_test(test_throttled_new_tenant_freed),
     };

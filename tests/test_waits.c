@@ -2083,6 +2083,192 @@ static void test_threads_race(void **state)
 }
 
 /* Runs the waiting-acquisition tests. */
+/* The peak Dump reports for a counter, or -1 when it is not listed. */
+static bool peak_collect(void *ctx, const uint8_t *name, uint16_t len,
+                         uint32_t current, uint32_t max_in_window)
+{
+    long *peak = ctx;
+
+    (void)current;
+    if (len == 4 && memcmp(name, "peak", 4) == 0)
+        *peak = max_in_window;
+    return true;
+}
+
+/* A grant raises its counter's peak in the window, whether made at once
+ * or from the queue: after the tickets are ended (consumption back down,
+ * same window), Dump still reports the highest consumption reached. */
+static void test_grant_raises_peak(void **state)
+{
+    fixture *f = *state;
+    cnt_map_cursor cur = { 0 };
+    long peak = -1;
+
+    cnt_ticket *k1 = ticket(f, "peak", 5, 10, 0);
+    offer_granted(f, k1);                       /* 5, at once */
+    end_free(f, k1, CNT_TICKET_GRANTED, 5);
+    assert_int_equal(get(f, "peak"), 0);
+    assert_true(cnt_table_dump(f->t, &cur, peak_collect, &peak));
+    assert_int_equal(peak, 5);
+
+    hold(f, &f->a, "peak", 4, 10);
+    cnt_ticket *k2 = ticket(f, "peak", 8, 10, 0);
+    offer_queued(f, k2, 1);
+    unhold(f, &f->a, "peak", 2);                /* 2 + 8: granted, 10 */
+    assert_true(deliver(f, k2));
+    end_free(f, k2, CNT_TICKET_GRANTED, 8);
+    cnt_table_release_all(f->t, &f->a);
+    assert_int_equal(get(f, "peak"), 0);
+    peak = -1;
+    memset(&cur, 0, sizeof cur);
+    assert_true(cnt_table_dump(f->t, &cur, peak_collect, &peak));
+    assert_int_equal(peak, 10);
+}
+
+/* Two counters whose queues hang off the same stripe's list: each
+ * release grants its own counter's waiters, never the other's, however
+ * the two queues are ordered in the list. */
+static void test_queues_share_a_stripe(void **state)
+{
+    fixture *f = *state;
+    char names[2][16];
+    cnt_table_place p0, p;
+    int n = 0;
+
+    /* Two names in one bucket (so one stripe) of the 64. */
+    snprintf(names[0], sizeof names[0], "s0");
+    cnt_table_place_of(f->t, (const uint8_t *)names[0], 2, &p0);
+    for (int i = 1; i < 10000 && n == 0; i++) {
+        char name[16];
+        int len = snprintf(name, sizeof name, "s%d", i);
+        cnt_table_place_of(f->t, (const uint8_t *)name, (uint16_t)len, &p);
+        if (p.bucket % CNT_MAP_STRIPES == p0.bucket % CNT_MAP_STRIPES) {
+            memcpy(names[1], name, (size_t)len + 1);
+            n = 1;
+        }
+    }
+    assert_int_equal(n, 1);
+
+    cnt_ticket *k[2];
+    for (int i = 0; i < 2; i++) {
+        hold(f, &f->a, names[i], 3, 3);
+        k[i] = ticket(f, names[i], 2, 3, 0);
+        offer_queued(f, k[i], 1);
+    }
+    /* The older queue (names[0]) is behind the newer one in the list. */
+    for (int r = 0; r < 2; r++) {
+        unhold(f, &f->a, names[r], 3);
+        assert_int_equal(f->nsunk, (size_t)r + 1);
+        assert_ptr_equal(sunk_at(f, (size_t)r), k[r]);
+        assert_int_equal(get(f, names[r]), 2);
+        assert_int_equal(get(f, names[1 - r]), r == 0 ? 3 : 2);
+        assert_true(deliver(f, k[r]));
+    }
+    assert_int_equal(queues_listed(f), 0);
+    for (int i = 0; i < 2; i++)
+        end_free(f, k[i], CNT_TICKET_GRANTED, 2);
+    cnt_table_release_all(f->t, &f->a);
+}
+
+/* Ends queued k for its owner without freeing it. */
+static void end_queued_kept(fixture *f, cnt_ticket *k)
+{
+    cnt_ticket_outcome o;
+
+    cnt_table_ticket_end(f->t, k, &o);
+    assert_int_equal(o.was, CNT_TICKET_QUEUED);
+    assert_true(o.free_now);
+}
+
+/* A pinned call's callback: counts its calls, returns what ctx says. */
+typedef struct pin_log {
+    unsigned calls;
+    bool answer;
+    cnt_ticket *seen;
+} pin_log;
+
+static bool pin_fn(void *ctx, cnt_ticket *k)
+{
+    pin_log *log = ctx;
+
+    log->calls++;
+    log->seen = k;
+    return log->answer;
+}
+
+/* cnt_table_ticket_pinned runs its callback only while the grant is in
+ * flight to an owner that has not ended it: not for a queued ticket, one
+ * granted at once, one delivered, or one ended in flight. */
+static void test_pinned_only_in_flight(void **state)
+{
+    fixture *f = *state;
+    pin_log log = { .answer = true };
+    cnt_ticket_outcome o;
+
+    hold(f, &f->a, "pin", 3, 3);
+    cnt_ticket *k1 = ticket(f, "pin", 2, 3, 0);
+    offer_queued(f, k1, 1);
+    assert_false(cnt_table_ticket_pinned(f->t, k1, pin_fn, &log));
+    assert_int_equal(log.calls, 0);
+    unhold(f, &f->a, "pin", 3);                 /* k1 granted, in flight */
+    assert_ptr_equal(sunk_at(f, 0), k1);
+    assert_true(cnt_table_ticket_pinned(f->t, k1, pin_fn, &log));
+    assert_int_equal(log.calls, 1);
+    assert_ptr_equal(log.seen, k1);
+    log.answer = false;                         /* fn's answer passes on */
+    assert_false(cnt_table_ticket_pinned(f->t, k1, pin_fn, &log));
+    assert_int_equal(log.calls, 2);
+    log.answer = true;
+    assert_true(deliver(f, k1));
+    assert_false(cnt_table_ticket_pinned(f->t, k1, pin_fn, &log));
+    assert_int_equal(log.calls, 2);
+
+    /* Granted at once: never in flight. */
+    cnt_ticket *k2 = ticket(f, "pin", 1, 3, 0);
+    offer_granted(f, k2);
+    assert_false(cnt_table_ticket_pinned(f->t, k2, pin_fn, &log));
+    assert_int_equal(log.calls, 2);
+
+    /* Ended while in flight. */
+    cnt_ticket *k3 = ticket(f, "pin", 2, 3, 0);
+    offer_queued(f, k3, 1);
+    end_free(f, k1, CNT_TICKET_GRANTED, 2);     /* k3 granted, in flight */
+    assert_ptr_equal(sunk_at(f, 1), k3);
+    cnt_table_ticket_end(f->t, k3, &o);
+    assert_false(o.free_now);
+    assert_false(cnt_table_ticket_pinned(f->t, k3, pin_fn, &log));
+    assert_int_equal(log.calls, 2);
+    assert_false(deliver(f, k3));
+    cnt_table_ticket_free(f->t, k3);
+    end_free(f, k2, CNT_TICKET_GRANTED, 1);
+    assert_int_equal(get(f, "pin"), 0);
+}
+
+/* A ticket that leaves the queue without a grant (cancelled from the
+ * middle of the line, or timed out) has lease id 0 and no grant link,
+ * although the queue's links shared those words while it waited. */
+static void test_unqueued_has_no_lease(void **state)
+{
+    fixture *f = *state;
+    cnt_ticket *k[3];
+
+    hold(f, &f->a, "ul", 3, 3);
+    for (int i = 0; i < 3; i++) {
+        k[i] = ticket(f, "ul", 1, 3, 0);
+        offer_queued(f, k[i], (uint32_t)i + 1);
+    }
+    end_queued_kept(f, k[1]);
+    assert_int_equal(k[1]->lease_id, 0);
+    assert_null(STAILQ_NEXT(k[1], grant_link));
+    cnt_table_ticket_free(f->t, k[1]);
+    assert_true(cnt_table_ticket_timeout(f->t, k[0]));
+    assert_int_equal(k[0]->lease_id, 0);
+    assert_null(STAILQ_NEXT(k[0], grant_link));
+    cnt_table_ticket_free(f->t, k[0]);
+    end_free(f, k[2], CNT_TICKET_QUEUED, 0);
+    cnt_table_release_all(f->t, &f->a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2122,6 +2308,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_against_model, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_threads_race, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grant_raises_peak, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_queues_share_a_stripe, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_pinned_only_in_flight, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unqueued_has_no_lease, setup,
+                                        teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,7 +46,8 @@ typedef struct cnt_throttle_config {
 
 /* Builds a throttle with capacity 0 (off), no tenants and an unlimited
  * default hard limit (CNT_HARD_LIMIT_UNLIMITED, the wire's "no limit");
- * NULL when memory is short or cfg is out of range. */
+ * a NULL cfg takes every default. NULL when memory is short or cfg is out
+ * of range. */
 cnt_throttle *cnt_throttle_new(const cnt_throttle_config *cfg);
 
 /* Frees every tenant record and t; no other thread may use it. */
