@@ -168,12 +168,17 @@ static void check_multi(const cnt_request *req, const uint8_t *body)
     FUZZ_CHECK(n == req->item_count && pos == req->items_len);
 }
 
-/* Checks that a request has none of the rate-limit fields. */
+/* Checks that a request has none of the rate-limit fields (Auth_user
+ * has flags of its own: only the defined ones). */
 static void check_no_limit_fields(const cnt_request *req)
 {
     FUZZ_CHECK(req->quota == 0 && req->ttl == 0 && req->period_ns == 0);
     FUZZ_CHECK(req->limit == 0 && req->count == 0 && req->cost == 0);
-    FUZZ_CHECK(req->flags == 0 && req->slots == 0 && req->unit == 0);
+    if (req->opcode == CNT_OP_AUTH_USER)
+        FUZZ_CHECK((req->flags & ~CNT_AUTH_FLAGS_ALL) == 0);
+    else
+        FUZZ_CHECK(req->flags == 0);
+    FUZZ_CHECK(req->slots == 0 && req->unit == 0);
     FUZZ_CHECK(req->attribute == 0 && req->change == 0);
     FUZZ_CHECK(req->item_count == 0 && req->items == NULL &&
                req->items_len == 0);
@@ -190,7 +195,7 @@ static void check_no_throttle_fields(const cnt_request *req)
 /* Tells whether an opcode is one of tenant throttling's. */
 static bool is_throttle_opcode(uint8_t op)
 {
-    return op >= CNT_OP_AUTH && op <= CNT_OP_RELOAD;
+    return op >= CNT_OP_AUTH && op <= CNT_OP_AUTH_USER;
 }
 
 /* Checks a valid request against the raw header and body bytes. */
@@ -219,7 +224,7 @@ static void check_request(const sim_conn *c, const cnt_request *req)
     /* Only tenant throttling has its fields; only Auth has a secret. */
     if (!is_throttle_opcode(req->opcode))
         check_no_throttle_fields(req);
-    if (req->opcode != CNT_OP_AUTH)
+    if (req->opcode != CNT_OP_AUTH && req->opcode != CNT_OP_AUTH_USER)
         FUZZ_CHECK(req->secret == NULL && req->secret_len == 0);
     /* Only the two JSON commands have a document. */
     if (req->opcode != CNT_OP_TENANT_SET_JSON &&
@@ -327,6 +332,24 @@ static void check_request(const sim_conn *c, const cnt_request *req)
                    2 + (size_t)req->secret_len <= req->body_len);
         FUZZ_CHECK(req->units == 0 && req->reserved == 0 &&
                    req->hard_limit == 0 && req->capacity == 0);
+        break;
+    case CNT_OP_AUTH_USER:
+        /* The user is the name; the secret follows it, never empty. */
+        FUZZ_CHECK(req->size <= c->len);
+        FUZZ_CHECK(req->flags == body[CNT_AUSER_OFF_FLAGS] &&
+                   (req->flags & ~CNT_AUTH_FLAGS_ALL) == 0);
+        FUZZ_CHECK(req->name_len >= 1 &&
+                   req->name_len == cnt_get_u16(body + CNT_AUSER_OFF_NAMELEN) &&
+                   req->name == body + CNT_AUSER_FIXED);
+        FUZZ_CHECK(req->secret_len >= 1 &&
+                   req->secret_len ==
+                       cnt_get_u16(body + CNT_AUSER_OFF_SECRETLEN) &&
+                   req->secret == req->name + req->name_len);
+        FUZZ_CHECK(CNT_AUSER_FIXED + (size_t)req->name_len +
+                   req->secret_len <= req->body_len);
+        FUZZ_CHECK(req->units == 0 && req->reserved == 0 &&
+                   req->hard_limit == 0 && req->capacity == 0);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
         break;
     case CNT_OP_THROTTLE:
         check_name(c, req, 6);
