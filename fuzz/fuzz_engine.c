@@ -2430,6 +2430,22 @@ static uint32_t thr_remaining(const tmodel *tm, uint32_t R, uint32_t H,
     return thr_clamp(left);
 }
 
+/* The model of cnt_throttle_can_pass: whether units could pass for
+ * tenant n in a second nobody has used yet (within its hard limit, and
+ * within its reserve plus the whole pool). */
+static bool thr_could_pass(sim *m, unsigned n, uint32_t units)
+{
+    tmodel *tm = &m->thr;
+    uint32_t R, H;
+
+    if (tm->capacity == 0)
+        return true;
+    thr_limits(tm, &tm->ten[n], &R, &H);
+    if (H != CNT_HARD_LIMIT_UNLIMITED && units > H)
+        return false;
+    return units <= (uint64_t)R + thr_pool(tm);
+}
+
 /* The model's side of a charge of units to tenant n (unthrottled: the
  * connection's privilege; mem: its record exists or can be made): the
  * status and answer it predicts, its figures updated. The model judges
@@ -3020,8 +3036,11 @@ static void uc_feed(sim *m, ucon *u)
                 cnt_status st = thr_predict(
                     m, u->tenant, thr_has_room(m, u->tenant, false),
                     u->unthrottled, uc_cost(m, r->kind), &w);
+                /* A blocking connection waits for the next second unless
+                 * no second could pay: then it is answered, as below. */
                 if (st == CNT_STATUS_OK && w.state != CNT_TSTATE_ALLOWED &&
-                    !u->nonblocking) {
+                    !u->nonblocking &&
+                    thr_could_pass(m, u->tenant, uc_cost(m, r->kind))) {
                     pause = w.retry_after_ns;
                     FUZZ_CHECK(pause > 0);
                     break;
