@@ -57,7 +57,7 @@ use constant {
 # tenant_remove, node_set, unthrottle, reload).
 our @KNOWN_OPCODES = (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS,
                       OP_DUMP, OP_WAIT_ACQUIRE, OP_RENEW, OP_WAIT_RELEASE,
-                      OP_QUEUES, 0x30 .. 0x36, 0x40 .. 0x49);
+                      OP_QUEUES, 0x2a, 0x2c, 0x30 .. 0x36, 0x40 .. 0x4a);
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
