@@ -29,8 +29,8 @@ const cnt_user *cnt_users_find(const cnt_users *u, const uint8_t *name,
     return found;
 }
 
-/* Overwrites n bytes with zeros in a way the compiler keeps. */
-static void wipe(void *p, size_t n)
+/* Overwrites n bytes with zeros; see users.h. */
+void cnt_wipe(void *p, size_t n)
 {
     volatile unsigned char *b = p;
     while (n-- > 0)
@@ -46,7 +46,7 @@ void cnt_users_free(cnt_users *u)
         free(u->v[i].name);
         free(u->v[i].tenant);
         if (u->v[i].secret != NULL)
-            wipe(u->v[i].secret, u->v[i].secret_len);
+            cnt_wipe(u->v[i].secret, u->v[i].secret_len);
         free(u->v[i].secret);
     }
     free(u->v);

@@ -51,4 +51,9 @@ const cnt_user *cnt_users_find(const cnt_users *u, const uint8_t *name,
 /* Wipes every secret and frees u and all it owns (NULL is fine). */
 void cnt_users_free(cnt_users *u);
 
+/* Overwrites n bytes at p with zeros through a volatile pointer, so the
+ * compiler cannot drop it as a dead store before the memory is freed:
+ * for every buffer that held a secret. */
+void cnt_wipe(void *p, size_t n);
+
 #endif

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "engine/glue/config_int.h"
+#include "engine/core/users.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,21 +18,12 @@
 #define CNT_SECRET_EXPECTED \
     "a secret of 16..4096 bytes, then at most one line end"
 
-/* Overwrites n bytes at p with zeros in a way the compiler cannot drop as
- * a dead store (the memory is freed right after). */
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *b = p;
-    while (n-- > 0)
-        *b++ = 0;
-}
-
 /* Wipes and frees a secret buffer of n bytes (NULL is fine). */
 void cnt_config_secret_free(uint8_t *secret, size_t n)
 {
     if (secret == NULL)
         return;
-    wipe(secret, n);
+    cnt_wipe(secret, n);
     free(secret);
 }
 

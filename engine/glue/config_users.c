@@ -20,14 +20,6 @@
 /* A users file is a few lines per service; far more is the wrong file. */
 #define USERS_FILE_MAX (1u << 20)
 
-/* Overwrites n bytes at p with zeros in a way the compiler keeps. */
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *b = p;
-    while (n-- > 0)
-        *b++ = 0;
-}
-
 /* Checks a name field (what: "user" or "tenant"); false after the
  * error. */
 static bool check_name(const cnt_config_errctx *e, const char *what,
@@ -158,7 +150,7 @@ static bool parse_line(const cnt_config_errctx *e, const char *line,
         free(nu.name);
         free(nu.tenant);
         if (nu.secret != NULL)
-            wipe(nu.secret, nu.secret_len);
+            cnt_wipe(nu.secret, nu.secret_len);
         free(nu.secret);
         return cnt_config_error(e, KEY ": out of memory");
     }
@@ -186,7 +178,7 @@ static char *read_all(int fd, const char *path, size_t *n,
         if (r < 0) {
             cnt_config_error(at, KEY ": cannot read file \"%s\": %s",
                              cnt_config_clip_path(p, path), strerror(errno));
-            wipe(buf, len);
+            cnt_wipe(buf, len);
             free(buf);
             return NULL;
         }
@@ -197,7 +189,7 @@ static char *read_all(int fd, const char *path, size_t *n,
     if (len > USERS_FILE_MAX) {
         cnt_config_error(at, KEY ": file \"%s\" is larger than %u bytes",
                          cnt_config_clip_path(p, path), USERS_FILE_MAX);
-        wipe(buf, len);
+        cnt_wipe(buf, len);
         free(buf);
         return NULL;
     }
@@ -299,7 +291,7 @@ bool cnt_users_file_parse(const char *path, cnt_users **out, char *err,
         i = j + 1;
     }
     free(lines);
-    wipe(buf, len);
+    cnt_wipe(buf, len);
     free(buf);
     if (!ok) {
         cnt_users_free(u);
