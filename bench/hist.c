@@ -36,6 +36,7 @@ void cnt_hist_record(cnt_hist *h, uint64_t value)
 {
     h->buckets[hist_index(value)]++;
     h->count++;
+    h->sum += value;
     if (value > h->max)
         h->max = value;
 }
@@ -45,6 +46,7 @@ void cnt_hist_merge(cnt_hist *dst, const cnt_hist *src)
     for (unsigned i = 0; i < CNT_HIST_BUCKETS; i++)
         dst->buckets[i] += src->buckets[i];
     dst->count += src->count;
+    dst->sum += src->sum;
     if (src->max > dst->max)
         dst->max = src->max;
 }
@@ -75,4 +77,9 @@ uint64_t cnt_hist_quantile(const cnt_hist *h, double q)
         }
     }
     return h->max;
+}
+
+double cnt_hist_mean(const cnt_hist *h)
+{
+    return h->count == 0 ? 0 : (double)h->sum / (double)h->count;
 }

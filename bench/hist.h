@@ -15,6 +15,8 @@
 typedef struct cnt_hist {
     uint64_t count;
     uint64_t max;
+    uint64_t sum;               /* of every value, for the mean (the tail
+                                   weighs in it, as it does in a rate) */
     uint64_t buckets[CNT_HIST_BUCKETS];
 } cnt_hist;
 
@@ -31,5 +33,8 @@ void cnt_hist_merge(cnt_hist *dst, const cnt_hist *src);
  * holds it, never above the largest recorded value, which is what the top
  * rank returns exactly; 0 when empty. */
 uint64_t cnt_hist_quantile(const cnt_hist *h, double q);
+
+/* Returns the mean of the recorded values, exact; 0 when empty. */
+double cnt_hist_mean(const cnt_hist *h);
 
 #endif

@@ -384,6 +384,7 @@ sub wait_section {
         # semaphore users build on Redis (redis-semaphore: BLPOP wake-up,
         # PING for the round trip), each run right after ours.
         for my $x (['ours-one-worker', 'both connections on one worker'],
+                   ['ours-from-idle', 'each after a 1 ms pause (from idle)'],
                    ['redis', 'Redis semaphore (Lua, BLPOP), PING for the round trip']) {
             my $o = $w{"handoff:$x->[0]"};
             next unless ok_row($o);
@@ -429,6 +430,22 @@ sub wait_section {
           $r->{client_min_grants}, $r->{client_max_grants};
     }
     p "";
+    # What a server doing no work at all would allow these clients: each
+    # hand-off of a slot costs at least a round trip that starts from
+    # idle (a Noop after a pause), so a slot turns at most every hold +
+    # that round trip's mean.
+    my ($sw, $idle) = ($w{'semaphore:wait:ours'}, $w{'handoff:ours-from-idle'});
+    if (ok_row($sw) && ok_row($idle) && $idle->{noop_mean_us} && $sw->{hold_mean_us}) {
+        my $bound = $sw->{hold_mean_us} / ($sw->{hold_mean_us} + $idle->{noop_mean_us});
+        p sprintf "The bound of this machine: a slot can turn no faster than the hold (%.0f us)",
+          $sw->{hold_mean_us};
+        p sprintf "plus one round trip from idle (a Noop after a 1 ms pause: %.0f us mean; the",
+          $idle->{noop_mean_us};
+        p sprintf "hand-off from idle %.0f us mean), so even a server doing no work reaches at",
+          $idle->{handoff_mean_us} // 0;
+        p sprintf "most %.2f of the ceiling; ours reached %.2f, %.2f of that bound.\n",
+          $bound, $sw->{of_ceiling}, $sw->{of_ceiling} / $bound;
+    }
 
     my $l = $w{'leases:ours'};
     p "### Pending leases\n";

@@ -355,7 +355,7 @@ rsem_run() {
 run_wait() {
     local opid oport rpid="" rport="" dpid="" dport="" i w="$tmp/wait"
     mkdir -p "$w"; : >"$w/handoff"; : >"$w/sem"; : >"$w/poll"; : >"$w/ref"
-    : >"$w/handoff1"; : >"$w/rhandoff"; : >"$w/rsem"
+    : >"$w/handoff1"; : >"$w/rhandoff"; : >"$w/rsem"; : >"$w/idle"
     log "starting ours (2 workers) for the waiting rows"
     if ! start_ours 86400 ";counter.threads=2"; then
         stop_server
@@ -376,6 +376,9 @@ run_wait() {
     for i in $(seq "$repeat"); do
         wait_run "$w/handoff" -p "$oport" -W handoff -t "$dur" -w "$warm" -l ours
         wait_run "$w/handoff1" -p "$oport" -W handoff --gap 1 -t "$dur" -w "$warm" -l ours-one-worker
+        # Each hand-off and each Noop after a 1 ms pause: from idle, as
+        # the semaphore's hand-offs come, so its bound can be worked out.
+        wait_run "$w/idle" -p "$oport" -W handoff --think-us 1000 -t "$dur" -w "$warm" -l ours-from-idle
         [ -n "$dport" ] && rsem_run "$w/rhandoff" -p "$dport" -W handoff -t "$dur" -w "$warm" -l redis
         wait_run "$w/sem" -p "$oport" -W semaphore -c 64 -m 4 -t "$wsem" -w "$warm" -l ours
         [ -n "$dport" ] && rsem_run "$w/rsem" -p "$dport" -W semaphore -c 64 -m 4 -t "$wsem" -w "$warm" -l redis
@@ -384,6 +387,7 @@ run_wait() {
     done
     median_by "$w/handoff" handoff_p50_us "server=ours workload=handoff failed=1"
     median_by "$w/handoff1" handoff_p50_us "server=ours-one-worker workload=handoff failed=1"
+    median_by "$w/idle" handoff_mean_us "server=ours-from-idle workload=handoff failed=1"
     if [ -z "$dport" ]; then
         echo "server=redis workload=handoff absent=1"
         echo "server=redis workload=semaphore mode=script absent=1"

@@ -205,6 +205,10 @@ check_wait "$tmp/handoff.out" rounds handoff_p50_us noop_p50_us
 "$bin/wait-bench" -p "$cport" -W handoff --gap 1 -t 0.3 -w 0.05 -l ours \
     >"$tmp/handoff1.out" || fail "handoff run on one worker failed"
 check_wait "$tmp/handoff1.out" gap=1 rounds handoff_p50_us noop_p50_us
+"$bin/wait-bench" -p "$cport" -W handoff --think-us 200 -t 0.3 -w 0.05 \
+    -l ours >"$tmp/handoff-idle.out" || fail "handoff run from idle failed"
+check_wait "$tmp/handoff-idle.out" think_us=200 rounds handoff_p50_us \
+    noop_p50_us
 "$bin/wait-bench" -p "$cport" -W semaphore -c 8 -m 2 --hold-us 500 -t 0.3 \
     -w 0.05 -l ours >"$tmp/sem.out" || fail "semaphore run failed"
 check_wait "$tmp/sem.out" mode=wait requests_per_grant=2.00 failures=0 grants_s \

@@ -95,6 +95,22 @@ static void test_merge(void **state)
     assert_int_equal(a.max, all.max);
     assert_int_equal(cnt_hist_quantile(&a, 0.99), cnt_hist_quantile(&all, 0.99));
     assert_int_equal(cnt_hist_quantile(&a, 0.5), cnt_hist_quantile(&all, 0.5));
+    assert_int_equal(a.sum, all.sum);
+}
+
+/* The mean is exact (the sum, not the buckets), and 0 when empty; one
+ * large value moves it as it would move a rate. */
+static void test_mean(void **state)
+{
+    (void)state;
+    static cnt_hist h;
+    cnt_hist_reset(&h);
+    assert_true(cnt_hist_mean(&h) == 0);
+    for (uint64_t v = 1; v <= 99; v++)
+        cnt_hist_record(&h, 1000);
+    cnt_hist_record(&h, 100001000);
+    assert_true(cnt_hist_mean(&h) == 1001000.0);
+    assert_int_equal(cnt_hist_quantile(&h, 0.5) / 100, 10);
 }
 
 /* Runs the histogram tests. */
@@ -106,6 +122,7 @@ int main(void)
         cmocka_unit_test(test_uniform_quantiles),
         cmocka_unit_test(test_large_values),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

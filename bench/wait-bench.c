@@ -79,7 +79,8 @@ typedef struct wb_opts {
     unsigned keys;          /* leases: names per connection */
     unsigned maximum;       /* semaphore: the counter's maximum */
     unsigned hold_us;       /* semaphore: how long a grant is held */
-    unsigned think_us;      /* semaphore: pause after a release */
+    unsigned think_us;      /* semaphore: pause after a release;
+                               handoff: before a release and a Noop */
     double duration;        /* measured seconds (hand-off, semaphore) */
     double warmup;          /* seconds before measuring */
     double settle;          /* leases: idle seconds before the deadline */
@@ -125,7 +126,9 @@ static void usage(FILE *f)
           "held (1000)\n"
           "      --think-us N       semaphore: microseconds between a "
           "release and the next\n"
-          "                         request (0)\n"
+          "                         request; handoff: a pause before each "
+          "release and\n"
+          "                         each Noop, so both start from idle (0)\n"
           "      --poll             semaphore: Acquire, and on 0x21 retry "
           "after a pause\n"
           "                         of 20 ms doubling up to 1 s (counterctl"
@@ -512,6 +515,11 @@ static int run_handoff(const wb_opts *o)
                     "queued\n");
             goto out;
         }
+        /* With a pause, the release and the Noop each find the server
+         * and the clients asleep, as the semaphore's hand-offs do: what
+         * a wake-up from idle costs this machine shows in both. */
+        if (o->think_us > 0)
+            wb_sleep_until(bench_now_ns() + (uint64_t)o->think_us * 1000u);
         if (!wb_release_send(h, name, &hop, &t0) || !wb_event(w, wop, &ev))
             goto out;
         uint64_t t1 = bench_now_ns();
@@ -522,6 +530,8 @@ static int run_handoff(const wb_opts *o)
         }
         if (!wb_release_answer(h, hop))
             goto out;
+        if (o->think_us > 0)
+            wb_sleep_until(bench_now_ns() + (uint64_t)o->think_us * 1000u);
         uint64_t rtt = wb_noop(&c[2]);
         if (rtt == 0)
             goto out;
@@ -535,12 +545,16 @@ static int run_handoff(const wb_opts *o)
         fprintf(stderr, "wait-bench: handoff: no round measured\n");
         goto out;
     }
-    printf("server=%s workload=handoff gap=%u rounds=%" PRIu64 " seconds=%.2f "
+    printf("server=%s workload=handoff gap=%u think_us=%u rounds=%" PRIu64
+           " seconds=%.2f "
            "handoff_p50_us=%.1f handoff_p99_us=%.1f handoff_max_us=%.1f "
-           "noop_p50_us=%.1f noop_p99_us=%.1f noop_max_us=%.1f\n",
-           o->label, o->gap, hand->count, o->duration, wb_us(hand, 0.5),
-           wb_us(hand, 0.99), (double)hand->max / 1e3, wb_us(noop, 0.5),
-           wb_us(noop, 0.99), (double)noop->max / 1e3);
+           "handoff_mean_us=%.1f noop_p50_us=%.1f noop_p99_us=%.1f "
+           "noop_max_us=%.1f noop_mean_us=%.1f\n",
+           o->label, o->gap, o->think_us, hand->count, o->duration,
+           wb_us(hand, 0.5),
+           wb_us(hand, 0.99), (double)hand->max / 1e3,
+           cnt_hist_mean(hand) / 1e3, wb_us(noop, 0.5), wb_us(noop, 0.99),
+           (double)noop->max / 1e3, cnt_hist_mean(noop) / 1e3);
     status = 0;
 out:
     /* c[0], then the gap, then c[1] and c[2]: close what was opened. */
