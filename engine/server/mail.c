@@ -145,6 +145,7 @@ void cnt_mailbox_post_survey(cnt_mailbox *mb, cnt_survey_link *l)
 {
     pthread_mutex_lock(&mb->lock);
     STAILQ_INSERT_TAIL(&mb->surveys, l, next);
+    atomic_store(&mb->has_surveys, true);
     pthread_mutex_unlock(&mb->lock);
     cnt_mailbox_ring(mb);
 }
@@ -152,7 +153,10 @@ void cnt_mailbox_post_survey(cnt_mailbox *mb, cnt_survey_link *l)
 /* Takes every queued survey link, oldest first. */
 void cnt_mailbox_take_surveys(cnt_mailbox *mb, cnt_survey_list *out)
 {
+    if (!atomic_load(&mb->has_surveys))
+        return;
     pthread_mutex_lock(&mb->lock);
     STAILQ_CONCAT(out, &mb->surveys);
+    atomic_store(&mb->has_surveys, false);
     pthread_mutex_unlock(&mb->lock);
 }

@@ -40,6 +40,10 @@ typedef struct cnt_mailbox {
                                        without the lock) */
     int doorbell;                   /* eventfd, readable while rung */
     cnt_survey_list surveys;        /* oldest first */
+    atomic_bool has_surveys;        /* surveys is not empty (a hint read
+                                       without the lock, so that a
+                                       doorbell rung for grants takes no
+                                       lock for surveys) */
 } cnt_mailbox;
 
 /* Prepares an empty mailbox and its doorbell; 0 or an errno value. The
@@ -92,7 +96,9 @@ size_t cnt_mailbox_take(cnt_mailbox *mb, cnt_mail *out, size_t max,
 void cnt_mailbox_post_survey(cnt_mailbox *mb, cnt_survey_link *l);
 
 /* Takes every queued survey link at once, appending them, oldest first,
- * to out. */
+ * to out (nothing, without the lock, when the hint says none is queued:
+ * the doorbell rings after a post, so the taker that wakes for it sees
+ * the hint). */
 void cnt_mailbox_take_surveys(cnt_mailbox *mb, cnt_survey_list *out);
 
 #endif
