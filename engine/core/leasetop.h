@@ -18,7 +18,10 @@
 /* Most timers one walk of one wheel visits (waits' timers count too): a
  * wheel whose nearest slot holds more leases than this answers from the
  * first ones it met, and the top says it may be incomplete. Bounds the
- * time a listing takes from each worker's loop (a few hundred us). */
+ * time a listing takes from each worker's loop: a timer of a crowded slot
+ * costs about one cache miss, so 65,536 of them are a few milliseconds
+ * (wait-bench -W lease_list: 50,000 leases in one slot per worker, 5 to
+ * 14 ms a listing on a loaded 2-core machine). */
 #define CNT_LEASE_WALK_MAX 65536u
 
 /* One lease kept: its deadline (ms ticks of the monotonic clock), lease
