@@ -327,7 +327,7 @@ p "",
   "`BENCH_REPEAT=3` measures each cell three times and keeps the median;",
   "`BENCH_DURATION` / `BENCH_WARMUP` set the seconds per cell. One cell by",
   "hand: `counter-bench -p PORT -c 64 -d 32 -k 1000 -W pair -P PID --kv`;",
-  "one waiting row: `wait-bench -p PORT -W handoff|semaphore|leases` (add",
+  "one waiting row: `wait-bench -p PORT -W handoff|semaphore|leases|lease_list` (add",
   "`--poll` for the polling semaphore, `-P PID` for the leases' RSS); one",
   "rate-limit cell: `counter-bench -p PORT -W window|gcra -c 64 -d 32",
   "[--hot] --kv`, or on Redis `redis-bench -p PORT -W window|gcra -c 64",
@@ -495,6 +495,26 @@ sub wait_section {
     p sprintf '| probe Noop max, idle / during the expiries | %.1f / %.1f ms |',
       $l->{probe_idle_max_us} / 1e3, $l->{probe_storm_max_us} / 1e3
       if defined $l->{probe_storm_max_us};
+    p "";
+
+    my $ll = $w{'lease_list:ours'};
+    return unless $ll;
+    p "### Lease_list
+";
+    unless (ok_row($ll)) { p "Not measured: the run failed (see the script's log).\n"; return }
+    p "$ll->{conns} connections x $ll->{keys} names hold a one-hour lease each",
+      "(counter.threads = 2: one connection per worker); then one more",
+      "connection asks Lease_list for the 64 nearest and sends a Noop, in",
+      "turn, for the measured seconds. A listing asks both workers, and each",
+      "walks its wheel's nearest slot, where all its leases are (granted",
+      "within a second, due an hour later), so this is its worst case.\n",
+      "| item | value |", "|---|---|";
+    p sprintf '| leases | %d, set in %.2f s |', @$ll{qw(leases setup_s)};
+    p sprintf '| listings (64 records each) | %d |', $ll->{lists};
+    p sprintf '| Lease_list round trip p50 / p99 / max | %.1f / %.1f / %.1f ms |',
+      $ll->{list_p50_us} / 1e3, $ll->{list_p99_us} / 1e3, $ll->{list_max_us} / 1e3;
+    p sprintf '| Noop round trip between them p50 / p99 | %.0f / %.0f us |',
+      @$ll{qw(noop_p50_us noop_p99_us)};
     p "";
 }
 

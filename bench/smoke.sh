@@ -8,7 +8,7 @@
 # server (mchost + counter.so, two workers) and runs a tiny version of each
 # waiting row of wait-bench (hand-off on two workers and on one, the
 # semaphore queued and polled,
-# pending leases), the pair workload through libmccounter (client-bench),
+# pending leases, Lease_list), the pair workload through libmccounter (client-bench),
 # the WebSocket rows of ws-bench (hand-off, pairs through the WebSocket
 # front and the binary port) and a tiny version of the rate-limit rows (skipped when the server does
 # not know the checks: 0x81), checking their key=value lines; then the
@@ -221,6 +221,9 @@ check_wait "$tmp/poll.out" mode=poll failures=0 grants_s requests_per_grant
     -P "$ours_pid" -l ours >"$tmp/leases.out" || fail "leases run failed"
 check_wait "$tmp/leases.out" leases=400 events=400 missing=0 expirations=400 \
     errors=0 rss_after_kb bytes_per_lease_used idle_probes
+"$bin/wait-bench" -p "$cport" -W lease_list -c 2 -k 64 -t 0.3 -w 0.05 \
+    -l ours >"$tmp/llist.out" || fail "lease_list run failed"
+check_wait "$tmp/llist.out" leases=128 lists list_p50_us noop_p50_us
 
 # The client row: the pair workload through libmccounter's non-blocking API.
 "$bin/client-bench" -p "$cport" -c 4 -d 8 -t 0.3 -w 0.05 -l ours --kv \

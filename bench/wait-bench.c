@@ -11,7 +11,12 @@
  * - leases: connections x names wait_acquires with leases that all end in
  *   the same second: server memory per lease, each lease-expired event's
  *   arrival against its deadline, and a probe's Noop round trip meanwhile
- *   against the same probe just before.
+ *   against the same probe just before;
+ * - lease_list: connections x names leases of an hour (with
+ *   counter.threads = 2, the connections alternate between the workers),
+ *   then Lease_list for the 64 nearest, one at a time for the duration:
+ *   the listing's round trip, which gathers every worker's part, against
+ *   a Noop's on the same connection.
  * Prints one key=value line on stdout (server=LABEL first); exit 0 when
  * every answer and event was as expected. */
 #include "config.h"
@@ -65,7 +70,7 @@
 #define WB_PROBE_PERIOD_NS 1000000ull
 #define WB_MAX_ANY 0xffffffffu
 
-typedef enum wb_mode { WB_HANDOFF, WB_SEMAPHORE, WB_LEASES } wb_mode;
+typedef enum wb_mode { WB_HANDOFF, WB_SEMAPHORE, WB_LEASES, WB_LEASE_LIST } wb_mode;
 
 typedef struct wb_opts {
     const char *host;
@@ -117,7 +122,7 @@ static void usage(FILE *f)
     fputs("usage: wait-bench [options]\n"
           "  -s, --host HOST        server address (127.0.0.1)\n"
           "  -p, --port PORT        counter port (11215)\n"
-          "  -W, --workload NAME    handoff|semaphore|leases\n"
+          "  -W, --workload NAME    handoff|semaphore|leases|lease_list\n"
           "  -c, --clients N        semaphore clients (64); lease "
           "connections (1000)\n"
           "  -k, --keys N           leases: names per connection (1000)\n"
@@ -179,6 +184,8 @@ static void parse_options(int argc, char **argv, wb_opts *o)
                 o->mode = WB_SEMAPHORE;
             else if (strcmp(optarg, "leases") == 0)
                 o->mode = WB_LEASES;
+            else if (strcmp(optarg, "lease_list") == 0)
+                o->mode = WB_LEASE_LIST;
             else {
                 fprintf(stderr, "wait-bench: --workload: unknown workload "
                         "'%s'\n", optarg);
@@ -213,7 +220,8 @@ static void parse_options(int argc, char **argv, wb_opts *o)
         exit(2);
     }
     if (o->clients == 0)
-        o->clients = o->mode == WB_LEASES ? 1000 : 64;
+        o->clients = o->mode == WB_LEASES ? 1000
+                     : o->mode == WB_LEASE_LIST ? 2 : 64;
     if (o->keys == 0)
         o->keys = 1000;
 }
@@ -1123,6 +1131,102 @@ out:
     return status;
 }
 
+/* ---- lease_list ---- */
+
+/* Sends Lease_list for the 64 nearest on c and reads the series; returns
+ * the round trip (ns, to the end marker; 0 on failure) and the records. */
+static uint64_t wb_lease_list(wb_conn *c, uint64_t *records)
+{
+    uint8_t req[CNT_HEADER_SIZE + CNT_LLIST_FIXED];
+    cnt_response res;
+    cnt_lease_record rec;
+    uint32_t opaque = c->opaque++;
+    size_t n = cnt_encode_lease_list(req, opaque, CNT_LEASE_LIST_MAX);
+    uint64_t t0 = bench_now_ns();
+    *records = 0;
+    if (!wb_send(c, req, n))
+        return 0;
+    for (;;) {
+        if (!wb_answer(c, CNT_OP_LEASE_LIST, opaque, &res))
+            return 0;
+        if (cnt_response_is_lease_list_end(&res))
+            break;
+        if (!cnt_parse_lease_record(&res, &rec)) {
+            fprintf(stderr, "wait-bench: lease_list: malformed record\n");
+            return 0;
+        }
+        (*records)++;
+    }
+    uint64_t d = bench_now_ns() - t0;
+    return d > 0 ? d : 1;
+}
+
+/* Sets o->clients x o->keys leases of an hour, then times Lease_list
+ * (64) and a Noop in turn on one more connection for the duration. */
+static int run_lease_list(const wb_opts *o)
+{
+    unsigned conns = o->clients, keys = o->keys;
+    wb_conn *cs = calloc(conns, sizeof *cs);
+    char *names = malloc((size_t)keys * BENCH_NAME_LEN);
+    cnt_hist *list = calloc(2, sizeof *list), *noop = list + 1;
+    wb_conn probe = { .fd = -1 };
+    unsigned opened = 0;
+    uint64_t deadline, gap = 0, records = 0, lists = 0;
+    int status = 1;
+
+    if (cs == NULL || names == NULL || list == NULL) {
+        fprintf(stderr, "wait-bench: out of memory\n");
+        goto out;
+    }
+    for (unsigned k = 0; k < keys; k++)
+        bench_name(names + (size_t)k * BENCH_NAME_LEN, "lease", k);
+    for (; opened < conns; opened++)
+        if (!wb_open(&cs[opened], o))
+            goto out;
+    if (!wb_open(&probe, o))
+        goto out;
+    uint64_t t_start = bench_now_ns();
+    for (unsigned i = 0; i < conns; i++)
+        if (!wb_lease_conn(&cs[i], names, keys, false, 0, &deadline, &gap))
+            goto out;
+    uint64_t t_set = bench_now_ns();
+    uint64_t warm = t_set + (uint64_t)(o->warmup * 1e9);
+    uint64_t end = warm + (uint64_t)(o->duration * 1e9);
+    for (;;) {
+        uint64_t now = bench_now_ns(), got;
+        if (now >= end)
+            break;
+        uint64_t d = wb_lease_list(&probe, &got);
+        uint64_t r = wb_noop(&probe);
+        if (d == 0 || r == 0 || got != CNT_LEASE_LIST_MAX)
+            goto out;
+        if (now < warm)
+            continue;
+        cnt_hist_record(list, d);
+        cnt_hist_record(noop, r);
+        records += got;
+        lists++;
+    }
+    printf("server=%s workload=lease_list conns=%u keys=%u leases=%" PRIu64
+           " setup_s=%.2f lists=%" PRIu64 " records=%" PRIu64
+           " list_p50_us=%.1f list_p99_us=%.1f list_max_us=%.1f"
+           " noop_p50_us=%.1f noop_p99_us=%.1f\n",
+           o->label, conns, keys, (uint64_t)conns * keys,
+           (double)(t_set - t_start) / 1e9, lists, records, wb_us(list, 0.5),
+           wb_us(list, 0.99), (double)list->max / 1e3, wb_us(noop, 0.5),
+           wb_us(noop, 0.99));
+    status = lists > 0 ? 0 : 1;
+out:
+    while (cs != NULL && opened > 0)
+        wb_close(&cs[--opened]);
+    if (probe.buf != NULL)
+        wb_close(&probe);
+    free(cs);
+    free(names);
+    free(list);
+    return status;
+}
+
 /* Parses the options and runs the chosen workload. */
 int main(int argc, char **argv)
 {
@@ -1134,6 +1238,8 @@ int main(int argc, char **argv)
         return run_handoff(&o);
     case WB_SEMAPHORE:
         return run_semaphore(&o);
+    case WB_LEASE_LIST:
+        return run_lease_list(&o);
     case WB_LEASES:
     default:
         return run_leases(&o);

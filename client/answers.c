@@ -144,7 +144,7 @@ static bool throttled_answer(const cnt_response *res, mcc_result *r)
 static bool is_series(uint8_t op)
 {
     return op == CNT_OP_DUMP || op == CNT_OP_QUEUES ||
-           op == CNT_OP_TENANT_LIST;
+           op == CNT_OP_TENANT_LIST || op == CNT_OP_LEASE_LIST;
 }
 
 /* Fills rec from one series packet (status 0, non-empty body); false if
@@ -170,6 +170,17 @@ static bool parse_record(const cnt_response *res, mcc_record *rec)
         rec->queue_len = q.queue_len;
         rec->name = (const char *)q.name;
         rec->name_len = q.name_len;
+        return true;
+    }
+    case CNT_OP_LEASE_LIST: {
+        cnt_lease_record l;
+        if (!cnt_parse_lease_record(res, &l))
+            return false;
+        rec->left_ms = l.left_ms;
+        rec->lease_id = l.lease_id;
+        rec->resources = l.resources;
+        rec->name = (const char *)l.name;
+        rec->name_len = l.name_len;
         return true;
     }
     default: {

@@ -148,7 +148,8 @@ typedef enum mcc_op {
     MCC_OP_RELOAD = 0x49,
     MCC_OP_AUTH_USER = 0x4a,
     MCC_OP_TENANT_SET_JSON = 0x2a,
-    MCC_OP_NODE_SET_JSON = 0x2c
+    MCC_OP_NODE_SET_JSON = 0x2c,
+    MCC_OP_LEASE_LIST = 0x24
 } mcc_op;
 
 /* Wire statuses (mcc_result.status when error is MCC_ERR_STATUS). */
@@ -311,6 +312,11 @@ typedef struct mcc_record {
     mcc_tenant_view tenant;   /* tenant_list */
     const char *value;        /* stats: ASCII decimal, not NUL-terminated */
     size_t value_len;
+    /* lease_list: time left until the lease expires (ms), its lease id
+     * and the resources it holds; name is the counter's */
+    uint32_t left_ms;
+    uint64_t lease_id;
+    uint32_t resources;
 } mcc_record;
 
 /* One check: mcc_check's argument, or one item of a multi-check. Name
@@ -544,6 +550,8 @@ mcc_error mcc_wait_release_async(mcc_client *c, const void *name, size_t len,
                                  mcc_callback cb, void *arg);
 mcc_error mcc_queues_async(mcc_client *c, size_t server,
                            mcc_record_callback cb, void *arg);
+mcc_error mcc_lease_list_async(mcc_client *c, size_t server, uint32_t count,
+                               mcc_record_callback cb, void *arg);
 mcc_error mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
                                uint64_t quota, uint64_t ttl, uint8_t unit,
                                mcc_callback cb, void *arg);
@@ -656,6 +664,10 @@ mcc_error mcc_wait_release(mcc_client *c, const void *name, size_t len,
 /* Streams server i's counters with waiters (Queues) to cb. */
 mcc_error mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
                      void *arg, int timeout_ms);
+/* Streams server i's count leases nearest to expiry (Lease_list; count
+ * 1..64, more is the server's 64), nearest first, to cb. */
+mcc_error mcc_lease_list(mcc_client *c, size_t server, uint32_t count,
+                         mcc_record_callback cb, void *arg, int timeout_ms);
 /* Creates a TTL record (quota, ttl in unit). */
 mcc_error mcc_ttl_insert(mcc_client *c, const void *name, size_t len,
                          uint64_t quota, uint64_t ttl, uint8_t unit,

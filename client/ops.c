@@ -578,6 +578,30 @@ mcc_error mcc_queues_async(mcc_client *c, size_t server,
     return send_bodyless(c, server, CNT_OP_QUEUES, &s);
 }
 
+/* Queues a Lease_list on server (count 0 is the caller's mistake). */
+static int send_lease_list(mcc_client *c, size_t server, uint32_t count,
+                           mcc_sub *s)
+{
+    uint8_t *b;
+
+    if (!c || count == 0)
+        return MCC_ERR_INVALID;
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    return send_to(c, server, b,
+                   cnt_encode_lease_list(b, mcc_next_opaque(c), count),
+                   CNT_OP_LEASE_LIST, s);
+}
+
+/* Streams a server's leases nearest to expiry. */
+mcc_error mcc_lease_list_async(mcc_client *c, size_t server, uint32_t count,
+                               mcc_record_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(NULL, cb, arg);
+    return send_lease_list(c, server, count, &s);
+}
+
 /* Creates a TTL record. */
 mcc_error mcc_ttl_insert_async(mcc_client *c, const void *name, size_t len,
                                uint64_t quota, uint64_t ttl, uint8_t unit,
@@ -936,6 +960,23 @@ mcc_error mcc_queues(mcc_client *c, size_t server, mcc_record_callback cb,
                      void *arg, int timeout_ms)
 {
     return sync_series(c, server, CNT_OP_QUEUES, cb, arg, timeout_ms);
+}
+
+/* Blocking Lease_list. */
+mcc_error mcc_lease_list(mcc_client *c, size_t server, uint32_t count,
+                         mcc_record_callback cb, void *arg, int timeout_ms)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, CNT_OP_LEASE_LIST, &x, &s);
+
+    if (rc != MCC_OK)
+        return rc;
+    s.cb = NULL;
+    s.rcb = sync_rcb;
+    x.urcb = cb;
+    x.uarg = arg;
+    return sync_end(c, send_lease_list(c, server, count, &s), &x, &s, NULL);
 }
 
 /* Blocking Tenant_list. */

@@ -308,6 +308,13 @@ static void test_refusals(void **state)
     assert_int_equal(mcc_wait_acquire_async(c, "job", 3, 1, 0, 0, 0, NULL,
                                             NULL), MCC_ERR_INVALID);
     assert_int_equal(mcc_noop(c, 0, -1, NULL), MCC_ERR_INVALID);
+    /* A Lease_list for no lease is refused before it is sent. */
+    assert_int_equal(mcc_lease_list(c, 0, 0, NULL, NULL, -1),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_lease_list_async(c, 0, 0, NULL, NULL),
+                     MCC_ERR_INVALID);
+    assert_int_equal(mcc_lease_list_async(NULL, 0, 1, NULL, NULL),
+                     MCC_ERR_INVALID);
     /* Multi-check shapes. */
     memset(items, 0, sizeof items);
     for (int i = 0; i < 17; i++) {

@@ -207,6 +207,34 @@ static void tally_record(mcc_client *c, const mcc_record *rec, void *arg)
         t->seen = true;
 }
 
+/* What a Lease_list series showed: the lease want_id (named wblk, one
+ * resource, at most a minute left) and how many ends. */
+typedef struct lease_seen {
+    uint64_t want_id;
+    bool seen;
+    int ends;
+} lease_seen;
+
+static void lease_record(mcc_client *c, const mcc_record *rec, void *arg)
+{
+    lease_seen *ls = arg;
+
+    (void)c;
+    if (!rec->more) {
+        ls->ends++;
+        assert_int_equal(rec->error, MCC_OK);
+        return;
+    }
+    assert_int_equal(rec->op, MCC_OP_LEASE_LIST);
+    if (rec->lease_id == ls->want_id) {
+        assert_int_equal(rec->name_len, 4);
+        assert_memory_equal(rec->name, "wblk", 4);
+        assert_int_equal(rec->resources, 1);
+        assert_true(rec->left_ms > 0 && rec->left_ms <= 60000);
+        ls->seen = true;
+    }
+}
+
 /* Auth_user against the real server: the admin secret answers to the
  * user admin, once asked for and once on every new connection. */
 static void test_live_auth_user(void **state)
@@ -276,6 +304,18 @@ static void test_live_blocking(void **state)
     memset(&t, 0, sizeof t);
     assert_int_equal(mcc_queues(c, 0, tally_record, &t, -1), MCC_OK);
     assert_int_equal(t.ends, 1);
+    /* The leases nearest to expiry: wblk's, renewed for a minute. */
+    {
+        lease_seen ls = { .want_id = 0 };
+        assert_int_equal(mcc_renew(c, "wblk", 4, 60000, -1, &r), MCC_OK);
+        ls.want_id = r.lease_id;
+        assert_int_equal(mcc_lease_list(c, 0, 64, lease_record, &ls, -1),
+                         MCC_OK);
+        assert_int_equal(ls.ends, 1);
+        assert_true(ls.seen);
+        assert_int_equal(mcc_lease_list(c, 0, 0, lease_record, &ls, -1),
+                         MCC_ERR_INVALID);
+    }
     assert_int_equal(mcc_wait_release(c, "wblk", 4, -1, &r), MCC_OK);
     assert_int_equal(r.value, 1);
     /* Rate limits. */
@@ -417,6 +457,7 @@ static void test_live_async(void **state)
     assert_int_equal(mcc_throttle_async(c, "beta", 4, 1, log_result, lb), 0);
     assert_int_equal(mcc_tenant_show_async(c, "beta", 4, log_result, lb), 0);
     assert_int_equal(mcc_tenant_list_async(c, 0, NULL, NULL), MCC_OK);
+    assert_int_equal(mcc_lease_list_async(c, 0, 5, NULL, NULL), MCC_OK);
     assert_int_equal(mcc_node_show_async(c, 0, log_result, lb), MCC_OK);
     assert_int_equal(mcc_tenant_set_async(c, "beta", 4, MCC_TENANT_SET_RESERVED | MCC_TENANT_SET_HARD,
                                           0, 0, log_result, lb), MCC_OK);

@@ -48,7 +48,7 @@ enum {
     K_MULTI, K_THROTTLE, K_TENANT_SHOW, K_NODE_SHOW, K_STATS, K_DUMP,
     K_QUEUES, K_TENANT_LIST, K_LEASE, K_NOOP, K_AUTH, K_TENANT_SET,
     K_TENANT_REMOVE, K_NODE_SET, K_UNTHROTTLE, K_RELOAD, K_TENANT_SET_JSON,
-    K_NODE_SET_JSON, K_COUNT
+    K_NODE_SET_JSON, K_LEASE_LIST, K_COUNT
 };
 
 /* One request of the script and what happened to it. */
@@ -352,6 +352,11 @@ static int queue_op(mcc_client *c, unsigned kind, unsigned v, bool short_lease,
         q->op = MCC_OP_TENANT_LIST;
         q->series = true;
         return mcc_tenant_list_async(c, 0, on_record, q);
+    case K_LEASE_LIST:
+        q->op = MCC_OP_LEASE_LIST;
+        q->series = true;
+        return mcc_lease_list_async(c, 0, v % 2 ? 64 : 3, on_record,
+                                    q);
     case K_NOOP:
         q->op = MCC_OP_NOOP;
         return mcc_noop_async(c, 0, on_result, q);
@@ -770,6 +775,25 @@ int main(int argc, char **argv)
         s.n += cnt_encode_empty(room(&s), CNT_OP_TENANT_LIST, 4);
         s.n += cnt_encode_u32(room(&s), CNT_OP_GET, 5, 0);
         seed_write(&s, argv[1], "series");
+    }
+
+    /* Lease_list: two records and the end, an event between it and a
+     * second listing that fails (no memory on the server). */
+    {
+        static const uint8_t ops[] = {
+            OP(K_LEASE_LIST, 0), OP(K_LEASE_LIST, 1), OP(K_GET, 0)
+        };
+        static const uint8_t cuts[] = { 20, 70 };
+        seed_begin(&s, 0, ops, sizeof ops, cuts, sizeof cuts);
+        s.n += cnt_encode_lease_record(room(&s), 1, 1500, 42, 1, name_k, 1);
+        s.n += cnt_encode_lease_record(room(&s), 1, 90000, 7, 3, name_w, 1);
+        s.n += cnt_encode_empty(room(&s), CNT_OP_LEASE_LIST, 1);
+        s.n += cnt_encode_event(room(&s), CNT_EVENT_LEASE_EXPIRED, 5, 42, 1,
+                                name_k, 1);
+        s.n += cnt_encode_error(room(&s), CNT_OP_LEASE_LIST,
+                                CNT_STATUS_OUT_OF_MEMORY, 2);
+        s.n += cnt_encode_u32(room(&s), CNT_OP_GET, 3, 0);
+        seed_write(&s, argv[1], "lease-list");
     }
 
     /* A lease helper: queued, granted by an event, then expired. */

@@ -119,6 +119,8 @@ static bool status_allowed(uint8_t opcode, uint8_t status)
     case CNT_OP_TENANT_SET_JSON:
     case CNT_OP_NODE_SET_JSON: return status == 0x2a;
     case CNT_OP_THROTTLE: return status == 0x00 || status == 0x82;
+    /* 0x82: no memory for the survey or for a name it copies. */
+    case CNT_OP_LEASE_LIST: return status == 0x00 || status == 0x82;
     default: return status == 0x00;
     }
 }
@@ -239,6 +241,14 @@ static void check_response(run *r, const cnt_response *res)
         cnt_tenant_record rec;
         FUZZ_CHECK(res->status == 0 && cnt_parse_tenant_record(res, &rec) &&
                    rec.name_len > 0);
+        r->in_dump = true;
+        return;
+    }
+    if (e->opcode == CNT_OP_LEASE_LIST && res->body_len > 0 &&
+        res->status == 0) {
+        cnt_lease_record rec;
+        FUZZ_CHECK(cnt_parse_lease_record(res, &rec) && rec.name_len > 0 &&
+                   rec.lease_id > 0);
         r->in_dump = true;
         return;
     }

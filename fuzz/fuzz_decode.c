@@ -219,7 +219,7 @@ static void check_request(const sim_conn *c, const cnt_request *req)
      * core's arguments, only a Multi_check has items to walk. */
     if ((req->opcode < CNT_OP_TTL_INSERT ||
          req->opcode > CNT_OP_MULTI_CHECK) &&
-        req->opcode != CNT_OP_TENANT_SET)
+        req->opcode != CNT_OP_TENANT_SET && req->opcode != CNT_OP_LEASE_LIST)
         check_no_limit_fields(req);
     /* Only tenant throttling has its fields; only Auth has a secret. */
     if (!is_throttle_opcode(req->opcode))
@@ -405,6 +405,17 @@ static void check_request(const sim_conn *c, const cnt_request *req)
         FUZZ_CHECK(req->units == 0 && req->reserved == 0 &&
                    req->hard_limit == 0);
         break;
+    case CNT_OP_LEASE_LIST:
+        /* The count alone, never 0; whatever follows it is not read. */
+        FUZZ_CHECK(req->size <= c->len && req->body_len >= CNT_LLIST_FIXED);
+        FUZZ_CHECK(req->count == cnt_get_u32(body + CNT_LLIST_OFF_COUNT) &&
+                   req->count >= 1);
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        FUZZ_CHECK(req->resources == 0 && req->maximum == 0);
+        FUZZ_CHECK(req->quota == 0 && req->ttl == 0 && req->period_ns == 0 &&
+                   req->limit == 0 && req->cost == 0 && req->flags == 0 &&
+                   req->items == NULL);
+        break;
     default:
         FUZZ_CHECK(!"unknown opcode decoded as a request");
     }
@@ -525,6 +536,13 @@ static void fuzz_client_side(const uint8_t *p, size_t n)
             FUZZ_CHECK(!cnt_response_is_event(&res));
             FUZZ_CHECK(qrec.name == res.body + CNT_QUEUES_FIXED &&
                        qrec.name + qrec.name_len <= body_end);
+        }
+        cnt_lease_record lrec;
+        if (cnt_parse_lease_record(&res, &lrec)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(!cnt_response_is_lease_list_end(&res));
+            FUZZ_CHECK(lrec.name == res.body + CNT_LREC_FIXED &&
+                       lrec.name + lrec.name_len <= body_end);
         }
         cnt_event_packet ev;
         if (cnt_parse_event(&res, &ev)) {

@@ -1,7 +1,8 @@
 /* counterctl_top.c: `counterctl top`, a live view of one server over the
  * counter protocol only, so it works against any server that speaks it:
  * Stats twice for the rates, Queues and Dump for the busiest counters,
- * Node_show and Tenant_list for throttling (left out, said so, where the
+ * Lease_list for the leases about to expire, Node_show and Tenant_list
+ * for throttling (left out, said so, where the
  * server answers them with an error status, as the reference does). In a
  * terminal it redraws the screen with ANSI escapes each interval until q;
  * to a pipe it prints a plain report each interval; --once prints one. */
@@ -168,6 +169,48 @@ static int node_show(ctl_conn *c, ctl_top_view *v)
     return 0;
 }
 
+/* Lease_list for the CTL_TOP_ROWS leases nearest to expiry into the
+ * view; have_leases false on an error status (a server without it).
+ * 0 or the exit code. */
+static int lease_list(ctl_conn *c, ctl_top_view *v)
+{
+    uint8_t req[CNT_HEADER_SIZE + CNT_LLIST_FIXED];
+    uint32_t opaque = ctl_conn_opaque(c);
+    bool first = true;
+    cnt_response res;
+    cnt_lease_record r;
+    ctl_io io;
+
+    ctl_top_list_clear(&v->leases);
+    v->have_leases = true;
+    io = ctl_conn_send(c, req,
+                       cnt_encode_lease_list(req, opaque, CTL_TOP_ROWS));
+    while (io == CTL_IO_OK) {
+        io = ctl_conn_response(c, opaque, &res);
+        if (io != CTL_IO_OK)
+            break;
+        if (res.status != CNT_STATUS_OK) {
+            if (first) {
+                v->have_leases = false;
+                return 0;
+            }
+            return ctl_status_failure(&res, "lease list");
+        }
+        first = false;
+        if (cnt_response_is_lease_list_end(&res))
+            return 0;
+        if (!cnt_parse_lease_record(&res, &r)) {
+            ctl_error("malformed lease list record");
+            return CTL_EXIT_PROTOCOL;
+        }
+        ctl_top_list_add(&v->leases, r.name, r.name_len,
+                         UINT32_MAX - (uint64_t)r.left_ms,
+                         (const uint64_t[4]){ r.left_ms, r.lease_id,
+                                              r.resources, 0 });
+    }
+    return ctl_io_failure(c, io);
+}
+
 /* Everything but Stats for one refresh; 0 or the exit code. */
 static int gather(ctl_conn *c, ctl_top_view *v)
 {
@@ -182,6 +225,8 @@ static int gather(ctl_conn *c, ctl_top_view *v)
     if (rc == 0)
         rc = series(c, CNT_OP_DUMP, "dump", cnt_response_is_dump_end,
                     add_counter, v, &offered);
+    if (rc == 0)
+        rc = lease_list(c, v);
     if (rc == 0)
         rc = node_show(c, v);
     v->have_tenants = false;

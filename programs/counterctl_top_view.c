@@ -229,6 +229,29 @@ static void render_title(FILE *out, const char *title, const ctl_top_list *l)
     fprintf(out, "\n%s (%" PRIu64 ")\n", title, l->seen);
 }
 
+/* The leases nearest to expiry: name, lease id, time left, resources;
+ * the title counts every lease the server holds (Stats' leases). */
+static void render_leases(FILE *out, const ctl_top_view *v)
+{
+    uint64_t held;
+
+    if (!v->have_leases) {
+        fputs("\nleases: not offered by this server\n", out);
+        return;
+    }
+    if (!ctl_top_stat(&v->cur, "leases", &held))
+        held = v->leases.seen;
+    fprintf(out, "\nleases about to expire, nearest first (%" PRIu64 ")\n",
+            held);
+    fprintf(out, "  %-*s %20s %10s %10s\n", CTL_TOP_NAME_SHOWN, "NAME",
+            "LEASE_ID", "LEFT_MS", "RESOURCES");
+    for (size_t i = 0; i < v->leases.n; i++)
+        fprintf(out, "  %-*s %20" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+                CTL_TOP_NAME_SHOWN, v->leases.row[i].name,
+                v->leases.row[i].v[1], v->leases.row[i].v[0],
+                v->leases.row[i].v[2]);
+}
+
 void ctl_top_render(FILE *out, const ctl_top_view *v)
 {
     fprintf(out, "counterctl top  %s  every %" PRIu64 "ms\n", v->server,
@@ -236,7 +259,7 @@ void ctl_top_render(FILE *out, const ctl_top_view *v)
     render_node(out, v);
     render_commands(out, v);
     render_activity(out, v);
-    fputs("(leases and rate-limit names cannot be listed over the counter "
+    fputs("(rate-limit names cannot be listed over the counter "
           "protocol: their counts and rates above come from Stats)\n", out);
 
     if (!v->have_queues)
@@ -250,6 +273,8 @@ void ctl_top_render(FILE *out, const ctl_top_view *v)
                     CTL_TOP_NAME_SHOWN, v->queues.row[i].name,
                     v->queues.row[i].v[0], v->queues.row[i].v[1]);
     }
+
+    render_leases(out, v);
 
     render_title(out, "counters, most consumed first", &v->counters);
     fprintf(out, "  %-*s %12s %10s\n", CTL_TOP_NAME_SHOWN, "NAME", "CURRENT",

@@ -199,6 +199,47 @@ static void test_render(void **state)
     free(text);
 }
 
+/* The leases table: nearest expiry first whatever order they were
+ * offered in, lease id and time left; the title counts every lease the
+ * server holds; a server without Lease_list is said to lack it. */
+static void test_render_leases(void **state)
+{
+    static ctl_top_view v;
+    char *text, want[96];
+    const char *near, *far;
+
+    (void)state;
+    two_samples(&v, 1.0);
+    v.have_leases = true;
+    ctl_top_list_add(&v.leases, (const uint8_t *)"far", 3,
+                     UINT32_MAX - 9000u,
+                     (const uint64_t[4]){ 9000, 7, 2, 0 });
+    ctl_top_list_add(&v.leases, (const uint8_t *)"near", 4,
+                     UINT32_MAX - 1500u,
+                     (const uint64_t[4]){ 1500, 12, 1, 0 });
+    text = render(&v);
+    assert_non_null(strstr(text, "\nleases about to expire, nearest first "
+                                 "(4)\n"));
+    assert_non_null(strstr(text, "LEASE_ID    LEFT_MS  RESOURCES\n"));
+    near = strstr(text, "\n  near ");
+    far = strstr(text, "\n  far ");
+    assert_non_null(near);
+    assert_non_null(far);
+    assert_true(near - text < far - text);
+    /* Name, lease id, ms left, resources, in columns. */
+    snprintf(want, sizeof want, "\n  %-*s %20s %10s %10s\n",
+             CTL_TOP_NAME_SHOWN, "near", "12", "1500", "1");
+    assert_non_null(strstr(text, want));
+    assert_null(strstr(text, "leases and rate-limit names cannot"));
+    free(text);
+
+    v.have_leases = false;
+    text = render(&v);
+    assert_non_null(strstr(text, "\nleases: not offered by this server\n"));
+    assert_null(strstr(text, "LEASE_ID"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_render),
+        cmocka_unit_test(test_render_leases),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -760,3 +760,12 @@ bool cnt_multi_item_next(const cnt_request *req, size_t *pos,
     check_args_from(&item, (req->flags & CNT_CHECK_FLAG_PEEK) != 0, out);
     return true;
 }
+
+/* Writes a Lease_list request. */
+size_t cnt_encode_lease_list(uint8_t *out, uint32_t opaque, uint32_t count)
+{
+    cnt_encode_request_header(out, CNT_OP_LEASE_LIST, CNT_LLIST_FIXED,
+                              opaque);
+    cnt_put_u32(out + CNT_HEADER_SIZE + CNT_LLIST_OFF_COUNT, count);
+    return CNT_HEADER_SIZE + CNT_LLIST_FIXED;
+}

@@ -275,4 +275,8 @@ bool cnt_request_check_args(const cnt_request *req, cnt_check_request *out);
 bool cnt_multi_item_next(const cnt_request *req, size_t *pos,
                          cnt_check_request *out);
 
+/* Writes a Lease_list request: the count of leases wanted (the server
+ * answers at most CNT_LEASE_LIST_MAX; 0 is refused with 0x04). */
+size_t cnt_encode_lease_list(uint8_t *out, uint32_t opaque, uint32_t count);
+
 #endif

@@ -689,3 +689,45 @@ bool cnt_parse_node_view(const cnt_response *res, cnt_node_view *view)
     view->throttled = cnt_get_u64(p + CNT_NVIEW_OFF_THROTTLED);
     return true;
 }
+
+/* Writes one Lease_list record response (opcode 0x24, status 0). */
+size_t cnt_encode_lease_record(uint8_t *out, uint32_t opaque,
+                               uint32_t left_ms, uint64_t lease_id,
+                               uint32_t resources, const uint8_t *name,
+                               uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_LEASE_LIST, CNT_STATUS_OK,
+                               CNT_LREC_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_LREC_OFF_LEFT, left_ms);
+    cnt_put_u64(body + CNT_LREC_OFF_LEASE_ID, lease_id);
+    cnt_put_u32(body + CNT_LREC_OFF_RESOURCES, resources);
+    cnt_put_u16(body + CNT_LREC_OFF_NAMELEN, name_len);
+    if (name_len > 0)
+        memcpy(body + CNT_LREC_FIXED, name, name_len);
+    return CNT_LEASE_RECORD_SIZE(name_len);
+}
+
+/* Parses a Lease_list record body. */
+bool cnt_parse_lease_record(const cnt_response *res, cnt_lease_record *rec)
+{
+    const uint8_t *name;
+    uint16_t name_len;
+
+    if (!answer_ok(res, CNT_OP_LEASE_LIST, CNT_LREC_FIXED) ||
+        !body_name(res, CNT_LREC_FIXED, &name, &name_len))
+        return false;
+    rec->left_ms = cnt_get_u32(res->body + CNT_LREC_OFF_LEFT);
+    rec->lease_id = cnt_get_u64(res->body + CNT_LREC_OFF_LEASE_ID);
+    rec->resources = cnt_get_u32(res->body + CNT_LREC_OFF_RESOURCES);
+    rec->name = name;
+    rec->name_len = name_len;
+    return true;
+}
+
+/* Tells whether res ends a Lease_list series. */
+bool cnt_response_is_lease_list_end(const cnt_response *res)
+{
+    return answer_ok(res, CNT_OP_LEASE_LIST, 0) && res->body_len == 0;
+}

@@ -378,4 +378,35 @@ bool cnt_stats_next(const cnt_response *res, size_t *pos,
                     const char **name, uint16_t *name_len,
                     const char **value, uint16_t *value_len);
 
+/* Size of a Lease_list record response for a name of n bytes. */
+#define CNT_LEASE_RECORD_SIZE(n)                                            \
+    (CNT_HEADER_SIZE + CNT_LREC_FIXED + (size_t)(n))
+
+/* Writes one Lease_list record (opcode 0x24, status 0): time left in ms,
+ * lease id, resources, name length, name. The series ends with
+ * cnt_encode_empty(out, CNT_OP_LEASE_LIST, opaque). */
+size_t cnt_encode_lease_record(uint8_t *out, uint32_t opaque,
+                               uint32_t left_ms, uint64_t lease_id,
+                               uint32_t resources, const uint8_t *name,
+                               uint16_t name_len);
+
+/* A Lease_list record, decoded from a response body. */
+typedef struct cnt_lease_record {
+    uint32_t left_ms;
+    uint64_t lease_id;
+    uint32_t resources;
+    const uint8_t *name;
+    uint16_t name_len;
+} cnt_lease_record;
+
+/* Parses a Lease_list record body; false if res is not a status-0
+ * Lease_list answer (magic 0x91) with a body of at least the fixed part
+ * whose name stays inside it. The empty body ending the series is not a
+ * record (cnt_response_is_lease_list_end). */
+bool cnt_parse_lease_record(const cnt_response *res, cnt_lease_record *rec);
+
+/* Tells whether res is the status-0 empty answer ending a Lease_list
+ * series. */
+bool cnt_response_is_lease_list_end(const cnt_response *res);
+
 #endif

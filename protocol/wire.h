@@ -227,6 +227,20 @@ static inline bool cnt_window_shape(uint8_t slots, uint64_t window_ns,
 #define CNT_QUEUES_OFF_NAMELEN     8
 #define CNT_QUEUES_FIXED           10
 
+/* Lease_list request body: how many leases are wanted (1 or more; more
+ * than CNT_LEASE_LIST_MAX are clamped to it). */
+#define CNT_LLIST_OFF_COUNT      0
+#define CNT_LLIST_FIXED          4
+#define CNT_LEASE_LIST_MAX       64u
+
+/* Lease_list record body offsets (time left in ms, lease id, resources
+ * held, name length, name). */
+#define CNT_LREC_OFF_LEFT        0
+#define CNT_LREC_OFF_LEASE_ID    4
+#define CNT_LREC_OFF_RESOURCES   12
+#define CNT_LREC_OFF_NAMELEN     16
+#define CNT_LREC_FIXED           18
+
 /* Event body offsets (lease id, value, name length, name). */
 #define CNT_EVENT_OFF_LEASE_ID   0
 #define CNT_EVENT_OFF_VALUE      8
@@ -339,7 +353,8 @@ typedef enum cnt_opcode {
      * JSON documents (doc/throttling.md). */
     CNT_OP_TENANT_SET_JSON = 0x2a, /* privileged */
     CNT_OP_NODE_SET_JSON = 0x2c, /* privileged */
-    CNT_OP_AUTH_USER    = 0x4a
+    CNT_OP_AUTH_USER    = 0x4a,
+    CNT_OP_LEASE_LIST   = 0x24
 } cnt_opcode;
 
 /* Response statuses. */
@@ -738,7 +753,13 @@ typedef struct cnt_opcode_row {
         .off_flags = CNT_FIELD_AT(CNT_AUSER_OFF_FLAGS),                     \
         .off_namelen = CNT_FIELD_AT(CNT_AUSER_OFF_NAMELEN),                 \
         .off_secretlen = CNT_FIELD_AT(CNT_AUSER_OFF_SECRETLEN),             \
-        .checks = CNT_CHECK_AUTH_FLAGS)
+        .checks = CNT_CHECK_AUTH_FLAGS)                                     \
+    /* A count above CNT_LEASE_LIST_MAX is the server's to clamp. */       \
+    ROW(LEASE_LIST,                                                         \
+        .name = "lease_list", .body = CNT_BODY_NEEDED,                      \
+        .fixed = CNT_LLIST_FIXED,                                           \
+        .off_count = CNT_FIELD_AT(CNT_LLIST_OFF_COUNT),                     \
+        .checks = CNT_CHECK_COUNT_NONZERO)
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

@@ -7,7 +7,8 @@
 # must lie within the bounds the section gives for them. Each packet
 # line must also be well formed (its header's body length is its body's),
 # and each one must be used by the scenario below, so an example added to
-# the section without being checked here fails the test.
+# the section without being checked here fails the test. The example of
+# the "Lease_list (0x24)" section is checked the same way at the end.
 # The server's clock is the real one: requests whose answers depend on
 # each other are sent in one write, as t/27 and t/28 do.
 use strict;
@@ -228,6 +229,45 @@ $srv->stop;
                     t64(retry_at($gcra), 1, 100 * $MS),
                     t64(reset_at($gcra), 500 * $MS + 1, 600 * $MS)] });
     $mc->close;
+    $m->stop;
+}
+
+# Lease_list's example: the request as written, the record equal but for
+# the time left (at most the lease's 1.5 s) and the lease id (whatever
+# the server gave), and the end marker exactly.
+{
+    open my $fh, '<', $DOC or die "$DOC: $!";
+    my ($in, %ex);
+    while (my $l = <$fh>) {
+        if ($l =~ /^#{2,3} /) {
+            last if $in;
+            $in = $l =~ /^### Lease_list \(0x24\)/;
+            next;
+        }
+        next unless $in && $l =~ /^\s{4,}(request|record|end)\s+([0-9a-f| ]+?)\s*$/;
+        my ($kind, $hex) = ($1, $2);
+        $hex =~ s/[| ]//g;
+        $ex{$kind} = pack 'H*', $hex;
+    }
+    is(scalar keys %ex, 3, 'Lease_list: request, record and end documented');
+    my $m = start_host(config => { threads => 2 });
+    my $holder = $m->connect;
+    my $a = parse_wait_answer(
+        $holder->call(req_wait_acquire('job', 1, 1, 0, 1500)));
+    ok($a && $a->{state} == 0, 'Lease_list: job granted with a 1.5 s lease');
+    my $asker = $m->connect;
+    $asker->send($ex{request} // '');
+    my ($rec, $end) = $asker->responses(2);
+    my ($got, $doc) = ($rec ? $rec->{raw} : '', $ex{record} // '');
+    my ($left, $id) = length $got >= 28 ? unpack 'x12NQ>', $got : (-1, 0);
+    ok($left >= 0 && $left <= 1500, "Lease_list: time left $left ms");
+    is($id, $a ? $a->{lease_id} : -1, 'Lease_list: the grant\'s lease id');
+    substr($_, 12, 12) = "\0" x 12 for grep { length $_ >= 24 } $got, $doc;
+    is(hexdump($got), hexdump($doc), 'Lease_list: the record as documented');
+    is(hexdump($end ? $end->{raw} : ''), hexdump($ex{end} // 'x'),
+       'Lease_list: the end marker as documented');
+    $holder->close;
+    $asker->close;
     $m->stop;
 }
 

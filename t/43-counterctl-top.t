@@ -2,7 +2,8 @@
 # 43-counterctl-top.t: `counterctl top` against a busy server: a group
 # whose maximum is held with one waiter queued behind, and configured
 # tenants, one of them charged. `top --once` prints one plain report:
-# node capacity, commands per second, the queue, the counters, the
+# node capacity, commands per second, the queue, the leases about to
+# expire (nearest first, with their lease ids), the counters, the
 # tenants sorted by use with their reserve and hard limit. Without a
 # terminal and without --once it keeps printing reports, one per
 # interval. Usage errors exit 2, a server that is not there 69. Against
@@ -61,14 +62,34 @@ like($out, qr/^server    connections \d+  counters 1  waiting 1  leases 0  lease
      'server line: one counter, one waiter, no lease');
 like($out, qr/^checks\/s  ttl \d+\.\d window \d+\.\d gcra \d+\.\d throttle \d+\.\d$/m,
      'rate-limit checks per second');
-like($out, qr/^\(leases and rate-limit names cannot be listed/m,
+like($out, qr/^\(rate-limit names cannot be listed/m,
      'says what the protocol cannot list');
+like($out, qr/^leases about to expire, nearest first \(0\)\n  NAME +LEASE_ID +LEFT_MS +RESOURCES\n\n/m,
+     'leases: none yet');
 like($out, qr/^queues, longest first \(1\)\n  NAME +CONSUMPTION +WAITERS\n  lic +2 +1\n/m,
      'queues: lic, consumption 2, one waiter');
 like($out, qr/^counters, most consumed first \(1\)\n  NAME +CURRENT +MAX\n  lic +2 +2\n/m,
      'counters: lic at its maximum');
 like($out, qr/^tenants, most used first \(2\)\n  NAME +USED +RESERVED +HARD_LIMIT +THROTTLED\n  acme +\d+ +100 +500 +0\n  beta +0 +10 +unlimited +0\n/m,
      'tenants by use, with reserve and hard limit');
+
+# Two leases, held on the server's two sides of a minute: the nearer is
+# listed first, with its lease id and resources.
+{
+    my $lessee = $srv->connect;
+    my %id;
+    for my $l (['far-lease', 3, 50000], ['near-lease', 1, 20000]) {
+        my $a = parse_wait_answer(
+            $lessee->wcall(req_wait_acquire($l->[0], $l->[1], 5, 0, $l->[2])));
+        ok($a && $a->{state} == 0, "$l->[0]: granted with a lease");
+        $id{$l->[0]} = $a ? $a->{lease_id} : 0;
+    }
+    my ($lrc, $lout, $lerr) = ctl('top', '--once');
+    is($lrc, 0, 'top --once with leases: exit 0') or diag($lerr);
+    like($lout, qr/^leases about to expire, nearest first \(2\)\n  NAME +LEASE_ID +LEFT_MS +RESOURCES\n  near-lease +$id{'near-lease'} +\d+ +1\n  far-lease +$id{'far-lease'} +\d+ +3\n/m,
+         'leases: nearest first, with lease id and resources');
+    $lessee->close;
+}
 
 # A pipe and no --once: a report per interval until stopped.
 {
@@ -120,7 +141,7 @@ like($err, qr/cannot connect/, 'says so');
 # report leaves the rest out and says so.
 SKIP: {
     my ($ref, $why) = start_yrmcds();
-    skip "reference server: $why", 6 unless $ref;
+    skip "reference server: $why", 7 unless $ref;
     my $holder_ref = $ref->connect;
     my $r = $holder_ref->call(req_acquire('ref-top', 3, 5));
     is($r && $r->{status}, 0, 'reference: ref-top acquired');
@@ -133,6 +154,8 @@ SKIP: {
          'reference: no queues, said');
     like($out, qr/^tenants: not offered by this server$/m,
          'reference: no tenants, said');
+    like($out, qr/^leases: not offered by this server$/m,
+         'reference: no lease list, said');
     like($out, qr/^  ref-top +3 +\d+$/m, 'reference: its counter');
     $ref->stop;
 }

@@ -85,6 +85,8 @@ for my $case (['quit', 'q', 0, 'q'], ['interrupt', 'C-c', 130, '^C']) {
     like($shown // '', qr/^counterctl top  127\.0\.0\.1:$port  every 200ms/m,
          "$name: its header");
     like($shown // '', qr/^  acme +\d+ +50 +unlimited/m, "$name: the tenant");
+    like($shown // '', qr/^leases about to expire, nearest first /m,
+         "$name: the leases table");
     is(tmux('display', '-p', '-t', $name, '#{alternate_on}'), "1\n",
        "$name: on the alternate screen");
     tmux('send-keys', '-t', $name, $key);

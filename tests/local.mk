@@ -67,6 +67,7 @@ CORE_TESTS = \
 	tests/test_gc \
 	tests/test_stats \
 	tests/test_wheel \
+	tests/test_leasetop \
 	tests/test_groups \
 	tests/test_ticket \
 	tests/test_waits \
@@ -122,6 +123,11 @@ tests_test_wheel_SOURCES = tests/test_wheel.c tests/engine_fake.c
 tests_test_wheel_CFLAGS = $(UNIT_TEST_CFLAGS)
 tests_test_wheel_LDFLAGS = $(CORE_TEST_LINK)
 tests_test_wheel_LDADD = $(CORE_TEST_LDADD)
+
+tests_test_leasetop_SOURCES = tests/test_leasetop.c tests/engine_fake.c
+tests_test_leasetop_CFLAGS = $(UNIT_TEST_CFLAGS)
+tests_test_leasetop_LDFLAGS = $(CORE_TEST_LINK)
+tests_test_leasetop_LDADD = $(CORE_TEST_LDADD)
 
 tests_test_groups_SOURCES = tests/test_groups.c tests/engine_fake.c
 tests_test_groups_CFLAGS = $(UNIT_TEST_CFLAGS)

@@ -2,7 +2,8 @@
  * order they went in (across ring growth and wrap-around), the doorbell
  * rings with each post and on demand, posts from many threads all arrive
  * in each thread's order, and a post that cannot get memory queues
- * nothing. */
+ * nothing; surveys go out and come home through the mailboxes, merged
+ * nearest first and freed exactly once however their askers leave. */
 #include "config.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +214,184 @@ static void test_many_senders(void **state)
     cnt_mailbox_destroy(&mb);
 }
 
+/* ---- Surveys (survey.h) ---- */
+
+/* A worker's part: one lease due at deadline, named "w<worker>". */
+static void survey_part(cnt_survey *sv, unsigned worker, uint64_t deadline,
+                        bool *last)
+{
+    cnt_lease_top part;
+    char name[8];
+    int n = snprintf(name, sizeof name, "w%u", worker);
+
+    cnt_lease_top_init(&part, sv->top.want);
+    assert_true(cnt_lease_top_offer(&part, deadline, 100 + worker, 1,
+                                    (const uint8_t *)name, (uint16_t)n));
+    *last = cnt_survey_answer(sv, &part);
+    assert_int_equal(part.count, 0);
+}
+
+/* Posted to two other workers and back home through the mailboxes: each
+ * link travels alone, the last answer says so, the merged answer is
+ * nearest first, and the references free it whichever lets go last; an
+ * orphaned survey is still answered and freed. */
+static void test_survey_round_trip(void **state)
+{
+    cnt_mailbox mb[3];
+    long live = cnt_fake_alloc_live();
+    bool last;
+    (void)state;
+    for (unsigned i = 0; i < 3; i++)
+        assert_int_equal(cnt_mailbox_init(&mb[i]), 0);
+    for (int orphan = 0; orphan < 2; orphan++) {
+        int me = 7;
+        cnt_survey *sv = cnt_survey_new(3, 0, 2, &me);
+        assert_non_null(sv);
+        survey_part(sv, 0, 300, &last);
+        assert_false(last);
+        for (unsigned i = 1; i < 3; i++) {
+            cnt_survey_hold(sv);
+            cnt_mailbox_post_survey(&mb[i], &sv->links[i]);
+        }
+        assert_false(cnt_survey_ready(sv));
+        if (orphan)
+            cnt_survey_orphan(sv);
+        for (unsigned i = 1; i < 3; i++) {
+            cnt_survey_list l = STAILQ_HEAD_INITIALIZER(l);
+            assert_int_equal(cnt_mailbox_answer(&mb[i]), 0);
+            cnt_mailbox_take_surveys(&mb[i], &l);
+            assert_ptr_equal(STAILQ_FIRST(&l), &sv->links[i]);
+            assert_null(STAILQ_NEXT(STAILQ_FIRST(&l), next));
+            survey_part(sv, i, 300 - 100 * i, &last);
+            assert_int_equal(last, i == 2);
+            if (last)
+                cnt_mailbox_post_survey(&mb[0], &sv->links[0]);
+            else
+                cnt_survey_put(sv);
+        }
+        cnt_survey_list home = STAILQ_HEAD_INITIALIZER(home);
+        cnt_mailbox_take_surveys(&mb[0], &home);
+        assert_ptr_equal(STAILQ_FIRST(&home), &sv->links[0]);
+        assert_true(cnt_survey_ready(sv));
+        if (orphan) {
+            assert_null(cnt_survey_requester(sv));
+        } else {
+            assert_ptr_equal(cnt_survey_requester(sv), &me);
+            /* Nearest first, at most the two wanted. */
+            assert_int_equal(sv->top.count, 2);
+            assert_memory_equal(sv->top.e[0].name, "w2", 2);
+            assert_memory_equal(sv->top.e[1].name, "w1", 2);
+        }
+        cnt_survey_put(sv);             /* the home link's */
+        if (!orphan)
+            cnt_survey_orphan(sv);      /* the session's, at its end */
+        assert_int_equal(cnt_fake_alloc_live(), live);
+    }
+    /* No memory for a survey: NULL, nothing kept. */
+    cnt_fake_alloc_fail_at(1, 0);
+    assert_null(cnt_survey_new(2, 0, 1, NULL));
+    assert_null(cnt_survey_new(0, 0, 1, NULL));
+    assert_null(cnt_survey_new(2, 2, 1, NULL));
+    for (unsigned i = 0; i < 3; i++)
+        cnt_mailbox_destroy(&mb[i]);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
+/* Workers answering on their own threads while the asker lets go at
+ * once: every survey is answered by each and freed exactly once. */
+#define SURVEY_WORKERS 3
+#define SURVEYS 300
+typedef struct survey_worker {
+    cnt_mailbox *mb;            /* every worker's, index 0 the asker's */
+    unsigned index;
+} survey_worker;
+
+static void *survey_worker_main(void *arg)
+{
+    survey_worker *w = arg;
+    unsigned done = 0;
+
+    while (done < SURVEYS) {
+        struct pollfd p = {.fd = cnt_mailbox_doorbell(&w->mb[w->index]),
+                           .events = POLLIN};
+        assert_true(poll(&p, 1, 10000) == 1);
+        cnt_mailbox_answer(&w->mb[w->index]);
+        cnt_survey_list l = STAILQ_HEAD_INITIALIZER(l);
+        cnt_survey_link *k;
+        cnt_mailbox_take_surveys(&w->mb[w->index], &l);
+        while ((k = STAILQ_FIRST(&l)) != NULL) {
+            bool last;
+            STAILQ_REMOVE_HEAD(&l, next);
+            survey_part(k->survey, w->index, w->index, &last);
+            if (last)
+                cnt_mailbox_post_survey(&w->mb[0], &k->survey->links[0]);
+            else
+                cnt_survey_put(k->survey);
+            done++;
+        }
+    }
+    return NULL;
+}
+
+static void test_survey_threads(void **state)
+{
+    cnt_mailbox mb[SURVEY_WORKERS + 1];
+    survey_worker w[SURVEY_WORKERS + 1];
+    pthread_t t[SURVEY_WORKERS + 1];
+    long live = cnt_fake_alloc_live();
+    unsigned home = 0;
+    (void)state;
+    for (unsigned i = 0; i <= SURVEY_WORKERS; i++)
+        assert_int_equal(cnt_mailbox_init(&mb[i]), 0);
+    for (unsigned i = 1; i <= SURVEY_WORKERS; i++) {
+        w[i] = (survey_worker){mb, i};
+        assert_int_equal(pthread_create(&t[i], NULL, survey_worker_main,
+                                        &w[i]), 0);
+    }
+    for (unsigned n = 0; n < SURVEYS; n++) {
+        bool last;
+        cnt_survey *sv = cnt_survey_new(SURVEY_WORKERS + 1, 0, 64, &home);
+        assert_non_null(sv);
+        survey_part(sv, 0, 0, &last);
+        assert_false(last);
+        for (unsigned i = 1; i <= SURVEY_WORKERS; i++) {
+            cnt_survey_hold(sv);
+            cnt_mailbox_post_survey(&mb[i], &sv->links[i]);
+        }
+        if (n % 2)
+            cnt_survey_orphan(sv);      /* the asker left */
+    }
+    /* Home: every survey comes back once, answered by all. */
+    unsigned back = 0;
+    while (back < SURVEYS) {
+        struct pollfd p = {.fd = cnt_mailbox_doorbell(&mb[0]),
+                           .events = POLLIN};
+        assert_true(poll(&p, 1, 10000) == 1);
+        cnt_mailbox_answer(&mb[0]);
+        cnt_survey_list l = STAILQ_HEAD_INITIALIZER(l);
+        cnt_survey_link *k;
+        cnt_mailbox_take_surveys(&mb[0], &l);
+        while ((k = STAILQ_FIRST(&l)) != NULL) {
+            cnt_survey *sv = k->survey;
+            STAILQ_REMOVE_HEAD(&l, next);
+            assert_true(cnt_survey_ready(sv));
+            assert_int_equal(sv->top.count, SURVEY_WORKERS + 1);
+            for (unsigned i = 0; i <= SURVEY_WORKERS; i++)
+                assert_true(sv->top.e[i].deadline_ms == i);
+            bool mine = cnt_survey_requester(sv) != NULL;
+            cnt_survey_put(sv);
+            if (mine)
+                cnt_survey_orphan(sv);
+            back++;
+        }
+    }
+    for (unsigned i = 1; i <= SURVEY_WORKERS; i++)
+        pthread_join(t[i], NULL);
+    for (unsigned i = 0; i <= SURVEY_WORKERS; i++)
+        cnt_mailbox_destroy(&mb[i]);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
 /* Runs the mailbox tests. */
 int main(void)
 {
@@ -221,6 +401,8 @@ int main(void)
         cmocka_unit_test(test_doorbell),
         cmocka_unit_test(test_post_without_memory),
         cmocka_unit_test(test_many_senders),
+        cmocka_unit_test(test_survey_round_trip),
+        cmocka_unit_test(test_survey_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

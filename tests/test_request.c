@@ -1873,7 +1873,7 @@ static const decode_row decode_rows[] = {
       .opaque = 0x96, .status = CNT_STATUS_INVALID },
     { .what = "unknown opcode: 0x81, opcode kept, body skipped",
       .hex = "90"           /* magic */
-             "24"           /* opcode: 0x24, unknown (the first one
+             "25"           /* opcode: 0x25, unknown (the first one
                              * after the waiting extensions) */
              "00"           /* flags */
              "00"           /* reserved */
@@ -1881,7 +1881,7 @@ static const decode_row decode_rows[] = {
              "0000001c"     /* opaque */
              "010203",      /* body, to be skipped */
       .result = CNT_DECODE_ERROR, .at_header = true, .size = 15,
-      .opcode = 0x24, .opaque = 28, .status = CNT_STATUS_UNKNOWN_COMMAND },
+      .opcode = 0x25, .opaque = 28, .status = CNT_STATUS_UNKNOWN_COMMAND },
     { .what = "unknown opcode 0x04 without a body",
       .hex = "90"           /* magic */
              "04"           /* opcode: 0x04, unknown */
@@ -2743,6 +2743,46 @@ static const decode_row decode_rows[] = {
              "000004a1",    /* opaque */
       .result = CNT_DECODE_ERROR, .at_header = true, .size = 12,
       .opcode = 0x3f, .opaque = 0x4a1, .status = CNT_STATUS_UNKNOWN_COMMAND },
+    { .what = "lease_list: count 10",
+      .hex = "90"           /* magic */
+             "24"           /* opcode: Lease_list */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 4 */
+             "00000240"     /* opaque */
+             "0000000a",    /* count: 10 */
+      .result = CNT_DECODE_OK, .size = 16, .opcode = CNT_OP_LEASE_LIST,
+      .opaque = 0x240, .count = 10 },
+    { .what = "lease_list: a count above 64 is decoded as sent",
+      .hex = "90"           /* magic */
+             "24"           /* opcode: Lease_list */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 4 */
+             "00000241"     /* opaque */
+             "ffffffff",    /* count: 2^32 - 1 (the server clamps it) */
+      .result = CNT_DECODE_OK, .size = 16, .opcode = CNT_OP_LEASE_LIST,
+      .opaque = 0x241, .count = 0xffffffffu },
+    { .what = "lease_list: count 0",
+      .hex = "90"           /* magic */
+             "24"           /* opcode: Lease_list */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 4 */
+             "00000242"     /* opaque */
+             "00000000",    /* count: 0 */
+      .result = CNT_DECODE_ERROR, .size = 16, .opcode = CNT_OP_LEASE_LIST,
+      .opaque = 0x242, .status = CNT_STATUS_INVALID },
+    { .what = "lease_list: body shorter than 4",
+      .hex = "90"           /* magic */
+             "24"           /* opcode: Lease_list */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 < 4 */
+             "00000243"     /* opaque */
+             "0001",        /* half a count */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_LEASE_LIST,
+      .opaque = 0x243, .status = CNT_STATUS_INVALID },
     { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
       .hex = "90"           /* magic */
              "7f"           /* opcode: unknown */
@@ -4097,6 +4137,11 @@ static void test_roundtrip_throttle(void **state)
     decode_ok(buf, n, CNT_OP_NODE_SET, 11, &req);
     assert_int_equal(req.capacity, UINT32_MAX);
 
+    n = cnt_encode_lease_list(buf, 14, 64);
+    decode_ok(buf, n, CNT_OP_LEASE_LIST, 14, &req);
+    assert_int_equal(req.count, 64);
+    assert_int_equal(n, CNT_HEADER_SIZE + 4);
+
     n = cnt_encode_unthrottle(buf, 12);
     decode_ok(buf, n, CNT_OP_UNTHROTTLE, 12, &req);
     n = cnt_encode_reload(buf, 13);
@@ -4277,6 +4322,7 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_TENANT_REMOVE:
         case CNT_OP_NODE_SET:
         case CNT_OP_TENANT_SET_JSON:
+        case CNT_OP_LEASE_LIST:
             assert_int_equal(r, CNT_DECODE_ERROR);
             assert_int_equal(req.status, CNT_STATUS_INVALID);
             break;

@@ -1072,6 +1072,63 @@ static void test_roundtrip_queues(void **state)
     free(body);
 }
 
+/* Lease_list: a record's bytes, parsed back; the end marker; malformed
+ * records are refused. */
+static void test_roundtrip_lease_list(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    size_t n;
+    cnt_response res;
+    cnt_lease_record rec;
+    cnt_queues_record q;
+    uint8_t *body;
+
+    (void)state;
+    n = cnt_encode_lease_record(buf, 0x21, 1500, UINT64_C(0x0102030405060708),
+                                3, (const uint8_t *)"job", 3);
+    assert_int_equal(n, CNT_LEASE_RECORD_SIZE(3));
+    uint8_t want[] = {0x91, 0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x15,
+                      0x00, 0x00, 0x00, 0x21,
+                      0x00, 0x00, 0x05, 0xdc,               /* 1500 ms */
+                      0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+                      0x00, 0x00, 0x00, 0x03,               /* resources */
+                      0x00, 0x03, 'j', 'o', 'b'};
+    assert_int_equal(n, sizeof(want));
+    assert_memory_equal(buf, want, sizeof(want));
+    res = decode_response(buf, n, CNT_OP_LEASE_LIST, 0, 0x21);
+    assert_false(cnt_response_is_lease_list_end(&res));
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_int_equal(rec.left_ms, 1500);
+    assert_true(rec.lease_id == UINT64_C(0x0102030405060708));
+    assert_int_equal(rec.resources, 3);
+    assert_int_equal(rec.name_len, 3);
+    assert_memory_equal(rec.name, "job", 3);
+    /* Not a Queues record. */
+    assert_false(cnt_parse_queues_record(&res, &q));
+
+    n = cnt_encode_empty(buf, CNT_OP_LEASE_LIST, 0x21);
+    res = decode_response(buf, n, CNT_OP_LEASE_LIST, 0, 0x21);
+    assert_true(cnt_response_is_lease_list_end(&res));
+    assert_false(cnt_parse_lease_record(&res, &rec));
+    n = cnt_encode_empty(buf, CNT_OP_QUEUES, 0x21);
+    res = decode_response(buf, n, CNT_OP_QUEUES, 0, 0x21);
+    assert_false(cnt_response_is_lease_list_end(&res));
+
+    res = hex_response("00000001" "0000000000000002" "00000003" "00",
+                       CNT_MAGIC_RESPONSE, CNT_OP_LEASE_LIST, 0, &body);
+    assert_false(cnt_parse_lease_record(&res, &rec));   /* short */
+    free(body);
+    res = hex_response("00000001" "0000000000000002" "00000003" "0003" "61",
+                       CNT_MAGIC_RESPONSE, CNT_OP_LEASE_LIST, 0, &body);
+    assert_false(cnt_parse_lease_record(&res, &rec));   /* name past body */
+    free(body);
+    res = hex_response("00000001" "0000000000000002" "00000003" "0001" "61",
+                       CNT_MAGIC_RESPONSE, CNT_OP_LEASE_LIST,
+                       CNT_STATUS_OUT_OF_MEMORY, &body);
+    assert_false(cnt_parse_lease_record(&res, &rec));   /* not status 0 */
+    free(body);
+}
+
 /* ---- Tenant throttling answers ---- */
 
 /* The throttling answers, byte for byte: a throttled charge, a tenant
@@ -1716,6 +1773,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_extension_answers),
         cmocka_unit_test(test_extension_answers_malformed),
         cmocka_unit_test(test_roundtrip_queues),
+        cmocka_unit_test(test_roundtrip_lease_list),
         cmocka_unit_test(test_encode_rate_limit_answers),
         cmocka_unit_test(test_roundtrip_rate_limit_answers),
         cmocka_unit_test(test_rate_limit_answers_malformed),

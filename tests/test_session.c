@@ -640,7 +640,7 @@ static void test_stats_and_counting(void **state)
     while (cnt_stats_next(&res, &end, &k, &kl, &v, &vl))
         pairs++;
     assert_int_equal(end, res.body_len);
-    assert_int_equal(pairs, 92);
+    assert_int_equal(pairs, 93);
     fixture_free(f);
 }
 
@@ -1335,6 +1335,196 @@ static void test_auth_user(void **state)
     cnt_throttle_free(th);
 }
 
+/* ---- Lease_list ---- */
+
+/* Reads the next packet of f->sent from *off (an answer). */
+static cnt_response next_answer(fixture *f, size_t *off)
+{
+    cnt_response res;
+
+    assert_int_equal(cnt_response_decode(f->sent + *off, f->sent_len - *off,
+                                         &res), CNT_DECODE_OK);
+    *off += res.size;
+    return res;
+}
+
+/* A survey hook that answers this worker's part only, leaving one other
+ * worker to answer: the test plays that worker. */
+static cnt_survey *test_survey;
+static bool survey_no_memory;
+static cnt_survey *survey_half(cnt_session *s, uint32_t want)
+{
+    cnt_lease_top part;
+
+    if (survey_no_memory)
+        return NULL;
+    test_survey = cnt_survey_new(2, 0, want, s);
+    assert_non_null(test_survey);
+    cnt_lease_top_init(&part, want);
+    cnt_lease_top_collect(&part, s->env->wheel, CNT_LEASE_WALK_MAX);
+    assert_false(cnt_survey_answer(test_survey, &part));
+    return test_survey;
+}
+
+/* The session's own wheel, alone (no hook): leases nearest first with
+ * the exact time left on the fake clock, no wait and no grant without a
+ * lease; the count clamped; pipelined requests after the end marker. */
+static void test_lease_list_alone(void **state)
+{
+    fixture *f = fixture_new();
+    cnt_wheel wheel;
+    uint8_t req[256];
+    size_t n = 0, off = 0;
+    cnt_response res;
+    cnt_lease_record rec;
+
+    (void)state;
+    cnt_wheel_init(&wheel, cnt_clock_mono_ns(&f->clock.clock));
+    f->env.wheel = &wheel;
+    f->env.max_waits = 8;
+    n += cnt_encode_wait_acquire(req + n, 1, 2, 5, 0, 20000, "b", 1);
+    n += cnt_encode_wait_acquire(req + n, 2, 1, 5, 0, 5000, "a", 1);
+    n += cnt_encode_wait_acquire(req + n, 3, 1, 5, 0, 0, "c", 1);
+    arrive(f, req, n);
+    run(f);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(next_answer(f, &off).status, CNT_STATUS_OK);
+    n = cnt_encode_lease_list(req, 0x11, 1000);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 0x12);
+    n += cnt_encode_lease_list(req + n, 0x13, 1);
+    arrive(f, req, n);
+    run(f);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_int_equal(res.opaque, 0x11);
+    assert_memory_equal(rec.name, "a", 1);
+    assert_int_equal(rec.left_ms, 5000);
+    assert_int_equal(rec.resources, 1);
+    assert_true(rec.lease_id > 0);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_memory_equal(rec.name, "b", 1);
+    assert_int_equal(rec.left_ms, 20000);
+    assert_int_equal(rec.resources, 2);
+    res = next_answer(f, &off);
+    assert_true(cnt_response_is_lease_list_end(&res));
+    assert_int_equal(res.opaque, 0x11);
+    res = next_answer(f, &off);
+    assert_int_equal(res.opcode, CNT_OP_NOOP);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_memory_equal(rec.name, "a", 1);
+    res = next_answer(f, &off);
+    assert_true(cnt_response_is_lease_list_end(&res));
+    assert_int_equal(off, f->sent_len);
+    /* Time passes: less left, whole ms rounded down. */
+    cnt_fake_clock_advance_ns(&f->clock, UINT64_C(1500500000));
+    n = cnt_encode_lease_list(req, 0x14, 1);
+    arrive(f, req, n);
+    run(f);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_int_equal(rec.left_ms, 3499);
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    cnt_wheel_destroy(&wheel);
+    fixture_free(f);
+}
+
+/* With the worker's hook: while the other worker has not answered the
+ * session writes and reads nothing (the Noop behind waits), then streams
+ * the merged answer; a session that ends meanwhile orphans its survey,
+ * which the last reference frees; no memory for a survey answers 0x82. */
+static void test_lease_list_survey(void **state)
+{
+    fixture *f = fixture_new();
+    cnt_wheel wheel;
+    uint8_t req[128];
+    size_t n, off = 0;
+    cnt_response res;
+    cnt_lease_record rec;
+    cnt_lease_top part;
+    long live;
+
+    (void)state;
+    cnt_wheel_init(&wheel, cnt_clock_mono_ns(&f->clock.clock));
+    f->env.wheel = &wheel;
+    f->env.max_waits = 8;
+    f->env.survey_start = survey_half;
+    n = cnt_encode_wait_acquire(req, 1, 1, 5, 0, 9000, "mine", 4);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(next_answer(f, &off).status, CNT_STATUS_OK);
+
+    n = cnt_encode_lease_list(req, 0x21, 5);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 0x22);
+    arrive(f, req, n);
+    run(f);
+    assert_true(f->s->surveying);
+    assert_int_equal(f->sent_len, off);
+    assert_int_equal(f->in_len, CNT_HEADER_SIZE);  /* the Noop, unread */
+    run(f);
+    assert_int_equal(f->sent_len, off);
+    /* The other worker's part: one nearer lease. */
+    cnt_lease_top_init(&part, test_survey->top.want);
+    assert_true(cnt_lease_top_offer(&part, 1, 77, 3,
+                                    (const uint8_t *)"theirs", 6));
+    assert_true(cnt_survey_answer(test_survey, &part));
+    cnt_session_survey_done(f->s);
+    run(f);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_memory_equal(rec.name, "theirs", 6);
+    assert_int_equal(rec.left_ms, 0);               /* long past */
+    assert_true(rec.lease_id == 77);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_memory_equal(rec.name, "mine", 4);
+    res = next_answer(f, &off);
+    assert_true(cnt_response_is_lease_list_end(&res));
+    res = next_answer(f, &off);
+    assert_int_equal(res.opcode, CNT_OP_NOOP);
+    assert_false(f->s->surveying);
+    assert_null(f->s->survey);
+
+    /* The asker ends while the other worker still has the survey. */
+    live = cnt_fake_alloc_live();
+    n = cnt_encode_lease_list(req, 0x23, 5);
+    arrive(f, req, n);
+    run(f);
+    cnt_survey *sv = test_survey;
+    cnt_survey_hold(sv);                    /* the other worker's post */
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    assert_null(cnt_survey_requester(sv));
+    cnt_lease_top_init(&part, 5);
+    assert_true(cnt_survey_answer(sv, &part));
+    cnt_survey_put(sv);
+    assert_true(cnt_fake_alloc_live() < live);  /* survey and ticket gone */
+
+    /* No memory for the survey: 0x82, and the next request is answered. */
+    f->s = malloc(sizeof(*f->s));
+    assert_non_null(f->s);
+    assert_true(cnt_session_init(f->s, &f->env));
+    survey_no_memory = true;
+    n = cnt_encode_lease_list(req, 0x24, 5);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 0x25);
+    arrive(f, req, n);
+    run(f);
+    survey_no_memory = false;
+    res = next_answer(f, &off);
+    assert_int_equal(res.opcode, CNT_OP_LEASE_LIST);
+    assert_int_equal(res.status, CNT_STATUS_OUT_OF_MEMORY);
+    assert_int_equal(next_answer(f, &off).opcode, CNT_OP_NOOP);
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    cnt_wheel_destroy(&wheel);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1363,6 +1553,8 @@ int main(void)
         cmocka_unit_test(test_tenant_batch_pays_once),
         cmocka_unit_test(test_tenant_nonblocking),
         cmocka_unit_test(test_auth_user),
+        cmocka_unit_test(test_lease_list_alone),
+        cmocka_unit_test(test_lease_list_survey),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

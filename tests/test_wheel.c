@@ -799,10 +799,149 @@ static void test_budget_stops_at_its_tick(void **state)
     cnt_wheel_destroy(&w);
 }
 
+/* ---- The ordered walk (cnt_wheel_walk) ---- */
+
+/* A walker keeping the k nearest deadlines it was shown, sorted, and
+ * counting the timers it visited. */
+typedef struct nearest {
+    size_t k, n, visited;
+    uint64_t d[400];
+} nearest;
+
+static bool nearest_visit(const cnt_timer *t, void *ctx)
+{
+    nearest *x = ctx;
+    uint64_t d = cnt_timer_deadline_ms(t);
+    size_t i;
+
+    x->visited++;
+    if (x->n == x->k && d >= x->d[x->n - 1])
+        return true;
+    if (x->n < x->k)
+        x->n++;
+    for (i = x->n - 1; i > 0 && x->d[i - 1] > d; i--)
+        x->d[i] = x->d[i - 1];
+    x->d[i] = d;
+    return true;
+}
+
+static bool nearest_enough(uint64_t from_ms, void *ctx)
+{
+    const nearest *x = ctx;
+
+    return x->n == x->k && x->d[x->n - 1] <= from_ms;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Random deadlines over every level (1 ms to days), some armed late, some
+ * left in passed slots by a bounded advance: for several k the walk keeps
+ * the k nearest a sort finds, and stops early once it may; without
+ * enough it visits every armed timer once; at its cap it says so. */
+static void test_walk_nearest(void **state)
+{
+    enum { N = 6000 };
+    static const size_t ks[] = {1, 2, 10, 64, 400};
+    fixture f;
+    uint64_t *all = calloc(N, sizeof(*all));
+    nearest *x = malloc(sizeof(*x));
+    unsigned moving_seen = 0, late_seen = 0;
+
+    (void)state;
+    assert_non_null(all);
+    assert_non_null(x);
+    fixture_init(&f, N, 0);
+    srand(4242);
+    for (int round = 0; round < 6; round++) {
+        uint64_t base = now_ns(&f);
+        for (size_t i = 0; i < N; i++) {
+            uint64_t span;
+            switch (rand() % 5) {
+            case 0: span = 64 * MS; break;
+            case 1: span = 4096 * MS; break;
+            case 2: span = 300000 * MS; break;
+            case 3: span = 3 * DAY; break;
+            default: span = 20 * MS; break;
+            }
+            /* The last 500 crowd one higher-level slot, 9 s ahead. */
+            if (i >= N - 500)
+                span = 60 * MS;
+            arm(&f, i, base + (i >= N - 500 ? 9000 * MS : 0) +
+                           (uint64_t)rand() % span);
+        }
+        /* Up to just before the crowd, then into it with a small budget:
+         * its slot is passed and only partly filed again (the moving
+         * lists); then some armed already due (the late list). */
+        f.logged = 0;
+        cnt_wheel_advance(&f.wheel, base + 8990 * MS, on_fire, &f);
+        cnt_fake_clock_advance_ns(&f.clock, 9030 * MS);
+        f.logged = 0;
+        cnt_wheel_advance_max(&f.wheel, now_ns(&f), on_fire, &f, 7);
+        for (size_t i = 0; i < 50; i++)
+            arm(&f, (size_t)rand() % N,
+                now_ns(&f) - (uint64_t)(rand() % 5) * MS);
+        for (unsigned l = 1; l < CNT_WHEEL_LEVELS; l++)
+            moving_seen += f.wheel.moving[l] != NULL;
+        late_seen += f.wheel.late != NULL || f.wheel.firing != NULL;
+        size_t armed = 0;
+        for (size_t i = 0; i < N; i++)
+            if (cnt_timer_armed(&f.recs[i].timer))
+                all[armed++] = cnt_timer_deadline_ms(&f.recs[i].timer);
+        assert_int_equal(armed, cnt_wheel_count(&f.wheel));
+        qsort(all, armed, sizeof(*all), cmp_u64);
+
+        for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
+            memset(x, 0, sizeof(*x));
+            x->k = ks[j];
+            assert_true(cnt_wheel_walk(&f.wheel, nearest_visit,
+                                       nearest_enough, x, SIZE_MAX));
+            assert_int_equal(x->n, ks[j] < armed ? ks[j] : armed);
+            for (size_t i = 0; i < x->n; i++)
+                assert_true(x->d[i] == all[i]);
+            if (ks[j] <= 10)
+                assert_true(x->visited < armed);
+        }
+        /* No enough: every armed timer, once. */
+        memset(x, 0, sizeof(*x));
+        x->k = 1;
+        assert_true(cnt_wheel_walk(&f.wheel, nearest_visit, NULL, x,
+                                   SIZE_MAX));
+        assert_int_equal(x->visited, armed);
+        assert_true(x->d[0] == all[0]);
+        /* The cap: stops there and says the walk is not whole. */
+        memset(x, 0, sizeof(*x));
+        x->k = 1;
+        assert_false(cnt_wheel_walk(&f.wheel, nearest_visit, NULL, x, 100));
+        assert_int_equal(x->visited, 100);
+        /* Time passes before the next round: some fire. */
+        f.logged = 0;
+        pass(&f, (uint64_t)(rand() % 100000) * MS);
+    }
+    /* The rounds walked past due timers and passed slots too. */
+    assert_true(moving_seen > 0);
+    assert_true(late_seen > 0);
+    /* An empty wheel: nothing visited, whole. */
+    cnt_wheel_destroy(&f.wheel);
+    memset(x, 0, sizeof(*x));
+    x->k = 3;
+    assert_true(cnt_wheel_walk(&f.wheel, nearest_visit, nearest_enough, x,
+                               0));
+    assert_int_equal(x->visited, 0);
+    fixture_free(&f);
+    free(all);
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_walk_nearest),
         cmocka_unit_test(test_order_exactly_once),
         cmocka_unit_test(test_zero_and_one_ms),
         cmocka_unit_test(test_level_boundaries),

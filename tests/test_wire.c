@@ -31,7 +31,7 @@ static void test_status_text_and_opcode_name(void **state)
     assert_string_equal(cnt_opcode_name(CNT_OP_STATS), "stats");
     assert_string_equal(cnt_opcode_name(CNT_OP_DUMP), "dump");
     assert_null(cnt_opcode_name(0x12));
-    assert_null(cnt_opcode_name(0x24));
+    assert_null(cnt_opcode_name(0x25));
 }
 
 /* The extensions' status texts, opcode names and event names. */
@@ -322,7 +322,7 @@ static void test_opcode_table_reference_rows(void **state)
     for (unsigned op = 0; op < 256; op++)
         if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
             known++;
-    assert_int_equal(known, 6 + 4 + 7 + 11 + 2);
+    assert_int_equal(known, 6 + 4 + 7 + 11 + 2 + 1);
     assert_int_equal(cnt_opcode_table[CNT_OP_NOOP].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_STATS].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_DUMP].body, CNT_BODY_SKIP);
@@ -867,6 +867,25 @@ static void test_byte_helpers_u64(void **state)
     assert_true(cnt_get_u64(b) == 0x8000000000000001ull);
 }
 
+/* Lease_list's row: a u32 count that may not be 0, not privileged, and
+ * the record's layout. */
+static void test_opcode_table_lease_list_row(void **state)
+{
+    const cnt_opcode_row *row = &cnt_opcode_table[CNT_OP_LEASE_LIST];
+
+    (void)state;
+    assert_int_equal(CNT_OP_LEASE_LIST, 0x24);
+    assert_string_equal(cnt_opcode_name(CNT_OP_LEASE_LIST), "lease_list");
+    assert_int_equal(row->body, CNT_BODY_NEEDED);
+    assert_false(row->privileged);
+    assert_int_equal(row->fixed, 4);
+    assert_int_equal(row->off_count, CNT_FIELD_AT(0));
+    assert_int_equal(row->off_namelen, CNT_FIELD_NONE);
+    assert_int_equal(row->checks, CNT_CHECK_COUNT_NONZERO);
+    assert_int_equal(CNT_LEASE_LIST_MAX, 64);
+    assert_int_equal(CNT_LREC_FIXED, 4 + 8 + 4 + 2);
+}
+
 /* Runs the wire tests. */
 int main(void)
 {
@@ -886,6 +905,7 @@ int main(void)
         cmocka_unit_test(test_name_only_rows),
         cmocka_unit_test(test_byte_helpers),
         cmocka_unit_test(test_byte_helpers_u64),
+        cmocka_unit_test(test_opcode_table_lease_list_row),
     };
 
     return cmocka_run_group_tests_name("wire", wire_tests, NULL, NULL);

@@ -24,7 +24,8 @@ libcntcore_la_SOURCES = \
 	engine/core/waits.c \
 	engine/core/groups.c \
 	engine/core/authlimit.c \
-	engine/core/users.c
+	engine/core/users.c \
+	engine/core/leasetop.c
 noinst_HEADERS += \
 	engine/core/authlimit.h \
 	engine/core/users.h \
@@ -42,4 +43,5 @@ noinst_HEADERS += \
 	engine/core/gc_int.h \
 	engine/core/stats.h \
 	engine/core/wheel.h \
-	engine/core/groups.h
+	engine/core/groups.h \
+	engine/core/leasetop.h

@@ -302,3 +302,56 @@ uint64_t cnt_wheel_next_deadline(const cnt_wheel *w)
         return UINT64_MAX - 1;  /* the last ms the clock can name */
     return tick * NS_PER_MS;
 }
+
+/* Visits one list; false when the walk is to stop (visit said so, or max
+ * was reached with timers left: *capped then). */
+static bool walk_list(const cnt_timer *t, cnt_timer_visit_fn *visit,
+                      void *ctx, size_t *budget, bool *capped)
+{
+    for (; t != NULL; t = t->next) {
+        if (*budget == 0) {
+            *capped = true;
+            return false;
+        }
+        (*budget)--;
+        if (!visit(t, ctx))
+            return false;
+    }
+    return true;
+}
+
+/* Visits the armed timers nearest first by groups; see wheel.h. */
+bool cnt_wheel_walk(const cnt_wheel *w, cnt_timer_visit_fn *visit,
+                    cnt_wheel_enough_fn *enough, void *ctx, size_t max)
+{
+    size_t budget = max;
+    bool capped = false;
+
+    /* Due already, or in a passed slot: no order among them, and they may
+     * be later than some slot timers of lower levels, so all of them are
+     * visited before the first question. */
+    if (!walk_list(w->late, visit, ctx, &budget, &capped) ||
+        !walk_list(w->firing, visit, ctx, &budget, &capped))
+        return !capped;
+    for (unsigned level = 1; level < CNT_WHEEL_LEVELS; level++)
+        if (!walk_list(w->moving[level], visit, ctx, &budget, &capped))
+            return !capped;
+    /* A level's slots lie after now's digit and in its block, so they come
+     * in tick order, and all before the next level's. */
+    for (unsigned level = 0; level < CNT_WHEEL_LEVELS; level++) {
+        unsigned shift = level * CNT_WHEEL_BITS;
+        uint64_t block = (w->now_ms >> shift) &
+                         ~(uint64_t)(CNT_WHEEL_SLOTS_PER_LEVEL - 1);
+        uint64_t bits = w->nonempty[level];
+        while (bits != 0) {
+            unsigned slot = (unsigned)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (enough != NULL && enough((block | slot) << shift, ctx))
+                return true;
+            if (!walk_list(w->slots[level * CNT_WHEEL_SLOTS_PER_LEVEL + slot],
+                           visit, ctx, &budget, &capped))
+                return !capped;
+        }
+    }
+    return true;
+}

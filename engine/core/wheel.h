@@ -114,4 +114,28 @@ static inline size_t cnt_wheel_count(const cnt_wheel *w)
     return w->armed;
 }
 
+/* Called by cnt_wheel_walk for each armed timer it visits; false stops
+ * the walk. It must not arm, cancel or advance anything. */
+typedef bool cnt_timer_visit_fn(const cnt_timer *t, void *ctx);
+
+/* Called by cnt_wheel_walk before it visits a list of timers all due at
+ * or after tick from_ms (a wheel slot): true when the caller has what it
+ * needs (every timer not visited yet is due at or after from_ms, and so
+ * are those of every later list), which stops the walk. */
+typedef bool cnt_wheel_enough_fn(uint64_t from_ms, void *ctx);
+
+/* Visits the armed timers of w by groups, for a caller that wants the
+ * few nearest deadlines without sorting them all: first every timer due
+ * already or waiting to be filed again (the late, firing and moving
+ * lists, in no order), then the slots in tick order (level 0's after
+ * now's digit, then level 1's, ...), each slot a list in no order. Every
+ * timer of a slot is due before every timer of a later slot, so a caller
+ * that keeps the nearest deadlines it was shown has them all once the
+ * farthest it keeps is at or before the next slot's from_ms: its enough
+ * then says so. At most max timers are visited. Returns false when it
+ * stopped at max with timers left unvisited (the caller's answer may then
+ * miss nearer ones), true otherwise. */
+bool cnt_wheel_walk(const cnt_wheel *w, cnt_timer_visit_fn *visit,
+                    cnt_wheel_enough_fn *enough, void *ctx, size_t max);
+
 #endif

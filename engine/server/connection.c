@@ -228,12 +228,12 @@ static bool conn_work(cnt_connection *c)
     if (s->closing && !pending)
         return false;
     /* A client that shut its write side gets every answer, then we close. */
-    if (c->eof && !pending && !s->more)
+    if (c->eof && !pending && !s->more && !s->surveying)
         return false;
     /* Read only while the output is below the watermark and no Dump or
      * backlog is waiting: unread bytes stay in the kernel (back-pressure). */
     bool want_read = !c->eof && !s->closing && !s->more &&
-                     !cnt_outbuf_above_high(o);
+                     !s->surveying && !cnt_outbuf_above_high(o);
     /* With work left and the socket drained, EV_WRITE fires at once: it
      * resumes us after the worker's other connections had their turn. */
     bool want_write = pending || s->more;
@@ -279,7 +279,8 @@ static inline bool conn_idle(const cnt_connection *c)
 {
     const cnt_session *s = &c->session;
     return c->front == &cnt_front_counter && !c->eof && !s->closing &&
-           !s->failed && !s->ending && !s->more && conn_pending(c) == 0;
+           !s->failed && !s->ending && !s->more && !s->surveying &&
+           conn_pending(c) == 0;
 }
 
 /* libevent callback for both events of a connection. The direct lock is

@@ -17,6 +17,7 @@ libcntserver_la_SOURCES = \
 	engine/server/metrics.c \
 	engine/server/live_page.c \
 	engine/server/mail.c \
+	engine/server/survey.c \
 	engine/server/server.c \
 	engine/server/listener.c \
 	engine/server/worker.c \
@@ -32,6 +33,7 @@ noinst_HEADERS += \
 	engine/server/session.h \
 	engine/server/session_int.h \
 	engine/server/mail.h \
+	engine/server/survey.h \
 	engine/server/server.h \
 	engine/server/server_int.h \
 	engine/server/connection.h

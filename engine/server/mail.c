@@ -1,5 +1,5 @@
 /* mail.c: a worker's mailbox: a ring of new connections (grown by
- * doubling) and a list of grants under a mutex, and an eventfd doorbell
+ * doubling), a list of grants and a list of surveys under a mutex, and an eventfd doorbell
  * that adds up rings so that a wake-up is never lost and many collapse
  * into one. */
 #include "config.h"
@@ -20,6 +20,7 @@ int cnt_mailbox_init(cnt_mailbox *mb)
 {
     memset(mb, 0, sizeof(*mb));
     STAILQ_INIT(&mb->grants);
+    STAILQ_INIT(&mb->surveys);
     mb->doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (mb->doorbell < 0)
         return errno;
@@ -137,4 +138,25 @@ size_t cnt_mailbox_take(cnt_mailbox *mb, cnt_mail *out, size_t max,
     *more = mb->len > 0;
     pthread_mutex_unlock(&mb->lock);
     return n;
+}
+
+/* Queues a survey's link and rings the doorbell. */
+void cnt_mailbox_post_survey(cnt_mailbox *mb, cnt_survey_link *l)
+{
+    pthread_mutex_lock(&mb->lock);
+    STAILQ_INSERT_TAIL(&mb->surveys, l, next);
+    atomic_store(&mb->has_surveys, true);
+    pthread_mutex_unlock(&mb->lock);
+    cnt_mailbox_ring(mb);
+}
+
+/* Takes every queued survey link, oldest first. */
+void cnt_mailbox_take_surveys(cnt_mailbox *mb, cnt_survey_list *out)
+{
+    if (!atomic_load(&mb->has_surveys))
+        return;
+    pthread_mutex_lock(&mb->lock);
+    STAILQ_CONCAT(out, &mb->surveys);
+    atomic_store(&mb->has_surveys, false);
+    pthread_mutex_unlock(&mb->lock);
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "engine/core/ticket.h"
+#include "engine/server/survey.h"
 
 struct cnt_front;
 
@@ -38,6 +39,11 @@ typedef struct cnt_mailbox {
     atomic_bool has_grants;         /* grants is not empty (a hint read
                                        without the lock) */
     int doorbell;                   /* eventfd, readable while rung */
+    cnt_survey_list surveys;        /* oldest first */
+    atomic_bool has_surveys;        /* surveys is not empty (a hint read
+                                       without the lock, so that a
+                                       doorbell rung for grants takes no
+                                       lock for surveys) */
 } cnt_mailbox;
 
 /* Prepares an empty mailbox and its doorbell; 0 or an errno value. The
@@ -83,5 +89,16 @@ int cnt_mailbox_answer(cnt_mailbox *mb);
  * sets *more when messages remain. */
 size_t cnt_mailbox_take(cnt_mailbox *mb, cnt_mail *out, size_t max,
                         bool *more);
+
+/* Queues a survey's link (the mailbox's until taken; the survey holds
+ * a reference for it) and rings the doorbell (any thread). Allocates
+ * nothing, so it cannot fail. */
+void cnt_mailbox_post_survey(cnt_mailbox *mb, cnt_survey_link *l);
+
+/* Takes every queued survey link at once, appending them, oldest first,
+ * to out (nothing, without the lock, when the hint says none is queued:
+ * the doorbell rings after a post, so the taker that wakes for it sees
+ * the hint). */
+void cnt_mailbox_take_surveys(cnt_mailbox *mb, cnt_survey_list *out);
 
 #endif

@@ -20,7 +20,9 @@
  *     (a grant of a waiting ticket, decided under its counter's stripe lock
  *     by whichever thread released, is posted to the mailbox of the
  *     ticket's worker, which arms its lease and tells its client unless
- *     the granting worker could write the event already);
+ *     the granting worker could write the event already; a Lease_list
+ *     asks every worker for its nearest lease deadlines the same way, as
+ *     a survey each answers from its own wheel, see survey.h);
  *   - a worker's timing wheel and the tickets' timers in it: only the
  *     worker (the fields of a ticket itself follow engine/core/ticket.h);
  *   - a stats slot: a single writer, its owner (a worker, or the acceptor

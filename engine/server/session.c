@@ -260,6 +260,10 @@ static void session_stream_stop(cnt_session *s)
         cnt_table_dump_cancel(s->env->table, &s->dump);
     if (s->dumping && s->dump_opcode == CNT_OP_TENANT_LIST)
         cnt_throttle_list_cancel(s->env->throttle, &s->dump);
+    if (s->survey != NULL)
+        cnt_survey_orphan(s->survey);
+    s->survey = NULL;
+    s->surveying = false;
     s->dumping = false;
 }
 
@@ -309,6 +313,48 @@ static void session_binary_event(cnt_session *s, uint8_t code,
 static void session_queues(cnt_session *s, const cnt_request *req)
 {
     session_stream_start(s, req);
+}
+
+/* A survey of this session's own wheel alone (a session without the
+ * worker's hook: tests, a single-threaded front). */
+static cnt_survey *session_survey_alone(cnt_session *s, uint32_t want)
+{
+    cnt_survey *sv = cnt_survey_new(1, 0, want, s);
+    if (sv == NULL)
+        return NULL;
+    cnt_lease_top part;
+    cnt_lease_top_init(&part, want);
+    if (s->env->wheel != NULL)
+        cnt_lease_top_collect(&part, s->env->wheel, CNT_LEASE_WALK_MAX);
+    cnt_survey_answer(sv, &part);
+    return sv;
+}
+
+/* Lease_list: asks every worker for its nearest leases, then streams the
+ * merged answer like Queues once all answered; until then later requests
+ * wait unread. */
+static void session_lease_list(cnt_session *s, const cnt_request *req)
+{
+    uint32_t want = req->count < CNT_LEASE_LIST_MAX ? req->count
+                                                   : CNT_LEASE_LIST_MAX;
+    cnt_survey *sv = s->env->survey_start != NULL
+                         ? s->env->survey_start(s, want)
+                         : session_survey_alone(s, want);
+    if (sv == NULL) {
+        session_put_error(s, req->opcode, CNT_STATUS_OUT_OF_MEMORY,
+                          req->opaque);
+        return;
+    }
+    session_stream_start(s, req);
+    s->survey = sv;
+    s->lease_next = 0;
+    s->surveying = !cnt_survey_ready(sv);
+}
+
+/* The survey is ready; see session.h. */
+void cnt_session_survey_done(cnt_session *s)
+{
+    s->surveying = false;
 }
 
 /* Tenant_list: every tenant record, streamed like a Dump. */
@@ -480,6 +526,7 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_TENANT_SET_JSON] = THROTTLE(cnt_session_tenant_set_json),
     [CNT_OP_NODE_SET_JSON] = THROTTLE(cnt_session_node_set_json),
     [CNT_OP_AUTH_USER] = THROTTLE(cnt_session_auth_user),
+    [CNT_OP_LEASE_LIST] = PLAIN(session_lease_list),
 #undef PLAIN
 #undef AT
 #undef LIMITS
@@ -526,6 +573,41 @@ static bool session_queues_record(void *ctx, const uint8_t *name,
     return !cnt_outbuf_full(&s->out);
 }
 
+/* Writes the merged survey's records from s->lease_next until the output
+ * is full; true when every record is out. A survey that could not copy a
+ * name answers 0x82 instead, before any record. */
+static bool session_lease_records(cnt_session *s)
+{
+    cnt_survey *sv = s->survey;
+    const cnt_lease_top *top = &sv->top;    /* complete: nobody writes */
+    uint64_t now_ns = cnt_clock_mono_ns(cnt_table_clock(s->env->table));
+
+    if (top->failed)
+        return true;
+    while (s->lease_next < top->count) {
+        if (cnt_outbuf_full(&s->out))
+            return false;
+        const cnt_lease_entry *e = &top->e[s->lease_next];
+        uint64_t at_ns = e->deadline_ms * UINT64_C(1000000);
+        /* Whole ms, rounded down: never more than the lease granted. */
+        uint64_t left = at_ns > now_ns ? (at_ns - now_ns) / 1000000u : 0;
+        uint8_t *p = cnt_outbuf_reserve(&s->out,
+                                        CNT_LEASE_RECORD_SIZE(e->name_len));
+        if (p == NULL) {
+            session_out_of_memory(s);
+            return false;
+        }
+        cnt_outbuf_commit(&s->out,
+                          cnt_encode_lease_record(
+                              p, s->dump_opaque,
+                              left > UINT32_MAX ? UINT32_MAX : (uint32_t)left,
+                              e->lease_id, e->resources, e->name,
+                              e->name_len));
+        s->lease_next++;
+    }
+    return true;
+}
+
 /* Moves the events held during a stream behind its end marker. */
 static void session_release_held(cnt_session *s)
 {
@@ -558,6 +640,8 @@ static bool session_dump_step(cnt_session *s)
     if (s->dump_opcode == CNT_OP_QUEUES)
         done = cnt_table_queues(s->env->table, &s->queues_stripe,
                                 session_queues_record, s);
+    else if (s->dump_opcode == CNT_OP_LEASE_LIST)
+        done = session_lease_records(s);
     else if (s->dump_opcode == CNT_OP_TENANT_LIST)
         done = cnt_throttle_list(s->env->throttle, &s->dump,
                                  cnt_session_tenant_record, s);
@@ -568,8 +652,15 @@ static bool session_dump_step(cnt_session *s)
         return false;
     if (!done)
         return !cnt_outbuf_full(&s->out);
-    session_put_empty(s, s->dump_opcode, s->dump_opaque);
+    if (s->dump_opcode == CNT_OP_LEASE_LIST && s->survey->top.failed)
+        session_put_error(s, CNT_OP_LEASE_LIST, CNT_STATUS_OUT_OF_MEMORY,
+                          s->dump_opaque);
+    else
+        session_put_empty(s, s->dump_opcode, s->dump_opaque);
     s->dumping = false;
+    if (s->survey != NULL)
+        cnt_survey_orphan(s->survey);
+    s->survey = NULL;
     session_release_held(s);
     return false;
 }
@@ -739,6 +830,10 @@ size_t cnt_session_feed(cnt_session *s, const uint8_t *in, size_t len)
             s->more = s->dumping || pos < len;
             break;
         }
+        /* A lease listing waiting for other workers: nothing to write and
+         * nothing to read until its survey comes home. */
+        if (s->surveying)
+            break;
         if (s->dumping) {
             if (session_dump_step(s)) {
                 s->more = true;

@@ -22,6 +22,7 @@
 #include "engine/core/ticket.h"
 #include "engine/core/wheel.h"
 #include "engine/server/outbuf.h"
+#include "engine/server/survey.h"
 #include "protocol/request.h"
 
 typedef struct cnt_session cnt_session;
@@ -98,6 +99,13 @@ typedef struct cnt_session_env {
     const uint8_t *default_tenant;
     uint16_t default_tenant_len;
     uint32_t tenant_cost[CNT_COST_CLASSES];
+    /* Lease_list: starts a survey of every worker's wheel for the want
+     * nearest leases, asked by s (survey.h): answers this worker's part at
+     * once and posts the rest; the survey comes back with one reference,
+     * s's, and s is woken (cnt_session_survey_done) once it is ready.
+     * NULL when memory is short. Without the hook a session surveys its
+     * own wheel alone. */
+    cnt_survey *(*survey_start)(cnt_session *s, uint32_t want);
 } cnt_session_env;
 
 /* The fields are the session's; callers read out and the stop reasons. */
@@ -120,6 +128,12 @@ struct cnt_session {
     cnt_map_cursor dump;
     size_t queues_stripe;           /* where a queue listing has got to */
     uint32_t dump_opaque;
+    /* A lease listing: its survey (one reference), whether the session
+     * still waits for other workers' answers (it reads nothing then),
+     * and the next record to write. */
+    cnt_survey *survey;
+    bool surveying;
+    uint32_t lease_next;
 
     /* The wait_acquire requests this client has outstanding (queued,
      * granted, or expired and not yet acknowledged), one per name. */
@@ -293,5 +307,10 @@ cnt_status cnt_session_renew(cnt_session *s, const uint8_t *name,
  * LEASE_EXPIRED (it had expired; acknowledged now). */
 cnt_status cnt_session_wait_release(cnt_session *s, const uint8_t *name,
                                     uint16_t name_len, uint32_t *returned);
+
+/* The survey a Lease_list of s started is ready (every worker answered):
+ * the session writes its records at its next feed (the caller wakes the
+ * connection). */
+void cnt_session_survey_done(cnt_session *s);
 
 #endif

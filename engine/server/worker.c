@@ -143,6 +143,66 @@ static void worker_on_local(evutil_socket_t fd, short what, void *arg)
     worker_take_local(arg);
 }
 
+/* Answers this worker's part of a survey from its own wheel; true when it
+ * was the last part. */
+static bool worker_survey_part(cnt_worker *w, cnt_survey *sv)
+{
+    cnt_lease_top part;
+
+    cnt_lease_top_init(&part, sv->top.want);   /* want is set once */
+    cnt_lease_top_collect(&part, &w->wheel, CNT_LEASE_WALK_MAX);
+    return cnt_survey_answer(sv, &part);
+}
+
+/* Session hook (Lease_list): a survey of every worker, this one's part
+ * answered at once, the others' posted; see session.h. */
+static cnt_survey *worker_survey_start(cnt_session *s, uint32_t want)
+{
+    cnt_worker *w = s->env->owner;
+    cnt_server *srv = w->server;
+    cnt_survey *sv = cnt_survey_new(srv->nworkers, w->index, want, s);
+
+    if (sv == NULL || worker_survey_part(w, sv))
+        return sv;
+    for (unsigned i = 0; i < srv->nworkers; i++) {
+        if (i == w->index)
+            continue;
+        cnt_survey_hold(sv);
+        cnt_mailbox_post_survey(&srv->workers[i].mail, &sv->links[i]);
+    }
+    return sv;
+}
+
+/* Takes the surveys in the mailbox: answers those asked of this worker
+ * (sending a survey home when its answer was the last) and hands those
+ * come home to their sessions. A stopped worker (answer false) lets go of
+ * them all instead. */
+static void worker_take_surveys(cnt_worker *w, bool answer)
+{
+    cnt_survey_list list = STAILQ_HEAD_INITIALIZER(list);
+    cnt_survey_link *l;
+
+    cnt_mailbox_take_surveys(&w->mail, &list);
+    while ((l = STAILQ_FIRST(&list)) != NULL) {
+        STAILQ_REMOVE_HEAD(&list, next);
+        cnt_survey *sv = l->survey;
+        if (sv->home == w->index) {
+            cnt_session *s = cnt_survey_requester(sv);
+            if (answer && s != NULL) {
+                cnt_session_survey_done(s);
+                cnt_connection_wake(s);
+            }
+            cnt_survey_put(sv);
+        } else if (answer && worker_survey_part(w, sv)) {
+            /* Its reference goes home with it. */
+            cnt_mailbox_post_survey(&w->server->workers[sv->home].mail,
+                                    &sv->links[sv->home]);
+        } else {
+            cnt_survey_put(sv);
+        }
+    }
+}
+
 /* Posts a grant to a mailbox (cnt_connection_try_direct's post). */
 static void worker_post(void *ctx, cnt_ticket *k)
 {
@@ -237,6 +297,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.wake = worker_wake;
     w->env.session.timer_armed = worker_timer_armed;
     w->env.session.owner = w;
+    w->env.session.survey_start = worker_survey_start;
     w->env.session.throttr_value_size = s->config.throttr_value_size;
     w->env.session.ws_max_header = s->config.http_max_header;
     w->env.session.ws_max_message = s->config.http_max_message;
@@ -362,6 +423,7 @@ static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
         return;
     }
     worker_take_grants(w);
+    worker_take_surveys(w, true);
     size_t n = cnt_mailbox_take(&w->mail, mail, CNT_WORKER_BATCH, &more);
     for (size_t k = 0; k < n; k++)
         worker_deliver(w, &mail[k]);
@@ -465,6 +527,9 @@ void cnt_worker_stop(cnt_worker *w)
      * (orphans, freed here). */
     worker_take_grants(w);
     worker_take_local(w);
+    /* Surveys still queued: asked of a stopped worker, or come home to
+     * sessions that have just ended; nobody will answer or read them. */
+    worker_take_surveys(w, false);
     cnt_wheel_destroy(&w->wheel);
     cnt_mail mail[CNT_WORKER_BATCH];
     bool more = true;

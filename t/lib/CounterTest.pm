@@ -1064,6 +1064,30 @@ sub _burst_segment {
     }
 }
 
+# ---- Lease_list: the leases nearest to expiry ----
+
+use constant { OP_LEASE_LIST => 0x24, LEASE_LIST_MAX => 64 };
+push @KNOWN_OPCODES, OP_LEASE_LIST;
+push @EXPORT, qw(OP_LEASE_LIST LEASE_LIST_MAX req_lease_list
+                 parse_lease_record);
+
+# Lease_list for count leases (a u32 body; count 0 is refused).
+sub req_lease_list {
+    my ($count, %o) = @_;
+    return req(OP_LEASE_LIST, pack('N', $count), %o);
+}
+
+# A Lease_list record: { left_ms, lease_id, resources, name }; undef when
+# the body is too short or its name runs past it.
+sub parse_lease_record {
+    my ($r) = @_;
+    return undef unless $r && length $r->{body} >= 18;
+    my ($left, $id, $res, $nl) = unpack 'NQ>Nn', $r->{body};
+    return undef if 18 + $nl > length $r->{body};
+    return { left_ms => $left, lease_id => $id, resources => $res,
+             name => substr($r->{body}, 18, $nl) };
+}
+
 package CounterTest::Server;
 
 use strict;
@@ -1317,6 +1341,23 @@ sub tenant_records {
 sub auth {
     my ($self, $secret) = @_;
     return $self->call(CounterTest::req_auth($secret));
+}
+
+# Sends Lease_list for count leases and reads the records up to the empty
+# end marker (or an error answer, which ends the list); returns the
+# records (see parse_lease_record) and the raw answers. Events that arrive
+# meanwhile are set aside.
+sub lease_records {
+    my ($self, $count, %o) = @_;
+    $self->send(CounterTest::req_lease_list($count,
+                                            opaque => $o{opaque} // 0));
+    my (@rec, @raw);
+    while (my $r = $self->answer) {
+        push @raw, $r;
+        last if $r->{body_len} == 0 || $r->{status} != CounterTest::ST_OK;
+        push @rec, CounterTest::parse_lease_record($r);
+    }
+    return wantarray ? (\@rec, \@raw) : \@rec;
 }
 
 sub close { CORE::close $_[0]{sock} }

@@ -113,8 +113,8 @@ my %fig = map { $_ => 0 } qw(requests answers acquired refused released
     mismatch_waits
     w_acquire w_granted w_queued w_busy w_refused w_ev_granted w_ev_timeout
     w_ev_expired w_renewed w_released w_cancelled w_raced w_expired_acks
-    w_queues w_end_queued w_end_granted l_requests l_ttl l_allowed
-    l_limited l_never l_multi_allowed l_multi_denied l_multi_refused
+    w_queues w_lease_lists w_end_queued w_end_granted l_requests l_ttl
+    l_allowed l_limited l_never l_multi_allowed l_multi_denied l_multi_refused
     l_guaranteed);
 my $fail = 0;
 
@@ -642,9 +642,13 @@ sub random_wait_request {
         # Until its answer, no grant on the name counts as surely held
         # (nor one that an earlier request in the pipeline gets).
         $c->{releasing}{$name}++;
-    } else {
+    } elsif ($r < 0.98) {
         $p{op} = OP_QUEUES;
         $p{bytes} = req(OP_QUEUES, '', opaque => $opq);
+    } else {
+        # The leases of every worker, surveyed while they come and go.
+        $p{op} = OP_LEASE_LIST;
+        $p{bytes} = req_lease_list(1 + int rand 70, opaque => $opq);
     }
     $p{sent} = time;
     return \%p;
@@ -800,6 +804,22 @@ sub check_queues_record {
         unless $len >= 1 && exists $cap{$name};
     failed("conn $c->{id}: Queues shows $name at $cons > cap $cap{$name}")
         if exists $cap{$name} && $cons > $cap{$name};
+}
+
+# Checks a Lease_list record: a soak name with a lease of at most the
+# longest the soak asks for (a group's included), with an id.
+sub check_lease_record {
+    my ($c, $body) = @_;
+    my $rec = parse_lease_record({ body => $body });
+    if (!$rec) {
+        failed("conn $c->{id}: malformed Lease_list record");
+        return;
+    }
+    failed("conn $c->{id}: Lease_list listed $rec->{name}, no soak name")
+        unless exists $cap{$rec->{name}};
+    failed("conn $c->{id}: Lease_list shows $rec->{name} with lease id 0 or"
+           . " $rec->{left_ms} ms left")
+        unless $rec->{lease_id} > 0 && $rec->{left_ms} <= 3_600_000;
 }
 
 # Checks an event (magic 0x92) against the connection's view.
@@ -1293,15 +1313,17 @@ sub check_answer {
     my ($st, $body, $name) = ($a->{status}, $a->{body}, $q->{name});
     my $held = $c->{held}{$name} // 0;
     if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES ||
-        $q->{op} == OP_TENANT_LIST) {
+        $q->{op} == OP_TENANT_LIST || $q->{op} == OP_LEASE_LIST) {
         if ($a->{body_len} > 0 && $st == 0) {       # a record: keep waiting
             $c->{in_series} = 1;
             check_queues_record($c, $body) if $q->{op} == OP_QUEUES;
+            check_lease_record($c, $body) if $q->{op} == OP_LEASE_LIST;
             check_tenant_record($c, $body) if $q->{op} == OP_TENANT_LIST;
             return;
         }
         $c->{in_series} = 0;
         $fig{w_queues}++ if $q->{op} == OP_QUEUES;
+        $fig{w_lease_lists}++ if $q->{op} == OP_LEASE_LIST && $st == 0;
         check_tenant_list_end($c) if $q->{op} == OP_TENANT_LIST;
     } elsif (($q->{op} >= OP_AUTH && $q->{op} <= OP_RELOAD) || $q->{json}) {
         check_throttle_answer($c, $q, $st, $body);
@@ -1955,9 +1977,10 @@ printf "soak: %d wait_acquire: %d granted at once, %d queued, %d busy, "
             w_ev_timeout w_ev_expired)};
 printf "soak: %d renewed, %d grants released, %d waits cancelled, %d grants "
      . "returned before their event, %d expiries acknowledged, %d queue "
-     . "listings; connections ended with %d waits queued, %d granted\n",
+     . "listings, %d lease listings; connections ended with %d waits "
+     . "queued, %d granted\n",
     @fig{qw(w_renewed w_released w_cancelled w_raced w_expired_acks w_queues
-            w_end_queued w_end_granted)};
+            w_lease_lists w_end_queued w_end_granted)};
 printf "soak: used_memory %d before the run, %d at the end; Stats "
      . "queue_grants %s, wait_timeouts %s, lease_expirations %s, "
      . "wait_cancels %s\n", $used0, $st{used_memory} // -1,

@@ -118,6 +118,8 @@ class TestRequests(unittest.TestCase):
             (ops.node_set_json('{"capacity":9}', None), 0x53,
              "90 2c 00 00 00 00 00 0e 00 00 00 53 | 7b 22 63 61 70 61 63 69"
              " 74 79 22 3a 39 7d"),
+            (ops.lease_list(10, None), 0x54,
+             "90 24 00 00 00 00 00 04 00 00 00 54 | 00 00 00 0a"),
         ]
         for req, opaque, want in cases:
             self.assertEqual(enc(req, opaque).hex(" "), h(want).hex(" "),
@@ -244,6 +246,11 @@ class TestAnswers(unittest.TestCase):
             "91 23 00 00 00 00 00 0d 00 00 00 17 | 00 00 00 02 00 00 00 01"
             " 00 03 6a 6f 62"))
         self.assertEqual((q.name, q.consumption, q.length), (b"job", 2, 1))
+        lr = p.decode_lease_record(dec(
+            "91 24 00 00 00 00 00 15 00 00 00 21 | 00 00 05 dc 01 02 03 04"
+            " 05 06 07 08 00 00 00 03 00 03 6a 6f 62"))
+        self.assertEqual(lr, p.LeaseRecord(b"job", 1.5, 0x0102030405060708,
+                                           3))
         t = p.decode_tenant_record(dec(
             "91 43 00 00 00 00 00 26 00 00 00 47 | 00 00 00 0a 00 00 00 32 00"
             " 00 00 05 01 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00"

@@ -70,6 +70,10 @@ class TestBlocking(unittest.TestCase):
         self.assertIn((b"b-w", 2, 1), [(r.name, r.consumption, r.length)
                                         for r in q])
         self.assertEqual(a.renew("b-w", 20), lease.lease_id)
+        leases = a.lease_list()
+        self.assertIn((b"b-w", lease.lease_id, 2),
+                      [(r.name, r.lease_id, r.resources) for r in leases])
+        self.assertTrue(all(0 <= r.left <= 30 for r in leases))
         self.assertEqual(lease.release(), 2)
         evs = b.events(timeout=5)
         self.assertEqual([e.kind for e in evs], [m.EventKind.GRANTED])
@@ -369,6 +373,7 @@ class TestAsync(unittest.IsolatedAsyncioTestCase):
             self.assertEqual([r.current for r in await c.dump()
                               if r.name == b"a-job"], [1])
             self.assertEqual(await c.queues(), [])
+            self.assertEqual(await c.lease_list(5), [])
             ans = await c.wait_acquire_start("a-w", 1, 1, 0, 0)
             self.assertTrue(ans.granted)
             self.assertEqual(await c.renew("a-w", 5), ans.lease_id)

@@ -65,6 +65,8 @@ class TestRefusals(unittest.TestCase):
         self.refused(self.c.gcra_check, "a", 1, 0, 10, word="count")
         self.refused(self.c.gcra_check, "a", 1, 1, 0, word="period")
         self.refused(self.c.throttle, "t", 0, word="units")
+        self.refused(self.c.lease_list, 0, server="127.0.0.1:1",
+                     word="count")
         self.refused(self.c.tenant_set, "t", word="reserved or hard_limit")
         self.refused(self.c.tenant_set, "t", 10, 5, word="below reserved")
         self.refused(self.c.node_set_json, " " * 4097, word="at most 4096")

@@ -41,7 +41,7 @@ __all__ = [
     "Router", "parse_servers", "GROUP_DEFAULT", "RETRY_NEVER", "UNLIMITED",
     "CheckAnswer", "CheckState", "CounterError", "DumpRecord", "Event",
     "EventKind", "GcraItem", "MultiAnswer", "NodeView", "Op",
-    "MemcachePortError", "ProtocolError", "QueueRecord", "ServerDown",
+    "MemcachePortError", "ProtocolError", "QueueRecord", "LeaseRecord", "ServerDown",
     "Status", "StatusError", "NotFound", "Busy", "NotAcquired",
     "ExceedsMaximum", "UnknownGroup", "LeaseExpired", "Exists",
     "NotPermitted", "AuthFailed", "OverCapacity", "Throttled",

@@ -139,6 +139,14 @@ def queues(server: Optional[str] = None) -> Request[list[p.QueueRecord]]:
     return _streamed(p.Op.QUEUES, p.decode_queue_record, server)
 
 
+def lease_list(count: int = p.LEASE_LIST_MAX, server: Optional[str] = None
+               ) -> Request[list[p.LeaseRecord]]:
+    """The count leases of a server nearest to expiry (at most 64: a
+    larger count gets 64), nearest first."""
+    return _streamed(p.Op.LEASE_LIST, p.decode_lease_record, server,
+                     p.body_lease_list(count))
+
+
 def wait_acquire(name: Name, resources: int, maximum: int,
                  wait: Optional[float], lease: Optional[float] = 0
                  ) -> Request[p.WaitAnswer]:
@@ -336,10 +344,10 @@ def reload(server: Optional[str] = None) -> Request[None]:
 
 
 def _streamed(op: int, decode: Callable[[p.Packet], T],
-              server: Optional[str]) -> Request[list[T]]:
+              server: Optional[str], body: bytes = b"") -> Request[list[T]]:
     """A streamed request: its result is the list of decoded records (the
     Request's decode turns one packet into one record)."""
-    req: Request[Any] = Request(op, b"", None, decode, stream=True,
+    req: Request[Any] = Request(op, body, None, decode, stream=True,
                                 server=server)
     return req
 
@@ -377,3 +385,4 @@ class Operations:
     node_set_json = Operation(node_set_json)
     unthrottle = Operation(unthrottle)
     reload = Operation(reload)
+    lease_list = Operation(lease_list)

@@ -75,6 +75,7 @@ class Op(enum.IntEnum):
     AUTH_USER = 0x4a
     TENANT_SET_JSON = 0x2a
     NODE_SET_JSON = 0x2c
+    LEASE_LIST = 0x24
 
 
 class Status(enum.IntEnum):
@@ -357,6 +358,18 @@ class QueueRecord:
     name: bytes
     consumption: int
     length: int
+    server: str = ""
+
+
+@dataclass(frozen=True)
+class LeaseRecord:
+    """One lease from Lease_list: the counter's name, the seconds left
+    until it expires (whole ms), its lease id and the resources it
+    holds."""
+    name: bytes
+    left: float
+    lease_id: int
+    resources: int
     server: str = ""
 
 
@@ -723,6 +736,15 @@ def body_node_set(capacity: int) -> bytes:
     return struct.pack(">I", _uint(capacity, "capacity", 32))
 
 
+# The most leases one Lease_list answers (a larger count is clamped).
+LEASE_LIST_MAX = 64
+
+
+def body_lease_list(count: int) -> bytes:
+    """Lease_list's body: how many leases, at least 1."""
+    return struct.pack(">I", _uint(count, "count", 32, 1))
+
+
 # The longest JSON document Tenant_set_json and Node_set_json take.
 JSON_DOC_MAX = 4096
 
@@ -895,6 +917,14 @@ def decode_queue_record(p: Packet) -> QueueRecord:
     b = _need(p, 10, "queues")
     cons, length = struct.unpack_from(">II", b)
     return QueueRecord(_name_at(b, 8, "queues"), cons, length)
+
+
+def decode_lease_record(p: Packet) -> LeaseRecord:
+    """One Lease_list record."""
+    b = _need(p, 18, "lease_list")
+    left_ms, lid, res = struct.unpack_from(">IQI", b)
+    return LeaseRecord(_name_at(b, 16, "lease_list"), left_ms / 1000.0, lid,
+                       res)
 
 
 def decode_ttl_view(p: Packet) -> TtlView:

@@ -1,0 +1,77 @@
+/* survey.h: a question every worker answers about what only it may read,
+ * today the nearest lease deadlines (Lease_list): a lease's deadline is a
+ * timer in its owner's worker's wheel, which no other thread may touch.
+ * The asking worker posts the survey to every other worker's mailbox,
+ * answers its own part at once, and the last worker to answer posts it
+ * back home, where the asking session streams the merged answer.
+ *
+ * Memory: one allocation per survey, made by the asker; posting it
+ * allocates nothing (the survey holds one mailbox link per worker; the
+ * asker's own link carries the answer home), so no post can fail.
+ * Lifetime: counted references, one held by the asking session and one
+ * by each post still in a mailbox; the last to let go frees it. A session
+ * that ends while the survey is out orphans it (under the lock) and lets
+ * go: the workers still answer into it and the last reference frees it. */
+#ifndef CNT_ENGINE_SURVEY_H
+#define CNT_ENGINE_SURVEY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "engine/core/leasetop.h"
+
+struct cnt_survey;
+
+/* One post of a survey in a worker's mailbox. */
+typedef struct cnt_survey_link {
+    STAILQ_ENTRY(cnt_survey_link) next;
+    struct cnt_survey *survey;
+} cnt_survey_link;
+
+/* The surveys queued in a mailbox, oldest first. */
+STAILQ_HEAD(cnt_survey_list, cnt_survey_link);
+typedef struct cnt_survey_list cnt_survey_list;
+
+typedef struct cnt_survey {
+    pthread_mutex_t lock;           /* guards everything below but links */
+    unsigned refs;
+    unsigned pending;               /* workers still to answer */
+    unsigned home;                  /* the asking worker's index */
+    void *requester;                /* the asking session; NULL: orphaned
+                                       (read and cleared by home only) */
+    cnt_lease_top top;              /* the answers merged so far */
+    unsigned nlinks;
+    cnt_survey_link links[];        /* one per worker */
+} cnt_survey;
+
+/* A survey of nworkers workers (>= 1) for the want nearest leases, asked
+ * by requester on worker home; one reference (the requester's). NULL when
+ * memory is short. */
+cnt_survey *cnt_survey_new(unsigned nworkers, unsigned home, uint32_t want,
+                           void *requester);
+
+/* Takes one more reference (for a post). */
+void cnt_survey_hold(cnt_survey *sv);
+
+/* Lets go of one reference; frees the survey (and the names it kept) at
+ * the last. */
+void cnt_survey_put(cnt_survey *sv);
+
+/* Merges one worker's part (part is empty afterwards) and counts the
+ * worker as answered; true when it was the last to answer (the caller
+ * then sends the survey home, unless it is home). */
+bool cnt_survey_answer(cnt_survey *sv, cnt_lease_top *part);
+
+/* Whether every worker has answered. */
+bool cnt_survey_ready(cnt_survey *sv);
+
+/* The asking session ends: the survey is orphaned, and its reference
+ * let go. */
+void cnt_survey_orphan(cnt_survey *sv);
+
+/* The asking session, or NULL once orphaned (home thread only). */
+void *cnt_survey_requester(cnt_survey *sv);
+
+#endif
