@@ -23,7 +23,7 @@ syms=$($CLIENT_NM -D --defined-only "$CLIENT_SO") || exit 1
 # The version node itself shows as an absolute symbol; anything else must
 # start with mcc_.
 bad=$(printf '%s\n' "$syms" |
-      awk 'NF >= 3 && $3 !~ /^mcc_/ && $3 !~ /^MCCOUNTER_1(\.1)?$/ {
+      awk 'NF >= 3 && $3 !~ /^mcc_/ && $3 !~ /^MCCOUNTER_1(\.[12])?$/ {
                print $3 }')
 if [ -n "$bad" ]; then
     echo "FAIL: exported symbols outside mcc_*:" >&2
@@ -50,8 +50,9 @@ if [ "$declared" != "$exported" ]; then
 fi
 echo "ok: the exports are exactly the header's functions"
 
-# The version nodes: 1.1's additions under MCCOUNTER_1.1 (programs built
-# against them need this release), everything else under MCCOUNTER_1.
+# The version nodes: 1.1's additions under MCCOUNTER_1.1 and 1.2's under
+# MCCOUNTER_1.2 (programs built against them need that release),
+# everything else under MCCOUNTER_1.
 for f in mcc_check mcc_check_async mcc_wait_for mcc_wait_for_async \
          mcc_lease_start mcc_tenant_set_json mcc_tenant_set_json_async \
          mcc_node_set_json mcc_node_set_json_async \
@@ -61,8 +62,15 @@ for f in mcc_check mcc_check_async mcc_wait_for mcc_wait_for_async \
         exit 1
     fi
 done
+# 1.2's additions under MCCOUNTER_1.2.
+for f in mcc_busiest mcc_busiest_async; do
+    if ! printf '%s\n' "$syms" | grep -q " $f@@MCCOUNTER_1\.2\$"; then
+        echo "FAIL: $f is not exported as $f@@MCCOUNTER_1.2" >&2
+        exit 1
+    fi
+done
 if ! printf '%s\n' "$syms" | grep -q ' mcc_window_check@@MCCOUNTER_1$'; then
     echo "FAIL: mcc_window_check left MCCOUNTER_1" >&2
     exit 1
 fi
-echo "ok: the version nodes MCCOUNTER_1 and MCCOUNTER_1.1"
+echo "ok: the version nodes MCCOUNTER_1, MCCOUNTER_1.1 and MCCOUNTER_1.2"

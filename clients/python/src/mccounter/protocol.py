@@ -75,6 +75,7 @@ class Op(enum.IntEnum):
     AUTH_USER = 0x4a
     TENANT_SET_JSON = 0x2a
     NODE_SET_JSON = 0x2c
+    BUSIEST = 0x37
 
 
 class Status(enum.IntEnum):
@@ -126,6 +127,13 @@ class EventKind(enum.IntEnum):
     TIMED_OUT = 0x02
     LEASE_EXPIRED = 0x03
     SHUTDOWN = 0x04
+
+
+class LimitKind(enum.IntEnum):
+    """The kinds of rate limit a Busiest record names."""
+    TTL = 0
+    WINDOW = 1
+    GCRA = 2
 
 
 class Unit(enum.IntEnum):
@@ -357,6 +365,16 @@ class QueueRecord:
     name: bytes
     consumption: int
     length: int
+    server: str = ""
+
+
+@dataclass(frozen=True)
+class BusyRecord:
+    """One of the busiest rate-limit names, from Busiest: its kind and its
+    checks in the last whole second."""
+    name: bytes
+    kind: LimitKind
+    checks: int
     server: str = ""
 
 
@@ -723,6 +741,15 @@ def body_node_set(capacity: int) -> bytes:
     return struct.pack(">I", _uint(capacity, "capacity", 32))
 
 
+# The most names one Busiest lists (a larger count lists this many).
+BUSIEST_MAX = 16
+
+
+def body_busiest(count: int) -> bytes:
+    """Busiest's body: how many names to list."""
+    return struct.pack(">I", _uint(count, "count", 32))
+
+
 # The longest JSON document Tenant_set_json and Node_set_json take.
 JSON_DOC_MAX = 4096
 
@@ -895,6 +922,17 @@ def decode_queue_record(p: Packet) -> QueueRecord:
     b = _need(p, 10, "queues")
     cons, length = struct.unpack_from(">II", b)
     return QueueRecord(_name_at(b, 8, "queues"), cons, length)
+
+
+def decode_busy_record(p: Packet) -> BusyRecord:
+    """One Busiest record."""
+    b = _need(p, 7, "busiest")
+    checks, kind = struct.unpack_from(">IB", b)
+    try:
+        k = LimitKind(kind)
+    except ValueError:
+        raise ProtocolError("unknown rate-limit kind %d" % kind) from None
+    return BusyRecord(_name_at(b, 5, "busiest"), k, checks)
 
 
 def decode_ttl_view(p: Packet) -> TtlView:
