@@ -3,7 +3,8 @@
 # whose maximum is held with one waiter queued behind, and configured
 # tenants, one of them charged. `top --once` prints one plain report:
 # node capacity, commands per second, the queue, the counters, the
-# tenants sorted by use with their reserve and hard limit. Without a
+# busiest rate-limit names, the tenants sorted by use with their reserve
+# and hard limit. Without a
 # terminal and without --once it keeps printing reports, one per
 # interval. Usage errors exit 2, a server that is not there 69. Against
 # the reference (yrmcds, when installed) the parts it cannot answer are
@@ -61,14 +62,29 @@ like($out, qr/^server    connections \d+  counters 1  waiting 1  leases 0  lease
      'server line: one counter, one waiter, no lease');
 like($out, qr/^checks\/s  ttl \d+\.\d window \d+\.\d gcra \d+\.\d throttle \d+\.\d$/m,
      'rate-limit checks per second');
-like($out, qr/^\(leases and rate-limit names cannot be listed/m,
+like($out, qr/^\(leases cannot be listed/m,
      'says what the protocol cannot list');
+like($out, qr/^busiest rate-limit names, checks in the last second \(\d+\)\n  NAME +KIND +CHECKS\/S\n/m,
+     'the busiest rate-limit names: their table');
 like($out, qr/^queues, longest first \(1\)\n  NAME +CONSUMPTION +WAITERS\n  lic +2 +1\n/m,
      'queues: lic, consumption 2, one waiter');
 like($out, qr/^counters, most consumed first \(1\)\n  NAME +CURRENT +MAX\n  lic +2 +2\n/m,
      'counters: lic at its maximum');
 like($out, qr/^tenants, most used first \(2\)\n  NAME +USED +RESERVED +HARD_LIMIT +THROTTLED\n  acme +\d+ +100 +500 +0\n  beta +0 +10 +unlimited +0\n/m,
      'tenants by use, with reserve and hard limit');
+
+# A name checked all along shows among the busiest once a whole second
+# of its checks has passed.
+{
+    my $checker = $srv->connect;
+    my $shown = wait_until(sub {
+        $checker->call(req_gcra_check('top-api', 1000, 1000, 1_000_000_000))
+            for 1 .. 5;
+        my (undef, $o) = ctl('top', '--once', '--interval', '100ms');
+        return $o =~ /^  top-api +gcra +[1-9]\d*$/m;
+    });
+    ok($shown, 'the busiest rate-limit names: a name checked all along');
+}
 
 # A pipe and no --once: a report per interval until stopped.
 {
@@ -120,7 +136,7 @@ like($err, qr/cannot connect/, 'says so');
 # report leaves the rest out and says so.
 SKIP: {
     my ($ref, $why) = start_yrmcds();
-    skip "reference server: $why", 6 unless $ref;
+    skip "reference server: $why", 7 unless $ref;
     my $holder_ref = $ref->connect;
     my $r = $holder_ref->call(req_acquire('ref-top', 3, 5));
     is($r && $r->{status}, 0, 'reference: ref-top acquired');
@@ -133,6 +149,8 @@ SKIP: {
          'reference: no queues, said');
     like($out, qr/^tenants: not offered by this server$/m,
          'reference: no tenants, said');
+    like($out, qr/^busiest rate-limit names: not offered by this server$/m,
+         'reference: no busiest names, said');
     like($out, qr/^  ref-top +3 +\d+$/m, 'reference: its counter');
     $ref->stop;
 }
