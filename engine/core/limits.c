@@ -268,11 +268,12 @@ static void do_hot_offer(cnt_limits_hot *h, cnt_limit_rec *r, uint32_t s)
     h->min = least;
 }
 
-/* Counts one check of r; see limits_int.h. A request reads its time
- * before it takes the lock, so one that waited may come after a later
- * one: it counts in the stripe's second then, which never goes back. */
-void cnt_limits_do_busy(cnt_limits *l, size_t b, cnt_limit_rec *r,
-                        uint64_t now)
+/* Counts one check of r; see cnt_limits_do_busy in limits_int.h. A
+ * request reads its time before it takes the lock, so one that waited
+ * may come after a later one: it counts in the stripe's second then,
+ * which never goes back. */
+void cnt_limits_do_busy_slow(cnt_limits *l, size_t b, cnt_limit_rec *r,
+                             uint64_t now)
 {
     cnt_limits_hot *h = &l->hot[b % CNT_MAP_STRIPES];
     uint32_t s = (uint32_t)(now / CNT_LIMITS_SECOND_NS);
@@ -284,8 +285,7 @@ void cnt_limits_do_busy(cnt_limits *l, size_t b, cnt_limit_rec *r,
         r->busy_sec = s;
         r->busy_cur = 0;
     }
-    if (r->busy_cur != UINT32_MAX)
-        r->busy_cur++;
+    r->busy_cur++;
     if (h->sec != s)
         do_hot_turn(h, s);
     if ((r->hot & 0x0f) == 0 && r->busy_cur > h->min)

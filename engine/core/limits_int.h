@@ -205,11 +205,29 @@ static inline cnt_limit_rec *cnt_limits_do_find(cnt_limits *l, size_t b,
 cnt_limit_rec *cnt_limits_do_create(cnt_limits *l, size_t b, uint8_t kind,
                                     const uint8_t *name, uint16_t len);
 
+/* The part of cnt_limits_do_busy off its fast path: a new second for r or
+ * its stripe, or r not in the stripe's table; same arguments. */
+void cnt_limits_do_busy_slow(cnt_limits *l, size_t b, cnt_limit_rec *r,
+                             uint64_t now);
+
 /* Counts one check (or TTL operation) of r made at now in its stripe's
  * second, and offers r to the stripe's hot table; the stripe lock of
- * bucket b (r's) held. */
-void cnt_limits_do_busy(cnt_limits *l, size_t b, cnt_limit_rec *r,
-                        uint64_t now);
+ * bucket b (r's) held. Inline for the common case of a record in the
+ * table checked again in the second it counts in, which only counts
+ * (without touching the table: the stripe has seen that second, and a
+ * request that read its clock before a later one took the lock counts in
+ * its own second). No count wraps: a record cannot take 2^32 checks in a
+ * second. */
+static inline void cnt_limits_do_busy(cnt_limits *l, size_t b,
+                                      cnt_limit_rec *r, uint64_t now)
+{
+    if (r->busy_sec == (uint32_t)(now / CNT_LIMITS_SECOND_NS) &&
+        (r->hot & 0x0f) != 0) {
+        r->busy_cur++;
+        return;
+    }
+    cnt_limits_do_busy_slow(l, b, r, now);
+}
 
 /* Frees what rec owns beside its node (its kind's forget), takes it out
  * of its stripe's hot table and forgets the record in the figures;
