@@ -7,7 +7,9 @@
 # the answer (0 lists none, more than 16 lists at most 16); a name no
 # longer checked drops out as the seconds pass; a TTL counter purged, or
 # freed once expired, is gone from the next listing; a body too short is
-# 0x04 (bytes after the count are ignored); Stats counts command:busiest. Only what the listings show is
+# 0x04 (bytes after the count are ignored); Stats counts command:busiest;
+# `counterctl busiest` prints the names (and exits 1 against the
+# reference, which does not know the opcode). Only what the listings show is
 # asserted, never how long anything took: a listing ranks a second that
 # has passed, so each expectation is waited for (bounded), with the
 # traffic going on meanwhile.
@@ -17,6 +19,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use CounterTest;
+use File::Temp qw(tempdir);
 use Test::More;
 
 plan skip_all => 'mchost or counter.so not built' unless have_host;
@@ -172,6 +175,42 @@ for my $case (['', 'no body'], [pack('n', 5), 'a short body']) {
 # Stats counts the requests, malformed ones included.
 my %st = mc_stats($srv->{mc_port}, 'counter');
 cmp_ok($st{'command:busiest'} // 0, '>=', 10, 'Stats: command:busiest');
+
+# counterctl busiest: a line per name, `name kind checks`.
+SKIP: {
+    my $CTL = $ENV{COUNTERCTL};
+    skip 'counterctl not built', 9 unless $CTL && -x $CTL;
+    my $dir = tempdir(CLEANUP => 1);
+    my $port = $srv->{counter_port};
+    my ($rc, $out, $err);
+    my $shown = wait_until(sub {
+        $tc->call(req_gcra_check('ctl-api', 1_000_000, 1_000_000, $H))
+            for 1 .. 3;
+        ($rc, $out, $err) = run_bounded($dir, $CTL, '-p', $port, 'busiest',
+                                        '5');
+        return $rc == 0 && $out =~ /^ctl-api gcra [1-9]\d*$/m;
+    });
+    ok($shown, 'counterctl busiest: the name checked, its kind, its checks')
+        or diag("$rc: $out$err");
+    my @lines = split /\n/, $out;
+    cmp_ok(scalar @lines, '<=', 5, 'at most COUNT lines');
+    ($rc, $out) = run_bounded($dir, $CTL, '-p', $port, 'busiest', '0');
+    is($rc, 0, 'busiest 0: exit 0');
+    is($out, '', 'and nothing printed');
+    ($rc, undef, $err) = run_bounded($dir, $CTL, '-p', $port, 'busiest',
+                                     'many');
+    is($rc, 2, 'a COUNT that is no number: 2');
+    like($err, qr/busiest: COUNT must be a number/, 'says so');
+    ($rc) = run_bounded($dir, $CTL, '-p', $port, 'busiest', '1', '2');
+    is($rc, 2, 'two arguments: 2');
+    my ($ref, $why) = start_yrmcds();
+    skip "reference server: $why", 2 unless $ref;
+    ($rc, undef, $err) = run_bounded($dir, $CTL, '-p', $ref->{counter_port},
+                                     'busiest');
+    is($rc, 1, 'the reference: exit 1');
+    like($err, qr/busiest: Unknown command \(status 0x81\)/, 'says why');
+    $ref->stop;
+}
 
 $srv->stop;
 done_testing;
