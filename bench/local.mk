@@ -61,7 +61,8 @@ EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/ab-run.sh bench/ab-report.pl \
 	bench/tenant-run.sh doc/performance-tenants.md doc/performance-tenants.svg \
 	bench/lateness.pl \
-	bench/profile.sh bench/cgcount.pl bench/cgpercall.pl bench/analysis.md \
+	bench/profile.sh bench/cgcount.pl bench/cgpercall.pl \
+	bench/busiest-listing.py bench/analysis.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png \
 	doc/performance-throttle.png
 
