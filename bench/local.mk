@@ -2,13 +2,14 @@
 # the load generator counter-bench, the floor server counter-floor, the run
 # script that writes doc/performance.md, the benchmark of waiting acquisition
 # wait-bench, the WebSocket front's ws-bench, the rate limits' engine-level
-# microbenchmark limits-micro and the timing wheel's wheel-stall (built, not
+# microbenchmark limits-micro, the checks callgrind counts limits-ir and
+# the timing wheel's wheel-stall (built, not
 # run by make check), the Redis side
 # of the rate-limit rows redis-bench, the Redis semaphore beside
 # wait-bench redis-semaphore, and a short smoke run for make check.
 noinst_PROGRAMS += counter-bench counter-floor wait-bench limits-micro \
 	redis-bench client-bench ws-bench get-lease-bench settings-bench \
-	tenant-bench redis-semaphore wheel-stall
+	tenant-bench redis-semaphore wheel-stall limits-ir
 
 counter_bench_SOURCES = bench/counter-bench.c bench/loadgen.c \
 	bench/setup.c bench/hist.c bench/procstat.c bench/net.c
@@ -30,6 +31,8 @@ wheel_stall_LDADD = libcntcore.la
 
 limits_micro_SOURCES = bench/limits-micro.c
 limits_micro_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
+limits_ir_SOURCES = bench/limits-ir.c
+limits_ir_LDADD = libcntcore.la libcntproto.la $(PTHREAD_LIBS)
 
 redis_bench_SOURCES = bench/redis-bench.c bench/setup.c bench/hist.c \
 	bench/procstat.c bench/net.c
@@ -58,7 +61,8 @@ EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/ab-run.sh bench/ab-report.pl \
 	bench/tenant-run.sh doc/performance-tenants.md doc/performance-tenants.svg \
 	bench/lateness.pl \
-	bench/profile.sh bench/cgcount.pl bench/analysis.md \
+	bench/profile.sh bench/cgcount.pl bench/cgpercall.pl \
+	bench/busiest-listing.py bench/analysis.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png \
 	doc/performance-throttle.png
 

@@ -144,7 +144,8 @@ static bool throttled_answer(const cnt_response *res, mcc_result *r)
 static bool is_series(uint8_t op)
 {
     return op == CNT_OP_DUMP || op == CNT_OP_QUEUES ||
-           op == CNT_OP_TENANT_LIST || op == CNT_OP_LEASE_LIST;
+           op == CNT_OP_TENANT_LIST || op == CNT_OP_LEASE_LIST ||
+           op == CNT_OP_BUSIEST;
 }
 
 /* Fills rec from one series packet (status 0, non-empty body); false if
@@ -181,6 +182,16 @@ static bool parse_record(const cnt_response *res, mcc_record *rec)
         rec->resources = l.resources;
         rec->name = (const char *)l.name;
         rec->name_len = l.name_len;
+        return true;
+    }
+    case CNT_OP_BUSIEST: {
+        cnt_busy_record b;
+        if (!cnt_parse_busy_record(res, &b))
+            return false;
+        rec->checks = b.checks;
+        rec->kind = b.kind;
+        rec->name = (const char *)b.name;
+        rec->name_len = b.name_len;
         return true;
     }
     default: {

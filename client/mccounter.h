@@ -149,7 +149,8 @@ typedef enum mcc_op {
     MCC_OP_AUTH_USER = 0x4a,
     MCC_OP_TENANT_SET_JSON = 0x2a,
     MCC_OP_NODE_SET_JSON = 0x2c,
-    MCC_OP_LEASE_LIST = 0x24
+    MCC_OP_LEASE_LIST = 0x24,
+    MCC_OP_BUSIEST = 0x37
 } mcc_op;
 
 /* Wire statuses (mcc_result.status when error is MCC_ERR_STATUS). */
@@ -294,18 +295,26 @@ typedef struct mcc_result {
     };
 } mcc_result;
 
-/* One record of a series (dump, queues, tenant_list, stats), or its end.
+/* The kinds of rate limit a busiest record names. */
+enum { MCC_KIND_TTL = 0, MCC_KIND_WINDOW = 1, MCC_KIND_GCRA = 2 };
+
+/* Most names one Busiest lists. */
+#define MCC_BUSIEST_MAX 16u
+
+/* One record of a series (dump, queues, tenant_list, stats, busiest), or
+ * its end.
  * Records come with more true; the series then ends with exactly one call
  * with more false, whose error/status say how it ended (MCC_OK after the
  * server's end marker). Pointers are valid only during the call. */
 typedef struct mcc_record {
-    uint8_t op;               /* MCC_OP_DUMP, _QUEUES, _TENANT_LIST, _STATS */
+    uint8_t op;               /* MCC_OP_DUMP, _QUEUES, _TENANT_LIST, _STATS,
+                               * _BUSIEST */
     bool more;
     mcc_error error;          /* set when more is false */
     uint8_t status;
     size_t server;
-    const char *name;         /* counter, tenant or stat name (not NUL-
-                               * terminated) */
+    const char *name;         /* counter, tenant, stat or rate-limit name
+                               * (not NUL-terminated) */
     size_t name_len;
     uint32_t current, max;    /* dump: consumption, peak in the window */
     uint32_t consumption, queue_len;  /* queues */
@@ -317,6 +326,8 @@ typedef struct mcc_record {
     uint32_t left_ms;
     uint64_t lease_id;
     uint32_t resources;
+    uint32_t checks;          /* busiest: checks in the last whole second */
+    uint8_t kind;             /* busiest: MCC_KIND_TTL, _WINDOW, _GCRA */
 } mcc_record;
 
 /* One check: mcc_check's argument, or one item of a multi-check. Name
@@ -591,6 +602,8 @@ mcc_error mcc_tenant_list_async(mcc_client *c, size_t server,
                                 mcc_record_callback cb, void *arg);
 mcc_error mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
                               void *arg);
+mcc_error mcc_busiest_async(mcc_client *c, size_t server, uint32_t count,
+                            mcc_record_callback cb, void *arg);
 mcc_error mcc_tenant_set_async(mcc_client *c, const void *tenant, size_t len,
                                uint8_t flags, uint32_t reserved,
                                uint32_t hard_limit, mcc_callback cb,
@@ -723,6 +736,11 @@ mcc_error mcc_tenant_list(mcc_client *c, size_t server, mcc_record_callback cb,
 /* Shows server i's node view (out->node). */
 mcc_error mcc_node_show(mcc_client *c, size_t server, int timeout_ms,
                         mcc_result *out);
+/* Streams server i's (at most count, at most MCC_BUSIEST_MAX) rate-limit
+ * names with the most checks in the last whole second to cb, busiest
+ * first (since 1.2). */
+mcc_error mcc_busiest(mcc_client *c, size_t server, uint32_t count,
+                      mcc_record_callback cb, void *arg, int timeout_ms);
 /* Configures a tenant (privileged; flags MCC_TENANT_SET_*). */
 mcc_error mcc_tenant_set(mcc_client *c, const void *tenant, size_t len,
                          uint8_t flags, uint32_t reserved, uint32_t hard_limit,

@@ -735,6 +735,30 @@ mcc_error mcc_tenant_list_async(mcc_client *c, size_t server,
     return send_bodyless(c, server, CNT_OP_TENANT_LIST, &s);
 }
 
+/* Queues a Busiest request for count names on server. */
+static int send_busiest(mcc_client *c, size_t server, uint32_t count,
+                        mcc_sub *s)
+{
+    uint8_t *b;
+
+    if (!c)
+        return MCC_ERR_INVALID;
+    b = mcc_scratch(c);
+    if (!b)
+        return MCC_ERR_NOMEM;
+    return send_to(c, server, b,
+                   cnt_encode_busiest(b, mcc_next_opaque(c), count),
+                   CNT_OP_BUSIEST, s);
+}
+
+/* Streams a server's busiest rate-limit names. */
+mcc_error mcc_busiest_async(mcc_client *c, size_t server, uint32_t count,
+                            mcc_record_callback cb, void *arg)
+{
+    mcc_sub s = async_sub(NULL, cb, arg);
+    return send_busiest(c, server, count, &s);
+}
+
 /* Shows a server's node view. */
 mcc_error mcc_node_show_async(mcc_client *c, size_t server, mcc_callback cb,
                               void *arg)
@@ -1285,4 +1309,21 @@ mcc_error mcc_reload(mcc_client *c, size_t server, int timeout_ms,
 {
     SYNC_CALL(c, timeout_ms, MCC_OP_RELOAD, out, s,
               send_bodyless(c, server, CNT_OP_RELOAD, &s));
+}
+
+/* Blocking Busiest. */
+mcc_error mcc_busiest(mcc_client *c, size_t server, uint32_t count,
+                      mcc_record_callback cb, void *arg, int timeout_ms)
+{
+    sync_ctx x;
+    mcc_sub s;
+    int rc = sync_start(c, timeout_ms, CNT_OP_BUSIEST, &x, &s);
+
+    if (rc != MCC_OK)
+        return rc;
+    s.cb = NULL;
+    s.rcb = sync_rcb;
+    x.urcb = cb;
+    x.uarg = arg;
+    return sync_end(c, send_busiest(c, server, count, &s), &x, &s, NULL);
 }

@@ -533,6 +533,57 @@ static void test_partial_reads(void **state)
     fake_finish(f);
 }
 
+/* Answers a Busiest for 5 with two records a byte at a time, and a
+ * second one with 0x81, as a server without the opcode does. */
+static void script_busiest(fake *f)
+{
+    cnt_request rq;
+    uint8_t out[256];
+    size_t n;
+
+    if (!fake_expect(f, CNT_OP_BUSIEST, &rq))
+        return;
+    assert_int_equal(rq.count, 5);
+    n = cnt_encode_busy_record(out, rq.opaque, 9, CNT_BUSY_KIND_GCRA,
+                               (const uint8_t *)"api", 3);
+    n += cnt_encode_busy_record(out + n, rq.opaque, 4, CNT_BUSY_KIND_TTL,
+                                (const uint8_t *)"t", 1);
+    n += cnt_encode_empty(out + n, CNT_OP_BUSIEST, rq.opaque);
+    fake_write_slowly(f, out, n);
+    if (!fake_expect(f, CNT_OP_BUSIEST, &rq))
+        return;
+    n = cnt_encode_error(out, CNT_OP_BUSIEST, CNT_STATUS_UNKNOWN_COMMAND,
+                         rq.opaque);
+    fake_write(f, out, n);
+}
+
+/* Collects a busiest series as "kind:checks:name" lines. */
+static void log_busy(mcc_client *c, const mcc_record *rec, void *arg)
+{
+    (void)c;
+    if (rec->more)
+        log_add(arg, "%u:%u:%.*s", (unsigned)rec->kind,
+                (unsigned)rec->checks, (int)rec->name_len, rec->name);
+    else
+        log_add(arg, "end:%d:%u", rec->error, (unsigned)rec->status);
+}
+
+static void test_busiest(void **state)
+{
+    fake *f = fake_start(script_busiest);
+    mcc_client *c = client_at(f->port);
+    logbook *lb = calloc(1, sizeof *lb);
+
+    (void)state;
+    assert_int_equal(mcc_busiest(c, 0, 5, log_busy, lb, GIVE_UP_MS), MCC_OK);
+    assert_int_equal(mcc_busiest_async(c, 0, 16, log_busy, lb), MCC_OK);
+    poll_until(c, lb, 4);
+    log_expect(lb, "2:9:api", "0:4:t", "end:0:0", "end:-10:129", NULL);
+    mcc_client_free(c);
+    free(lb);
+    fake_finish(f);
+}
+
 /* Reads three requests (Get, Wait_acquire, Get), then answers them in one
  * write with events between the answers: granted for the wait, one with
  * an unknown code (ignored). */
@@ -1229,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_fast_path_requests_decode),
         cmocka_unit_test(test_partial_reads),
+        cmocka_unit_test(test_busiest),
         cmocka_unit_test(test_pipeline_events),
         cmocka_unit_test(test_oversized_body),
         cmocka_unit_test(test_wrong_opaque),

@@ -62,7 +62,8 @@ for f in mcc_check mcc_check_async mcc_wait_for mcc_wait_for_async \
         exit 1
     fi
 done
-for f in mcc_lease_list mcc_lease_list_async; do
+# 1.2's additions under MCCOUNTER_1.2.
+for f in mcc_lease_list mcc_lease_list_async mcc_busiest mcc_busiest_async; do
     if ! printf '%s\n' "$syms" | grep -q " $f@@MCCOUNTER_1\.2\$"; then
         echo "FAIL: $f is not exported as $f@@MCCOUNTER_1.2" >&2
         exit 1

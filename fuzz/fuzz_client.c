@@ -48,7 +48,7 @@ enum {
     K_MULTI, K_THROTTLE, K_TENANT_SHOW, K_NODE_SHOW, K_STATS, K_DUMP,
     K_QUEUES, K_TENANT_LIST, K_LEASE, K_NOOP, K_AUTH, K_TENANT_SET,
     K_TENANT_REMOVE, K_NODE_SET, K_UNTHROTTLE, K_RELOAD, K_TENANT_SET_JSON,
-    K_NODE_SET_JSON, K_LEASE_LIST, K_COUNT
+    K_NODE_SET_JSON, K_LEASE_LIST, K_BUSIEST, K_COUNT
 };
 
 /* One request of the script and what happened to it. */
@@ -357,6 +357,11 @@ static int queue_op(mcc_client *c, unsigned kind, unsigned v, bool short_lease,
         q->series = true;
         return mcc_lease_list_async(c, 0, v % 2 ? 64 : 3, on_record,
                                     q);
+    case K_BUSIEST:
+        q->op = MCC_OP_BUSIEST;
+        q->series = true;
+        return mcc_busiest_async(c, 0, v ? 1 : MCC_BUSIEST_MAX,
+                                 on_record, q);
     case K_NOOP:
         q->op = MCC_OP_NOOP;
         return mcc_noop_async(c, 0, on_result, q);
@@ -748,12 +753,12 @@ int main(int argc, char **argv)
         seed_write(&s, argv[1], "wait-events");
     }
 
-    /* The series: Stats pairs, Dump, Queues and Tenant_list records and
-     * their ends, an event between two series. */
+    /* The series: Stats pairs, Dump, Queues, Tenant_list and Busiest
+     * records and their ends, an event between two series. */
     {
         static const uint8_t ops[] = {
             OP(K_STATS, 0), OP(K_DUMP, 0), OP(K_QUEUES, 0),
-            OP(K_TENANT_LIST, 0), OP(K_GET, 0)
+            OP(K_TENANT_LIST, 0), OP(K_GET, 0), OP(K_BUSIEST, 0)
         };
         static const uint8_t cuts[] = { 30, 90, 200 };
         seed_begin(&s, 0, ops, sizeof ops, cuts, sizeof cuts);
@@ -774,6 +779,11 @@ int main(int argc, char **argv)
         s.n += cnt_encode_tenant_record(room(&s), 4, &tv, name_k, 1);
         s.n += cnt_encode_empty(room(&s), CNT_OP_TENANT_LIST, 4);
         s.n += cnt_encode_u32(room(&s), CNT_OP_GET, 5, 0);
+        s.n += cnt_encode_busy_record(room(&s), 6, 9, CNT_BUSY_KIND_GCRA,
+                                      name_w, 1);
+        s.n += cnt_encode_busy_record(room(&s), 6, 2, CNT_BUSY_KIND_TTL,
+                                      name_k, 1);
+        s.n += cnt_encode_empty(room(&s), CNT_OP_BUSIEST, 6);
         seed_write(&s, argv[1], "series");
     }
 

@@ -121,6 +121,8 @@ static bool status_allowed(uint8_t opcode, uint8_t status)
     case CNT_OP_THROTTLE: return status == 0x00 || status == 0x82;
     /* 0x82: no memory for the survey or for a name it copies. */
     case CNT_OP_LEASE_LIST: return status == 0x00 || status == 0x82;
+    /* 0x82: the copies of the names could not be made. */
+    case CNT_OP_BUSIEST: return status == 0x00 || status == 0x82;
     default: return status == 0x00;
     }
 }
@@ -256,6 +258,14 @@ static void check_response(run *r, const cnt_response *res)
         cnt_queues_record rec;
         FUZZ_CHECK(cnt_parse_queues_record(res, &rec) &&
                    rec.queue_len >= 1);
+        r->in_dump = true;
+        return;
+    }
+    if (e->opcode == CNT_OP_BUSIEST && res->body_len > 0) {
+        cnt_busy_record rec;
+        FUZZ_CHECK(res->status == 0 && cnt_parse_busy_record(res, &rec) &&
+                   rec.name_len > 0 && rec.checks >= 1 &&
+                   rec.kind <= CNT_BUSY_KIND_GCRA);
         r->in_dump = true;
         return;
     }

@@ -219,7 +219,8 @@ static void check_request(const sim_conn *c, const cnt_request *req)
      * core's arguments, only a Multi_check has items to walk. */
     if ((req->opcode < CNT_OP_TTL_INSERT ||
          req->opcode > CNT_OP_MULTI_CHECK) &&
-        req->opcode != CNT_OP_TENANT_SET && req->opcode != CNT_OP_LEASE_LIST)
+        req->opcode != CNT_OP_TENANT_SET && req->opcode != CNT_OP_LEASE_LIST &&
+        req->opcode != CNT_OP_BUSIEST)
         check_no_limit_fields(req);
     /* Only tenant throttling has its fields; only Auth has a secret. */
     if (!is_throttle_opcode(req->opcode))
@@ -416,6 +417,15 @@ static void check_request(const sim_conn *c, const cnt_request *req)
                    req->limit == 0 && req->cost == 0 && req->flags == 0 &&
                    req->items == NULL);
         break;
+    case CNT_OP_BUSIEST:
+        /* A count and nothing else; any count is legal. */
+        FUZZ_CHECK(req->size <= c->len && req->body_len >= 4);
+        FUZZ_CHECK(req->count == cnt_get_u32(body));
+        FUZZ_CHECK(req->name == NULL && req->name_len == 0);
+        FUZZ_CHECK(req->quota == 0 && req->ttl == 0 && req->period_ns == 0 &&
+                   req->limit == 0 && req->cost == 0 && req->flags == 0);
+        check_no_throttle_fields(req);
+        break;
     default:
         FUZZ_CHECK(!"unknown opcode decoded as a request");
     }
@@ -544,6 +554,19 @@ static void fuzz_client_side(const uint8_t *p, size_t n)
             FUZZ_CHECK(lrec.name == res.body + CNT_LREC_FIXED &&
                        lrec.name + lrec.name_len <= body_end);
         }
+        cnt_busy_record brec;
+        if (cnt_parse_busy_record(&res, &brec)) {
+            FUZZ_CHECK(!cnt_response_is_event(&res));
+            FUZZ_CHECK(res.opcode == CNT_OP_BUSIEST);
+            FUZZ_CHECK(brec.name == res.body + CNT_BUSY_FIXED &&
+                       brec.name + brec.name_len <= body_end);
+            FUZZ_CHECK(brec.checks == cnt_get_u32(res.body) &&
+                       brec.kind == res.body[CNT_BUSY_OFF_KIND]);
+            FUZZ_CHECK(!cnt_response_is_busiest_end(&res));
+        }
+        if (cnt_response_is_busiest_end(&res))
+            FUZZ_CHECK(res.opcode == CNT_OP_BUSIEST && res.body_len == 0 &&
+                       !cnt_response_is_event(&res));
         cnt_event_packet ev;
         if (cnt_parse_event(&res, &ev)) {
             FUZZ_CHECK(cnt_response_is_event(&res));

@@ -333,6 +333,7 @@ typedef struct sim {
     lshadow lim[CNT_LIMITS_KINDS][NLIM];
     lfigures lfig[CNT_LIMITS_KINDS];
     size_t lsweep_next;         /* where cnt_limits_sweep goes on */
+    unsigned lbusy_asks;        /* busiest-names listings made: picks n */
     uint64_t first_limit;       /* the memory limit the input set */
     uint64_t limits_baseline;   /* used_memory of the empty limits */
     /* The tenant throttle, on the same budget and clock, and its model. */
@@ -2194,10 +2195,40 @@ static size_t step_limits(sim *m, const uint8_t *p, size_t avail)
     return 4;
 }
 
+/* The busiest-names listing: never more than asked (nor more than
+ * CNT_LIMITS_BUSIEST_MAX), busiest first, each name a record the model
+ * has (a freed record is never named), each at most once, with a check. */
+static void lim_busiest_check(sim *m)
+{
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found = 99;
+    uint32_t asked = (uint32_t)(m->lbusy_asks++ % 6);   /* 0..5 */
+
+    if (asked == 5)
+        asked = 1000;
+    if (!cnt_limits_busiest(m->limits, asked, v, &found))
+        return;
+    FUZZ_CHECK(found <= asked && found <= CNT_LIMITS_BUSIEST_MAX);
+    bool seen[CNT_LIMITS_KINDS][NLIM] = { { false } };
+    for (size_t i = 0; i < found; i++) {
+        FUZZ_CHECK(v[i].kind < CNT_LIMITS_KINDS && v[i].name_len == 1);
+        const uint8_t *at = memchr(lim_names, v[i].name[0], NLIM);
+        FUZZ_CHECK(at != NULL);
+        unsigned n = (unsigned)(at - lim_names);
+        FUZZ_CHECK(lim_rec(m, v[i].kind, n)->present);
+        FUZZ_CHECK(!seen[v[i].kind][n]);
+        seen[v[i].kind][n] = true;
+        FUZZ_CHECK(v[i].checks >= 1);
+        if (i > 0)
+            FUZZ_CHECK(v[i - 1].checks >= v[i].checks);
+    }
+    cnt_limits_busiest_free(v, found);
+}
+
 /* The invariants of the limits after every step: the figures per kind as
  * the model counted them; used_memory = the empty limits + a node per
  * record + a window's ring; the shared budget holds exactly the nodes of
- * both maps, within the limit. */
+ * both maps, within the limit; the busiest-names listing. */
 static void lim_check_all(sim *m)
 {
     cnt_limits_stats ls;
@@ -2225,6 +2256,7 @@ static void lim_check_all(sim *m)
     FUZZ_CHECK(used == ts.used_memory - m->used_baseline + nodes +
                        thr_bytes(m));
     FUZZ_CHECK(m->budget.limit == 0 || used <= m->budget.limit);
+    lim_busiest_check(m);
 }
 
 /* At the end: the clock moves past every expiry, TTL counters that would

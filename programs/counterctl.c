@@ -1,10 +1,10 @@
 /* counterctl.c: command-line client of the counter protocol: one command
  * per invocation (get, acquire, release, stats, dump, queues, noop; the
- * rate limits ttl, window and gcra; tenant throttling: throttle, tenant and
- * node, the privileged ones authenticated with --secret-file), and `run`,
- * which holds resources while a command runs. With --wait, --lease or a
- * group's maximum, acquire and run wait in the server's queue
- * (wait_acquire) and run renews the lease. With --servers, a command
+ * rate limits ttl, window, gcra and busiest; tenant throttling: throttle,
+ * tenant and node, the privileged ones authenticated with --secret-file),
+ * and `run`, which holds resources while a command runs. With --wait,
+ * --lease or a group's maximum, acquire and run wait in the server's
+ * queue (wait_acquire) and run renews the lease. With --servers, a command
  * about a name goes to the server ketama places the name on (as
  * libmemcached would place the key), and the others run on every server.
  * Exit codes: counterctl.h. */
@@ -49,6 +49,9 @@ static const char usage_text[] =
     "  dump                          print every counter, `name current max`\n"
     "  queues                        print every counter with waiters,\n"
     "                                `name consumption waiters`\n"
+    "  busiest [COUNT]               print the rate-limit names with the most\n"
+    "                                checks in the last second, busiest first,\n"
+    "                                `name kind checks` (at most COUNT, 16)\n"
     "  run NAME RESOURCES MAXIMUM [--wait DURATION] [--lease DURATION]\n"
     "      [--kill-after DURATION] -- COMMAND [ARG...]\n"
     "                                hold the resources while COMMAND and\n"
@@ -79,7 +82,8 @@ static const char usage_text[] =
     "  top [--once] [--interval DURATION]\n"
     "                                live view: node capacity, commands per\n"
     "                                second, longest queues, busiest counters,\n"
-    "                                tenants by use; q quits; refreshes every\n"
+    "                                busiest rate-limit names, tenants by use;\n"
+    "                                q quits; refreshes every\n"
     "                                second (--interval, 100ms to 1h); --once or\n"
     "                                no terminal: plain text reports\n"
     "acquire and run with --wait, --lease or MAXIMUM - wait in the server's\n"
@@ -350,6 +354,7 @@ typedef struct ctl_command {
     limit_args l;
     throttle_args t;
     top_args top;
+    uint32_t busiest;       /* busiest: COUNT */
 } ctl_command;
 
 /* Connects to host:port and runs the command there; the exit code. */
@@ -377,6 +382,8 @@ static int run_command(const ctl_options *o, const char *host,
         rc = ctl_cmd_queues(c);
     else if (strcmp(cmd, "run") == 0)
         rc = ctl_cmd_run(c, &v->h);
+    else if (strcmp(cmd, "busiest") == 0)
+        rc = ctl_cmd_busiest(c, v->busiest);
     else if (strcmp(cmd, "top") == 0) {
         char server[MCC_SERVER_TEXT_MAX];
 
@@ -534,6 +541,8 @@ int main(int argc, char **argv)
         rc = argc == 0 ? 0 : ctl_usage_error("%s takes no arguments", cmd);
     else if (strcmp(cmd, "top") == 0)
         rc = ctl_parse_top_args(argc, argv, &v.top);
+    else if (strcmp(cmd, "busiest") == 0)
+        rc = ctl_parse_busiest_args(argc, argv, &v.busiest);
     else if (ctl_limit_command(cmd))
         rc = ctl_parse_limit_args(cmd, argc, argv, &v.l);
     else if (ctl_throttle_command(cmd))

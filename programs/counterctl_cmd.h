@@ -147,6 +147,13 @@ int ctl_parse_limit_args(const char *cmd, int argc, char **argv,
  * fields as `key value` lines. */
 int ctl_cmd_limit(ctl_conn *c, const limit_args *a);
 
+/* Parses busiest's [COUNT] (default CNT_BUSIEST_MAX) into *count. */
+int ctl_parse_busiest_args(int argc, char **argv, uint32_t *count);
+
+/* busiest: prints `name kind checks` per rate-limit name the server
+ * lists as the busiest of the last second, busiest first. */
+int ctl_cmd_busiest(ctl_conn *c, uint32_t count);
+
 /* ---- throttle, tenant, node (counterctl_throttle.c) ---- */
 
 /* Arguments of `throttle`, `tenant ...` and `node ...`: one request's

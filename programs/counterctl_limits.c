@@ -1,6 +1,7 @@
 /* counterctl_limits.c: the rate-limit verbs: ttl insert|query|update|purge,
  * window and gcra, their arguments (durations with units) and their
- * answers as `key value` lines. */
+ * answers as `key value` lines; busiest, the names with the most checks
+ * in the last second. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -306,3 +307,48 @@ int ctl_cmd_limit(ctl_conn *c, const limit_args *a)
     }
 }
 
+
+/* Parses busiest's arguments; see counterctl_cmd.h. */
+int ctl_parse_busiest_args(int argc, char **argv, uint32_t *count)
+{
+    *count = CNT_BUSIEST_MAX;
+    if (argc > 1)
+        return ctl_usage_error("%s", "busiest takes at most one argument, "
+                               "COUNT");
+    return argc == 1 ? ctl_parse_u32_arg("busiest: COUNT", argv[0], 0, count)
+                     : 0;
+}
+
+/* busiest: the series of Busiest records, a line each; see
+ * counterctl_cmd.h. */
+int ctl_cmd_busiest(ctl_conn *c, uint32_t count)
+{
+    static const char *const kinds[] = {
+        [CNT_BUSY_KIND_TTL] = "ttl", [CNT_BUSY_KIND_WINDOW] = "window",
+        [CNT_BUSY_KIND_GCRA] = "gcra",
+    };
+    uint8_t req[CNT_HEADER_SIZE + CNT_BUSIEST_FIXED];
+    uint32_t opaque = ctl_conn_opaque(c);
+    cnt_response res;
+    cnt_busy_record rec;
+    ctl_io io;
+
+    io = ctl_conn_send(c, req, cnt_encode_busiest(req, opaque, count));
+    while (io == CTL_IO_OK) {
+        io = ctl_conn_response(c, opaque, &res);
+        if (io != CTL_IO_OK)
+            break;
+        if (res.status != CNT_STATUS_OK)
+            return ctl_status_failure(&res, "busiest");
+        if (cnt_response_is_busiest_end(&res))
+            return CTL_EXIT_OK;
+        if (!cnt_parse_busy_record(&res, &rec) ||
+            rec.kind > CNT_BUSY_KIND_GCRA) {
+            ctl_error("%s", "malformed busiest record");
+            return CTL_EXIT_PROTOCOL;
+        }
+        ctl_print_escaped(rec.name, rec.name_len);
+        printf(" %s %" PRIu32 "\n", kinds[rec.kind], rec.checks);
+    }
+    return ctl_io_failure(c, io);
+}

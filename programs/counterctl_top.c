@@ -2,8 +2,9 @@
  * counter protocol only, so it works against any server that speaks it:
  * Stats twice for the rates, Queues and Dump for the busiest counters,
  * Lease_list for the leases about to expire, Node_show and Tenant_list
- * for throttling (left out, said so, where the
- * server answers them with an error status, as the reference does). In a
+ * for throttling, Busiest for the busiest rate-limit names (each left
+ * out, said so, where the server answers it with an error status, as the
+ * reference does). In a
  * terminal it redraws the screen with ANSI escapes each interval until q;
  * to a pipe it prints a plain report each interval; --once prints one. */
 #include "config.h"
@@ -149,6 +150,52 @@ static int series(ctl_conn *c, uint8_t opcode, const char *what,
     return ctl_io_failure(c, io);
 }
 
+static bool add_busy(const cnt_response *res, ctl_top_view *v)
+{
+    cnt_busy_record r;
+
+    if (!cnt_parse_busy_record(res, &r))
+        return false;
+    ctl_top_list_add(&v->busiest, r.name, r.name_len, r.checks,
+                     (const uint64_t[4]){ r.checks, r.kind, 0, 0 });
+    return true;
+}
+
+/* Busiest for the table's rows into the view, like series (it has a
+ * body); have_busiest false on an error status. 0 or the exit code. */
+static int busiest(ctl_conn *c, ctl_top_view *v)
+{
+    uint8_t req[CNT_HEADER_SIZE + CNT_BUSIEST_FIXED];
+    uint32_t opaque = ctl_conn_opaque(c);
+    bool first = true;
+    cnt_response res;
+    ctl_io io;
+
+    v->have_busiest = true;
+    io = ctl_conn_send(c, req, cnt_encode_busiest(req, opaque,
+                                                  CTL_TOP_ROWS));
+    while (io == CTL_IO_OK) {
+        io = ctl_conn_response(c, opaque, &res);
+        if (io != CTL_IO_OK)
+            break;
+        if (res.status != CNT_STATUS_OK) {
+            if (first) {
+                v->have_busiest = false;
+                return 0;
+            }
+            return ctl_status_failure(&res, "busiest");
+        }
+        first = false;
+        if (cnt_response_is_busiest_end(&res))
+            return 0;
+        if (!add_busy(&res, v)) {
+            ctl_error("malformed busiest record");
+            return CTL_EXIT_PROTOCOL;
+        }
+    }
+    return ctl_io_failure(c, io);
+}
+
 /* Node_show into the view; have_node false on an error status. */
 static int node_show(ctl_conn *c, ctl_top_view *v)
 {
@@ -234,6 +281,9 @@ static int gather(ctl_conn *c, ctl_top_view *v)
         rc = series(c, CNT_OP_TENANT_LIST, "tenant list",
                     cnt_response_is_tenant_list_end, add_tenant, v,
                     &v->have_tenants);
+    ctl_top_list_clear(&v->busiest);
+    if (rc == 0)
+        rc = busiest(c, v);
     return rc;
 }
 

@@ -1,6 +1,6 @@
 /* counterctl_top.h: `counterctl top`, the live view of one server: what a
  * refresh gathers over the counter protocol (Stats twice for rates,
- * Queues, Dump, Node_show, Tenant_list, Lease_list), kept in fixed-size tables so a
+  * Queues, Dump, Node_show, Tenant_list, Lease_list, Busiest), kept in fixed-size tables so a
  * server with a million counters costs no more memory than one with ten,
  * and the text it is shown as. The gathering and the terminal live in
  * counterctl_top.c; the tables and the text (pure, unit-tested) in
@@ -66,6 +66,9 @@ typedef struct ctl_top_view {
     ctl_top_list leases;        /* key UINT32_MAX - ms left (nearest
                                  * first); v: ms left, lease id,
                                  * resources */
+    bool have_busiest;          /* false: the server has no Busiest */
+    ctl_top_list busiest;       /* key checks in the last second; v:
+                                 * checks, kind (CNT_BUSY_KIND_*) */
 } ctl_top_view;
 
 /* Writes name (len bytes) escaped as ctl_print_escaped does and cut to

@@ -252,6 +252,31 @@ static void render_leases(FILE *out, const ctl_top_view *v)
                 v->leases.row[i].v[2]);
 }
 
+/* The busiest rate-limit names of the last whole second (Busiest). */
+static void render_busiest(FILE *out, const ctl_top_view *v)
+{
+    static const char *const kinds[] = {
+        [CNT_BUSY_KIND_TTL] = "ttl", [CNT_BUSY_KIND_WINDOW] = "window",
+        [CNT_BUSY_KIND_GCRA] = "gcra",
+    };
+
+    if (!v->have_busiest) {
+        fputs("\nbusiest rate-limit names: not offered by this server\n",
+              out);
+        return;
+    }
+    render_title(out, "busiest rate-limit names, checks in the last second",
+                 &v->busiest);
+    fprintf(out, "  %-*s %-8s %10s\n", CTL_TOP_NAME_SHOWN, "NAME", "KIND",
+            "CHECKS/S");
+    for (size_t i = 0; i < v->busiest.n; i++) {
+        const ctl_top_row *r = &v->busiest.row[i];
+
+        fprintf(out, "  %-*s %-8s %10" PRIu64 "\n", CTL_TOP_NAME_SHOWN,
+                r->name, r->v[1] < 3 ? kinds[r->v[1]] : "?", r->v[0]);
+    }
+}
+
 void ctl_top_render(FILE *out, const ctl_top_view *v)
 {
     fprintf(out, "counterctl top  %s  every %" PRIu64 "ms\n", v->server,
@@ -259,8 +284,6 @@ void ctl_top_render(FILE *out, const ctl_top_view *v)
     render_node(out, v);
     render_commands(out, v);
     render_activity(out, v);
-    fputs("(rate-limit names cannot be listed over the counter "
-          "protocol: their counts and rates above come from Stats)\n", out);
 
     if (!v->have_queues)
         fputs("\nqueues: not offered by this server\n", out);
@@ -283,6 +306,8 @@ void ctl_top_render(FILE *out, const ctl_top_view *v)
         fprintf(out, "  %-*s %12" PRIu64 " %10" PRIu64 "\n",
                 CTL_TOP_NAME_SHOWN, v->counters.row[i].name,
                 v->counters.row[i].v[0], v->counters.row[i].v[1]);
+
+    render_busiest(out, v);
 
     if (!v->have_tenants) {
         fputs("\ntenants: not offered by this server\n", out);

@@ -240,6 +240,41 @@ static void test_render_leases(void **state)
     free(text);
 }
 
+/* The busiest rate-limit names: busiest first, with their kind and
+ * checks; a server without Busiest (the reference) is said so. */
+static void test_render_busiest(void **state)
+{
+    static ctl_top_view v;
+    char *text;
+
+    (void)state;
+    two_samples(&v, 1.0);
+    v.have_busiest = true;
+    ctl_top_list_add(&v.busiest, (const uint8_t *)"login", 5, 3,
+                     (const uint64_t[4]){ 3, CNT_BUSY_KIND_TTL, 0, 0 });
+    ctl_top_list_add(&v.busiest, (const uint8_t *)"api", 3, 120,
+                     (const uint64_t[4]){ 120, CNT_BUSY_KIND_GCRA, 0, 0 });
+    text = render(&v);
+    assert_non_null(strstr(text, "\nbusiest rate-limit names, checks in the "
+                                 "last second (2)\n"));
+    char *api = strstr(text, "\n  api                              gcra   "
+                             "         120\n");
+    char *login = strstr(text, "\n  login                            ttl    "
+                               "           3\n");
+    assert_non_null(api);
+    assert_non_null(login);
+    assert_true(api < login);
+    assert_null(strstr(text, "rate-limit names cannot be listed"));
+    free(text);
+
+    v.have_busiest = false;
+    text = render(&v);
+    assert_non_null(strstr(text, "\nbusiest rate-limit names: not offered by "
+                                 "this server\n"));
+    assert_null(strstr(text, "CHECKS/S"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_rate),
         cmocka_unit_test(test_render),
         cmocka_unit_test(test_render_leases),
+        cmocka_unit_test(test_render_busiest),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

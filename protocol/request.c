@@ -380,6 +380,15 @@ size_t cnt_encode_node_set(uint8_t *out, uint32_t opaque, uint32_t capacity)
     return CNT_HEADER_SIZE + CNT_NSET_FIXED;
 }
 
+/* Writes a Busiest request. */
+size_t cnt_encode_busiest(uint8_t *out, uint32_t opaque, uint32_t count)
+{
+    cnt_encode_request_header(out, CNT_OP_BUSIEST, CNT_BUSIEST_FIXED,
+                              opaque);
+    cnt_put_u32(out + CNT_HEADER_SIZE + CNT_BUSIEST_OFF_COUNT, count);
+    return CNT_HEADER_SIZE + CNT_BUSIEST_FIXED;
+}
+
 /* Writes a Tenant_set_json request. */
 size_t cnt_encode_tenant_set_json(uint8_t *out, uint32_t opaque,
                                   const void *name, uint16_t name_len,

@@ -163,6 +163,10 @@ size_t cnt_encode_tenant_set(uint8_t *out, uint32_t opaque, uint8_t flags,
 size_t cnt_encode_tenant_remove(uint8_t *out, uint32_t opaque,
                                 const void *name, uint16_t name_len);
 
+/* Writes a Busiest request for at most count names; out needs
+ * CNT_HEADER_SIZE + 4. */
+size_t cnt_encode_busiest(uint8_t *out, uint32_t opaque, uint32_t count);
+
 /* Writes a Node_set request; out needs CNT_HEADER_SIZE + 4. */
 size_t cnt_encode_node_set(uint8_t *out, uint32_t opaque, uint32_t capacity);
 

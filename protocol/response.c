@@ -142,6 +142,23 @@ size_t cnt_encode_queues_record(uint8_t *out, uint32_t opaque,
     return CNT_QUEUES_RECORD_SIZE(name_len);
 }
 
+/* Writes one Busiest record response (opcode 0x37, status 0). */
+size_t cnt_encode_busy_record(uint8_t *out, uint32_t opaque,
+                              uint32_t checks, uint8_t kind,
+                              const uint8_t *name, uint16_t name_len)
+{
+    uint8_t *body = out + CNT_HEADER_SIZE;
+
+    cnt_encode_response_header(out, CNT_OP_BUSIEST, CNT_STATUS_OK,
+                               CNT_BUSY_FIXED + (uint32_t)name_len, opaque);
+    cnt_put_u32(body + CNT_BUSY_OFF_CHECKS, checks);
+    body[CNT_BUSY_OFF_KIND] = kind;
+    cnt_put_u16(body + CNT_BUSY_OFF_NAMELEN, name_len);
+    if (name_len > 0)
+        memcpy(body + CNT_BUSY_FIXED, name, name_len);
+    return CNT_BUSY_RECORD_SIZE(name_len);
+}
+
 /* Writes an event packet (magic 0x92, status and reserved 0). */
 size_t cnt_encode_event(uint8_t *out, uint8_t code, uint32_t opaque,
                         uint64_t lease_id, uint32_t value,
@@ -511,6 +528,28 @@ bool cnt_response_is_text(const uint8_t *buf, size_t len)
 bool cnt_response_is_queues_end(const cnt_response *res)
 {
     return answer_ok(res, CNT_OP_QUEUES, 0) && res->body_len == 0;
+}
+
+/* Parses a Busiest record; see response.h. */
+bool cnt_parse_busy_record(const cnt_response *res, cnt_busy_record *rec)
+{
+    const uint8_t *name;
+    uint16_t name_len;
+
+    if (!answer_ok(res, CNT_OP_BUSIEST, CNT_BUSY_FIXED) ||
+        !body_name(res, CNT_BUSY_FIXED, &name, &name_len))
+        return false;
+    rec->checks = cnt_get_u32(res->body + CNT_BUSY_OFF_CHECKS);
+    rec->kind = res->body[CNT_BUSY_OFF_KIND];
+    rec->name = name;
+    rec->name_len = name_len;
+    return true;
+}
+
+/* Tells whether res ends a Busiest series. */
+bool cnt_response_is_busiest_end(const cnt_response *res)
+{
+    return answer_ok(res, CNT_OP_BUSIEST, 0) && res->body_len == 0;
 }
 
 /* Parses an event; false if res is not a well-formed event. */

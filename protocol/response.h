@@ -43,6 +43,9 @@
 /* Size of a Tenant_list record response for a tenant of n bytes. */
 #define CNT_TENANT_RECORD_SIZE(n)                                           \
     (CNT_HEADER_SIZE + CNT_TREC_FIXED + (size_t)(n))
+/* Size of a Busiest record response for a name of n bytes. */
+#define CNT_BUSY_RECORD_SIZE(n)                                             \
+    (CNT_HEADER_SIZE + CNT_BUSY_FIXED + (size_t)(n))
 /* Size of a status-0 Node_show answer. */
 #define CNT_NODE_VIEW_RESPONSE_SIZE (CNT_HEADER_SIZE + CNT_NODE_VIEW_SIZE)
 
@@ -141,6 +144,12 @@ size_t cnt_encode_u64(uint8_t *out, uint8_t opcode, uint32_t opaque,
 size_t cnt_encode_wait_answer(uint8_t *out, uint32_t opaque, uint8_t state,
                               uint32_t position, uint64_t lease_id,
                               uint32_t consumption);
+
+/* Writes one Busiest record: checks, kind, name length, name. The series
+ * ends with cnt_encode_empty(out, CNT_OP_BUSIEST, opaque). */
+size_t cnt_encode_busy_record(uint8_t *out, uint32_t opaque,
+                              uint32_t checks, uint8_t kind,
+                              const uint8_t *name, uint16_t name_len);
 
 /* Writes one Queues record: consumption, queue length, name length, name.
  * The series ends with cnt_encode_empty(out, CNT_OP_QUEUES, opaque). */
@@ -294,6 +303,24 @@ bool cnt_parse_queues_record(const cnt_response *res, cnt_queues_record *rec);
  * Such bytes mean the client reached a memcache text port rather than the
  * counter port. */
 bool cnt_response_is_text(const uint8_t *buf, size_t len);
+
+/* A Busiest record, decoded from a response body: the checks of the
+ * last whole second, the kind (CNT_BUSY_KIND_*), the name. */
+typedef struct cnt_busy_record {
+    uint32_t checks;
+    uint8_t kind;
+    const uint8_t *name;
+    uint16_t name_len;
+} cnt_busy_record;
+
+/* Parses a Busiest record; false if res is not a status-0 Busiest answer
+ * (magic 0x91) or its body is malformed (too short, name running past
+ * the body). Any kind byte is returned as it is. */
+bool cnt_parse_busy_record(const cnt_response *res, cnt_busy_record *rec);
+
+/* Tells whether res is the status-0 empty answer ending a Busiest
+ * series. */
+bool cnt_response_is_busiest_end(const cnt_response *res);
 
 /* Tells whether res is the status-0 empty answer ending a Queues series. */
 bool cnt_response_is_queues_end(const cnt_response *res);

@@ -240,6 +240,21 @@ static inline bool cnt_window_shape(uint8_t slots, uint64_t window_ns,
 #define CNT_LREC_OFF_RESOURCES   12
 #define CNT_LREC_OFF_NAMELEN     16
 #define CNT_LREC_FIXED           18
+/* Busiest request body: how many names to list (more than
+ * CNT_BUSIEST_MAX are answered as CNT_BUSIEST_MAX). */
+#define CNT_BUSIEST_OFF_COUNT    0
+#define CNT_BUSIEST_FIXED        4
+#define CNT_BUSIEST_MAX          16u
+
+/* Busiest record body offsets (checks in the last whole second, kind,
+ * name length, name) and the kinds. */
+#define CNT_BUSY_OFF_CHECKS      0
+#define CNT_BUSY_OFF_KIND        4
+#define CNT_BUSY_OFF_NAMELEN     5
+#define CNT_BUSY_FIXED           7
+#define CNT_BUSY_KIND_TTL        0u
+#define CNT_BUSY_KIND_WINDOW     1u
+#define CNT_BUSY_KIND_GCRA       2u
 
 /* Event body offsets (lease id, value, name length, name). */
 #define CNT_EVENT_OFF_LEASE_ID   0
@@ -354,7 +369,8 @@ typedef enum cnt_opcode {
     CNT_OP_TENANT_SET_JSON = 0x2a, /* privileged */
     CNT_OP_NODE_SET_JSON = 0x2c, /* privileged */
     CNT_OP_AUTH_USER    = 0x4a,
-    CNT_OP_LEASE_LIST   = 0x24
+    CNT_OP_LEASE_LIST   = 0x24,
+    CNT_OP_BUSIEST      = 0x37
 } cnt_opcode;
 
 /* Response statuses. */
@@ -759,7 +775,13 @@ typedef struct cnt_opcode_row {
         .name = "lease_list", .body = CNT_BODY_NEEDED,                      \
         .fixed = CNT_LLIST_FIXED,                                           \
         .off_count = CNT_FIELD_AT(CNT_LLIST_OFF_COUNT),                     \
-        .checks = CNT_CHECK_COUNT_NONZERO)
+        .checks = CNT_CHECK_COUNT_NONZERO)                                  \
+    /* Any count is legal: 0 lists nothing, more than CNT_BUSIEST_MAX      \
+     * lists that many. */                                                 \
+    ROW(BUSIEST,                                                            \
+        .name = "busiest", .body = CNT_BODY_NEEDED,                         \
+        .fixed = CNT_BUSIEST_FIXED,                                         \
+        .off_count = CNT_FIELD_AT(CNT_BUSIEST_OFF_COUNT))
 
 /* The opcode table indexed by the opcode byte itself (256 rows, most of
  * them zero, i.e. unknown): for names and for code that looks an opcode

@@ -3,7 +3,8 @@
 # section are what the server sends. Every request line of the section is
 # sent as written and every response line is compared with the real
 # answer byte for byte, except the fields the section says depend on
-# when the request arrives (times left, retry and reset hints), which
+# when the request arrives (times left, retry and reset hints, the checks
+# of a second in a Busiest record), which
 # must lie within the bounds the section gives for them. Each packet
 # line must also be well formed (its header's body length is its body's),
 # and each one must be used by the scenario below, so an example added to
@@ -269,6 +270,37 @@ $srv->stop;
     $holder->close;
     $asker->close;
     $m->stop;
+}
+
+# ---- Busiest: a fresh server, then the window api checked three times ----
+{
+    my $b = start_host(config => { threads => 1 });
+    my $bc = $b->connect;
+    run_steps($bc, 'busiest, nothing checked',
+        { send => ex(request => 0x3e), want => ex(response => 0x3e, 1) });
+    run_steps($bc, 'busiest: the checks',
+        map { { send => req_window_check('api', 10, opaque => 0x99),
+                ok => \&allowed, title => "window call $_ of 3" } } 1 .. 3);
+    # The listing ranks a second that has passed: asked until it names
+    # the window (bounded), then compared; its checks (body offset 0) are
+    # 3, or fewer when the second turned between the checks.
+    my @got;
+    wait_until(sub {
+        $bc->send(ex(request => 0x3e)->{bytes});
+        @got = ();
+        while (my $r = $bc->response) {
+            push @got, $r;
+            last if $r->{body_len} == 0 || $r->{status} != ST_OK;
+        }
+        return @got > 1;
+    });
+    is(scalar @got, 2, 'busiest: one record, then the end');
+    same_but_time($got[0] && $got[0]{raw}, ex(response => 0x3e, 2),
+                  [[0, 4, 1, 3]], 'busiest: the window api');
+    same_but_time($got[1] && $got[1]{raw}, ex(response => 0x3e, 1), [],
+                  'busiest: the end');
+    $bc->close;
+    $b->stop;
 }
 
 # Every packet line of the section was checked above.

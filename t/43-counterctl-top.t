@@ -4,7 +4,8 @@
 # tenants, one of them charged. `top --once` prints one plain report:
 # node capacity, commands per second, the queue, the leases about to
 # expire (nearest first, with their lease ids), the counters, the
-# tenants sorted by use with their reserve and hard limit. Without a
+# busiest rate-limit names, the tenants sorted by use with their reserve
+# and hard limit. Without a
 # terminal and without --once it keeps printing reports, one per
 # interval. Usage errors exit 2, a server that is not there 69. Against
 # the reference (yrmcds, when installed) the parts it cannot answer are
@@ -62,10 +63,11 @@ like($out, qr/^server    connections \d+  counters 1  waiting 1  leases 0  lease
      'server line: one counter, one waiter, no lease');
 like($out, qr/^checks\/s  ttl \d+\.\d window \d+\.\d gcra \d+\.\d throttle \d+\.\d$/m,
      'rate-limit checks per second');
-like($out, qr/^\(rate-limit names cannot be listed/m,
-     'says what the protocol cannot list');
 like($out, qr/^leases about to expire, nearest first \(0\)\n  NAME +LEASE_ID +LEFT_MS +RESOURCES\n\n/m,
      'leases: none yet');
+like($out, qr/^busiest rate-limit names, checks in the last second \(\d+\)\n  NAME +KIND +CHECKS\/S\n/m,
+     'the busiest rate-limit names: their table');
+unlike($out, qr/cannot be listed/, 'nothing said to be beyond the protocol');
 like($out, qr/^queues, longest first \(1\)\n  NAME +CONSUMPTION +WAITERS\n  lic +2 +1\n/m,
      'queues: lic, consumption 2, one waiter');
 like($out, qr/^counters, most consumed first \(1\)\n  NAME +CURRENT +MAX\n  lic +2 +2\n/m,
@@ -89,6 +91,19 @@ like($out, qr/^tenants, most used first \(2\)\n  NAME +USED +RESERVED +HARD_LIMI
     like($lout, qr/^leases about to expire, nearest first \(2\)\n  NAME +LEASE_ID +LEFT_MS +RESOURCES\n  near-lease +$id{'near-lease'} +\d+ +1\n  far-lease +$id{'far-lease'} +\d+ +3\n/m,
          'leases: nearest first, with lease id and resources');
     $lessee->close;
+}
+
+# A name checked all along shows among the busiest once a whole second
+# of its checks has passed.
+{
+    my $checker = $srv->connect;
+    my $shown = wait_until(sub {
+        $checker->call(req_gcra_check('top-api', 1000, 1000, 1_000_000_000))
+            for 1 .. 5;
+        my (undef, $o) = ctl('top', '--once', '--interval', '100ms');
+        return $o =~ /^  top-api +gcra +[1-9]\d*$/m;
+    });
+    ok($shown, 'the busiest rate-limit names: a name checked all along');
 }
 
 # A pipe and no --once: a report per interval until stopped.
@@ -156,6 +171,8 @@ SKIP: {
          'reference: no tenants, said');
     like($out, qr/^leases: not offered by this server$/m,
          'reference: no lease list, said');
+    like($out, qr/^busiest rate-limit names: not offered by this server$/m,
+         'reference: no busiest names, said');
     like($out, qr/^  ref-top +3 +\d+$/m, 'reference: its counter');
     $ref->stop;
 }

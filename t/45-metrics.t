@@ -152,18 +152,26 @@ unlike($body, qr/\b(?:src|href)\s*=|\@import|url\(/i,
        'it loads nothing from elsewhere');
 
 SKIP: {
-    skip 'chromium not installed (Debian: chromium)', 11 unless $chromium;
+    skip 'chromium not installed (Debian: chromium)', 13 unless $chromium;
     # Keep the server busy while the page watches it.
     my $busy = fork // die "fork: $!";
     if ($busy == 0) {
         my $c = $srv->connect;
-        $c->wcall(req_noop()) while 1;
+        while (1) {
+            $c->wcall(req_noop());
+            $c->wcall(req_gcra_check('api', 1000, 1000, 1_000_000_000));
+        }
         POSIX::_exit(0);
     }
     track_pid($busy);
     ok(wait_until(sub { my %st = mc_stats($srv->{mc_port}, 'counter');
                         ($st{'command:noop'} // 0) > 0 }),
        'the busy client is at work');
+    # Its checks show once a whole second of them has passed.
+    ok(wait_until(sub {
+           my (undef, $m) = http("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+           $m =~ /^counter_limit_busiest_checks\{kind="gcra",name="api"\} [1-9]\d*$/m
+       }), '/metrics: the busiest rate-limit name');
     # Chromium's virtual time may run out before the first snapshot
     # arrives on a loaded machine; the DOM is then the empty page, and
     # another load is tried (at most three).
@@ -199,6 +207,8 @@ SKIP: {
         or diag($dom);
     like($dom, qr/<b id="waiting">1<\/b>/, 'one request waiting');
     like($dom, qr/data-opcode="noop"/, 'the busy traffic shows');
+    like($dom, qr/<tr class="row" data-limit="gcra:api"><td>gcra<\/td><td>api<\/td><td class="n">[1-9][\d,]*<\/td><\/tr>/,
+         'the busiest rate-limit name') or diag($dom);
 }
 
 done_testing;

@@ -50,7 +50,8 @@ E2E_TESTS = \
 	t/46-service-files.t \
 	t/47-throttle-json.t \
 	t/48-tenant-connections.t \
-	t/49-lease-list.t
+	t/49-lease-list.t \
+	t/50-busiest-names.t
 EXTRA_DIST += $(E2E_TESTS) t/lib/CounterTest.pm t/lib/CounterDiff.pm \
 	t/lib/ThrottrTest.pm t/lib/WsTest.pm contrib/nginx/quota.conf \
 	contrib/prometheus/alerts.yml

@@ -1777,6 +1777,261 @@ static void test_window_never_on_empty_other_shape(void **st)
 }
 
 /* Runs the limits tests. */
+/* ---- The busiest names ---- */
+
+/* The names ranked by their checks in the last whole second: allowed,
+ * limited and peeking checks and TTL operations all count, a name
+ * checked in the current second only does not show yet, a name with no
+ * check in the ranked second does not show, and n bounds the answer. */
+static void test_busiest(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    cnt_ttl_answer ta;
+    size_t found;
+
+    /* Start just after a second begins. */
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    for (int i = 0; i < 5; i++)         /* a: 2 allowed, 3 limited */
+        check(f, gcra("a", 1, 1, SEC, 1, false));
+    for (int i = 0; i < 3; i++)
+        check(f, win("b", 100, 1, SEC, 10, false));
+    check(f, gcra("b", 10, 10, SEC, 1, false));   /* another kind */
+    check(f, gcra("a", 1, 1, SEC, 1, true));      /* a peek: 6 */
+    check(f, gcra("never", 0, 1, SEC, 5, false)); /* no record: not shown */
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("t"), 5, 9, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("t"), &ta),
+                     CNT_STATUS_OK);                /* t: 2 */
+    assert_true(cnt_limits_busiest(f->l, 10, v, &found));
+    assert_int_equal(found, 0);                   /* the second is running */
+    pass(f, SEC);
+    check(f, gcra("late", 10, 10, SEC, 1, false)); /* this second's */
+    assert_true(cnt_limits_busiest(f->l, 10, v, &found));
+    assert_int_equal(found, 4);
+    assert_int_equal(v[0].kind, CNT_LIMITS_GCRA);
+    assert_memory_equal(v[0].name, "a", 1);
+    assert_int_equal(v[0].checks, 6);
+    assert_int_equal(v[1].kind, CNT_LIMITS_WINDOW);
+    assert_memory_equal(v[1].name, "b", 1);
+    assert_int_equal(v[1].checks, 3);
+    assert_int_equal(v[2].kind, CNT_LIMITS_TTL);  /* ties: by kind */
+    assert_memory_equal(v[2].name, "t", 1);
+    assert_int_equal(v[2].checks, 2);
+    assert_int_equal(v[3].kind, CNT_LIMITS_GCRA);
+    assert_int_equal(v[3].name_len, 1);
+    assert_memory_equal(v[3].name, "b", 1);
+    assert_int_equal(v[3].checks, 1);
+    cnt_limits_busiest_free(v, found);
+    assert_true(cnt_limits_busiest(f->l, 1, v, &found));
+    assert_int_equal(found, 1);
+    assert_int_equal(v[0].checks, 6);
+    cnt_limits_busiest_free(v, found);
+    /* A check in the new second keeps the last one's count. */
+    check(f, gcra("a", 1, 1, SEC, 1, false));
+    assert_true(cnt_limits_busiest(f->l, 1, v, &found));
+    assert_int_equal(v[0].checks, 6);
+    cnt_limits_busiest_free(v, found);
+    /* Next second: only what was checked in the one before. */
+    pass(f, SEC);
+    assert_true(cnt_limits_busiest(f->l, 10, v, &found));
+    assert_int_equal(found, 2);
+    assert_memory_equal(v[0].name, "a", 1);
+    assert_int_equal(v[0].checks, 1);
+    assert_memory_equal(v[1].name, "late", 4);
+    cnt_limits_busiest_free(v, found);
+    /* A quiet second: nothing. */
+    pass(f, SEC);
+    assert_true(cnt_limits_busiest(f->l, 10, v, &found));
+    assert_int_equal(found, 0);
+    assert_true(cnt_limits_busiest(f->l, 0, v, &found));
+    assert_int_equal(found, 0);
+    fixture_free(f);
+}
+
+/* Many names: the n busiest come out, in order, at most
+ * CNT_LIMITS_BUSIEST_MAX of them however many are asked for. */
+static void test_busiest_many(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found;
+    char name[16];
+
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    for (int k = 0; k < 300; k++) {
+        snprintf(name, sizeof name, "n%d", k);
+        int times = (k * 7919) % 300 + 1;     /* a permutation of 1..300 */
+        for (int i = 0; i < times; i++)
+            check(f, win(name, 1000, 1, SEC, 10, false));
+    }
+    pass(f, SEC);
+    assert_true(cnt_limits_busiest(f->l, 1000, v, &found));
+    assert_int_equal(found, CNT_LIMITS_BUSIEST_MAX);
+    for (size_t i = 0; i < found; i++)
+        assert_int_equal(v[i].checks, 300 - i);
+    cnt_limits_busiest_free(v, found);
+    fixture_free(f);
+}
+
+/* Fills names[0..n) with names that share one stripe. */
+static void same_stripe(fixture *f, char (*names)[16], size_t n)
+{
+    size_t k = 0, want = 0;
+
+    for (unsigned i = 0; k < n; i++) {
+        char name[16];
+        int len = snprintf(name, sizeof name, "h%u", i);
+        size_t s = cnt_map_bucket_of(cnt_limits_map(f->l),
+                                     (const uint8_t *)name, (uint16_t)len) %
+                   CNT_MAP_STRIPES;
+        if (k == 0)
+            want = s;
+        if (s == want)
+            memcpy(names[k++], name, sizeof name);
+        assert_true(i < 10000000u);
+    }
+}
+
+/* Checks name times times in the current second. */
+static void check_times(fixture *f, const char *name, int times)
+{
+    for (int i = 0; i < times; i++)
+        check(f, gcra(name, 1000, 1000, SEC, 1, false));
+}
+
+/* Whether a listing of the last second names name (and with what count,
+ * into *checks). */
+static bool listed(fixture *f, const char *name, uint32_t *checks)
+{
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found;
+    bool seen = false;
+
+    assert_true(cnt_limits_busiest(f->l, CNT_LIMITS_BUSIEST_MAX, v, &found));
+    assert_true(found <= CNT_LIMITS_BUSIEST_MAX);
+    for (size_t i = 0; i < found; i++) {
+        if (i > 0)
+            assert_true(v[i - 1].checks >= v[i].checks);
+        if (v[i].name_len == strlen(name) &&
+            memcmp(v[i].name, name, v[i].name_len) == 0) {
+            seen = true;
+            if (checks != NULL)
+                *checks = v[i].checks;
+        }
+    }
+    cnt_limits_busiest_free(v, found);
+    return seen;
+}
+
+/* One stripe's table full: a colder name stays out, a hotter one takes
+ * the coldest entry's place (that name is then missed: the listing's one
+ * approximation), and the table turns over with the seconds. */
+static void test_busiest_hot_table_full(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    char n[CNT_LIMITS_HOT + 2][16];
+    uint32_t c = 0;
+
+    same_stripe(f, n, CNT_LIMITS_HOT + 2);
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    for (unsigned i = 0; i < CNT_LIMITS_HOT; i++)
+        check_times(f, n[i], 10 * (int)(i + 1));  /* 10, 20, 30, 40 */
+    check_times(f, n[CNT_LIMITS_HOT], 5);         /* colder: stays out */
+    check_times(f, n[CNT_LIMITS_HOT + 1], 50);    /* replaces the 10 */
+    pass(f, SEC);
+    assert_false(listed(f, n[0], NULL));
+    assert_false(listed(f, n[CNT_LIMITS_HOT], NULL));
+    assert_true(listed(f, n[CNT_LIMITS_HOT + 1], &c));
+    assert_int_equal(c, 50);
+    for (unsigned i = 1; i < CNT_LIMITS_HOT; i++) {
+        assert_true(listed(f, n[i], &c));
+        assert_int_equal(c, 10 * (i + 1));
+    }
+    /* The next second: the names checked then, whichever entries they
+     * had; the colder one of before gets in over the quiet ones. */
+    check_times(f, n[CNT_LIMITS_HOT], 2);
+    check_times(f, n[0], 1);
+    /* The listing of the second before is still whole. */
+    assert_true(listed(f, n[CNT_LIMITS_HOT + 1], &c));
+    assert_int_equal(c, 50);
+    assert_false(listed(f, n[CNT_LIMITS_HOT], NULL));
+    pass(f, SEC);
+    assert_true(listed(f, n[CNT_LIMITS_HOT], &c));
+    assert_int_equal(c, 2);
+    assert_true(listed(f, n[0], &c));
+    assert_int_equal(c, 1);
+    assert_false(listed(f, n[CNT_LIMITS_HOT + 1], NULL));
+    /* A second skipped: nothing of before shows. */
+    pass(f, SEC);
+    assert_false(listed(f, n[CNT_LIMITS_HOT], NULL));
+    fixture_free(f);
+}
+
+/* Records that go leave the hot table, in the second they are counted
+ * in (cur) and the one after (prev): a TTL purge and the GC's sweep of a
+ * dead record. A listing that met a freed record would read freed memory
+ * (and name it). */
+static void test_busiest_freed(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer ta;
+
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p1"), 5, 60, 3),
+                     CNT_STATUS_OK);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p2"), 5, 60, 3),
+                     CNT_STATUS_OK);
+    check_times(f, "g", 3);             /* dead once its TAT has passed */
+    check_times(f, "k", 3);
+    /* p1 goes in the second it is counted in, g by the GC's sweep. */
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p1")), CNT_STATUS_OK);
+    pass(f, SEC / 2);
+    assert_true(cnt_limits_sweep(f->l, 1024) >= 2);   /* g and k */
+    pass(f, SEC / 2);
+    assert_false(listed(f, "p1", NULL));
+    assert_false(listed(f, "g", NULL));
+    assert_false(listed(f, "k", NULL));
+    assert_true(listed(f, "p2", NULL));
+    /* A query turns p2's table over: p2 is in prev (and in cur), which
+     * the listing reads; it goes from both. */
+    assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("p2"), &ta),
+                     CNT_STATUS_OK);
+    assert_true(listed(f, "p2", NULL));
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p2")), CNT_STATUS_OK);
+    assert_false(listed(f, "p2", NULL));
+    pass(f, SEC);
+    assert_false(listed(f, "p2", NULL));
+    /* A name made again is a new record, counted from 0. */
+    check_times(f, "g", 1);
+    pass(f, SEC);
+    uint32_t c = 0;
+    assert_true(listed(f, "g", &c));
+    assert_int_equal(c, 1);
+    fixture_free(f);
+}
+
+/* A check whose new record the budget refuses leaves nothing in the
+ * table: the record it made is undone under the lock. */
+static void test_busiest_out_of_memory(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(1);
+    cnt_check_request a = gcra("big", 10, 10, SEC, 1, false);
+    cnt_check_result ans;
+
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    assert_int_equal(cnt_limits_check(f->l, &a, &ans),
+                     CNT_STATUS_OUT_OF_MEMORY);
+    pass(f, SEC);
+    assert_false(listed(f, "big", NULL));
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1827,6 +2082,11 @@ int main(void)
         cmocka_unit_test(test_window_reset_oldest_slot),
         cmocka_unit_test(test_window_reshape_reuses_ring),
         cmocka_unit_test(test_window_never_on_empty_other_shape),
+        cmocka_unit_test(test_busiest),
+        cmocka_unit_test(test_busiest_many),
+        cmocka_unit_test(test_busiest_hot_table_full),
+        cmocka_unit_test(test_busiest_freed),
+        cmocka_unit_test(test_busiest_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,7 @@ static void test_labels_escaped(void **state)
 }
 
 typedef struct parts {
+    cnt_limits *limits;
     cnt_table *table;
     cnt_throttle *throttle;
     cnt_groups *groups;
@@ -195,6 +196,27 @@ static void parts_new(parts *p)
     cnt_throttle_config thc = {.buckets = 64, .clock = &p->clock.clock};
     cnt_group g = {.maximum = 3};
 
+    /* Rate-limit names checked in one second, looked at in the next. */
+    cnt_limits_config lc = {.buckets = 64, .clock = &p->clock.clock};
+    p->limits = cnt_limits_new(&lc);
+    assert_non_null(p->limits);
+    cnt_fake_clock_advance(&p->clock, 1000 - 1700000000000ull % 1000 + 1);
+    static const struct { const char *name; int times; } checks[] = {
+        {"api", 3}, {"a\"b", 1},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        cnt_check_request a = {
+            .opcode = CNT_OP_GCRA_CHECK, .limit_or_burst = 10, .count = 10,
+            .cost = 1, .period_ns = 1000000000ull,
+            .name = (const uint8_t *)checks[i].name,
+            .name_len = (uint16_t)strlen(checks[i].name),
+        };
+        cnt_check_result r;
+        for (int k = 0; k < checks[i].times; k++)
+            assert_int_equal(cnt_limits_check(p->limits, &a, &r),
+                             CNT_STATUS_OK);
+    }
+    cnt_fake_clock_advance(&p->clock, 1000);
     p->table = cnt_table_new(&tc);
     p->throttle = cnt_throttle_new(&thc);
     p->groups = cnt_groups_new();
@@ -236,6 +258,7 @@ static void parts_free(parts *p)
     cnt_holdings_destroy(&p->h);
     cnt_table_free(p->table);
     cnt_throttle_free(p->throttle);
+    cnt_limits_free(p->limits);
     cnt_groups_free(p->groups);
 }
 
@@ -249,8 +272,10 @@ static void test_collect_configured_only(void **state)
     cnt_metrics_sources src = {
         .stats = {.table = p.table, .throttle = p.throttle},
         .table = p.table, .throttle = p.throttle, .groups = p.groups,
+        .limits = p.limits,
     };
     assert_true(cnt_metrics_collect(&src, &snap));
+    assert_int_equal(snap.nbusiest, 2);
     assert_int_equal(snap.ngroups, 2);
     assert_int_equal(snap.ntenants, 1);
     char *t = write_text(&snap);
@@ -268,6 +293,12 @@ static void test_collect_configured_only(void **state)
     assert_non_null(strstr(t, "\ncounter_throttle_throttled_by_reason_total{"
                               "reason=\"reserve\"} 0\n"));
     assert_non_null(strstr(t, "\ncounter_throttle_used 12\n"));
+    /* The busiest rate-limit names of the second before, busiest first. */
+    assert_non_null(strstr(t, "\n# TYPE counter_limit_busiest_checks gauge\n"
+                              "counter_limit_busiest_checks{kind=\"gcra\","
+                              "name=\"api\"} 3\n"
+                              "counter_limit_busiest_checks{kind=\"gcra\","
+                              "name=\"a\\\"b\"} 1\n"));
     assert_non_null(strstr(t, "\ncounter_objects 1\n"));
     free(t);
     cnt_metrics_snapshot_free(&snap);
@@ -283,6 +314,7 @@ static void test_collect_out_of_memory(void **state)
     parts_new(&p);
     cnt_metrics_sources src = {
         .table = p.table, .throttle = p.throttle, .groups = p.groups,
+        .limits = p.limits,
     };
     /* Each allocation of a collection fails in turn; whatever fails,
      * nothing stays allocated. */

@@ -2055,16 +2055,16 @@ static const decode_row decode_rows[] = {
       .result = CNT_DECODE_ERROR, .at_header = true,
       .size = CNT_REQUEST_MAX + 1, .opcode = CNT_OP_TTL_INSERT,
       .opaque = 0x9a, .status = CNT_STATUS_INVALID },
-    { .what = "unknown opcode 0x37, after the rate limits: 0x81",
+    { .what = "unknown opcode 0x38, after the rate limits: 0x81",
       .hex = "90"           /* magic */
-             "37"           /* opcode: 0x37, unknown */
+             "38"           /* opcode: 0x38, unknown */
              "00"           /* flags */
              "00"           /* reserved */
              "00000001"     /* body length */
              "0000009b"     /* opaque */
              "00",          /* body, to be skipped */
       .result = CNT_DECODE_ERROR, .at_header = true, .size = 13,
-      .opcode = 0x37, .opaque = 0x9b, .status = CNT_STATUS_UNKNOWN_COMMAND },
+      .opcode = 0x38, .opaque = 0x9b, .status = CNT_STATUS_UNKNOWN_COMMAND },
     { .what = "unknown opcode 0x2f, before the rate limits: 0x81",
       .hex = "90"           /* magic */
              "2f"           /* opcode: 0x2f, unknown */
@@ -2783,6 +2783,46 @@ static const decode_row decode_rows[] = {
              "0001",        /* half a count */
       .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_LEASE_LIST,
       .opaque = 0x243, .status = CNT_STATUS_INVALID },
+    { .what = "busiest: a count",
+      .hex = "90"           /* magic */
+             "37"           /* opcode: Busiest */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000004"     /* body length: 4 */
+             "000004b0"     /* opaque */
+             "00000010",    /* count: 16 */
+      .result = CNT_DECODE_OK, .size = 16, .opcode = CNT_OP_BUSIEST,
+      .opaque = 0x4b0, .count = 16 },
+    { .what = "busiest: any count, bytes after it ignored",
+      .hex = "90"           /* magic */
+             "37"           /* opcode: Busiest */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000006"     /* body length: 4 + 2 */
+             "000004b1"     /* opaque */
+             "ffffffff"     /* count: 2^32 - 1, the server lists 16 */
+             "0001",        /* trailing bytes */
+      .result = CNT_DECODE_OK, .size = 18, .opcode = CNT_OP_BUSIEST,
+      .opaque = 0x4b1, .count = 0xffffffffu },
+    { .what = "busiest: body shorter than 4",
+      .hex = "90"           /* magic */
+             "37"           /* opcode: Busiest */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000002"     /* body length: 2 < 4 */
+             "000004b2"     /* opaque */
+             "0010",        /* half a count */
+      .result = CNT_DECODE_ERROR, .size = 14, .opcode = CNT_OP_BUSIEST,
+      .opaque = 0x4b2, .status = CNT_STATUS_INVALID },
+    { .what = "busiest: empty body",
+      .hex = "90"           /* magic */
+             "37"           /* opcode: Busiest */
+             "00"           /* flags */
+             "00"           /* reserved */
+             "00000000"     /* body length: 0 < 4 */
+             "000004b3",    /* opaque */
+      .result = CNT_DECODE_ERROR, .size = 12, .opcode = CNT_OP_BUSIEST,
+      .opaque = 0x4b3, .status = CNT_STATUS_INVALID },
     { .what = "unknown opcode declaring 4 GiB: 0x81, body skipped",
       .hex = "90"           /* magic */
              "7f"           /* opcode: unknown */
@@ -3422,7 +3462,7 @@ static void test_roundtrip_client_to_server(void **state)
     assert_int_equal(req.status, CNT_STATUS_INVALID);
     n = cnt_encode_get(buf, 12, "", 0);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
-    n = cnt_encode_simple(buf, 0x37, 13);
+    n = cnt_encode_simple(buf, 0x38, 13);
     assert_int_equal(decode_checked(buf, n, &req), CNT_DECODE_ERROR);
     assert_int_equal(req.status, CNT_STATUS_UNKNOWN_COMMAND);
     n = cnt_encode_wait_acquire(buf, 18, 0, 1, 0, 0, "k", 1);
@@ -4062,6 +4102,12 @@ static void test_encode_throttle_requests(void **state)
         "00000004"      /* body length */
         "00000008"      /* opaque */
         "000186a0");    /* capacity: 100000 */
+    n = cnt_encode_busiest(out, 0x3e, 16);
+    assert_bytes_hex(out, n,
+        "90" "37" "00" "00" /* magic, Busiest, flags, reserved */
+        "00000004"      /* body length */
+        "0000003e"      /* opaque */
+        "00000010");    /* count: 16 */
     n = cnt_encode_unthrottle(out, 9);
     assert_bytes_hex(out, n,
         "90" "48" "00" "00" /* magic, Unthrottle, flags, reserved */
@@ -4323,6 +4369,7 @@ static void test_decode_every_opcode_byte(void **state)
         case CNT_OP_NODE_SET:
         case CNT_OP_TENANT_SET_JSON:
         case CNT_OP_LEASE_LIST:
+        case CNT_OP_BUSIEST:
             assert_int_equal(r, CNT_DECODE_ERROR);
             assert_int_equal(req.status, CNT_STATUS_INVALID);
             break;

@@ -1129,6 +1129,78 @@ static void test_roundtrip_lease_list(void **state)
     free(body);
 }
 
+/* Busiest: records then the empty end, parsed back; malformed records
+ * are refused. */
+static void test_roundtrip_busiest(void **state)
+{
+    uint8_t buf[FIXTURE_MAX];
+    size_t n = 0, off = 0;
+    cnt_response res;
+    cnt_busy_record rec;
+    cnt_queues_record q;
+    uint8_t *body;
+
+    (void)state;
+    n += cnt_encode_busy_record(buf + n, 9, 120, CNT_BUSY_KIND_GCRA,
+                                (const uint8_t *)"api", 3);
+    n += cnt_encode_busy_record(buf + n, 9, 0xffffffff, CNT_BUSY_KIND_TTL,
+                                (const uint8_t *)"t", 1);
+    n += cnt_encode_empty(buf + n, CNT_OP_BUSIEST, 9);
+    assert_int_equal(n, CNT_BUSY_RECORD_SIZE(3) + CNT_BUSY_RECORD_SIZE(1) +
+                            CNT_HEADER_SIZE);
+
+    res = decode_response(buf, CNT_BUSY_RECORD_SIZE(3), CNT_OP_BUSIEST, 0,
+                          9);
+    assert_memory_equal(res.body, "\x00\x00\x00\x78\x02\x00\x03" "api",
+                        10);
+    assert_false(cnt_response_is_busiest_end(&res));
+    assert_true(cnt_parse_busy_record(&res, &rec));
+    assert_int_equal(rec.checks, 120);
+    assert_int_equal(rec.kind, CNT_BUSY_KIND_GCRA);
+    assert_int_equal(rec.name_len, 3);
+    assert_memory_equal(rec.name, "api", 3);
+    /* A Busiest record is not a Queues record. */
+    assert_false(cnt_parse_queues_record(&res, &q));
+    off += res.size;
+
+    assert_int_equal(cnt_response_decode(buf + off, n - off, &res),
+                     CNT_DECODE_OK);
+    assert_true(cnt_parse_busy_record(&res, &rec));
+    assert_int_equal(rec.checks, 0xffffffff);
+    assert_int_equal(rec.kind, CNT_BUSY_KIND_TTL);
+    assert_memory_equal(rec.name, "t", 1);
+    off += res.size;
+
+    res = decode_response(buf + off, n - off, CNT_OP_BUSIEST, 0, 9);
+    assert_true(cnt_response_is_busiest_end(&res));
+    assert_false(cnt_response_is_queues_end(&res));
+    assert_false(cnt_parse_busy_record(&res, &rec));
+    assert_int_equal(off + res.size, n);
+
+    n = cnt_encode_empty(buf, CNT_OP_QUEUES, 10);
+    res = decode_response(buf, n, CNT_OP_QUEUES, 0, 10);
+    assert_false(cnt_response_is_busiest_end(&res));
+
+    res = hex_response("00000001"   /* checks */
+                       "01"         /* kind */
+                       "00",        /* half a name length */
+                       CNT_MAGIC_RESPONSE, CNT_OP_BUSIEST, 0, &body);
+    assert_false(cnt_parse_busy_record(&res, &rec));
+    free(body);
+    res = hex_response("00000001"   /* checks */
+                       "01"         /* kind */
+                       "0003"       /* name length 3 */
+                       "6162",      /* only 2 name bytes */
+                       CNT_MAGIC_RESPONSE, CNT_OP_BUSIEST, 0, &body);
+    assert_false(cnt_parse_busy_record(&res, &rec));
+    free(body);
+    res = hex_response("00000001" "01" "0001" "61",
+                       CNT_MAGIC_RESPONSE, CNT_OP_BUSIEST,
+                       CNT_STATUS_INVALID, &body);
+    assert_false(cnt_parse_busy_record(&res, &rec));
+    free(body);
+}
+
 /* ---- Tenant throttling answers ---- */
 
 /* The throttling answers, byte for byte: a throttled charge, a tenant
@@ -1774,6 +1846,7 @@ int main(void)
         cmocka_unit_test(test_extension_answers_malformed),
         cmocka_unit_test(test_roundtrip_queues),
         cmocka_unit_test(test_roundtrip_lease_list),
+        cmocka_unit_test(test_roundtrip_busiest),
         cmocka_unit_test(test_encode_rate_limit_answers),
         cmocka_unit_test(test_roundtrip_rate_limit_answers),
         cmocka_unit_test(test_rate_limit_answers_malformed),

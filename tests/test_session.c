@@ -640,7 +640,7 @@ static void test_stats_and_counting(void **state)
     while (cnt_stats_next(&res, &end, &k, &kl, &v, &vl))
         pairs++;
     assert_int_equal(end, res.body_len);
-    assert_int_equal(pairs, 93);
+    assert_int_equal(pairs, 94);
     fixture_free(f);
 }
 

@@ -15,7 +15,7 @@
 #include "engine/core/stats.h"
 #include "tests/engine_fake.h"
 
-#define NITEMS 93
+#define NITEMS 94
 
 typedef struct report {
     unsigned n;
@@ -57,6 +57,7 @@ static const char *const expected_order[NITEMS] = {
     "command:node_set", "command:unthrottle", "command:reload",
     "command:tenant_set_json", "command:node_set_json",
     "command:auth_user", "command:lease_list",
+    "command:busiest",
     "rejected_connections", "buckets", "interval",
     "memory_limit", "waiting", "leases", "queue_grants", "wait_timeouts",
     "lease_expirations", "wait_cancels", "ttl_objects", "ttl_checks",

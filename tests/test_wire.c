@@ -94,7 +94,8 @@ static void test_extension_texts_and_names(void **state)
                         "window_check");
     assert_string_equal(cnt_opcode_name(CNT_OP_GCRA_CHECK), "gcra_check");
     assert_string_equal(cnt_opcode_name(CNT_OP_MULTI_CHECK), "multi_check");
-    assert_null(cnt_opcode_name(0x37));
+    assert_string_equal(cnt_opcode_name(CNT_OP_BUSIEST), "busiest");
+    assert_null(cnt_opcode_name(0x38));
     assert_int_equal(CNT_OP_TTL_INSERT, 0x30);
     assert_int_equal(CNT_OP_TTL_QUERY, 0x31);
     assert_int_equal(CNT_OP_TTL_UPDATE, 0x32);
@@ -322,7 +323,7 @@ static void test_opcode_table_reference_rows(void **state)
     for (unsigned op = 0; op < 256; op++)
         if (cnt_opcode_table[op].body != CNT_BODY_UNKNOWN)
             known++;
-    assert_int_equal(known, 6 + 4 + 7 + 11 + 2 + 1);
+    assert_int_equal(known, 6 + 4 + 8 + 11 + 2 + 1);
     assert_int_equal(cnt_opcode_table[CNT_OP_NOOP].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_STATS].body, CNT_BODY_SKIP);
     assert_int_equal(cnt_opcode_table[CNT_OP_DUMP].body, CNT_BODY_SKIP);

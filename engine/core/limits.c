@@ -16,11 +16,28 @@ const cnt_limits_kind *const cnt_limits_kinds[CNT_LIMITS_KINDS] = {
     [CNT_LIMITS_GCRA] = &cnt_limits_gcra_kind,
 };
 
+/* Takes rec out of its stripe's hot table (stripe lock held). Only a
+ * record in the table pays for finding its stripe (hashing its name). */
+static void do_hot_leave(cnt_limits *l, cnt_limit_rec *rec)
+{
+    if (rec->hot == 0)
+        return;
+    size_t b = cnt_map_bucket_of(&l->map, rec->name, rec->name_len);
+    cnt_limits_hot *h = &l->hot[b % CNT_MAP_STRIPES];
+
+    if ((rec->hot & 0x0f) != 0)
+        h->cur[(rec->hot & 0x0f) - 1] = NULL;
+    if ((rec->hot >> 4) != 0)
+        h->prev[(rec->hot >> 4) - 1] = NULL;
+    rec->hot = 0;
+}
+
 /* Frees what rec owns and forgets it in the figures; see limits_int.h. */
 void cnt_limits_rec_forget(cnt_limits *l, cnt_limit_rec *rec, bool expired)
 {
     const cnt_limits_kind *kind = cnt_limits_kinds[rec->kind];
 
+    do_hot_leave(l, rec);
     if (kind->forget != NULL)
         kind->forget(l, rec);
     cnt_limits_fig_sub(&l->fig[rec->kind].objects, 1);
@@ -40,6 +57,8 @@ cnt_limit_rec *cnt_limits_do_create(cnt_limits *l, size_t b, uint8_t kind,
     r->unit = 0;
     r->a = r->b = 0;
     r->u.counts = NULL;
+    r->busy_sec = r->busy_cur = r->busy_prev = 0;
+    r->hot = 0;
     cnt_limits_fig_add(&l->fig[kind].objects, 1);
     return r;
 }
@@ -67,6 +86,16 @@ cnt_limits *cnt_limits_new(const cnt_limits_config *cfg)
         return NULL;
     memset(l, 0, sizeof *l);
     if (cnt_map_init(&l->map, &mc) != 0) {
+        free(l);
+        return NULL;
+    }
+    /* Stripe s guards the buckets b with b % CNT_MAP_STRIPES == s, so a
+     * map of fewer buckets uses only that many stripes. */
+    l->nhot = cnt_map_buckets(&l->map) < CNT_MAP_STRIPES
+                  ? cnt_map_buckets(&l->map) : CNT_MAP_STRIPES;
+    l->hot = calloc(l->nhot, sizeof *l->hot);
+    if (l->hot == NULL) {
+        cnt_map_destroy(&l->map);
         free(l);
         return NULL;
     }
@@ -102,6 +131,7 @@ void cnt_limits_free(cnt_limits *l)
 
     cnt_map_sweep(&l->map, 0, cnt_map_buckets(&l->map), &all, &now);
     cnt_map_destroy(&l->map);
+    free(l->hot);
     free(l);
 }
 
@@ -168,5 +198,225 @@ void cnt_limits_stats_get(const cnt_limits *l, cnt_limits_stats *out)
         out->kind[k].expired = atomic_load(&f->expired);
     }
     cnt_map_get_stats(&l->map, &ms);
-    out->used_memory = ms.used_memory + sizeof *l;
+    out->used_memory = ms.used_memory + sizeof *l +
+                       l->nhot * sizeof *l->hot;
+}
+
+/* ---- The busiest names ---- */
+
+/* A record's checks in second s (lock held): its current count, or its
+ * previous one when it has moved on to s + 1. */
+static uint32_t busy_checks_in(const cnt_limit_rec *r, uint32_t s)
+{
+    if (r->busy_sec == s)
+        return r->busy_cur;
+    if (r->busy_sec == s + 1)
+        return r->busy_prev;
+    return 0;
+}
+
+/* An entry's checks in its table's second s: 0 when empty or when its
+ * record was last checked in an earlier second. */
+static uint32_t hot_count(const cnt_limit_rec *r, uint32_t s)
+{
+    return r != NULL && r->busy_sec == s ? r->busy_cur : 0;
+}
+
+/* Starts second s on a hot table: cur as it stands becomes prev if it
+ * ranked the second just before (else prev empties), and cur keeps its
+ * records, which count 0 in s until they are checked again. */
+static void do_hot_turn(cnt_limits_hot *h, uint32_t s)
+{
+    bool last = h->sec + 1 == s;
+
+    for (unsigned i = 0; i < CNT_LIMITS_HOT; i++) {
+        if (h->prev[i] != NULL)
+            h->prev[i]->hot &= 0x0f;
+        h->prev[i] = last ? h->cur[i] : NULL;
+        if (h->prev[i] != NULL)
+            h->prev[i]->hot |= (uint8_t)((i + 1) << 4);
+    }
+    h->sec = s;
+    h->min = 0;
+}
+
+/* Offers r, not in cur, whose count in second s beats h->min: it takes
+ * the place of the entry with the fewest checks in s if it has more, and
+ * min becomes the table's true minimum either way. */
+static void do_hot_offer(cnt_limits_hot *h, cnt_limit_rec *r, uint32_t s)
+{
+    unsigned at = 0;
+    uint32_t least = UINT32_MAX;
+
+    for (unsigned i = 0; i < CNT_LIMITS_HOT; i++) {
+        uint32_t c = hot_count(h->cur[i], s);
+        if (c < least) {
+            least = c;
+            at = i;
+        }
+    }
+    if (r->busy_cur > least) {
+        if (h->cur[at] != NULL)
+            h->cur[at]->hot &= 0xf0;
+        h->cur[at] = r;
+        r->hot = (uint8_t)((r->hot & 0xf0) | (at + 1));
+        least = UINT32_MAX;
+        for (unsigned i = 0; i < CNT_LIMITS_HOT; i++)
+            if (hot_count(h->cur[i], s) < least)
+                least = hot_count(h->cur[i], s);
+    }
+    h->min = least;
+}
+
+/* Counts one check of r; see cnt_limits_do_busy in limits_int.h. A
+ * request reads its time before it takes the lock, so one that waited
+ * may come after a later one: it counts in the stripe's second then,
+ * which never goes back. */
+void cnt_limits_do_busy_slow(cnt_limits *l, size_t b, cnt_limit_rec *r,
+                             uint64_t now)
+{
+    cnt_limits_hot *h = &l->hot[b % CNT_MAP_STRIPES];
+    uint32_t s = (uint32_t)(now / CNT_LIMITS_SECOND_NS);
+
+    if (s < h->sec)
+        s = h->sec;
+    if (r->busy_sec != s) {
+        r->busy_prev = r->busy_sec + 1 == s ? r->busy_cur : 0;
+        r->busy_sec = s;
+        r->busy_cur = 0;
+    }
+    r->busy_cur++;
+    if (h->sec != s)
+        do_hot_turn(h, s);
+    if ((r->hot & 0x0f) == 0 && r->busy_cur > h->min)
+        do_hot_offer(h, r, s);
+}
+
+/* A listing in progress: a min-heap of at most cap entries by checks (the
+ * least busy at the root), and whether a copy failed. */
+typedef struct busiest_ctx {
+    cnt_busy_name *heap;
+    size_t n, cap;
+    bool failed;
+} busiest_ctx;
+
+/* Whether x ranks below y: fewer checks, then a later kind or name. */
+static bool busy_below(const cnt_busy_name *x, const cnt_busy_name *y)
+{
+    if (x->checks != y->checks)
+        return x->checks < y->checks;
+    if (x->kind != y->kind)
+        return x->kind > y->kind;
+    size_t m = x->name_len < y->name_len ? x->name_len : y->name_len;
+    int c = memcmp(x->name, y->name, m);
+    if (c != 0)
+        return c > 0;
+    return x->name_len > y->name_len;
+}
+
+static void busy_swap(cnt_busy_name *h, size_t i, size_t j)
+{
+    cnt_busy_name t = h[i];
+
+    h[i] = h[j];
+    h[j] = t;
+}
+
+/* Restores the heap below i. */
+static void busy_sift_down(cnt_busy_name *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t lc = 2 * i + 1, rc = lc + 1, m = i;
+        if (lc < n && busy_below(&h[lc], &h[m]))
+            m = lc;
+        if (rc < n && busy_below(&h[rc], &h[m]))
+            m = rc;
+        if (m == i)
+            return;
+        busy_swap(h, i, m);
+        i = m;
+    }
+}
+
+/* Restores the heap above i. */
+static void busy_sift_up(cnt_busy_name *h, size_t i)
+{
+    while (i > 0 && busy_below(&h[i], &h[(i - 1) / 2])) {
+        busy_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+/* Offers one record with its checks to the heap (stripe lock held),
+ * copying its name if it gets in. */
+static void busiest_offer(busiest_ctx *b, const cnt_limit_rec *r,
+                          uint32_t checks)
+{
+    cnt_busy_name cand = {r->kind, checks, r->name_len, (uint8_t *)r->name};
+
+    if (b->n == b->cap && !busy_below(&b->heap[0], &cand))
+        return;
+    uint8_t *copy = malloc(r->name_len);
+    if (copy == NULL) {
+        b->failed = true;
+        return;
+    }
+    memcpy(copy, r->name, r->name_len);
+    cand.name = copy;
+    if (b->n < b->cap) {
+        b->heap[b->n] = cand;
+        busy_sift_up(b->heap, b->n++);
+    } else {
+        free(b->heap[0].name);
+        b->heap[0] = cand;
+        busy_sift_down(b->heap, b->n, 0);
+    }
+}
+
+/* Lists the busiest names; see limits.h. Each stripe's lock is held for
+ * its CNT_LIMITS_HOT entries only. */
+bool cnt_limits_busiest(cnt_limits *l, uint32_t n, cnt_busy_name *out,
+                        size_t *found)
+{
+    uint64_t now = cnt_clock_mono_ns(l->clock);
+    uint32_t s = (uint32_t)(now / CNT_LIMITS_SECOND_NS) - 1;
+    busiest_ctx b = {out, 0, n < CNT_LIMITS_BUSIEST_MAX
+                                 ? n : CNT_LIMITS_BUSIEST_MAX, false};
+
+    *found = 0;
+    if (b.cap == 0)
+        return true;
+    for (size_t i = 0; i < l->nhot && !b.failed; i++) {
+        pthread_mutex_t *lock = cnt_map_lock(&l->map, i);
+        const cnt_limits_hot *h = &l->hot[i];
+        cnt_limit_rec *const *v = h->sec == s ? h->cur
+                                  : h->sec == s + 1 ? h->prev : NULL;
+        for (unsigned k = 0; v != NULL && k < CNT_LIMITS_HOT && !b.failed;
+             k++) {
+            uint32_t c = v[k] != NULL ? busy_checks_in(v[k], s) : 0;
+            if (c > 0)
+                busiest_offer(&b, v[k], c);
+        }
+        cnt_map_unlock(lock);
+    }
+    if (b.failed) {
+        cnt_limits_busiest_free(out, b.n);
+        return false;
+    }
+    /* Heap order to busiest first: take the least busy off the end. */
+    for (size_t k = b.n; k > 1; k--) {
+        busy_swap(out, 0, k - 1);
+        busy_sift_down(out, k - 1, 0);
+    }
+    *found = b.n;
+    return true;
+}
+
+/* Frees a listing's names. */
+void cnt_limits_busiest_free(cnt_busy_name *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        v[i].name = NULL;
+    }
 }

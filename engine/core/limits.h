@@ -109,6 +109,50 @@ cnt_status cnt_limits_multi(cnt_limits *l, const cnt_check_request *items,
                             size_t n, bool peek, cnt_check_result *out,
                             uint8_t *overall);
 
+/* Nanoseconds of the seconds the busiest-names listing counts in. */
+#define CNT_LIMITS_SECOND_NS 1000000000ull
+
+/* Entries of one stripe's hot table. Four per stripe: a listing names
+ * at most CNT_LIMITS_BUSIEST_MAX (16) records, and the keyed hash spreads
+ * those over the stripes, so that a name is missed only when four
+ * busier ones share its stripe; more entries would cost memory on every
+ * stripe (8 bytes each, twice) for a case that the hash makes rare. */
+#define CNT_LIMITS_HOT 4u
+
+/* Most names one busiest-names listing returns. */
+#define CNT_LIMITS_BUSIEST_MAX 16u
+
+/* One of the busiest rate-limit records: its kind, its checks in the last
+ * whole second, its name (a copy the listing allocated). */
+typedef struct cnt_busy_name {
+    uint8_t kind;
+    uint32_t checks;
+    uint16_t name_len;
+    uint8_t *name;
+} cnt_busy_name;
+
+/* Fills out[0..*found) with the (at most n, clamped to
+ * CNT_LIMITS_BUSIEST_MAX) records of any kind that had the most checks in
+ * the last whole second of the clock, busiest first (ties by kind, then
+ * name); records with no check in that second are left out. A check is a
+ * window or GCRA check (allowed, limited or peeking, alone or in a
+ * multi-check) or a TTL operation that found or made a live counter
+ * (insert, query, change).
+ *
+ * It reads only each stripe's hot table (CNT_LIMITS_HOT entries, kept by
+ * the checks), not the records, so its cost does not grow with them. It
+ * is approximate in one way: a stripe keeps its CNT_LIMITS_HOT busiest
+ * records of the second, so a record is missed when that many busier ones
+ * share its stripe. The counts are exact.
+ *
+ * False when memory ran short (nothing to free then). Free the names with
+ * cnt_limits_busiest_free. */
+bool cnt_limits_busiest(cnt_limits *l, uint32_t n, cnt_busy_name *out,
+                        size_t *found);
+
+/* Frees the names of a busiest-names listing. */
+void cnt_limits_busiest_free(cnt_busy_name *v, size_t n);
+
 /* Figures per kind (CNT_LIMITS_TTL, _WINDOW, _GCRA), read without locks. */
 typedef struct cnt_limits_stats {
     struct {

@@ -129,6 +129,12 @@ static cnt_status items_run(cnt_limits *l, cnt_limits_item *it, size_t n,
                 cnt_limits_kinds[it[i].kind]->charge(l, &it[i]);
         }
     }
+    /* Every check of a record counts for the busiest names, allowed or
+     * not, peek or not; a check that found no record and made none has
+     * nothing to count on. */
+    for (size_t i = 0; i < n; i++)
+        if (it[i].rec != NULL)
+            cnt_limits_do_busy(l, it[i].bucket, it[i].rec, judge);
     cnt_map_unlock_many(&l->map, &locks);
     while (dead != NULL) {
         cnt_map_node *next = atomic_load_explicit(&dead->next,

@@ -34,8 +34,16 @@ typedef struct cnt_limit_rec {
             uint32_t frac;      /* TAT = a + frac / count ns */
         } g;
     } u;
+    /* Checks of this record per second, for the busiest-names listing:
+     * busy_sec is the (truncated) second busy_cur counts in, busy_prev
+     * the count of the second before it (0 if that had none). */
+    uint32_t busy_sec, busy_cur, busy_prev;
     uint8_t kind;               /* CNT_LIMITS_TTL, _WINDOW, _GCRA */
     uint8_t unit;               /* ttl: display unit; window: slots */
+    /* Where the record sits in its stripe's hot table (cnt_limits_hot):
+     * the low nibble is its slot in cur plus one, the high nibble its
+     * slot in prev plus one; 0 in both: in neither. */
+    uint8_t hot;
     uint16_t name_len;
     uint8_t name[];
 } cnt_limit_rec;
@@ -50,8 +58,25 @@ typedef struct cnt_limits_figures {
     atomic_uint_fast64_t expired;
 } cnt_limits_figures;
 
+/* One stripe's hottest records, under the stripe's lock: cur holds the
+ * records with the most checks in the second sec (a record of another
+ * second counts 0 there, an empty entry too), min a lower bound of their
+ * counts, so a colder record passes by without a search; prev is cur as
+ * it stood at the end of second sec - 1 (empty if that second had no
+ * check on the stripe), which a listing in second sec reads. Records that
+ * go leave both (cnt_limits_rec_forget), so no entry points at freed
+ * memory. */
+typedef struct cnt_limits_hot {
+    cnt_limit_rec *cur[CNT_LIMITS_HOT];
+    cnt_limit_rec *prev[CNT_LIMITS_HOT];
+    uint32_t sec;
+    uint32_t min;
+} cnt_limits_hot;
+
 struct cnt_limits {
     cnt_map map;
+    cnt_limits_hot *hot;        /* one per stripe in use (nhot) */
+    size_t nhot;
     const cnt_clock *clock;
     atomic_size_t sweep_next;   /* where cnt_limits_sweep goes on */
     cnt_limits_figures fig[CNT_LIMITS_KINDS];
@@ -180,8 +205,33 @@ static inline cnt_limit_rec *cnt_limits_do_find(cnt_limits *l, size_t b,
 cnt_limit_rec *cnt_limits_do_create(cnt_limits *l, size_t b, uint8_t kind,
                                     const uint8_t *name, uint16_t len);
 
-/* Frees what rec owns beside its node (its kind's forget) and forgets the
- * record in the figures; expired says it went past its expiry. */
+/* The part of cnt_limits_do_busy off its fast path: a new second for r or
+ * its stripe, or r not in the stripe's table; same arguments. */
+void cnt_limits_do_busy_slow(cnt_limits *l, size_t b, cnt_limit_rec *r,
+                             uint64_t now);
+
+/* Counts one check (or TTL operation) of r made at now in its stripe's
+ * second, and offers r to the stripe's hot table; the stripe lock of
+ * bucket b (r's) held. Inline for the common case of a record in the
+ * table checked again in the second it counts in, which only counts
+ * (without touching the table: the stripe has seen that second, and a
+ * request that read its clock before a later one took the lock counts in
+ * its own second). No count wraps: a record cannot take 2^32 checks in a
+ * second. */
+static inline void cnt_limits_do_busy(cnt_limits *l, size_t b,
+                                      cnt_limit_rec *r, uint64_t now)
+{
+    if (r->busy_sec == (uint32_t)(now / CNT_LIMITS_SECOND_NS) &&
+        (r->hot & 0x0f) != 0) {
+        r->busy_cur++;
+        return;
+    }
+    cnt_limits_do_busy_slow(l, b, r, now);
+}
+
+/* Frees what rec owns beside its node (its kind's forget), takes it out
+ * of its stripe's hot table and forgets the record in the figures;
+ * expired says it went past its expiry. Stripe lock held. */
 void cnt_limits_rec_forget(cnt_limits *l, cnt_limit_rec *rec, bool expired);
 
 #endif

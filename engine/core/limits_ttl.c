@@ -92,6 +92,8 @@ cnt_status cnt_ttl_insert(cnt_limits *l, const uint8_t *name, uint16_t len,
             r->unit = unit;
         }
     }
+    if (r != NULL)
+        cnt_limits_do_busy(l, b, r, now);
     cnt_map_unlock(lock);
     return ttl_count(l, st);
 }
@@ -111,6 +113,7 @@ cnt_status cnt_ttl_query(cnt_limits *l, const uint8_t *name, uint16_t len,
     cnt_limit_rec *r = do_ttl_live(l, b, name, len, now, &dead);
     if (r != NULL) {
         ttl_fill(r, now, out);
+        cnt_limits_do_busy(l, b, r, now);
         st = CNT_STATUS_OK;
     }
     cnt_map_unlock(lock);
@@ -191,6 +194,7 @@ cnt_status cnt_ttl_update(cnt_limits *l, const uint8_t *name, uint16_t len,
                  : do_ttl_time(r, change, value_ns, now);
         if (st == CNT_STATUS_OK)
             ttl_fill(r, now, out);
+        cnt_limits_do_busy(l, b, r, now);
     }
     cnt_map_unlock(lock);
     dead_free(dead);

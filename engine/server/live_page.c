@@ -6,7 +6,8 @@
  * and shows: the node's figures, a chart of commands per second (the
  * difference of two snapshots of counter_commands_total), the groups by
  * queue length, the tenants by use with bars against their reserve and
- * hard limit, the rate limits and the commands. */
+ * hard limit, the rate limits with their busiest names of the last
+ * second, and the commands. */
 #include "config.h"
 
 #include "engine/server/metrics.h"
@@ -59,6 +60,7 @@ const char cnt_live_page[] =
     "<section><h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th><th class=\"n\">held</th><th class=\"n\">max</th><th class=\"n\">waiting</th></tr></thead><tbody></tbody></table></section>\n"
     "<section class=\"wide\"><h2>Tenants</h2><table id=\"tenants\"><thead><tr><th>tenant</th><th class=\"n\">used</th><th class=\"n\">reserve</th><th class=\"n\">hard limit</th><th>use; green: reserve, red: hard limit</th><th class=\"n\">throttled</th></tr></thead><tbody></tbody></table></section>\n"
     "<section><h2>Rate limits</h2><table id=\"limits\"><thead><tr><th>kind</th><th class=\"n\">records</th><th class=\"n\">checks</th><th class=\"n\">limited</th></tr></thead><tbody></tbody></table></section>\n"
+    "<section><h2>Busiest rate limits</h2><table id=\"busiest\"><thead><tr><th>kind</th><th>name</th><th class=\"n\">checks / s</th></tr></thead><tbody></tbody></table></section>\n"
     "<section><h2>Commands</h2><table id=\"commands\"><thead><tr><th>opcode</th><th class=\"n\">per second</th><th class=\"n\">total</th></tr></thead><tbody></tbody></table></section>\n"
     "</main>\n"
     "<script>\n"
@@ -190,6 +192,12 @@ const char cnt_live_page[] =
     "  fill(\"limits\", Object.keys(lobj).map((k) => (tr) => {\n"
     "    cell(tr, k); cell(tr, fmt(lobj[k]), \"n\"); cell(tr, fmt(lchk[k]), \"n\"); cell(tr, fmt(llim[k]), \"n\");\n"
     "  }), \"\", 4);\n"
+    "\n"
+    "  const busy = m.get(\"counter_limit_busiest_checks\") || [];\n"
+    "  fill(\"busiest\", busy.map((b) => (tr) => {\n"
+    "    tr.dataset.limit = b.labels.kind + \":\" + b.labels.name;\n"
+    "    cell(tr, b.labels.kind); cell(tr, b.labels.name); cell(tr, fmt(b.value), \"n\");\n"
+    "  }), \"no checks in the last second\", 3);\n"
     "\n"
     "  const ops = Object.keys(cmds).filter((k) => cmds[k] > 0).sort((a, b) => (rates[b] || 0) - (rates[a] || 0) || cmds[b] - cmds[a]);\n"
     "  fill(\"commands\", ops.map((k) => (tr) => {\n"

@@ -289,6 +289,12 @@ bool cnt_metrics_collect(const cnt_metrics_sources *src,
                 ;
         }
     }
+    if (src->limits != NULL &&
+        !cnt_limits_busiest(src->limits, CNT_METRICS_BUSIEST, snap->busiest,
+                            &snap->nbusiest)) {
+        cnt_metrics_snapshot_free(snap);
+        return false;
+    }
     if (src->throttle != NULL) {
         tenant_ctx tc = {snap, 0, false};
         cnt_map_cursor cur;
@@ -313,6 +319,8 @@ void cnt_metrics_snapshot_free(cnt_metrics_snapshot *snap)
         free(snap->tenants[i].name);
     free(snap->tenants);
     free(snap->groups);
+    cnt_limits_busiest_free(snap->busiest, snap->nbusiest);
+    snap->nbusiest = 0;
     snap->tenants = NULL;
     snap->groups = NULL;
     snap->ntenants = snap->ngroups = 0;
@@ -540,6 +548,31 @@ static bool put_tenants(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
     return put_tenant_reasons(o, snap);
 }
 
+/* The busiest rate-limit names of the last whole second, at most
+ * CNT_METRICS_BUSIEST of them. */
+static bool put_busiest(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
+{
+    static const char family[] = "counter_limit_busiest_checks";
+    static const char *const kinds[CNT_LIMITS_KINDS] = {
+        [CNT_LIMITS_TTL] = "ttl", [CNT_LIMITS_WINDOW] = "window",
+        [CNT_LIMITS_GCRA] = "gcra",
+    };
+
+    if (!put_head(o, family, GAUGE,
+                  "Checks in the last whole second of the busiest "
+                  "rate-limit names (at most 10)."))
+        return false;
+    for (size_t i = 0; i < snap->nbusiest; i++) {
+        const cnt_busy_name *b = &snap->busiest[i];
+        if (!put(o, "%s{kind=\"%s\",name=\"", family,
+                 b->kind < CNT_LIMITS_KINDS ? kinds[b->kind] : "?") ||
+            !put_label(o, b->name, b->name_len) ||
+            !put(o, "\"} %" PRIu32 "\n", b->checks))
+            return false;
+    }
+    return true;
+}
+
 /* Writes the exposition; see metrics.h. */
 bool cnt_metrics_write(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
 {
@@ -553,5 +586,6 @@ bool cnt_metrics_write(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
     }
     if (snap->has_node && !put_node(o, &snap->node))
         return false;
-    return put_groups(o, snap) && put_tenants(o, snap);
+    return put_groups(o, snap) && put_tenants(o, snap) &&
+           put_busiest(o, snap);
 }

@@ -14,8 +14,14 @@
 
 #include "engine/core/stats.h"
 #include "engine/core/groups.h"
+#include "engine/core/limits.h"
 #include "engine/server/outbuf.h"
 #include "protocol/response.h"
+
+/* The busiest rate-limit names a snapshot holds: enough to see which
+ * limits carry the traffic, few enough that the names clients choose
+ * add at most this many series to a scrape. */
+#define CNT_METRICS_BUSIEST 10u
 
 /* The Stats items a snapshot holds at most (about 90 today). */
 #define CNT_METRICS_ITEMS_MAX 192u
@@ -52,6 +58,8 @@ typedef struct cnt_metrics_snapshot {
     cnt_metrics_group *groups;      /* in the group set's order */
     size_t ntenants;
     cnt_metrics_tenant *tenants;    /* in the order the listing met them */
+    size_t nbusiest;
+    cnt_busy_name busiest[CNT_METRICS_BUSIEST]; /* busiest first */
 } cnt_metrics_snapshot;
 
 /* What a snapshot is read from; any pointer may be NULL. */
@@ -59,6 +67,7 @@ typedef struct cnt_metrics_sources {
     cnt_stats_sources stats;
     cnt_table *table;
     cnt_throttle *throttle;
+    cnt_limits *limits;
     const cnt_groups *groups;
 } cnt_metrics_sources;
 

@@ -527,6 +527,7 @@ static const session_handler session_handlers[256] = {
     [CNT_OP_NODE_SET_JSON] = THROTTLE(cnt_session_node_set_json),
     [CNT_OP_AUTH_USER] = THROTTLE(cnt_session_auth_user),
     [CNT_OP_LEASE_LIST] = PLAIN(session_lease_list),
+    [CNT_OP_BUSIEST] = LIMITS(cnt_session_busiest),
 #undef PLAIN
 #undef AT
 #undef LIMITS

@@ -36,13 +36,16 @@ void cnt_session_wait_release_op(cnt_session *s, const cnt_request *req);
  * stops, without a word when the session ends. */
 void cnt_session_end_tickets(cnt_session *s, bool shutdown);
 
-/* The rate-limit opcodes (0x30-0x36), answered from s->env->limits. */
+/* The rate-limit opcodes (0x30-0x37), answered from s->env->limits. */
 void cnt_session_ttl_insert(cnt_session *s, const cnt_request *req);
 void cnt_session_ttl_query(cnt_session *s, const cnt_request *req);
 void cnt_session_ttl_update(cnt_session *s, const cnt_request *req);
 void cnt_session_ttl_purge(cnt_session *s, const cnt_request *req);
 void cnt_session_check(cnt_session *s, const cnt_request *req);
 void cnt_session_multi_check(cnt_session *s, const cnt_request *req);
+/* Busiest (0x37): the busiest rate-limit names, one packet each, then an
+ * empty one. */
+void cnt_session_busiest(cnt_session *s, const cnt_request *req);
 
 /* The tenant-throttling opcodes (0x40-0x49, 0x2a and 0x2c, but
  * Tenant_list, which streams

@@ -114,3 +114,41 @@ void cnt_session_multi_check(cnt_session *s, const cnt_request *req)
                           cnt_encode_multi_answer(p, req->opaque, overall,
                                                   answers, (uint8_t)n));
 }
+
+_Static_assert(CNT_LIMITS_TTL == CNT_BUSY_KIND_TTL &&
+                   CNT_LIMITS_WINDOW == CNT_BUSY_KIND_WINDOW &&
+                   CNT_LIMITS_GCRA == CNT_BUSY_KIND_GCRA,
+               "the wire's kinds are the core's");
+_Static_assert(CNT_LIMITS_BUSIEST_MAX == CNT_BUSIEST_MAX,
+               "the wire's bound is the core's");
+
+/* Busiest: the names with the most checks in the last whole second,
+ * busiest first, one packet each, then an empty one. The listing is
+ * taken whole before anything is written, so the answer is at most
+ * CNT_BUSIEST_MAX records (each name at most 65535 bytes). */
+void cnt_session_busiest(cnt_session *s, const cnt_request *req)
+{
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found = 0;
+
+    if (!cnt_limits_busiest(s->env->limits, req->count, v, &found)) {
+        cnt_session_put_error(s, req->opcode, CNT_STATUS_OUT_OF_MEMORY,
+                              req->opaque);
+        return;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < found && ok; i++) {
+        uint8_t *p =
+            cnt_session_reserve(s, CNT_BUSY_RECORD_SIZE(v[i].name_len));
+        ok = p != NULL;
+        if (ok)
+            cnt_outbuf_commit(&s->out,
+                              cnt_encode_busy_record(p, req->opaque,
+                                                     v[i].checks, v[i].kind,
+                                                     v[i].name,
+                                                     v[i].name_len));
+    }
+    cnt_limits_busiest_free(v, found);
+    if (ok)
+        cnt_session_put_empty(s, req->opcode, req->opaque);
+}

@@ -184,7 +184,7 @@ static bool ws_exposition(const cnt_session_env *env, cnt_outbuf *body)
         .stats = {env->stats, env->table, env->limits, env->throttle,
                   env->gc},
         .table = env->table, .throttle = env->throttle,
-        .groups = env->groups,
+        .limits = env->limits, .groups = env->groups,
     };
     cnt_metrics_snapshot *snap = malloc(sizeof(*snap));
     bool ok = false;

@@ -50,14 +50,14 @@ use constant {
     GROUP_DEFAULT => 0xffffffff,
 };
 
-# Every opcode the server answers; any other byte gets 0x81. 0x30-0x36 are
+# Every opcode the server answers; any other byte gets 0x81. 0x30-0x37 are
 # the rate limits (ttl_insert, ttl_query, ttl_update, ttl_purge,
-# window_check, gcra_check, multi_check); 0x40-0x49 tenant throttling
+# window_check, gcra_check, multi_check, busiest); 0x40-0x49 tenant throttling
 # (auth, throttle, tenant_show, tenant_list, node_show, tenant_set,
 # tenant_remove, node_set, unthrottle, reload).
 our @KNOWN_OPCODES = (OP_NOOP, OP_GET, OP_ACQUIRE, OP_RELEASE, OP_STATS,
                       OP_DUMP, OP_WAIT_ACQUIRE, OP_RENEW, OP_WAIT_RELEASE,
-                      OP_QUEUES, 0x2a, 0x2c, 0x30 .. 0x36, 0x40 .. 0x4a);
+                      OP_QUEUES, 0x2a, 0x2c, 0x30 .. 0x37, 0x40 .. 0x4a);
 
 # Error bodies, exactly as the reference sends them.
 our %STATUS_TEXT = (
@@ -1088,6 +1088,41 @@ sub parse_lease_record {
              name => substr($r->{body}, 18, $nl) };
 }
 
+# ---- The busiest rate-limit names ----
+
+use constant {
+    OP_BUSIEST => 0x37,
+    BUSIEST_MAX => 16,
+    # The kind byte of a busiest record.
+    KIND_TTL => 0, KIND_WINDOW => 1, KIND_GCRA => 2,
+};
+
+# Names of the kinds, indexed by the kind byte (counterctl's words).
+our @KIND_NAME = qw(ttl window gcra);
+
+push @EXPORT, qw(OP_BUSIEST BUSIEST_MAX KIND_TTL KIND_WINDOW KIND_GCRA
+                 @KIND_NAME req_busiest parse_busy_record);
+
+# Busiest COUNT. Options: extra (bytes after the count), plus req's.
+sub req_busiest {
+    my ($count, @o) = @_;
+    my ($b, %o) = _split_opts([], @o);
+    return req(OP_BUSIEST, pack('N', $count) . ($b->{extra} // ''), %o);
+}
+
+# Parses one busiest record (status 0: checks u32, kind u8, name_len u16,
+# the name): a hash (checks kind name), or undef when r is not one (the
+# empty end marker included).
+sub parse_busy_record {
+    my ($r) = @_;
+    return undef unless $r && $r->{magic} == 0x91 && $r->{status} == ST_OK
+                        && length $r->{body} >= 7;
+    my ($checks, $kind, $nl) = unpack 'NCn', $r->{body};
+    return undef unless length $r->{body} == 7 + $nl;
+    return { checks => $checks, kind => $kind,
+             name => substr($r->{body}, 7) };
+}
+
 package CounterTest::Server;
 
 use strict;
@@ -1320,6 +1355,22 @@ sub reset {
     my ($self) = @_;
     setsockopt $self->{sock}, SOL_SOCKET, SO_LINGER, pack('ii', 1, 0);
     CORE::close $self->{sock};
+}
+
+# Sends busiest COUNT and reads the records up to the empty end marker
+# (or an error status); returns the parsed records (see
+# CounterTest::parse_busy_record; undef for a malformed one) and the raw
+# answers.
+sub busy_records {
+    my ($self, $count, %o) = @_;
+    $self->send(CounterTest::req_busiest($count, opaque => $o{opaque} // 0));
+    my (@rec, @raw);
+    while (my $r = $self->response) {
+        push @raw, $r;
+        last if $r->{body_len} == 0 || $r->{status} != CounterTest::ST_OK;
+        push @rec, CounterTest::parse_busy_record($r);
+    }
+    return wantarray ? (\@rec, \@raw) : \@rec;
 }
 
 # Sends tenant_list and reads the records up to the empty end marker;

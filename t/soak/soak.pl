@@ -9,7 +9,8 @@
 # ride in the same pipelines: TTL counters (insert, query, update, purge),
 # window and GCRA checks (some peeks, some costs that never fit) and
 # multi-checks (now and then one naming an item twice) on a few names
-# with fixed settings, cut off by the same abrupt ends. Checks:
+# with fixed settings, and now and then a listing of the busiest names,
+# cut off by the same abrupt ends. Checks:
 # answers in order, none lost or doubled; events never inside a series and
 # each as the connection's own view allows (a queued request gets one
 # granted or timed-out event, nothing after its release, an expiry only
@@ -20,7 +21,9 @@
 # everything is 0, GC removes every counter, used_memory is back to its
 # value before the run and RSS back near its baseline. Rate limits: each
 # answer's status, size and fields as its opcode and settings allow (a
-# multi-check's overall state agrees with its items'); no window allowed
+# multi-check's overall state agrees with its items'; a busiest listing
+# names only the run's rate limits, busiest first, no more than asked);
+# no window allowed
 # more than its limit, no GCRA more than burst + 1 + elapsed * rate, in
 # any interval the answers' times pin down; at the end every record
 # expires and GC frees it (no objects of any kind), the figures per kind
@@ -115,7 +118,7 @@ my %fig = map { $_ => 0 } qw(requests answers acquired refused released
     w_ev_expired w_renewed w_released w_cancelled w_raced w_expired_acks
     w_queues w_lease_lists w_end_queued w_end_granted l_requests l_ttl
     l_allowed l_limited l_never l_multi_allowed l_multi_denied l_multi_refused
-    l_guaranteed);
+    l_guaranteed l_busiest l_busy_records);
 my $fail = 0;
 
 our $server_pid;    # the host's pid, once it is up
@@ -914,12 +917,18 @@ sub check_item_body {
                           flags => $flags);
 }
 
-# A rate-limit request of any of the seven opcodes.
+# A rate-limit request of any of the eight opcodes.
 sub random_limit_request {
     my ($c, $opq) = @_;
     my $name = $lnames[int rand @lnames];
     my $s = $lim{$name};
     my %p = (opaque => $opq, name => $name, lsent => mono());
+    if (rand() < 0.03) {
+        # The busiest names, 0 to 19 asked (more than 16 lists 16).
+        @p{qw(op count brecs)} = (OP_BUSIEST, int rand 20, 0);
+        $p{bytes} = req_busiest($p{count}, opaque => $opq);
+        return \%p;
+    }
     my $r = rand;
     if ($r < 0.30) {
         my $u = $s->{unit};
@@ -990,6 +999,34 @@ sub random_limit_request {
     }
     $fig{l_requests}++;
     return \%p;
+}
+
+# Checks one busiest record against its request: a name of the run's
+# rate limits (or a Throttr connection's TTL counter), a known kind, a check counted, busiest first, no more than
+# asked (nor than 16).
+sub check_busy_record {
+    my ($c, $q, $body) = @_;
+    my $b = parse_busy_record({ magic => 0x91, status => ST_OK,
+                                body => $body });
+    my $what = "conn $c->{id}: Busiest";
+    $q->{brecs}++;
+    $fig{l_busy_records}++;
+    if (!$b) {
+        failed("$what: a malformed record");
+        return;
+    }
+    # The Throttr connections' names are TTL counters too.
+    failed("$what listed $b->{name}, not a rate limit of the run")
+        unless exists $lim{ $b->{name} }
+            || ($b->{kind} == KIND_TTL && $b->{name} =~ /^thr-/);
+    failed("$what: kind $b->{kind}") unless $b->{kind} <= KIND_GCRA;
+    failed("$what: $b->{name} with no check") unless $b->{checks} >= 1;
+    failed("$what: $b->{checks} after $q->{blast}, not busiest first")
+        if defined $q->{blast} && $b->{checks} > $q->{blast};
+    $q->{blast} = $b->{checks};
+    my $most = $q->{count} < BUSIEST_MAX ? $q->{count} : BUSIEST_MAX;
+    failed("$what: $q->{brecs} records for $q->{count} asked")
+        if $q->{brecs} > $most;
 }
 
 # Checks one check answer (a hash from parse_check_body) against its
@@ -1313,17 +1350,24 @@ sub check_answer {
     my ($st, $body, $name) = ($a->{status}, $a->{body}, $q->{name});
     my $held = $c->{held}{$name} // 0;
     if ($q->{op} == OP_DUMP || $q->{op} == OP_QUEUES ||
-        $q->{op} == OP_TENANT_LIST || $q->{op} == OP_LEASE_LIST) {
+        $q->{op} == OP_TENANT_LIST || $q->{op} == OP_LEASE_LIST ||
+        $q->{op} == OP_BUSIEST) {
         if ($a->{body_len} > 0 && $st == 0) {       # a record: keep waiting
             $c->{in_series} = 1;
             check_queues_record($c, $body) if $q->{op} == OP_QUEUES;
             check_lease_record($c, $body) if $q->{op} == OP_LEASE_LIST;
             check_tenant_record($c, $body) if $q->{op} == OP_TENANT_LIST;
+            check_busy_record($c, $q, $body) if $q->{op} == OP_BUSIEST;
             return;
         }
         $c->{in_series} = 0;
         $fig{w_queues}++ if $q->{op} == OP_QUEUES;
         $fig{w_lease_lists}++ if $q->{op} == OP_LEASE_LIST && $st == 0;
+        if ($q->{op} == OP_BUSIEST) {
+            failed("conn $c->{id}: Busiest ended with status $st")
+                unless $st == ST_OK;
+            $fig{l_busiest}++;
+        }
         check_tenant_list_end($c) if $q->{op} == OP_TENANT_LIST;
     } elsif (($q->{op} >= OP_AUTH && $q->{op} <= OP_RELOAD) || $q->{json}) {
         check_throttle_answer($c, $q, $st, $body);
@@ -1993,10 +2037,12 @@ printf "soak: %d quiescent checks (%d re-polls), server CPU %.1f s, "
     $rss_peak, $rss1, $st{gc_count} // '?';
 printf "soak: %d rate-limit requests: %d TTL answers, checks %d allowed, "
      . "%d limited, %d never; multi-checks %d allowed, %d denied, %d "
-     . "refused; %d allowed charges under the guarantees; Stats expired "
+     . "refused; %d allowed charges under the guarantees; %d busiest "
+     . "listings (%d records); Stats expired "
      . "ttl %s, window %s, gcra %s; limits_used_memory %s (before %d)\n",
     @fig{qw(l_requests l_ttl l_allowed l_limited l_never l_multi_allowed
-            l_multi_denied l_multi_refused l_guaranteed)},
+            l_multi_denied l_multi_refused l_guaranteed l_busiest
+            l_busy_records)},
     map({ $lst{"${_}_expired"} // '?' } qw(ttl window gcra)),
     $lst{limits_used_memory} // '?', $lused0;
 printf "soak: throttling: %d charges sent, %d answered: %d allowed "

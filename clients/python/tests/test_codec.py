@@ -120,6 +120,8 @@ class TestRequests(unittest.TestCase):
              " 74 79 22 3a 39 7d"),
             (ops.lease_list(10, None), 0x54,
              "90 24 00 00 00 00 00 04 00 00 00 54 | 00 00 00 0a"),
+            (ops.busiest(5, None), 0x54,
+             "90 37 00 00 00 00 00 04 00 00 00 54 | 00 00 00 05"),
         ]
         for req, opaque, want in cases:
             self.assertEqual(enc(req, opaque).hex(" "), h(want).hex(" "),
@@ -256,6 +258,18 @@ class TestAnswers(unittest.TestCase):
             " 00 00 05 01 00 00 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00"
             " 00 05 00 04 61 63 6d 65"))
         self.assertEqual(t, p.TenantView(10, 50, 5, True, 1, 5, b"acme"))
+        b = p.decode_busy_record(dec(
+            "91 37 00 00 00 00 00 0a 00 00 00 54 | 00 00 00 09 02 00 03 61"
+            " 70 69"))
+        self.assertEqual(b, p.BusyRecord(b"api", p.LimitKind.GCRA, 9))
+        with self.assertRaises(p.ProtocolError):
+            p.decode_busy_record(dec(
+                "91 37 00 00 00 00 00 0a 00 00 00 54 | 00 00 00 09 07 00 03"
+                " 61 70 69"))
+        with self.assertRaises(p.ProtocolError):
+            p.decode_busy_record(dec(
+                "91 37 00 00 00 00 00 09 00 00 00 54 | 00 00 00 09 02 00 03"
+                " 61 70"))
 
     def test_wait_and_events(self) -> None:
         w = p.decode_wait(dec(

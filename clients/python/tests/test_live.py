@@ -128,6 +128,25 @@ class TestBlocking(unittest.TestCase):
         self.assertTrue(mr.allowed)
         self.assertEqual(len(mr.items), 2)
 
+    def test_busiest(self) -> None:
+        c = self.client()
+        self.assertLessEqual(len(c.busiest(0)), 0)
+        # Checked all along, b-busy shows once a whole second of its
+        # checks has passed; the answer is observed, not timed.
+        found = []
+        for _ in range(200):
+            for _ in range(3):
+                c.window_check("b-busy", 1000, window=60)
+            found = [r for r in c.busiest(16) if r.name == b"b-busy"]
+            if found:
+                break
+            time.sleep(0.02)
+        self.assertEqual(len(found), 1)
+        self.assertEqual(found[0].kind, m.LimitKind.WINDOW)
+        self.assertGreaterEqual(found[0].checks, 1)
+        self.assertLessEqual(len(c.busiest(100)), m.BUSIEST_MAX)
+        self.assertLessEqual(len(c.busiest(1)), 1)
+
     def test_throttle(self) -> None:
         c = self.client(secret=SECRET)
         t = c.throttle("acme", 5)

@@ -42,6 +42,13 @@ class TestRefusals(unittest.TestCase):
         self.refused(Client, "127.0.0.1:1", user="", secret="s",
                      word="user is empty")
 
+    def test_busiest(self) -> None:
+        self.refused(self.c.busiest, -1, server="127.0.0.1:1", word="count")
+        self.refused(self.c.busiest, 1 << 32, server="127.0.0.1:1",
+                     word="count")
+        with self.assertRaises(TypeError):
+            self.c.busiest("5", server="127.0.0.1:1")  # type: ignore
+
     def test_numbers(self) -> None:
         self.refused(self.c.acquire, "a", 5, 4, word="above the maximum")
         self.refused(self.c.acquire, "a", 0, 4, word="resources")

@@ -7,10 +7,11 @@ from .duration import DurationError, parse_duration
 from .ketama import Continuum, Router, parse_servers
 from . import quota
 from .quota import lease_name
-from .protocol import (GROUP_DEFAULT, RETRY_NEVER, UNLIMITED, AuthFailed,
-                       Busy, CheckAnswer, CheckState, CounterError,
+from .protocol import (BUSIEST_MAX, GROUP_DEFAULT, RETRY_NEVER, UNLIMITED,
+                       AuthFailed, Busy, BusyRecord, CheckAnswer, CheckState, CounterError,
                        DumpRecord, Event, EventKind, ExceedsMaximum, Exists,
-                       GcraItem, LeaseExpired, MultiAnswer, NodeView,
+                       GcraItem, LeaseExpired, LimitKind, MultiAnswer,
+                       NodeView,
                        NotAcquired, NotFound, NotPermitted, Op,
                        MemcachePortError, OverCapacity, ProtocolError,
                        QueueRecord, ServerDown, Status, StatusError,
@@ -48,5 +49,6 @@ __all__ = [
     "TenantView", "ThrottleAnswer", "ThrottleReason", "TtlAttribute",
     "TtlChange", "TtlView", "Unit", "WaitAnswer", "WaitTimedOut",
     "WindowItem", "quota", "lease_name", "DurationError", "parse_duration",
+    "BUSIEST_MAX", "BusyRecord", "LimitKind",
     "__version__",
 ]

@@ -285,6 +285,17 @@ def tenant_list(server: Optional[str] = None
     return _streamed(p.Op.TENANT_LIST, p.decode_tenant_record, server)
 
 
+def busiest(count: int = p.BUSIEST_MAX, server: Optional[str] = None
+            ) -> Request[list[p.BusyRecord]]:
+    """The (at most count, at most BUSIEST_MAX) rate-limit names of a
+    server with the most checks in the last whole second, busiest first;
+    names with no check in that second are left out."""
+    req: Request[Any] = Request(p.Op.BUSIEST, p.body_busiest(count), None,
+                                p.decode_busy_record, stream=True,
+                                server=server)
+    return req
+
+
 def node_show(server: Optional[str] = None) -> Request[p.NodeView]:
     """A server's capacity and counts this second."""
     return Request(p.Op.NODE_SHOW, b"", None, p.decode_node_view,
@@ -386,3 +397,4 @@ class Operations:
     unthrottle = Operation(unthrottle)
     reload = Operation(reload)
     lease_list = Operation(lease_list)
+    busiest = Operation(busiest)

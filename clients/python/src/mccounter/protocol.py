@@ -76,6 +76,7 @@ class Op(enum.IntEnum):
     TENANT_SET_JSON = 0x2a
     NODE_SET_JSON = 0x2c
     LEASE_LIST = 0x24
+    BUSIEST = 0x37
 
 
 class Status(enum.IntEnum):
@@ -127,6 +128,13 @@ class EventKind(enum.IntEnum):
     TIMED_OUT = 0x02
     LEASE_EXPIRED = 0x03
     SHUTDOWN = 0x04
+
+
+class LimitKind(enum.IntEnum):
+    """The kinds of rate limit a Busiest record names."""
+    TTL = 0
+    WINDOW = 1
+    GCRA = 2
 
 
 class Unit(enum.IntEnum):
@@ -370,6 +378,16 @@ class LeaseRecord:
     left: float
     lease_id: int
     resources: int
+    server: str = ""
+
+
+@dataclass(frozen=True)
+class BusyRecord:
+    """One of the busiest rate-limit names, from Busiest: its kind and its
+    checks in the last whole second."""
+    name: bytes
+    kind: LimitKind
+    checks: int
     server: str = ""
 
 
@@ -745,6 +763,15 @@ def body_lease_list(count: int) -> bytes:
     return struct.pack(">I", _uint(count, "count", 32, 1))
 
 
+# The most names one Busiest lists (a larger count lists this many).
+BUSIEST_MAX = 16
+
+
+def body_busiest(count: int) -> bytes:
+    """Busiest's body: how many names to list."""
+    return struct.pack(">I", _uint(count, "count", 32))
+
+
 # The longest JSON document Tenant_set_json and Node_set_json take.
 JSON_DOC_MAX = 4096
 
@@ -925,6 +952,17 @@ def decode_lease_record(p: Packet) -> LeaseRecord:
     left_ms, lid, res = struct.unpack_from(">IQI", b)
     return LeaseRecord(_name_at(b, 16, "lease_list"), left_ms / 1000.0, lid,
                        res)
+
+
+def decode_busy_record(p: Packet) -> BusyRecord:
+    """One Busiest record."""
+    b = _need(p, 7, "busiest")
+    checks, kind = struct.unpack_from(">IB", b)
+    try:
+        k = LimitKind(kind)
+    except ValueError:
+        raise ProtocolError("unknown rate-limit kind %d" % kind) from None
+    return BusyRecord(_name_at(b, 5, "busiest"), k, checks)
 
 
 def decode_ttl_view(p: Packet) -> TtlView:
