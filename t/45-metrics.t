@@ -27,7 +27,7 @@ print $fh "node.capacity = 1000\n",
           "tenant.acme = reserved:200,hard_limit:500\n",
           "tenant.beta = reserved:100\n";
 close $fh;
-my $srv = start_ws(config => {
+my $srv = start_ws(threads => 2, config => {
     'group.jobs' => 'max:1', 'group.spare' => 'max:4',
     'throttle.config' => "$dir/throttle.conf",
 });
@@ -64,6 +64,17 @@ $waiter->send(req_wait_acquire('jobs', 1, GROUP_DEFAULT, 60000, 0));
 ok(wait_until(sub { my %st = mc_stats($srv->{mc_port}, 'counter');
                     ($st{waiting} // 0) == 1 }),
    'a request waits for jobs');
+# Two leases, on two connections (so on both workers): the live feed
+# lists them, nearest first, from every worker's wheel.
+my (@lessees, %lease_id);
+for my $l (['leased-near', 50000], ['leased-far', 55000]) {
+    my $c = $srv->connect;
+    my $a = parse_wait_answer(
+        $c->wcall(req_wait_acquire($l->[0], 1, 1, 0, $l->[1])));
+    ok($a && $a->{state} == 0, "$l->[0]: granted with a lease");
+    $lease_id{$l->[0]} = $a ? $a->{lease_id} : -1;
+    push @lessees, $c;
+}
 for my $t (['acme', 7], ['beta', 3], ['drive-by', 2]) {
     is(system("'$ENV{COUNTERCTL}' -p $srv->{counter_port} throttle"
               . " $t->[0] $t->[1] >/dev/null"), 0, "throttle $t->[0] $t->[1]");
@@ -102,13 +113,16 @@ for my $line ('counter_group_maximum{group="jobs"} 1',
               'counter_throttle_capacity 1000',
               'counter_throttle_reserved 300',
               'counter_waiting 1',
-              'counter_commands_total{opcode="wait_acquire"} 1',
+              'counter_leases 2',
+              'counter_commands_total{opcode="wait_acquire"} 3',
               'counter_commands_total{opcode="throttle"} 4') {
     like($body, qr/^\Q$line\E$/m, "shows $line");
 }
 like($body, qr/^# TYPE counter_commands_total counter$/m, 'typed');
 like($body, qr/^# HELP counter_objects /m, 'helped');
 unlike($body, qr/drive-by/, 'a tenant nobody configured has no series');
+unlike($body, qr/counter_lease_seconds_left/,
+       'the leases nearest to expiry are the live feed\'s alone');
 
 SKIP: {
     skip 'promtool not installed (Debian: prometheus)', 2 unless $promtool;
@@ -138,6 +152,9 @@ like($head, qr/^HTTP\/1\.1 404 /, 'another path: 404');
         like($f ? $f->{payload} : '',
              qr/^counter_group_waiting\{group="jobs"\} 1$/m,
              "live: snapshot $round holds the figures");
+        like($f ? $f->{payload} : '',
+             qr/^counter_lease_seconds_left\{name="leased-near",lease_id="$lease_id{'leased-near'}"\} (?:4\d|50)\.\d{3}\n(?:.*\n)*?counter_lease_seconds_left\{name="leased-far",lease_id="$lease_id{'leased-far'}"\} (?:5[0-5])\.\d{3}$/m,
+             "live: snapshot $round lists the leases of both workers, nearest first");
     }
     $c->send_close(1000);
     is($c->close_code, 1000, 'live: closes cleanly');
@@ -152,7 +169,7 @@ unlike($body, qr/\b(?:src|href)\s*=|\@import|url\(/i,
        'it loads nothing from elsewhere');
 
 SKIP: {
-    skip 'chromium not installed (Debian: chromium)', 13 unless $chromium;
+    skip 'chromium not installed (Debian: chromium)', 14 unless $chromium;
     # Keep the server busy while the page watches it.
     my $busy = fork // die "fork: $!";
     if ($busy == 0) {
@@ -207,6 +224,8 @@ SKIP: {
         or diag($dom);
     like($dom, qr/<b id="waiting">1<\/b>/, 'one request waiting');
     like($dom, qr/data-opcode="noop"/, 'the busy traffic shows');
+    like($dom, qr/<tr class="row" data-lease="leased-near"><td>leased-near<\/td><td class="n">$lease_id{'leased-near'}<\/td><td class="n">(?:4\d|50)\.\d<\/td><\/tr><tr class="row" data-lease="leased-far">/,
+         'the leases about to expire, nearest first') or diag($dom);
     like($dom, qr/<tr class="row" data-limit="gcra:api"><td>gcra<\/td><td>api<\/td><td class="n">[1-9][\d,]*<\/td><\/tr>/,
          'the busiest rate-limit name') or diag($dom);
 }

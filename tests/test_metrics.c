@@ -336,6 +336,51 @@ static void test_collect_out_of_memory(void **state)
     parts_free(&p);
 }
 
+/* The nearest leases of a survey: one gauge each, nearest first, with the
+ * name escaped like any label, its lease id, and the seconds left to the
+ * ms (0 for one already due); an empty top writes the family alone. */
+static void test_write_leases(void **state)
+{
+    (void)state;
+    cnt_lease_top top;
+    cnt_outbuf o;
+    const uint64_t now_ns = UINT64_C(5000) * 1000000u + 250000u;
+
+    cnt_lease_top_init(&top, 4);
+    assert_true(cnt_lease_top_offer(&top, 6500, 42, 1,
+                                    (const uint8_t *)"job", 3));
+    assert_true(cnt_lease_top_offer(&top, 5000, 7, 2,
+                                    (const uint8_t *)"a\"b", 3));
+    assert_true(cnt_lease_top_offer(&top, 65000, 9, 1,
+                                    (const uint8_t *)"far", 3));
+    assert_true(cnt_outbuf_init(&o, 256));
+    assert_true(cnt_metrics_write_leases(&o, &top, now_ns));
+    char *t = text_of(&o);
+    const char *due = strstr(t, "\ncounter_lease_seconds_left{name=\"a\\\"b\","
+                                "lease_id=\"7\"} 0.000\n");
+    const char *job = strstr(t, "\ncounter_lease_seconds_left{name=\"job\","
+                                "lease_id=\"42\"} 1.499\n");
+    const char *far = strstr(t, "\ncounter_lease_seconds_left{name=\"far\","
+                                "lease_id=\"9\"} 59.999\n");
+    assert_non_null(due);
+    assert_non_null(job);
+    assert_non_null(far);
+    assert_true(due < job && job < far);
+    assert_non_null(strstr(t, "# TYPE counter_lease_seconds_left gauge\n"));
+    check_structure(t);
+    free(t);
+    cnt_outbuf_destroy(&o);
+    cnt_lease_top_clear(&top);
+
+    assert_true(cnt_outbuf_init(&o, 256));
+    assert_true(cnt_metrics_write_leases(&o, &top, now_ns));
+    t = text_of(&o);
+    assert_null(strstr(t, "counter_lease_seconds_left{"));
+    assert_non_null(strstr(t, "# HELP counter_lease_seconds_left "));
+    free(t);
+    cnt_outbuf_destroy(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_labels_escaped),
         cmocka_unit_test(test_collect_configured_only),
         cmocka_unit_test(test_collect_out_of_memory),
+        cmocka_unit_test(test_write_leases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,12 +2,13 @@
  * server does, live, in a browser, with nothing to build and nothing
  * fetched from elsewhere (its CSS and script are inline). Its script opens
  * the WebSocket feed /live, asks for a snapshot once a second and gets
- * back the Prometheus exposition that GET /metrics serves, which it parses
- * and shows: the node's figures, a chart of commands per second (the
+ * back the Prometheus exposition that GET /metrics serves plus the leases
+ * nearest to expiry (counter_lease_seconds_left), which it parses and
+ * shows: the node's figures, a chart of commands per second (the
  * difference of two snapshots of counter_commands_total), the groups by
- * queue length, the tenants by use with bars against their reserve and
- * hard limit, the rate limits with their busiest names of the last
- * second, and the commands. */
+ * queue length, the leases about to expire, the tenants by use with bars
+ * against their reserve and hard limit, the rate limits with their
+ * busiest names of the last second, and the commands. */
 #include "config.h"
 
 #include "engine/server/metrics.h"
@@ -59,6 +60,7 @@ const char cnt_live_page[] =
     "<div id=\"cps-max\" class=\"none\"></div></section>\n"
     "<section><h2>Groups</h2><table id=\"groups\"><thead><tr><th>group</th><th class=\"n\">held</th><th class=\"n\">max</th><th class=\"n\">waiting</th></tr></thead><tbody></tbody></table></section>\n"
     "<section class=\"wide\"><h2>Tenants</h2><table id=\"tenants\"><thead><tr><th>tenant</th><th class=\"n\">used</th><th class=\"n\">reserve</th><th class=\"n\">hard limit</th><th>use; green: reserve, red: hard limit</th><th class=\"n\">throttled</th></tr></thead><tbody></tbody></table></section>\n"
+    "<section><h2>Leases about to expire</h2><table id=\"leases-next\"><thead><tr><th>name</th><th class=\"n\">lease id</th><th class=\"n\">seconds left</th></tr></thead><tbody></tbody></table></section>\n"
     "<section><h2>Rate limits</h2><table id=\"limits\"><thead><tr><th>kind</th><th class=\"n\">records</th><th class=\"n\">checks</th><th class=\"n\">limited</th></tr></thead><tbody></tbody></table></section>\n"
     "<section><h2>Busiest rate limits</h2><table id=\"busiest\"><thead><tr><th>kind</th><th>name</th><th class=\"n\">checks / s</th></tr></thead><tbody></tbody></table></section>\n"
     "<section><h2>Commands</h2><table id=\"commands\"><thead><tr><th>opcode</th><th class=\"n\">per second</th><th class=\"n\">total</th></tr></thead><tbody></tbody></table></section>\n"
@@ -192,6 +194,12 @@ const char cnt_live_page[] =
     "  fill(\"limits\", Object.keys(lobj).map((k) => (tr) => {\n"
     "    cell(tr, k); cell(tr, fmt(lobj[k]), \"n\"); cell(tr, fmt(lchk[k]), \"n\"); cell(tr, fmt(llim[k]), \"n\");\n"
     "  }), \"\", 4);\n"
+    "\n"
+    "  const near = m.get(\"counter_lease_seconds_left\") || [];\n"
+    "  fill(\"leases-next\", near.map((l) => (tr) => {\n"
+    "    tr.dataset.lease = l.labels.name;\n"
+    "    cell(tr, l.labels.name); cell(tr, l.labels.lease_id, \"n\"); cell(tr, l.value.toFixed(1), \"n\");\n"
+    "  }), \"no leases\", 3);\n"
     "\n"
     "  const busy = m.get(\"counter_limit_busiest_checks\") || [];\n"
     "  fill(\"busiest\", busy.map((b) => (tr) => {\n"

@@ -589,3 +589,27 @@ bool cnt_metrics_write(cnt_outbuf *o, const cnt_metrics_snapshot *snap)
     return put_groups(o, snap) && put_tenants(o, snap) &&
            put_busiest(o, snap);
 }
+
+/* The nearest leases; see metrics.h. Time left in seconds with the ms the
+ * deadlines have, never below 0 (a lease due and about to expire). */
+bool cnt_metrics_write_leases(cnt_outbuf *o, const cnt_lease_top *top,
+                              uint64_t now_ns)
+{
+    static const char family[] = "counter_lease_seconds_left";
+
+    if (!put_head(o, family, GAUGE,
+                  "Seconds until each of the leases nearest to expiry "
+                  "expires, by counter name and lease id."))
+        return false;
+    for (uint32_t i = 0; i < top->count; i++) {
+        const cnt_lease_entry *e = &top->e[i];
+        uint64_t at_ns = e->deadline_ms * UINT64_C(1000000);
+        uint64_t left_ms = at_ns > now_ns ? (at_ns - now_ns) / 1000000u : 0;
+        if (!put(o, "%s{name=\"", family) ||
+            !put_label(o, e->name, e->name_len) ||
+            !put(o, "\",lease_id=\"%" PRIu64 "\"} %" PRIu64 ".%03" PRIu64
+                 "\n", e->lease_id, left_ms / 1000, left_ms % 1000))
+            return false;
+    }
+    return true;
+}

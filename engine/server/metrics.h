@@ -14,6 +14,7 @@
 
 #include "engine/core/stats.h"
 #include "engine/core/groups.h"
+#include "engine/core/leasetop.h"
 #include "engine/core/limits.h"
 #include "engine/server/outbuf.h"
 #include "protocol/response.h"
@@ -87,6 +88,15 @@ void cnt_metrics_snapshot_free(cnt_metrics_snapshot *snap);
  * valid UTF-8 and two names never give one value. False when memory ran
  * out (o then holds part of the text). */
 bool cnt_metrics_write(cnt_outbuf *o, const cnt_metrics_snapshot *snap);
+
+/* Appends the family counter_lease_seconds_left: one gauge per lease of
+ * top (a Lease_list survey's merged answer), nearest first, labelled with
+ * its counter's name (escaped as above) and its lease id, valued with the
+ * seconds left at now_ns (the monotonic clock), to the ms. Only the live
+ * page's feed carries it: collecting it takes a survey of every worker,
+ * which a scrape does not wait for. False when memory ran out. */
+bool cnt_metrics_write_leases(cnt_outbuf *o, const cnt_lease_top *top,
+                              uint64_t now_ns);
 
 /* True when the Stats item called name has a family in the exposition;
  * the unit test checks every item of cnt_stats_report has one. */

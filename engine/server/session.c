@@ -330,6 +330,13 @@ static cnt_survey *session_survey_alone(cnt_session *s, uint32_t want)
     return sv;
 }
 
+/* Starts a survey of the want nearest leases; see session.h. */
+cnt_survey *cnt_session_survey_start(cnt_session *s, uint32_t want)
+{
+    return s->env->survey_start != NULL ? s->env->survey_start(s, want)
+                                        : session_survey_alone(s, want);
+}
+
 /* Lease_list: asks every worker for its nearest leases, then streams the
  * merged answer like Queues once all answered; until then later requests
  * wait unread. */
@@ -337,9 +344,7 @@ static void session_lease_list(cnt_session *s, const cnt_request *req)
 {
     uint32_t want = req->count < CNT_LEASE_LIST_MAX ? req->count
                                                    : CNT_LEASE_LIST_MAX;
-    cnt_survey *sv = s->env->survey_start != NULL
-                         ? s->env->survey_start(s, want)
-                         : session_survey_alone(s, want);
+    cnt_survey *sv = cnt_session_survey_start(s, want);
     if (sv == NULL) {
         session_put_error(s, req->opcode, CNT_STATUS_OUT_OF_MEMORY,
                           req->opaque);

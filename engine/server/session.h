@@ -308,6 +308,14 @@ cnt_status cnt_session_renew(cnt_session *s, const uint8_t *name,
 cnt_status cnt_session_wait_release(cnt_session *s, const uint8_t *name,
                                     uint16_t name_len, uint32_t *returned);
 
+/* Starts a survey of every worker's wheel for the want nearest leases,
+ * asked by s (the env's survey_start, or s's own wheel alone without it):
+ * one reference, s's; s must keep it in s->survey, and is woken
+ * (cnt_session_survey_done, then the connection's write event) once it is
+ * ready unless cnt_survey_ready says it is already. NULL when memory is
+ * short. Lease_list uses it, and the live page's feed for its leases. */
+cnt_survey *cnt_session_survey_start(cnt_session *s, uint32_t want);
+
 /* The survey a Lease_list of s started is ready (every worker answered):
  * the session writes its records at its next feed (the caller wakes the
  * connection). */

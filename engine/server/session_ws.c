@@ -21,6 +21,10 @@
 #include "engine/server/metrics.h"
 #include "protocol/ws_quota.h"
 
+/* The leases nearest to expiry a live snapshot shows, as `counterctl
+ * top` does. */
+#define CNT_LIVE_LEASES 10u
+
 /* The wait when neither the message nor the group names one. */
 #define WS_DEFAULT_WAIT_MS 60000u
 
@@ -35,6 +39,8 @@ typedef struct ws_state {
                                      * searched for its end */
     bool broken;                    /* the client broke RFC 6455 */
     bool live;                      /* the page's feed, not the quota API */
+    bool live_wait;                 /* a snapshot waits for its survey of
+                                       the nearest leases (s->survey) */
 } ws_state;
 
 /* Queues one text message and hands it to wslay's sender, which writes it
@@ -199,24 +205,56 @@ static bool ws_exposition(const cnt_session_env *env, cnt_outbuf *body)
     return ok;
 }
 
-/* The live feed: whatever text the page sends asks for a snapshot, which
- * goes back as one text message holding the exposition. The page asks
- * once a second; a client that asks faster and does not read is held
- * back by the output watermark like any other. */
-static void ws_live(ws_state *w)
+/* Sends the snapshot a live ask waited for: the exposition, then the
+ * nearest leases of its survey (when it has one that copied its names),
+ * as one text message; lets go of the survey. */
+static void ws_live_send(ws_state *w)
 {
+    cnt_session *s = w->s;
+    cnt_survey *sv = s->survey;
     cnt_outbuf body;
 
+    s->survey = NULL;
+    w->live_wait = false;
     if (!cnt_outbuf_init(&body, 16384)) {
-        w->s->failed = true;
-        return;
+        s->failed = true;
+    } else {
+        uint64_t now_ns = cnt_clock_mono_ns(cnt_table_clock(s->env->table));
+        bool ok = ws_exposition(s->env, &body);
+        if (ok && sv != NULL && !sv->top.failed)
+            ok = cnt_metrics_write_leases(&body, &sv->top, now_ns);
+        if (ok)
+            ws_send_text(w, (const char *)cnt_outbuf_data(&body),
+                         cnt_outbuf_pending(&body));
+        else
+            s->failed = true;
+        cnt_outbuf_destroy(&body);
     }
-    if (ws_exposition(w->s->env, &body))
-        ws_send_text(w, (const char *)cnt_outbuf_data(&body),
-                     cnt_outbuf_pending(&body));
+    if (sv != NULL)
+        cnt_survey_orphan(sv);
+}
+
+/* The live feed: whatever text the page sends asks for a snapshot, which
+ * goes back as one text message holding the exposition and the leases
+ * nearest to expiry. Those live on every worker's wheel, so the ask starts
+ * a survey, like Lease_list, and the snapshot goes when it comes home
+ * (cnt_session_feed_ws, woken); until then the connection reads nothing,
+ * and asks already read share the snapshot under way. The page asks once
+ * a second; a client that asks faster and does not read is held back by
+ * the output watermark like any other. */
+static void ws_live(ws_state *w)
+{
+    cnt_session *s = w->s;
+
+    if (w->live_wait)
+        return;
+    w->live_wait = true;
+    s->survey = cnt_session_survey_start(s, CNT_LIVE_LEASES);
+    /* No memory for a survey: the figures still go, without leases. */
+    if (s->survey == NULL || cnt_survey_ready(s->survey))
+        ws_live_send(w);
     else
-        w->s->failed = true;
-    cnt_outbuf_destroy(&body);
+        s->surveying = true;
 }
 
 /* Answers one whole text message. */
@@ -484,6 +522,15 @@ size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len)
     if (!w->upgraded) {
         pos = ws_handshake(w, in, len);
         if (!w->upgraded)
+            return pos;
+    }
+    /* A live snapshot waits for its survey: nothing else is read until
+     * it is out (the survey's home wakes the connection). */
+    if (s->surveying)
+        return pos;
+    if (w->live_wait) {
+        ws_live_send(w);
+        if (s->failed)
             return pos;
     }
     w->in = in + pos;
