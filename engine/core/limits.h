@@ -163,6 +163,8 @@ typedef struct cnt_limits_stats {
                                    BELOW_ZERO, NOT_FOUND */
         uint64_t expired;       /* records freed past their expiry */
     } kind[3];
+    uint64_t busiest_computed;  /* busiest-names listings computed (the
+                                   others were copied from the cache) */
     uint64_t used_memory;       /* the map's bucket array, locks, records */
 } cnt_limits_stats;
 
