@@ -2188,6 +2188,124 @@ static void test_busiest_multi_undo(void **st)
     }
 }
 
+/* A lister for test_busiest_concurrent: lists until told to stop,
+ * checking each answer's shape, and counts its listings. */
+typedef struct lister_arg {
+    cnt_limits *l;
+    atomic_bool *stop;
+    unsigned long lists, bad;
+} lister_arg;
+
+static void *lister_main(void *p)
+{
+    lister_arg *a = p;
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found;
+
+    while (!atomic_load(a->stop) || a->lists == 0) {
+        if (!cnt_limits_busiest(a->l, CNT_LIMITS_BUSIEST_MAX, v, &found)) {
+            a->bad++;
+            continue;
+        }
+        for (size_t i = 0; i < found; i++)
+            if (v[i].checks == 0 || v[i].name_len == 0 ||
+                (i > 0 && v[i - 1].checks < v[i].checks))
+                a->bad++;
+        cnt_limits_busiest_free(v, found);
+        a->lists++;
+    }
+    return NULL;
+}
+
+/* Listings on two threads while this one makes, checks, purges and
+ * sweeps away records and moves the clock through many seconds: the
+ * cache is computed, copied and emptied of freed records concurrently
+ * (a run for the sanitizers of the robustness stages: a listing reads a
+ * record only under its stripe lock, and the cache's slots are atomic). */
+static void test_busiest_concurrent(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    atomic_bool stop;
+    lister_arg a[2] = { { .l = f->l, .stop = &stop },
+                        { .l = f->l, .stop = &stop } };
+    pthread_t th[2];
+    cnt_ttl_answer ta;
+    char name[16];
+
+    atomic_init(&stop, false);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, lister_main, &a[i]),
+                         0);
+    for (int i = 0; i < 20000; i++) {
+        int len = snprintf(name, sizeof name, "c%d", i % 40);
+        const uint8_t *nm = (const uint8_t *)name;
+        if (cnt_ttl_insert(f->l, nm, (uint16_t)len, 5, 60, 3) ==
+            CNT_STATUS_EXISTS)
+            (void)cnt_ttl_query(f->l, nm, (uint16_t)len, &ta);
+        check_times(f, name, i % 3);
+        if (i % 7 == 0)
+            (void)cnt_ttl_purge(f->l, nm, (uint16_t)len);
+        if (i % 500 == 0) {
+            pass(f, SEC / 3);
+            (void)cnt_limits_sweep(f->l, 1024);
+        }
+    }
+    atomic_store(&stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(a[0].bad + a[1].bad, 0);
+    assert_true(a[0].lists > 0 && a[1].lists > 0);
+    assert_true(computed(f) >= 1);
+    fixture_free(f);
+}
+
+/* Each allocation of a listing failing in turn, on a cache not yet
+ * made: false, and what stays allocated is at most the cache's names
+ * (kept when only the copy out failed, and then the second's listing is
+ * not computed again); freeing the limits frees them. */
+static void test_busiest_cache_out_of_memory(void **st)
+{
+    (void)st;
+    for (unsigned long n = 1;; n++) {
+        long at_start = cnt_fake_alloc_live();
+        fixture *f = fixture_new(0);
+        cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+        size_t found = 99;
+
+        pass(f, SEC - now_ns(f) % SEC + 1000);
+        check_times(f, "a", 2);
+        check_times(f, "b", 1);
+        pass(f, SEC);
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(n, 0);
+        bool ok = cnt_limits_busiest(f->l, CNT_LIMITS_BUSIEST_MAX, v,
+                                     &found);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (ok) {
+            assert_false(injected);
+            assert_int_equal(found, 2);
+            cnt_limits_busiest_free(v, found);
+            assert_true(n > 4);     /* two names kept, two copied */
+            fixture_free(f);
+            assert_int_equal(cnt_fake_alloc_live(), at_start);
+            break;
+        }
+        assert_true(injected);
+        assert_int_equal(found, 0);
+        if (computed(f) == 0) {
+            assert_int_equal(cnt_fake_alloc_live(), live);
+        } else {
+            assert_int_equal(cnt_fake_alloc_live(), live + 2);
+            assert_true(listed(f, "a", NULL));
+            assert_int_equal(computed(f), 1);
+        }
+        fixture_free(f);
+        assert_int_equal(cnt_fake_alloc_live(), at_start);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2246,6 +2364,8 @@ int main(void)
         cmocka_unit_test(test_busiest_cached),
         cmocka_unit_test(test_busiest_cached_freed),
         cmocka_unit_test(test_busiest_multi_undo),
+        cmocka_unit_test(test_busiest_concurrent),
+        cmocka_unit_test(test_busiest_cache_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
