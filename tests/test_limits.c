@@ -2032,6 +2032,280 @@ static void test_busiest_out_of_memory(void **st)
     fixture_free(f);
 }
 
+/* How many listings the limits have computed so far. */
+static uint64_t computed(fixture *f)
+{
+    cnt_limits_stats ls;
+
+    cnt_limits_stats_get(f->l, &ls);
+    return ls.busiest_computed;
+}
+
+/* The listing of a whole second is computed once: the later listings of
+ * the next second copy it, whatever n they ask for, even when a check
+ * that read the clock before the second ended counts in it afterwards
+ * (a worker that waited for its stripe lock); the second after is
+ * computed anew. */
+static void test_busiest_cached(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    uint32_t c = 0;
+
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    check_times(f, "a", 5);
+    check_times(f, "b", 3);
+    uint64_t late = now_ns(f);
+    pass(f, SEC);
+    assert_int_equal(computed(f), 0);
+    assert_true(listed(f, "a", &c));
+    assert_int_equal(c, 5);
+    assert_int_equal(computed(f), 1);
+    /* A straggler of the ranked second: b passes a in the tables. */
+    uint64_t t = now_ns(f);
+    atomic_store(&f->clock.mono_ns, late);
+    check_times(f, "b", 10);
+    atomic_store(&f->clock.mono_ns, t);
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found;
+    assert_true(cnt_limits_busiest(f->l, 1, v, &found));
+    assert_int_equal(found, 1);
+    assert_memory_equal(v[0].name, "a", 1);
+    assert_int_equal(v[0].checks, 5);
+    cnt_limits_busiest_free(v, found);
+    assert_true(listed(f, "b", &c));
+    assert_int_equal(c, 3);
+    assert_int_equal(computed(f), 1);
+    /* Asking for none computes nothing. */
+    pass(f, SEC);
+    assert_true(cnt_limits_busiest(f->l, 0, v, &found));
+    assert_int_equal(found, 0);
+    assert_int_equal(computed(f), 1);
+    /* The next second: computed again, once. Nothing was checked in the
+     * second before it but the straggler's count, which stays in b's
+     * second. */
+    assert_false(listed(f, "a", NULL));
+    assert_false(listed(f, "b", NULL));
+    assert_int_equal(computed(f), 2);
+    fixture_free(f);
+}
+
+/* A record that goes while the listing of its second is cached is not
+ * served again (nor is its slot given to a name the listing had not
+ * ranked), and the cache is not computed again for it; a record made
+ * again under the same name afterwards is not the one listed. */
+static void test_busiest_cached_freed(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    cnt_ttl_answer ta;
+    uint32_t c = 0;
+
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 5, 60, 3),
+                     CNT_STATUS_OK);
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(cnt_ttl_query(f->l, CNT_NAME("p"), &ta),
+                         CNT_STATUS_OK);                /* p: 10 */
+    check_times(f, "k", 4);
+    pass(f, SEC);
+    assert_true(listed(f, "p", &c));
+    assert_int_equal(c, 10);
+    assert_int_equal(computed(f), 1);
+    assert_int_equal(cnt_ttl_purge(f->l, CNT_NAME("p")), CNT_STATUS_OK);
+    assert_false(listed(f, "p", NULL));
+    assert_true(listed(f, "k", &c));
+    assert_int_equal(c, 4);
+    /* A new p: this second's record, not the one that was listed. */
+    assert_int_equal(cnt_ttl_insert(f->l, CNT_NAME("p"), 5, 60, 3),
+                     CNT_STATUS_OK);
+    assert_false(listed(f, "p", NULL));
+    assert_int_equal(computed(f), 1);
+    /* The GC's sweep takes k (its TAT has passed) out of the cache too. */
+    pass(f, SEC / 2);
+    assert_true(cnt_limits_sweep(f->l, 1024) >= 1);
+    assert_false(listed(f, "k", NULL));
+    assert_int_equal(computed(f), 1);
+    pass(f, SEC / 2);
+    assert_true(listed(f, "p", &c));
+    assert_int_equal(c, 1);
+    assert_int_equal(computed(f), 2);
+    fixture_free(f);
+}
+
+/* A multi-check whose first item made its record and whose second could
+ * not get memory undoes that record (unlinked and forgotten under the
+ * stripe locks) while a busy record of the same name, another kind,
+ * sits in the stripe's hot table and in the cached listing: that one
+ * stays listed with its count, the undone one never shows, and nothing
+ * is left allocated. */
+static void test_busiest_multi_undo(void **st)
+{
+    (void)st;
+    for (unsigned long n = 1; n < 20; n++) {
+        fixture *f = fixture_new(0);
+        cnt_check_result out[2];
+        uint8_t overall;
+        cnt_check_request items[2] = {
+            win("u", 9, 1, SEC, 10, false),
+            win("v", 9, 1, SEC, 10, false),
+        };
+        uint32_t c = 0;
+
+        pass(f, SEC - now_ns(f) % SEC + 1000);
+        check_times(f, "u", 3);             /* gcra u: in the hot table */
+        pass(f, SEC);
+        assert_true(listed(f, "u", &c));    /* and in the cache */
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(n, 0);
+        cnt_status s = cnt_limits_multi(f->l, items, 2, false, out,
+                                        &overall);
+        cnt_fake_alloc_fail_at(0, 0);
+        if (s == CNT_STATUS_OK) {
+            assert_true(n > 2);     /* two records, two rings */
+            fixture_free(f);
+            break;
+        }
+        assert_int_equal(s, CNT_STATUS_OUT_OF_MEMORY);
+        assert_int_equal(cnt_fake_alloc_live(), live);
+        cnt_limits_stats ls;
+        cnt_limits_stats_get(f->l, &ls);
+        assert_int_equal(ls.kind[CNT_LIMITS_WINDOW].objects, 0);
+        assert_int_equal(ls.kind[CNT_LIMITS_GCRA].objects, 1);
+        assert_true(listed(f, "u", &c));
+        assert_int_equal(c, 3);
+        check_times(f, "u", 1);
+        pass(f, SEC);
+        cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+        size_t found;
+        assert_true(cnt_limits_busiest(f->l, CNT_LIMITS_BUSIEST_MAX, v,
+                                       &found));
+        assert_int_equal(found, 1);
+        assert_int_equal(v[0].kind, CNT_LIMITS_GCRA);
+        assert_int_equal(v[0].checks, 1);
+        cnt_limits_busiest_free(v, found);
+        fixture_free(f);
+    }
+}
+
+/* A lister for test_busiest_concurrent: lists until told to stop,
+ * checking each answer's shape, and counts its listings. */
+typedef struct lister_arg {
+    cnt_limits *l;
+    atomic_bool *stop;
+    unsigned long lists, bad;
+} lister_arg;
+
+static void *lister_main(void *p)
+{
+    lister_arg *a = p;
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    size_t found;
+
+    while (!atomic_load(a->stop) || a->lists == 0) {
+        if (!cnt_limits_busiest(a->l, CNT_LIMITS_BUSIEST_MAX, v, &found)) {
+            a->bad++;
+            continue;
+        }
+        for (size_t i = 0; i < found; i++)
+            if (v[i].checks == 0 || v[i].name_len == 0 ||
+                (i > 0 && v[i - 1].checks < v[i].checks))
+                a->bad++;
+        cnt_limits_busiest_free(v, found);
+        a->lists++;
+    }
+    return NULL;
+}
+
+/* Listings on two threads while this one makes, checks, purges and
+ * sweeps away records and moves the clock through many seconds: the
+ * cache is computed, copied and emptied of freed records concurrently
+ * (a run for the sanitizers of the robustness stages: a listing reads a
+ * record only under its stripe lock, and the cache's slots are atomic). */
+static void test_busiest_concurrent(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    atomic_bool stop;
+    lister_arg a[2] = { { .l = f->l, .stop = &stop },
+                        { .l = f->l, .stop = &stop } };
+    pthread_t th[2];
+    cnt_ttl_answer ta;
+    char name[16];
+
+    atomic_init(&stop, false);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, lister_main, &a[i]),
+                         0);
+    for (int i = 0; i < 20000; i++) {
+        int len = snprintf(name, sizeof name, "c%d", i % 40);
+        const uint8_t *nm = (const uint8_t *)name;
+        if (cnt_ttl_insert(f->l, nm, (uint16_t)len, 5, 60, 3) ==
+            CNT_STATUS_EXISTS)
+            (void)cnt_ttl_query(f->l, nm, (uint16_t)len, &ta);
+        check_times(f, name, i % 3);
+        if (i % 7 == 0)
+            (void)cnt_ttl_purge(f->l, nm, (uint16_t)len);
+        if (i % 500 == 0) {
+            pass(f, SEC / 3);
+            (void)cnt_limits_sweep(f->l, 1024);
+        }
+    }
+    atomic_store(&stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(a[0].bad + a[1].bad, 0);
+    assert_true(a[0].lists > 0 && a[1].lists > 0);
+    assert_true(computed(f) >= 1);
+    fixture_free(f);
+}
+
+/* Each allocation of a listing failing in turn, on a cache not yet
+ * made: false, and what stays allocated is at most the cache's names
+ * (kept when only the copy out failed, and then the second's listing is
+ * not computed again); freeing the limits frees them. */
+static void test_busiest_cache_out_of_memory(void **st)
+{
+    (void)st;
+    for (unsigned long n = 1;; n++) {
+        long at_start = cnt_fake_alloc_live();
+        fixture *f = fixture_new(0);
+        cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+        size_t found = 99;
+
+        pass(f, SEC - now_ns(f) % SEC + 1000);
+        check_times(f, "a", 2);
+        check_times(f, "b", 1);
+        pass(f, SEC);
+        long live = cnt_fake_alloc_live();
+        cnt_fake_alloc_fail_at(n, 0);
+        bool ok = cnt_limits_busiest(f->l, CNT_LIMITS_BUSIEST_MAX, v,
+                                     &found);
+        bool injected = cnt_fake_alloc_injected();
+        cnt_fake_alloc_fail_at(0, 0);
+        if (ok) {
+            assert_false(injected);
+            assert_int_equal(found, 2);
+            cnt_limits_busiest_free(v, found);
+            assert_true(n > 4);     /* two names kept, two copied */
+            fixture_free(f);
+            assert_int_equal(cnt_fake_alloc_live(), at_start);
+            break;
+        }
+        assert_true(injected);
+        assert_int_equal(found, 0);
+        if (computed(f) == 0) {
+            assert_int_equal(cnt_fake_alloc_live(), live);
+        } else {
+            assert_int_equal(cnt_fake_alloc_live(), live + 2);
+            assert_true(listed(f, "a", NULL));
+            assert_int_equal(computed(f), 1);
+        }
+        fixture_free(f);
+        assert_int_equal(cnt_fake_alloc_live(), at_start);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2087,6 +2361,11 @@ int main(void)
         cmocka_unit_test(test_busiest_hot_table_full),
         cmocka_unit_test(test_busiest_freed),
         cmocka_unit_test(test_busiest_out_of_memory),
+        cmocka_unit_test(test_busiest_cached),
+        cmocka_unit_test(test_busiest_cached_freed),
+        cmocka_unit_test(test_busiest_multi_undo),
+        cmocka_unit_test(test_busiest_concurrent),
+        cmocka_unit_test(test_busiest_cache_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

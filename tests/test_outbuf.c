@@ -173,6 +173,37 @@ static void test_turn_budget(void **state)
     cnt_outbuf_destroy(&o);
 }
 
+/* Spending budget without output: it ends the turn as the same bytes of
+ * output would, never reaches back before what was produced, and changes
+ * nothing without a budget or once the turn is over (no wrap that would
+ * give an unlimited turn back). */
+static void test_turn_spend(void **state)
+{
+    cnt_outbuf o;
+    (void)state;
+    assert_true(cnt_outbuf_init(&o, 64));
+    cnt_outbuf_spend(&o, 4096);
+    put(&o, 10, 0);
+    assert_false(cnt_outbuf_turn_over(&o));
+    cnt_outbuf_begin_turn(&o, 100);
+    cnt_outbuf_spend(&o, 60);
+    put(&o, 39, 0);
+    assert_false(cnt_outbuf_turn_over(&o));
+    put(&o, 1, 0);
+    assert_true(cnt_outbuf_turn_over(&o));
+    cnt_outbuf_begin_turn(&o, 100);
+    put(&o, 5, 0);
+    cnt_outbuf_spend(&o, 4096);
+    assert_true(cnt_outbuf_turn_over(&o));
+    assert_true(o.turn_end == o.total);
+    /* A turn produced past its end, then spent on: still over. */
+    put(&o, 50, 0);
+    cnt_outbuf_spend(&o, 4096);
+    assert_true(cnt_outbuf_turn_over(&o));
+    assert_true(o.turn_end < o.total);
+    cnt_outbuf_destroy(&o);
+}
+
 static void test_out_of_memory(void **state)
 {
     cnt_outbuf o;
@@ -212,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_watermark),
         cmocka_unit_test(test_turn_budget),
+        cmocka_unit_test(test_turn_spend),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

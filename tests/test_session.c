@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "engine/core/limits.h"
 #include "engine/server/session.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
@@ -334,6 +335,46 @@ static void test_watermark_mid_batch(void **state)
     run(f);
     assert_int_equal(f->sent_len, sizeof(want));
     assert_memory_equal(f->sent, want, sizeof(want));
+    fixture_free(f);
+}
+
+/* Busiest pays for its work out of the turn budget, not only for its
+ * bytes: pipelined listings stop the turn after 16 of them (the 4 KiB
+ * each costs, against a 64 KiB turn) where Noops of the same answer size
+ * would all be answered, and the rest are answered in the next turns. */
+static void test_busiest_turn_cost(void **state)
+{
+    (void)state;
+    fixture *f = fixture_new();
+    cnt_limits_config lc = {.buckets = 64, .clock = &f->clock.clock};
+    f->env.limits = cnt_limits_new(&lc);
+    assert_non_null(f->env.limits);
+    enum { N = 40 };
+    uint8_t req[N * 16], want[N * 12];
+    size_t len = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        len += cnt_encode_busiest(req + len, i, 16);
+        resp(want + 12 * i, CNT_OP_BUSIEST, 0, i, NULL, 0);
+    }
+    arrive(f, req, len);
+    cnt_outbuf_begin_turn(&f->s->out, 64 * 1024);
+    assert_int_equal(feed(f), 16 * (len / N));
+    assert_true(f->s->more);
+    take_output(f);
+    assert_int_equal(f->sent_len, 16 * 12);
+    assert_int_equal(feed(f), 0);
+    for (int turn = 0; turn < 2; turn++) {
+        cnt_outbuf_begin_turn(&f->s->out, 64 * 1024);
+        feed(f);
+        take_output(f);
+    }
+    assert_int_equal(f->in_len, 0);
+    assert_int_equal(f->sent_len, sizeof(want));
+    assert_memory_equal(f->sent, want, sizeof(want));
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    cnt_limits_free(f->env.limits);
     fixture_free(f);
 }
 
@@ -1533,6 +1574,7 @@ int main(void)
         cmocka_unit_test(test_need),
         cmocka_unit_test(test_pipeline_past_look_ahead),
         cmocka_unit_test(test_watermark_mid_batch),
+        cmocka_unit_test(test_busiest_turn_cost),
         cmocka_unit_test(test_skip_huge_body),
         cmocka_unit_test(test_lost_framing),
         cmocka_unit_test(test_dump_paced),

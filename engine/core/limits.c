@@ -32,12 +32,30 @@ static void do_hot_leave(cnt_limits *l, cnt_limit_rec *rec)
     rec->hot = 0;
 }
 
+/* Takes rec out of the cached listing, if it is there (its stripe lock
+ * held, not the cache's). Only a record checked in the cached second or
+ * later can be named, so the others cost one load. The exchange, not a
+ * store, so that an entry a newer listing put in its place stays. */
+static void do_busy_cache_leave(cnt_limits *l, cnt_limit_rec *rec)
+{
+    cnt_limits_busy_cache *c = &l->busy;
+
+    if (rec->busy_sec < atomic_load(&c->ids_sec))
+        return;
+    for (unsigned k = 0; k < CNT_LIMITS_BUSIEST_MAX; k++) {
+        cnt_limit_rec *want = rec;
+        if (atomic_load_explicit(&c->ids[k], memory_order_relaxed) == rec)
+            atomic_compare_exchange_strong(&c->ids[k], &want, NULL);
+    }
+}
+
 /* Frees what rec owns and forgets it in the figures; see limits_int.h. */
 void cnt_limits_rec_forget(cnt_limits *l, cnt_limit_rec *rec, bool expired)
 {
     const cnt_limits_kind *kind = cnt_limits_kinds[rec->kind];
 
     do_hot_leave(l, rec);
+    do_busy_cache_leave(l, rec);
     if (kind->forget != NULL)
         kind->forget(l, rec);
     cnt_limits_fig_sub(&l->fig[rec->kind].objects, 1);
@@ -99,6 +117,16 @@ cnt_limits *cnt_limits_new(const cnt_limits_config *cfg)
         free(l);
         return NULL;
     }
+    if (pthread_mutex_init(&l->busy.lock, NULL) != 0) {
+        free(l->hot);
+        cnt_map_destroy(&l->map);
+        free(l);
+        return NULL;
+    }
+    for (unsigned k = 0; k < CNT_LIMITS_BUSIEST_MAX; k++)
+        atomic_init(&l->busy.ids[k], NULL);
+    atomic_init(&l->busy.ids_sec, UINT32_MAX);
+    atomic_init(&l->busy.computed, 0);
     l->clock = cfg->clock ? cfg->clock : &cnt_clock_system;
     atomic_init(&l->sweep_next, 0);
     for (unsigned k = 0; k < CNT_LIMITS_KINDS; k++) {
@@ -131,6 +159,8 @@ void cnt_limits_free(cnt_limits *l)
 
     cnt_map_sweep(&l->map, 0, cnt_map_buckets(&l->map), &all, &now);
     cnt_map_destroy(&l->map);
+    cnt_limits_busiest_free(l->busy.v, l->busy.n);
+    pthread_mutex_destroy(&l->busy.lock);
     free(l->hot);
     free(l);
 }
@@ -197,6 +227,7 @@ void cnt_limits_stats_get(const cnt_limits *l, cnt_limits_stats *out)
         out->kind[k].limited = atomic_load(&f->limited);
         out->kind[k].expired = atomic_load(&f->expired);
     }
+    out->busiest_computed = atomic_load(&l->busy.computed);
     cnt_map_get_stats(&l->map, &ms);
     out->used_memory = ms.used_memory + sizeof *l +
                        l->nhot * sizeof *l->hot;
@@ -292,10 +323,17 @@ void cnt_limits_do_busy_slow(cnt_limits *l, size_t b, cnt_limit_rec *r,
         do_hot_offer(h, r, s);
 }
 
+/* One name of a listing being computed, with the record it was read
+ * from (for cnt_limits_busy_cache's ids). */
+typedef struct busy_entry {
+    cnt_busy_name nm;
+    cnt_limit_rec *id;
+} busy_entry;
+
 /* A listing in progress: a min-heap of at most cap entries by checks (the
  * least busy at the root), and whether a copy failed. */
 typedef struct busiest_ctx {
-    cnt_busy_name *heap;
+    busy_entry *heap;
     size_t n, cap;
     bool failed;
 } busiest_ctx;
@@ -314,22 +352,22 @@ static bool busy_below(const cnt_busy_name *x, const cnt_busy_name *y)
     return x->name_len > y->name_len;
 }
 
-static void busy_swap(cnt_busy_name *h, size_t i, size_t j)
+static void busy_swap(busy_entry *h, size_t i, size_t j)
 {
-    cnt_busy_name t = h[i];
+    busy_entry t = h[i];
 
     h[i] = h[j];
     h[j] = t;
 }
 
 /* Restores the heap below i. */
-static void busy_sift_down(cnt_busy_name *h, size_t n, size_t i)
+static void busy_sift_down(busy_entry *h, size_t n, size_t i)
 {
     for (;;) {
         size_t lc = 2 * i + 1, rc = lc + 1, m = i;
-        if (lc < n && busy_below(&h[lc], &h[m]))
+        if (lc < n && busy_below(&h[lc].nm, &h[m].nm))
             m = lc;
-        if (rc < n && busy_below(&h[rc], &h[m]))
+        if (rc < n && busy_below(&h[rc].nm, &h[m].nm))
             m = rc;
         if (m == i)
             return;
@@ -339,9 +377,9 @@ static void busy_sift_down(cnt_busy_name *h, size_t n, size_t i)
 }
 
 /* Restores the heap above i. */
-static void busy_sift_up(cnt_busy_name *h, size_t i)
+static void busy_sift_up(busy_entry *h, size_t i)
 {
-    while (i > 0 && busy_below(&h[i], &h[(i - 1) / 2])) {
+    while (i > 0 && busy_below(&h[i].nm, &h[(i - 1) / 2].nm)) {
         busy_swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
@@ -349,12 +387,12 @@ static void busy_sift_up(cnt_busy_name *h, size_t i)
 
 /* Offers one record with its checks to the heap (stripe lock held),
  * copying its name if it gets in. */
-static void busiest_offer(busiest_ctx *b, const cnt_limit_rec *r,
-                          uint32_t checks)
+static void busiest_offer(busiest_ctx *b, cnt_limit_rec *r, uint32_t checks)
 {
-    cnt_busy_name cand = {r->kind, checks, r->name_len, (uint8_t *)r->name};
+    busy_entry cand = {{r->kind, checks, r->name_len, (uint8_t *)r->name},
+                       r};
 
-    if (b->n == b->cap && !busy_below(&b->heap[0], &cand))
+    if (b->n == b->cap && !busy_below(&b->heap[0].nm, &cand.nm))
         return;
     uint8_t *copy = malloc(r->name_len);
     if (copy == NULL) {
@@ -362,30 +400,26 @@ static void busiest_offer(busiest_ctx *b, const cnt_limit_rec *r,
         return;
     }
     memcpy(copy, r->name, r->name_len);
-    cand.name = copy;
+    cand.nm.name = copy;
     if (b->n < b->cap) {
         b->heap[b->n] = cand;
         busy_sift_up(b->heap, b->n++);
     } else {
-        free(b->heap[0].name);
+        free(b->heap[0].nm.name);
         b->heap[0] = cand;
         busy_sift_down(b->heap, b->n, 0);
     }
 }
 
-/* Lists the busiest names; see limits.h. Each stripe's lock is held for
- * its CNT_LIMITS_HOT entries only. */
-bool cnt_limits_busiest(cnt_limits *l, uint32_t n, cnt_busy_name *out,
-                        size_t *found)
+/* Computes the listing of second s into e (busiest first, at most
+ * CNT_LIMITS_BUSIEST_MAX); false, with nothing left allocated, when
+ * memory ran short. Each stripe's lock is held for its CNT_LIMITS_HOT
+ * entries only. */
+static bool busiest_compute(cnt_limits *l, uint32_t s, busy_entry *e,
+                            size_t *found)
 {
-    uint64_t now = cnt_clock_mono_ns(l->clock);
-    uint32_t s = (uint32_t)(now / CNT_LIMITS_SECOND_NS) - 1;
-    busiest_ctx b = {out, 0, n < CNT_LIMITS_BUSIEST_MAX
-                                 ? n : CNT_LIMITS_BUSIEST_MAX, false};
+    busiest_ctx b = {e, 0, CNT_LIMITS_BUSIEST_MAX, false};
 
-    *found = 0;
-    if (b.cap == 0)
-        return true;
     for (size_t i = 0; i < l->nhot && !b.failed; i++) {
         pthread_mutex_t *lock = cnt_map_lock(&l->map, i);
         const cnt_limits_hot *h = &l->hot[i];
@@ -400,18 +434,97 @@ bool cnt_limits_busiest(cnt_limits *l, uint32_t n, cnt_busy_name *out,
         cnt_map_unlock(lock);
     }
     if (b.failed) {
-        cnt_limits_busiest_free(out, b.n);
+        for (size_t k = 0; k < b.n; k++)
+            free(e[k].nm.name);
         return false;
     }
     /* Heap order to busiest first: take the least busy off the end. */
     for (size_t k = b.n; k > 1; k--) {
-        busy_swap(out, 0, k - 1);
-        busy_sift_down(out, k - 1, 0);
+        busy_swap(e, 0, k - 1);
+        busy_sift_down(e, k - 1, 0);
     }
     *found = b.n;
     return true;
 }
 
+/* Makes the cache hold the listing e[0..n) of second s (cache lock
+ * held), taking its names. A record named there that went while the
+ * stripes were read (after its own stripe's) was not in ids yet for
+ * cnt_limits_rec_forget to see; so, once ids are out, each name is looked
+ * up again under its stripe lock, and one that is not the same record
+ * any more is taken out: a record that goes after that lookup finds
+ * itself in ids. */
+static void busy_cache_store(cnt_limits *l, uint32_t s, busy_entry *e,
+                             size_t n)
+{
+    cnt_limits_busy_cache *c = &l->busy;
+
+    cnt_limits_busiest_free(c->v, c->n);
+    atomic_store(&c->ids_sec, s);
+    for (size_t k = 0; k < CNT_LIMITS_BUSIEST_MAX; k++) {
+        if (k < n)
+            c->v[k] = e[k].nm;
+        atomic_store(&c->ids[k], k < n ? e[k].id : NULL);
+    }
+    c->n = n;
+    c->sec = s;
+    c->valid = true;
+    atomic_fetch_add_explicit(&c->computed, 1, memory_order_relaxed);
+    for (size_t k = 0; k < n; k++) {
+        size_t b = cnt_map_bucket_of(&l->map, c->v[k].name, c->v[k].name_len);
+        pthread_mutex_t *lock = cnt_map_lock(&l->map, b);
+        cnt_limit_rec *r = cnt_limits_do_find(l, b, c->v[k].kind,
+                                              c->v[k].name,
+                                              c->v[k].name_len);
+        cnt_limit_rec *want = e[k].id;
+        if (r != want)
+            atomic_compare_exchange_strong(&c->ids[k], &want, NULL);
+        cnt_map_unlock(lock);
+    }
+}
+
+/* Lists the busiest names; see limits.h. The first listing of a second
+ * computes it into l->busy; the others of that second, waiting on the
+ * cache's lock meanwhile, copy it. The clock is read under that lock, so
+ * the seconds the cache holds never go back. */
+bool cnt_limits_busiest(cnt_limits *l, uint32_t n, cnt_busy_name *out,
+                        size_t *found)
+{
+    cnt_limits_busy_cache *c = &l->busy;
+    size_t cap = n < CNT_LIMITS_BUSIEST_MAX ? n : CNT_LIMITS_BUSIEST_MAX;
+    bool ok = true;
+
+    *found = 0;
+    if (cap == 0)
+        return true;
+    pthread_mutex_lock(&c->lock);
+    uint64_t now = cnt_clock_mono_ns(l->clock);
+    uint32_t s = (uint32_t)(now / CNT_LIMITS_SECOND_NS) - 1;
+    if (!c->valid || c->sec != s) {
+        busy_entry e[CNT_LIMITS_BUSIEST_MAX];
+        size_t m = 0;
+        ok = busiest_compute(l, s, e, &m);
+        if (ok)
+            busy_cache_store(l, s, e, m);
+    }
+    for (size_t k = 0; ok && k < c->n && *found < cap; k++) {
+        if (atomic_load(&c->ids[k]) == NULL)
+            continue;
+        cnt_busy_name *d = &out[*found];
+        *d = c->v[k];
+        d->name = malloc(d->name_len);
+        if (d->name == NULL) {
+            cnt_limits_busiest_free(out, *found);
+            *found = 0;
+            ok = false;
+            break;
+        }
+        memcpy(d->name, c->v[k].name, d->name_len);
+        ++*found;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return ok;
+}
 /* Frees a listing's names. */
 void cnt_limits_busiest_free(cnt_busy_name *v, size_t n)
 {

@@ -143,7 +143,21 @@ typedef struct cnt_busy_name {
  * the checks), not the records, so its cost does not grow with them. It
  * is approximate in one way: a stripe keeps its CNT_LIMITS_HOT busiest
  * records of the second, so a record is missed when that many busier ones
- * share its stripe. The counts are exact.
+ * share its stripe. The counts are exact as of the listing that computed
+ * them.
+ *
+ * Cost: the first listing of a second (whatever its n) computes the
+ * CNT_LIMITS_BUSIEST_MAX busiest of the second before into a cache, one
+ * lock of each stripe in turn (4096 of them); every later listing of that
+ * second waits for that one if it is still running, then copies at most
+ * n names out of the cache under its small lock, taking no stripe lock.
+ * So the stripes are walked at most once a second, however many clients,
+ * scrapes and pipelined requests ask. What a cached listing may show: the
+ * records of the computed answer, minus those that have gone since
+ * (cnt_limits_rec_forget takes them out: never a freed record, and the
+ * rest keep their places, so fewer than n may come back); a check that
+ * still counts in that second after it was computed (one that read the
+ * clock before the second ended) does not change it.
  *
  * False when memory ran short (nothing to free then). Free the names with
  * cnt_limits_busiest_free. */
@@ -163,6 +177,8 @@ typedef struct cnt_limits_stats {
                                    BELOW_ZERO, NOT_FOUND */
         uint64_t expired;       /* records freed past their expiry */
     } kind[3];
+    uint64_t busiest_computed;  /* busiest-names listings computed (the
+                                   others were copied from the cache) */
     uint64_t used_memory;       /* the map's bucket array, locks, records */
 } cnt_limits_stats;
 

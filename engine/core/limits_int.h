@@ -73,10 +73,31 @@ typedef struct cnt_limits_hot {
     uint32_t min;
 } cnt_limits_hot;
 
+/* The busiest-names listing of one whole second, computed by the first
+ * listing after it and copied out by the others of that second (see
+ * cnt_limits_busiest). lock guards valid, sec, n and v (the names are the
+ * cache's own copies). ids[k] is the record v[k] was read from, compared
+ * and never dereferenced: cnt_limits_rec_forget, under the record's
+ * stripe lock and without this lock (a listing takes stripe locks while
+ * holding it), turns it to NULL when that record goes, and a NULL entry
+ * is not served. ids_sec is sec for that test, which skips every record
+ * not checked since (a named record was checked in sec). */
+typedef struct cnt_limits_busy_cache {
+    pthread_mutex_t lock;
+    bool valid;
+    uint32_t sec;
+    size_t n;
+    cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
+    _Atomic(cnt_limit_rec *) ids[CNT_LIMITS_BUSIEST_MAX];
+    atomic_uint_fast32_t ids_sec;
+    atomic_uint_fast64_t computed;  /* listings computed, for the stats */
+} cnt_limits_busy_cache;
+
 struct cnt_limits {
     cnt_map map;
     cnt_limits_hot *hot;        /* one per stripe in use (nhot) */
     size_t nhot;
+    cnt_limits_busy_cache busy;
     const cnt_clock *clock;
     atomic_size_t sweep_next;   /* where cnt_limits_sweep goes on */
     cnt_limits_figures fig[CNT_LIMITS_KINDS];

@@ -97,6 +97,17 @@ static inline void cnt_outbuf_begin_turn(cnt_outbuf *o, size_t budget)
                                                   : o->total + budget;
 }
 
+/* Spends n bytes of this turn's budget without output: a request whose
+ * work is not in the size of its answer pays that way, so that pipelined
+ * ones cannot take a whole turn's worth of work for a few bytes each.
+ * Nothing changes without a turn budget or when it is spent already. */
+static inline void cnt_outbuf_spend(cnt_outbuf *o, size_t n)
+{
+    if (o->turn_end == UINT64_MAX || o->turn_end <= o->total)
+        return;
+    o->turn_end = o->turn_end - o->total > n ? o->turn_end - n : o->total;
+}
+
 /* Whether this turn's budget is spent. */
 static inline bool cnt_outbuf_turn_over(const cnt_outbuf *o)
 {

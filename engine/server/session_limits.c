@@ -122,6 +122,13 @@ _Static_assert(CNT_LIMITS_TTL == CNT_BUSY_KIND_TTL &&
 _Static_assert(CNT_LIMITS_BUSIEST_MAX == CNT_BUSIEST_MAX,
                "the wire's bound is the core's");
 
+/* What one Busiest costs of its connection's turn budget besides its
+ * answer: a listing copies up to CNT_LIMITS_BUSIEST_MAX names out of the
+ * shared cache under its lock, and the first of a second computes it
+ * over every stripe; counted as this many bytes of output, a turn of
+ * 64 KiB answers at most 16 of them. */
+#define SESSION_BUSIEST_COST (4u * 1024)
+
 /* Busiest: the names with the most checks in the last whole second,
  * busiest first, one packet each, then an empty one. The listing is
  * taken whole before anything is written, so the answer is at most
@@ -130,6 +137,8 @@ void cnt_session_busiest(cnt_session *s, const cnt_request *req)
 {
     cnt_busy_name v[CNT_LIMITS_BUSIEST_MAX];
     size_t found = 0;
+
+    cnt_outbuf_spend(&s->out, SESSION_BUSIEST_COST);
 
     if (!cnt_limits_busiest(s->env->limits, req->count, v, &found)) {
         cnt_session_put_error(s, req->opcode, CNT_STATUS_OUT_OF_MEMORY,
