@@ -60,9 +60,20 @@ bool cnt_lease_top_offer(cnt_lease_top *top, uint64_t deadline_ms,
  * nothing is copied) and carries its flags; src is empty afterwards. */
 void cnt_lease_top_merge(cnt_lease_top *dst, cnt_lease_top *src);
 
+/* Offers every entry of src to dst, nearest first, copying the names, and
+ * carries src's flags; src is unchanged. A top of the want nearest of one
+ * walk is thus the prefix of a wider top of the same walk (ties keep the
+ * one kept first in both), so one walk can answer listings of any want.
+ * false when a copy failed (dst->failed is set). */
+bool cnt_lease_top_copy(cnt_lease_top *dst, const cnt_lease_top *src);
+
 /* Walks w (the calling thread's own wheel) for the lease timers of
  * granted tickets, offering each to top, visiting at most max timers
- * (sets top->incomplete when it stopped there). */
+ * (sets top->incomplete when it stopped there). The walk ends early only
+ * once the top is full and the next slot is due after its farthest entry:
+ * a worker holding fewer leases than want (or whose leases are far behind
+ * many waits' timers) is walked to the end or to max, because an unvisited
+ * slot could still hold a nearer lease; max is the bound in that case. */
 void cnt_lease_top_collect(cnt_lease_top *top, const cnt_wheel *w,
                            size_t max);
 

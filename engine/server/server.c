@@ -48,6 +48,7 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
     }
     s->nworkers = config->threads > 0 ? config->threads : 1;
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
+    cnt_survey_gate_init(&s->survey_gate, s->nworkers);
     s->auth_limit = cnt_auth_limit_new(config->auth_fail_limit,
                                        config->auth_fail_limit_per_address);
     if (s->workers == NULL || s->auth_limit == NULL) {
