@@ -100,8 +100,8 @@ typedef struct cnt_session_env {
     uint16_t default_tenant_len;
     uint32_t tenant_cost[CNT_COST_CLASSES];
     /* Lease_list: starts a survey of every worker's wheel for the want
-     * nearest leases, asked by s (survey.h): answers this worker's part at
-     * once and posts the rest; the survey comes back with one reference,
+     * nearest leases, asked by s (survey.h): posts it to every worker,
+     * this one included; the survey comes back with one reference,
      * s's, and s is woken (cnt_session_survey_done) once it is ready.
      * NULL when memory is short. Without the hook a session surveys its
      * own wheel alone. When the server already has as many surveys out as

@@ -24,6 +24,7 @@ cnt_survey *cnt_survey_new(unsigned nworkers, unsigned home, uint32_t want,
     sv->refs = 1;
     sv->pending = nworkers;
     sv->home = home;
+    sv->home_answered = false;
     sv->requester = requester;
     cnt_lease_top_init(&sv->top, want);
     sv->nlinks = nworkers;

@@ -1,9 +1,10 @@
 /* survey.h: a question every worker answers about what only it may read,
  * today the nearest lease deadlines (Lease_list): a lease's deadline is a
  * timer in its owner's worker's wheel, which no other thread may touch.
- * The asking worker posts the survey to every other worker's mailbox,
- * answers its own part at once, and the last worker to answer posts it
- * back home, where the asking session streams the merged answer.
+ * The asking worker posts the survey to every worker's mailbox, its own
+ * too (so that its part shares the walk of the other surveys it answers
+ * in the same batch), and the last worker to answer posts it back home,
+ * where the asking session streams the merged answer.
  *
  * Memory: one allocation per survey, made by the asker; posting it
  * allocates nothing (the survey holds one mailbox link per worker; the
@@ -40,6 +41,10 @@ typedef struct cnt_survey {
     unsigned refs;
     unsigned pending;               /* workers still to answer */
     unsigned home;                  /* the asking worker's index */
+    bool home_answered;             /* home has answered its own part (its
+                                       link, taken from home's mailbox,
+                                       now means "come home"; home thread
+                                       only) */
     void *requester;                /* the asking session; NULL: orphaned
                                        (read and cleared by home only) */
     cnt_lease_top top;              /* the answers merged so far */

@@ -143,17 +143,6 @@ static void worker_on_local(evutil_socket_t fd, short what, void *arg)
     worker_take_local(arg);
 }
 
-/* Answers this worker's part of a survey from its own wheel; true when it
- * was the last part. */
-static bool worker_survey_part(cnt_worker *w, cnt_survey *sv)
-{
-    cnt_lease_top part;
-
-    cnt_lease_top_init(&part, sv->top.want);   /* want is set once */
-    cnt_lease_top_collect(&part, &w->wheel, CNT_LEASE_WALK_MAX);
-    return cnt_survey_answer(sv, &part);
-}
-
 /* Takes a survey slot. A worker that finds none first asks to be rung
  * when one frees, then tries again, so a slot freed in between is not
  * missed (the freer either sees the flag or frees before the retry). */
@@ -177,22 +166,21 @@ static void worker_survey_finished(cnt_server *srv)
             cnt_mailbox_ring(&srv->workers[i].mail);
 }
 
-/* Starts s's survey in a slot already taken: this worker's part answered
- * at once, the others' posted. NULL (the slot given back) when memory is
- * short. */
+/* Starts s's survey in a slot already taken: posted to every worker,
+ * this one too, so that each answers it in its next mailbox batch, from
+ * the one walk that batch makes. NULL (the slot given back) when memory
+ * is short. */
 static cnt_survey *worker_survey_begin(cnt_worker *w, cnt_session *s,
                                        uint32_t want)
 {
     cnt_server *srv = w->server;
     cnt_survey *sv = cnt_survey_new(srv->nworkers, w->index, want, s);
 
-    if (sv == NULL || worker_survey_part(w, sv)) {
+    if (sv == NULL) {
         worker_survey_finished(srv);
-        return sv;
+        return NULL;
     }
     for (unsigned i = 0; i < srv->nworkers; i++) {
-        if (i == w->index)
-            continue;
         cnt_survey_hold(sv);
         cnt_mailbox_post_survey(&srv->workers[i].mail, &sv->links[i]);
     }
@@ -238,10 +226,10 @@ static void worker_start_waiters(cnt_worker *w)
     }
 }
 
-/* Takes the surveys in the mailbox: answers those asked of this worker,
- * all from one walk of its wheel (sending a survey home when its answer
- * was the last, which frees its slot), and hands those come home to their
- * sessions. A stopped worker (answer false) lets go of them all instead. */
+/* Takes the surveys in the mailbox: answers those asked of this worker
+ * (its own askers' included), all from one walk of its wheel (sending a
+ * survey home when its answer was the last, which frees its slot), and
+ * hands those come home to their sessions. A stopped worker (answer false) lets go of them all instead. */
 static void worker_take_surveys(cnt_worker *w, bool answer)
 {
     cnt_survey_list list = STAILQ_HEAD_INITIALIZER(list);
@@ -253,7 +241,10 @@ static void worker_take_surveys(cnt_worker *w, bool answer)
     while ((l = STAILQ_FIRST(&list)) != NULL) {
         STAILQ_REMOVE_HEAD(&list, next);
         cnt_survey *sv = l->survey;
-        if (sv->home == w->index) {
+        if (sv->home == w->index && !sv->home_answered && answer) {
+            sv->home_answered = true;
+            STAILQ_INSERT_TAIL(&asked, l, next);
+        } else if (sv->home == w->index) {
             cnt_session *s = cnt_survey_requester(sv);
             if (answer && s != NULL) {
                 cnt_session_survey_done(s);
