@@ -152,6 +152,12 @@ uint16_t cnt_server_port(const cnt_server *s)
     return s->port;
 }
 
+/* The most surveys out at once so far. */
+unsigned cnt_server_survey_peak(cnt_server *s)
+{
+    return atomic_load(&s->survey_gate.peak);
+}
+
 /* The port of the Throttr front, 0 when it is off. */
 uint16_t cnt_server_throttr_port(const cnt_server *s)
 {
