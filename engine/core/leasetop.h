@@ -21,7 +21,8 @@
  * time a listing takes from each worker's loop: a timer of a crowded slot
  * costs about one cache miss, so 65,536 of them are a few milliseconds
  * (wait-bench -W lease_list: 50,000 leases in one slot per worker, 5 to
- * 14 ms a listing on a loaded 2-core machine). */
+ * 14 ms a listing on a loaded 2-core machine). A worker pays it once per
+ * mailbox batch, whatever the number of listings in it (survey.h). */
 #define CNT_LEASE_WALK_MAX 65536u
 
 /* One lease kept: its deadline (ms ticks of the monotonic clock), lease
