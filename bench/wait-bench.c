@@ -16,7 +16,9 @@
  *   counter.threads = 2, the connections alternate between the workers),
  *   then Lease_list for the 64 nearest, one at a time for the duration:
  *   the listing's round trip, which gathers every worker's part, against
- *   a Noop's on the same connection.
+ *   a Noop's on the same connection; with --listers N, N more connections
+ *   (threads) send Lease_list back to back meanwhile, so the probe's
+ *   Noop shows what a flood of listings costs everyone else.
  * Prints one key=value line on stdout (server=LABEL first); exit 0 when
  * every answer and event was as expected. */
 #include "config.h"
@@ -90,6 +92,7 @@ typedef struct wb_opts {
     double warmup;          /* seconds before measuring */
     double settle;          /* leases: idle seconds before the deadline */
     pid_t pid;              /* server: RSS for the lease row; 0 = none */
+    unsigned listers;       /* lease_list: connections listing meanwhile */
 } wb_opts;
 
 /* One blocking (or, in the lease storm, non-blocking) connection with its
@@ -147,6 +150,9 @@ static void usage(FILE *f)
           "      --settle SEC       leases: idle seconds planned before the"
           " deadline (2)\n"
           "  -P, --pid PID          server pid: its RSS (leases)\n"
+          "      --listers N        lease_list: N more connections sending "
+          "Lease_list\n"
+          "                         back to back while the probe runs (0)\n"
           "  -l, --label NAME       server name echoed in the output\n"
           "  -h, --help\n"
           "Prints one key=value line. Exit 0 when every answer and event "
@@ -156,7 +162,8 @@ static void usage(FILE *f)
 /* Fills o from the command line; exits on bad usage. */
 static void parse_options(int argc, char **argv, wb_opts *o)
 {
-    enum { OPT_HOLD = 256, OPT_THINK, OPT_POLL, OPT_SETTLE, OPT_GAP };
+    enum { OPT_HOLD = 256, OPT_THINK, OPT_POLL, OPT_SETTLE, OPT_GAP,
+           OPT_LISTERS };
     static const struct option longs[] = {
         { "host", 1, NULL, 's' }, { "port", 1, NULL, 'p' },
         { "workload", 1, NULL, 'W' }, { "clients", 1, NULL, 'c' },
@@ -166,6 +173,7 @@ static void parse_options(int argc, char **argv, wb_opts *o)
         { "duration", 1, NULL, 't' }, { "warmup", 1, NULL, 'w' },
         { "settle", 1, NULL, OPT_SETTLE }, { "pid", 1, NULL, 'P' },
         { "label", 1, NULL, 'l' }, { "help", 0, NULL, 'h' },
+        { "listers", 1, NULL, OPT_LISTERS },
         { NULL, 0, NULL, 0 }
     };
     *o = (wb_opts){ .host = "127.0.0.1", .port = "11215", .label = "server",
@@ -196,6 +204,10 @@ static void parse_options(int argc, char **argv, wb_opts *o)
             break;
         case 'k': o->keys = bench_opt_uint("wait-bench", "--keys", optarg, 1, 1000000); break;
         case 'm': o->maximum = bench_opt_uint("wait-bench", "--maximum", optarg, 1, 1000000);
+            break;
+        case OPT_LISTERS:
+            o->listers = bench_opt_uint("wait-bench", "--listers", optarg, 0,
+                                        10000);
             break;
         case OPT_HOLD: o->hold_us = bench_opt_uint("wait-bench", "--hold-us", optarg, 0, 1000000);
             break;
@@ -1161,6 +1173,31 @@ static uint64_t wb_lease_list(wb_conn *c, uint64_t *records)
     return d > 0 ? d : 1;
 }
 
+/* One lister of the flood: its own connection, Lease_list after
+ * Lease_list until told to stop. */
+typedef struct wb_lister {
+    pthread_t tid;
+    wb_conn c;
+    atomic_bool *stop;
+    uint64_t lists;
+    bool failed;
+} wb_lister;
+
+static void *wb_lister_main(void *arg)
+{
+    wb_lister *l = arg;
+    uint64_t got;
+
+    while (!atomic_load(l->stop)) {
+        if (wb_lease_list(&l->c, &got) == 0) {
+            l->failed = true;
+            break;
+        }
+        l->lists++;
+    }
+    return NULL;
+}
+
 /* Sets o->clients x o->keys leases of an hour, then times Lease_list
  * (64) and a Noop in turn on one more connection for the duration. */
 static int run_lease_list(const wb_opts *o)
@@ -1170,16 +1207,22 @@ static int run_lease_list(const wb_opts *o)
     char *names = malloc((size_t)keys * BENCH_NAME_LEN);
     cnt_hist *list = calloc(2, sizeof *list), *noop = list + 1;
     wb_conn probe = { .fd = -1 };
-    unsigned opened = 0;
-    uint64_t deadline, gap = 0, records = 0, lists = 0;
+    unsigned opened = 0, lopened = 0, lstarted = 0;
+    uint64_t deadline, gap = 0, records = 0, lists = 0, flood = 0;
+    wb_lister *ls = calloc(o->listers + 1, sizeof *ls);
+    atomic_bool stop = false;
+    bool lfailed = false;
     int status = 1;
 
-    if (cs == NULL || names == NULL || list == NULL) {
+    if (cs == NULL || names == NULL || list == NULL || ls == NULL) {
         fprintf(stderr, "wait-bench: out of memory\n");
         goto out;
     }
     for (unsigned k = 0; k < keys; k++)
         bench_name(names + (size_t)k * BENCH_NAME_LEN, "lease", k);
+    for (; lopened < o->listers; lopened++)
+        if (!wb_open(&ls[lopened].c, o))
+            goto out;
     for (; opened < conns; opened++)
         if (!wb_open(&cs[opened], o))
             goto out;
@@ -1190,7 +1233,15 @@ static int run_lease_list(const wb_opts *o)
         if (!wb_lease_conn(&cs[i], names, keys, false, 0, &deadline, &gap))
             goto out;
     uint64_t t_set = bench_now_ns();
-    uint64_t warm = t_set + (uint64_t)(o->warmup * 1e9);
+    for (; lstarted < lopened; lstarted++) {
+        ls[lstarted].stop = &stop;
+        if (pthread_create(&ls[lstarted].tid, NULL, wb_lister_main,
+                           &ls[lstarted]) != 0) {
+            fprintf(stderr, "wait-bench: cannot start a lister\n");
+            goto out;
+        }
+    }
+    uint64_t warm = bench_now_ns() + (uint64_t)(o->warmup * 1e9);
     uint64_t end = warm + (uint64_t)(o->duration * 1e9);
     for (;;) {
         uint64_t now = bench_now_ns(), got;
@@ -1207,16 +1258,31 @@ static int run_lease_list(const wb_opts *o)
         records += got;
         lists++;
     }
+    atomic_store(&stop, true);
+    for (; lstarted > 0; lstarted--) {
+        wb_lister *l = &ls[lstarted - 1];
+        pthread_join(l->tid, NULL);
+        flood += l->lists;
+        lfailed |= l->failed;
+    }
     printf("server=%s workload=lease_list conns=%u keys=%u leases=%" PRIu64
-           " setup_s=%.2f lists=%" PRIu64 " records=%" PRIu64
+           " setup_s=%.2f listers=%u flood_lists=%" PRIu64
+           " lists=%" PRIu64 " records=%" PRIu64
            " list_p50_us=%.1f list_p99_us=%.1f list_max_us=%.1f"
-           " noop_p50_us=%.1f noop_p99_us=%.1f\n",
+           " noop_p50_us=%.1f noop_p99_us=%.1f noop_max_us=%.1f\n",
            o->label, conns, keys, (uint64_t)conns * keys,
-           (double)(t_set - t_start) / 1e9, lists, records, wb_us(list, 0.5),
+           (double)(t_set - t_start) / 1e9, o->listers, flood, lists,
+           records, wb_us(list, 0.5),
            wb_us(list, 0.99), (double)list->max / 1e3, wb_us(noop, 0.5),
-           wb_us(noop, 0.99));
-    status = lists > 0 ? 0 : 1;
+           wb_us(noop, 0.99), (double)noop->max / 1e3);
+    status = lists > 0 && !lfailed ? 0 : 1;
 out:
+    atomic_store(&stop, true);
+    for (; lstarted > 0; lstarted--)
+        pthread_join(ls[lstarted - 1].tid, NULL);
+    while (ls != NULL && lopened > 0)
+        wb_close(&ls[--lopened].c);
+    free(ls);
     while (cs != NULL && opened > 0)
         wb_close(&cs[--opened]);
     if (probe.buf != NULL)

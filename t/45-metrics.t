@@ -160,6 +160,26 @@ like($head, qr/^HTTP\/1\.1 404 /, 'another path: 404');
     is($c->close_code, 1000, 'live: closes cleanly');
 }
 
+# Many pages asking at once: more surveys than the server lets out at a
+# time (one per worker), so some wait their turn; each still gets the
+# figures and the leases.
+{
+    my @pages = map { WsTest->new($port, path => '/live') } 1 .. 8;
+    $_->send_text('snapshot') for @pages;
+    my $full = 0;
+    for my $c (@pages) {
+        my $f = $c->frame;
+        $full++ if $f && $f->{op} == 1 &&
+            $f->{payload} =~ /^counter_group_waiting\{group="jobs"\} 1$/m &&
+            $f->{payload} =~ /^counter_lease_seconds_left\{name="leased-far",/m;
+    }
+    is($full, 8, 'live: eight pages at once, each answered in full');
+    for my $c (@pages) {
+        $c->send_close(1000);
+        $c->close_code;
+    }
+}
+
 # ---- The page ----
 ($head, $body) = http("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
 like($head, qr/^HTTP\/1\.1 200 OK\r\n/, '/: 200');

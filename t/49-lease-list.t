@@ -6,8 +6,8 @@
 # the empty list; waits and grants without a lease are not leases; a
 # lease returned or expired leaves the list; a count of 0 is refused; a
 # connection that closes while its listing is being gathered costs
-# nothing; and requests pipelined after a Lease_list are answered after
-# its end marker.
+# nothing; requests pipelined after a Lease_list are answered after
+# its end marker; and many connections asking at once are all answered.
 use strict;
 use warnings;
 
@@ -121,6 +121,38 @@ answer_is($c[1]->wcall(req_wait_release('near', opaque => 3)),
               ['24/1/1', '24/1/1', '24/1/1', '24/1/0', '00/2/0',
                '24/3/1', '24/3/0', '00/4/0'],
               'records, end marker, then the next request, in order');
+}
+
+# ---- Many askers at once ----
+# Forty connections on both workers send three listings each and a Noop,
+# all before any answer is read: more listings than the server gathers at
+# once (one per worker), so most wait their turn; each still gets every
+# lease, nearest first, and its answers in order.
+{
+    my @want = map { $_->{name} } @{ $watch->lease_records(64) };
+    is(scalar @want, 3, 'three leases before the crowd asks');
+    my @ask = map { $srv->connect } 1 .. 40;
+    for my $a (@ask) {
+        $a->send(join '', (map { req_lease_list(64, opaque => $_) } 1 .. 3),
+                 req_noop(opaque => 4));
+    }
+    my $bad = 0;
+    for my $a (@ask) {
+        my @got;
+        while (my $r = $a->answer) {
+            push @got, $r;
+            last if $r->{opcode} == OP_NOOP;
+        }
+        my @seen = map { sprintf '%02x/%d/%d', $_->{opcode}, $_->{opaque},
+                         $_->{body_len} ? 1 : 0 } @got;
+        my @expect = ((map { my $o = $_; (("24/$o/1") x 3, "24/$o/0") }
+                       1 .. 3), '00/4/0');
+        $bad++ unless "@seen" eq "@expect";
+    }
+    is($bad, 0, 'every asker got its three full listings, in order');
+    $_->close for @ask;
+    is_deeply([map { $_->{name} } @{ $watch->lease_records(64) }], \@want,
+              'the listing is the same afterwards');
 }
 
 # ---- The asker closes while its listing is gathered ----

@@ -4,7 +4,8 @@
  * tops moves names without copying; a failed copy changes nothing but
  * the failed flag; and collecting from a wheel of tickets takes the lease
  * timers only (not waits), with the lease id, resources and name, and
- * says when its cap stopped it. */
+ * says when its cap stopped it; a copy into a narrower top is the
+ * prefix a top of that width would have kept, flags and all. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -213,6 +214,53 @@ static void test_collect(void **state)
         free(k[i]);
 }
 
+/* A wide top copied into narrower ones: each gets the prefix a top of
+ * its width would have kept from the same offers (ties included), with
+ * its own copies of the names and the source's flags; the source is
+ * unchanged. */
+static void test_copy_prefix(void **state)
+{
+    static const uint64_t due[] = {50, 20, 20, 90, 10, 20, 70, 30};
+    enum { N = sizeof due / sizeof due[0] };
+    cnt_lease_top wide, narrow, direct;
+    long live = cnt_fake_alloc_live();
+
+    (void)state;
+    cnt_lease_top_init(&wide, CNT_LEASE_TOP_MAX);
+    for (unsigned i = 0; i < N; i++)
+        assert_true(offer(&wide, i, due[i]));
+    wide.incomplete = true;
+    for (uint32_t want = 1; want <= N + 1; want++) {
+        cnt_lease_top_init(&narrow, want);
+        cnt_lease_top_init(&direct, want);
+        for (unsigned i = 0; i < N; i++)
+            assert_true(offer(&direct, i, due[i]));
+        assert_true(cnt_lease_top_copy(&narrow, &wide));
+        assert_int_equal(narrow.count, direct.count);
+        for (uint32_t j = 0; j < narrow.count; j++) {
+            assert_true(narrow.e[j].deadline_ms == direct.e[j].deadline_ms);
+            assert_true(narrow.e[j].lease_id == direct.e[j].lease_id);
+            assert_ptr_not_equal(narrow.e[j].name, wide.e[j].name);
+            assert_memory_equal(narrow.e[j].name, direct.e[j].name,
+                                direct.e[j].name_len);
+        }
+        assert_true(narrow.incomplete);
+        assert_false(narrow.failed);
+        cnt_lease_top_clear(&narrow);
+        cnt_lease_top_clear(&direct);
+    }
+    assert_int_equal(wide.count, N);
+    /* A name that cannot be copied: false, the failed flag carried. */
+    cnt_lease_top_init(&narrow, 4);
+    cnt_fake_alloc_fail_at(1, 1);
+    assert_false(cnt_lease_top_copy(&narrow, &wide));
+    cnt_fake_alloc_fail_at(0, 0);
+    assert_true(narrow.failed);
+    cnt_lease_top_clear(&narrow);
+    cnt_lease_top_clear(&wide);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_failed_copy),
         cmocka_unit_test(test_collect),
+        cmocka_unit_test(test_copy_prefix),
     };
 
     return cmocka_run_group_tests_name("leasetop", tests, NULL, NULL);

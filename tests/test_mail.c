@@ -3,7 +3,9 @@
  * rings with each post and on demand, posts from many threads all arrive
  * in each thread's order, and a post that cannot get memory queues
  * nothing; surveys go out and come home through the mailboxes, merged
- * nearest first and freed exactly once however their askers leave. */
+ * nearest first and freed exactly once however their askers leave; a
+ * worker answers a batch of surveys from one walk, each its own prefix;
+ * and the gate lets no more than its cap of surveys out at once. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "engine/core/ticket.h"
 #include "engine/server/mail.h"
 #include "tests/engine_fake.h"
 
@@ -392,6 +395,150 @@ static void test_survey_threads(void **state)
     assert_int_equal(cnt_fake_alloc_live(), live);
 }
 
+/* A lease ticket named name, due at deadline_ms ms on w. */
+static cnt_ticket *lease_at(cnt_wheel *w, const char *name, uint64_t id,
+                            uint64_t deadline_ms)
+{
+    size_t len = strlen(name);
+    cnt_ticket *k = calloc(1, cnt_ticket_size((uint16_t)len));
+
+    assert_non_null(k);
+    cnt_timer_init(&k->timer);
+    k->lease_id = id;
+    k->resources = 1;
+    k->timer_kind = CNT_TIMER_LEASE;
+    k->name_len = (uint16_t)len;
+    memcpy(k->name, name, len);
+    cnt_timer_arm(w, &k->timer, deadline_ms * UINT64_C(1000000));
+    return k;
+}
+
+/* Four surveys of different wants queued in one worker's mailbox: one
+ * walk answers them all, each with the nearest leases its want asks
+ * for, nearest first; those it answered last are handed back to go home,
+ * the others' references let go; nothing leaks. An empty batch walks
+ * nothing. */
+static void test_survey_batch(void **state)
+{
+    static const uint32_t wants[] = {1, 3, 64, 2};
+    enum { NS = 4, NL = 5 };
+    cnt_mailbox mb;
+    cnt_wheel w;
+    cnt_ticket *k[NL];
+    cnt_survey *sv[NS];
+    long live = cnt_fake_alloc_live();
+    (void)state;
+
+    assert_int_equal(cnt_mailbox_init(&mb), 0);
+    cnt_wheel_init(&w, 1000 * UINT64_C(1000000));
+    /* Armed out of order; due at 1500, 1200, 9000, 1100, 4000 ms. */
+    static const uint64_t due[NL] = {1500, 1200, 9000, 1100, 4000};
+    for (unsigned i = 0; i < NL; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "k%u", i);
+        k[i] = lease_at(&w, name, 10 + i, due[i]);
+    }
+    /* Surveys 0 and 1 have two workers (this one answers last), 2 and 3
+     * three (another is still to answer). */
+    for (unsigned i = 0; i < NS; i++) {
+        unsigned nw = i < 2 ? 2 : 3;
+        bool last;
+        sv[i] = cnt_survey_new(nw, 0, wants[i], NULL);
+        assert_non_null(sv[i]);
+        survey_part(sv[i], 0, 100000, &last);
+        assert_false(last);
+        cnt_survey_hold(sv[i]);
+        cnt_mailbox_post_survey(&mb, &sv[i]->links[1]);
+    }
+    cnt_survey_list asked = STAILQ_HEAD_INITIALIZER(asked);
+    cnt_survey_list done = STAILQ_HEAD_INITIALIZER(done);
+    cnt_mailbox_take_surveys(&mb, &asked);
+    assert_int_equal(cnt_survey_answer_batch(&asked, &w, CNT_LEASE_WALK_MAX,
+                                             &done), 1);
+    assert_true(STAILQ_EMPTY(&asked));
+    /* Done: surveys 0 and 1, by their home links, in order. */
+    cnt_survey_link *l = STAILQ_FIRST(&done);
+    assert_ptr_equal(l, &sv[0]->links[0]);
+    l = STAILQ_NEXT(l, next);
+    assert_ptr_equal(l, &sv[1]->links[0]);
+    assert_null(STAILQ_NEXT(l, next));
+    static const char *nearest[] = {"k3", "k1", "k0", "k4", "k2"};
+    for (unsigned i = 0; i < NS; i++) {
+        /* The walk's five leases and the first part's one (due last). */
+        uint32_t n = wants[i] < NL + 1 ? wants[i] : NL + 1;
+        assert_int_equal(sv[i]->top.count, n);
+        for (uint32_t j = 0; j < n && j < NL; j++)
+            assert_memory_equal(sv[i]->top.e[j].name, nearest[j], 2);
+        assert_false(sv[i]->top.incomplete);
+        assert_int_equal(cnt_survey_ready(sv[i]), i < 2);
+    }
+    /* A walk capped short marks every survey of its batch incomplete. */
+    cnt_survey *capped = cnt_survey_new(2, 0, 4, NULL);
+    assert_non_null(capped);
+    cnt_survey_hold(capped);
+    STAILQ_INSERT_TAIL(&asked, &capped->links[1], next);
+    cnt_survey_list done2 = STAILQ_HEAD_INITIALIZER(done2);
+    assert_int_equal(cnt_survey_answer_batch(&asked, &w, 2, &done2), 1);
+    assert_true(STAILQ_EMPTY(&done2));      /* home is still to answer */
+    assert_true(capped->top.incomplete);
+    assert_true(capped->top.count <= 2);
+    assert_int_equal(cnt_survey_answer_batch(&asked, &w, 2, &done2), 0);
+
+    cnt_survey_put(capped);
+    for (unsigned i = 0; i < NS; i++) {
+        if (i < 2)
+            cnt_survey_put(sv[i]);      /* the reference gone home */
+        cnt_survey_put(sv[i]);          /* the asker's */
+    }
+    cnt_wheel_destroy(&w);
+    for (unsigned i = 0; i < NL; i++)
+        free(k[i]);
+    cnt_mailbox_destroy(&mb);
+    assert_int_equal(cnt_fake_alloc_live(), live);
+}
+
+/* The gate: cap slots and no more, each freed slot taken again, the
+ * peak never above the cap, even with threads racing for slots. */
+#define GATE_THREADS 4
+#define GATE_ROUNDS 20000
+static void *gate_racer(void *arg)
+{
+    cnt_survey_gate *g = arg;
+
+    for (unsigned i = 0; i < GATE_ROUNDS; i++)
+        if (cnt_survey_gate_enter(g)) {
+            assert_true(atomic_load(&g->out) <= g->cap);
+            cnt_survey_gate_leave(g);
+        }
+    return NULL;
+}
+
+static void test_survey_gate(void **state)
+{
+    cnt_survey_gate g;
+    pthread_t t[GATE_THREADS];
+    (void)state;
+
+    cnt_survey_gate_init(&g, 0);
+    assert_int_equal(g.cap, 1);
+    cnt_survey_gate_init(&g, 2);
+    assert_true(cnt_survey_gate_enter(&g));
+    assert_true(cnt_survey_gate_enter(&g));
+    assert_false(cnt_survey_gate_enter(&g));
+    cnt_survey_gate_leave(&g);
+    assert_true(cnt_survey_gate_enter(&g));
+    assert_false(cnt_survey_gate_enter(&g));
+    cnt_survey_gate_leave(&g);
+    cnt_survey_gate_leave(&g);
+    assert_int_equal(atomic_load(&g.peak), 2);
+    for (unsigned i = 0; i < GATE_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, gate_racer, &g), 0);
+    for (unsigned i = 0; i < GATE_THREADS; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&g.out), 0);
+    assert_int_equal(atomic_load(&g.peak), 2);
+}
+
 /* Runs the mailbox tests. */
 int main(void)
 {
@@ -403,6 +550,8 @@ int main(void)
         cmocka_unit_test(test_many_senders),
         cmocka_unit_test(test_survey_round_trip),
         cmocka_unit_test(test_survey_threads),
+        cmocka_unit_test(test_survey_batch),
+        cmocka_unit_test(test_survey_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* test_server.c: connections, workers, the listener and the server over
  * real loopback sockets (port 0, its own threads): answers, pipelining,
  * Dump to a slow reader, release on every kind of connection end,
- * max_connections, busy port, IPv6, running out of fds, shutdown. */
+ * max_connections, busy port, IPv6, running out of fds, shutdown; many
+ * connections listing leases at once across both workers. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -955,6 +956,70 @@ static void test_keepalive_options(void **state)
     fixture_free(f);
 }
 
+/* Many connections on both workers pipeline Lease_list at once while two
+ * leases live, one per worker: every listing gets both, nearest first,
+ * then its end marker, each connection's answers in order; and no more
+ * surveys were ever out at once than there are workers (the rest waited
+ * their turn and were still answered). */
+static void test_lease_list_many(void **state)
+{
+    fixture *f = *state;
+    enum { HOLDERS = 2, LISTERS = 16, EACH = 4 };
+    int hold[HOLDERS];
+    reader *r = calloc(LISTERS, sizeof(*r));
+    uint8_t req[256];
+    cnt_response res;
+
+    assert_non_null(r);
+    for (unsigned i = 0; i < HOLDERS; i++) {
+        char name[4] = {'h', (char)('0' + i), 0, 0};
+        reader *h = calloc(1, sizeof(*h));
+        assert_non_null(h);
+        hold[i] = h->fd = client_connect(f);
+        /* Leases of 60 s and 61 s: h0's is the nearer. */
+        size_t n = cnt_encode_wait_acquire(req, 1, 1, 1, 0, 60000 + 1000 * i,
+                                           name, 2);
+        roundtrip(h, req, n, &res);
+        assert_int_equal(res.status, CNT_STATUS_OK);
+        free(h);
+    }
+    for (unsigned i = 0; i < LISTERS; i++) {
+        size_t len = 0;
+        uint8_t batch[EACH * 32 + 32];
+        r[i].fd = client_connect(f);
+        for (uint32_t j = 0; j < EACH; j++)
+            len += cnt_encode_lease_list(batch + len, j, 64);
+        len += cnt_encode_simple(batch + len, CNT_OP_NOOP, EACH);
+        client_send(r[i].fd, batch, len);
+    }
+    for (unsigned i = 0; i < LISTERS; i++) {
+        for (uint32_t j = 0; j < EACH; j++) {
+            for (unsigned k = 0; k < HOLDERS; k++) {
+                cnt_lease_record rec;
+                assert_true(reader_next(&r[i], &res));
+                assert_int_equal(res.opaque, j);
+                assert_false(cnt_response_is_lease_list_end(&res));
+                assert_true(cnt_parse_lease_record(&res, &rec));
+                assert_int_equal(rec.name_len, 2);
+                assert_int_equal(rec.name[1], '0' + k);
+            }
+            assert_true(reader_next(&r[i], &res));
+            assert_int_equal(res.opaque, j);
+            assert_true(cnt_response_is_lease_list_end(&res));
+        }
+        assert_true(reader_next(&r[i], &res));
+        assert_int_equal(res.opcode, CNT_OP_NOOP);
+        assert_int_equal(res.opaque, EACH);
+        close(r[i].fd);
+    }
+    unsigned peak = cnt_server_survey_peak(f->server);
+    assert_true(peak >= 1);
+    assert_true(peak <= f->cfg.threads);
+    for (unsigned i = 0; i < HOLDERS; i++)
+        close(hold[i]);
+    free(r);
+}
+
 /* Runs the server tests. */
 int main(void)
 {
@@ -982,6 +1047,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_out_of_fds, setup, teardown),
         cmocka_unit_test(test_stop_releases_holdings),
         cmocka_unit_test(test_keepalive_options),
+        cmocka_unit_test_setup_teardown(test_lease_list_many, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

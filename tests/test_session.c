@@ -1566,6 +1566,119 @@ static void test_lease_list_survey(void **state)
     fixture_free(f);
 }
 
+/* A survey hook that finds no slot free: it queues the session, as the
+ * worker's does, and the test plays the worker that starts it later. */
+static cnt_session *queued_session;
+static unsigned queued_cancels;
+static cnt_survey *survey_queue(cnt_session *s, uint32_t want)
+{
+    s->survey_queued = true;
+    s->survey_want = want;
+    queued_session = s;
+    return NULL;
+}
+
+static void survey_unqueue(cnt_session *s)
+{
+    assert_ptr_equal(s, queued_session);
+    queued_session = NULL;
+    queued_cancels++;
+}
+
+/* A listing that must wait for a slot: the session reads and writes
+ * nothing until its survey starts, then streams it once ready; a session
+ * that ends while queued leaves its owner's queue and keeps nothing; a
+ * survey that cannot start for want of memory answers 0x82, and the next
+ * request is answered. */
+static void test_lease_list_queued(void **state)
+{
+    fixture *f = fixture_new();
+    cnt_wheel wheel;
+    uint8_t req[128];
+    size_t n, off = 0;
+    cnt_response res;
+    cnt_lease_record rec;
+    cnt_lease_top part;
+
+    (void)state;
+    cnt_wheel_init(&wheel, cnt_clock_mono_ns(&f->clock.clock));
+    f->env.wheel = &wheel;
+    f->env.max_waits = 8;
+    f->env.survey_start = survey_queue;
+    f->env.survey_cancel = survey_unqueue;
+    n = cnt_encode_wait_acquire(req, 1, 1, 5, 0, 9000, "mine", 4);
+    arrive(f, req, n);
+    run(f);
+    assert_int_equal(next_answer(f, &off).status, CNT_STATUS_OK);
+
+    n = cnt_encode_lease_list(req, 0x31, 3);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 0x32);
+    arrive(f, req, n);
+    run(f);
+    assert_ptr_equal(queued_session, f->s);
+    assert_true(f->s->survey_queued);
+    assert_int_equal(f->s->survey_want, 3);
+    assert_true(f->s->surveying);
+    assert_null(f->s->survey);
+    assert_int_equal(f->sent_len, off);
+    assert_int_equal(f->in_len, CNT_HEADER_SIZE);  /* the Noop, unread */
+    run(f);
+    assert_int_equal(f->sent_len, off);
+    /* A slot frees: the owner starts the survey, of one worker here. */
+    cnt_survey *sv = cnt_survey_new(1, 0, f->s->survey_want, f->s);
+    assert_non_null(sv);
+    queued_session = NULL;
+    cnt_session_survey_started(f->s, sv);
+    assert_false(f->s->survey_queued);
+    assert_true(f->s->surveying);           /* not answered yet */
+    run(f);
+    assert_int_equal(f->sent_len, off);
+    cnt_lease_top_init(&part, sv->top.want);
+    cnt_lease_top_collect(&part, &wheel, CNT_LEASE_WALK_MAX);
+    assert_true(cnt_survey_answer(sv, &part));
+    cnt_session_survey_done(f->s);
+    run(f);
+    res = next_answer(f, &off);
+    assert_true(cnt_parse_lease_record(&res, &rec));
+    assert_int_equal(res.opaque, 0x31);
+    assert_memory_equal(rec.name, "mine", 4);
+    res = next_answer(f, &off);
+    assert_true(cnt_response_is_lease_list_end(&res));
+    assert_int_equal(next_answer(f, &off).opcode, CNT_OP_NOOP);
+
+    /* Started without memory for the survey: 0x82, then the Noop. */
+    n = cnt_encode_lease_list(req, 0x33, 3);
+    n += cnt_encode_simple(req + n, CNT_OP_NOOP, 0x34);
+    arrive(f, req, n);
+    run(f);
+    assert_ptr_equal(queued_session, f->s);
+    queued_session = NULL;
+    cnt_session_survey_started(f->s, NULL);
+    run(f);
+    res = next_answer(f, &off);
+    assert_int_equal(res.opcode, CNT_OP_LEASE_LIST);
+    assert_int_equal(res.opaque, 0x33);
+    assert_int_equal(res.status, CNT_STATUS_OUT_OF_MEMORY);
+    res = next_answer(f, &off);
+    assert_int_equal(res.opcode, CNT_OP_NOOP);
+    assert_int_equal(res.opaque, 0x34);
+    assert_int_equal(off, f->sent_len);
+
+    /* The session ends while queued: it leaves the queue, once. */
+    n = cnt_encode_lease_list(req, 0x35, 3);
+    arrive(f, req, n);
+    run(f);
+    assert_ptr_equal(queued_session, f->s);
+    queued_cancels = 0;
+    cnt_session_end(f->s);
+    free(f->s);
+    f->s = NULL;
+    assert_int_equal(queued_cancels, 1);
+    assert_null(queued_session);
+    cnt_wheel_destroy(&wheel);
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1597,6 +1710,7 @@ int main(void)
         cmocka_unit_test(test_auth_user),
         cmocka_unit_test(test_lease_list_alone),
         cmocka_unit_test(test_lease_list_survey),
+        cmocka_unit_test(test_lease_list_queued),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

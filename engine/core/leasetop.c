@@ -92,6 +92,21 @@ void cnt_lease_top_merge(cnt_lease_top *dst, cnt_lease_top *src)
     dst->failed |= src->failed;
 }
 
+/* Copies src's entries into dst. */
+bool cnt_lease_top_copy(cnt_lease_top *dst, const cnt_lease_top *src)
+{
+    bool ok = true;
+
+    for (uint32_t i = 0; i < src->count; i++) {
+        const cnt_lease_entry *e = &src->e[i];
+        ok &= cnt_lease_top_offer(dst, e->deadline_ms, e->lease_id,
+                                  e->resources, e->name, e->name_len);
+    }
+    dst->incomplete |= src->incomplete;
+    dst->failed |= src->failed;
+    return ok;
+}
+
 /* Walk visitor: offers a granted ticket's lease timer. */
 static bool collect_visit(const cnt_timer *t, void *ctx)
 {

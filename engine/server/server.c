@@ -48,6 +48,7 @@ cnt_server *cnt_server_new(const cnt_server_config *config, cnt_table *table,
     }
     s->nworkers = config->threads > 0 ? config->threads : 1;
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
+    cnt_survey_gate_init(&s->survey_gate, s->nworkers);
     s->auth_limit = cnt_auth_limit_new(config->auth_fail_limit,
                                        config->auth_fail_limit_per_address);
     if (s->workers == NULL || s->auth_limit == NULL) {
@@ -149,6 +150,12 @@ void cnt_server_free(cnt_server *s)
 uint16_t cnt_server_port(const cnt_server *s)
 {
     return s->port;
+}
+
+/* The most surveys out at once so far. */
+unsigned cnt_server_survey_peak(cnt_server *s)
+{
+    return atomic_load(&s->survey_gate.peak);
 }
 
 /* The port of the Throttr front, 0 when it is off. */

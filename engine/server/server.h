@@ -163,6 +163,10 @@ uint16_t cnt_server_port(const cnt_server *s);
 /* The port of the Throttr front, 0 when it is off. */
 uint16_t cnt_server_throttr_port(const cnt_server *s);
 
+/* The most Lease_list surveys ever out at once (never above the number
+ * of workers, the bound; for tests and diagnostics). */
+unsigned cnt_server_survey_peak(cnt_server *s);
+
 /* The port the WebSocket front listens on (0 when it is off). */
 uint16_t cnt_server_http_port(const cnt_server *s);
 

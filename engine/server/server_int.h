@@ -74,6 +74,11 @@ typedef struct cnt_worker {
     /* Set while the thread delivers grants: their events are sent at
      * once (cnt_connection_push) rather than on the next loop turn. */
     bool pushing;
+    /* Lease listings waiting for a survey slot, oldest first (thread
+     * only), and the flag that asks whoever frees a slot to ring this
+     * worker's doorbell (any thread). */
+    TAILQ_HEAD(, cnt_session) survey_waiters;
+    atomic_bool survey_waiting;
 } cnt_worker;
 
 struct cnt_server {
@@ -101,6 +106,12 @@ struct cnt_server {
     cnt_worker *workers;
     unsigned next_worker;           /* round robin; acceptor thread only */
     atomic_uint open_connections;   /* accepted and not yet closed */
+    /* Lease_list surveys out at once, at most as many as workers: each
+     * costs its asker one walk and every other worker at most one (batched
+     * answers share a walk), so the walks listings cost a worker stay
+     * bounded whatever the number of askers; the rest wait their turn, in
+     * their workers' survey_waiters. */
+    cnt_survey_gate survey_gate;
 
     /* The acceptor thread: libevent's listeners on the sockets above. */
     pthread_t acceptor;

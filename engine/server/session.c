@@ -262,6 +262,9 @@ static void session_stream_stop(cnt_session *s)
         cnt_throttle_list_cancel(s->env->throttle, &s->dump);
     if (s->survey != NULL)
         cnt_survey_orphan(s->survey);
+    if (s->survey_queued && s->env->survey_cancel != NULL)
+        s->env->survey_cancel(s);
+    s->survey_queued = false;
     s->survey = NULL;
     s->surveying = false;
     s->dumping = false;
@@ -345,6 +348,14 @@ static void session_lease_list(cnt_session *s, const cnt_request *req)
     uint32_t want = req->count < CNT_LEASE_LIST_MAX ? req->count
                                                    : CNT_LEASE_LIST_MAX;
     cnt_survey *sv = cnt_session_survey_start(s, want);
+    if (sv == NULL && s->survey_queued) {
+        /* Waits for a slot: as while surveying, nothing more is read. */
+        session_stream_start(s, req);
+        s->survey = NULL;
+        s->lease_next = 0;
+        s->surveying = true;
+        return;
+    }
     if (sv == NULL) {
         session_put_error(s, req->opcode, CNT_STATUS_OUT_OF_MEMORY,
                           req->opaque);
@@ -360,6 +371,27 @@ static void session_lease_list(cnt_session *s, const cnt_request *req)
 void cnt_session_survey_done(cnt_session *s)
 {
     s->surveying = false;
+}
+
+/* A queued listing's survey started; see session.h. */
+void cnt_session_survey_started(cnt_session *s, cnt_survey *sv)
+{
+    s->survey_queued = false;
+    if (sv == NULL) {
+        s->surveying = false;
+        /* A Lease_list answers 0x82; another asker (the live page's feed)
+         * goes on without the leases. */
+        if (s->dumping && s->dump_opcode == CNT_OP_LEASE_LIST) {
+            s->dumping = false;
+            session_put_error(s, CNT_OP_LEASE_LIST,
+                              CNT_STATUS_OUT_OF_MEMORY, s->dump_opaque);
+            session_release_held(s);
+        }
+        return;
+    }
+    s->survey = sv;
+    s->lease_next = 0;
+    s->surveying = !cnt_survey_ready(sv);
 }
 
 /* Tenant_list: every tenant record, streamed like a Dump. */

@@ -100,12 +100,18 @@ typedef struct cnt_session_env {
     uint16_t default_tenant_len;
     uint32_t tenant_cost[CNT_COST_CLASSES];
     /* Lease_list: starts a survey of every worker's wheel for the want
-     * nearest leases, asked by s (survey.h): answers this worker's part at
-     * once and posts the rest; the survey comes back with one reference,
+     * nearest leases, asked by s (survey.h): posts it to every worker,
+     * this one included; the survey comes back with one reference,
      * s's, and s is woken (cnt_session_survey_done) once it is ready.
      * NULL when memory is short. Without the hook a session surveys its
-     * own wheel alone. */
+     * own wheel alone. When the server already has as many surveys out as
+     * it allows, the hook queues s instead (sets s->survey_queued, keeps
+     * want in s->survey_want, returns NULL): s waits, reading nothing,
+     * until the owner starts its survey (cnt_session_survey_started). */
     cnt_survey *(*survey_start)(cnt_session *s, uint32_t want);
+    /* Takes a queued s (survey_queued) off the owner's queue, at its
+     * end; required with a survey_start that queues. */
+    void (*survey_cancel)(cnt_session *s);
 } cnt_session_env;
 
 /* The fields are the session's; callers read out and the stop reasons. */
@@ -134,6 +140,11 @@ struct cnt_session {
     cnt_survey *survey;
     bool surveying;
     uint32_t lease_next;
+    /* Queued for a survey slot (survey_start), the want it asked, and
+     * its place in the owner's queue (the owner's to link). */
+    bool survey_queued;
+    uint32_t survey_want;
+    TAILQ_ENTRY(cnt_session) survey_wait;
 
     /* The wait_acquire requests this client has outstanding (queued,
      * granted, or expired and not yet acknowledged), one per name. */
@@ -313,12 +324,20 @@ cnt_status cnt_session_wait_release(cnt_session *s, const uint8_t *name,
  * one reference, s's; s must keep it in s->survey, and is woken
  * (cnt_session_survey_done, then the connection's write event) once it is
  * ready unless cnt_survey_ready says it is already. NULL when memory is
- * short. Lease_list uses it, and the live page's feed for its leases. */
+ * short, or when s was queued for a slot (s->survey_queued: it is woken
+ * through cnt_session_survey_started). Lease_list uses it, and the live
+ * page's feed for its leases. */
 cnt_survey *cnt_session_survey_start(cnt_session *s, uint32_t want);
 
 /* The survey a Lease_list of s started is ready (every worker answered):
  * the session writes its records at its next feed (the caller wakes the
  * connection). */
 void cnt_session_survey_done(cnt_session *s);
+
+/* The survey a queued listing of s waited for has started (the owner
+ * took s off its queue): s writes its records once sv is ready, or, when
+ * sv is NULL, a Lease_list answers an out-of-memory status and the live
+ * feed goes on without leases (the caller wakes the connection). */
+void cnt_session_survey_started(cnt_session *s, cnt_survey *sv);
 
 #endif

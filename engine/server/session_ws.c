@@ -250,11 +250,14 @@ static void ws_live(ws_state *w)
         return;
     w->live_wait = true;
     s->survey = cnt_session_survey_start(s, CNT_LIVE_LEASES);
-    /* No memory for a survey: the figures still go, without leases. */
-    if (s->survey == NULL || cnt_survey_ready(s->survey))
-        ws_live_send(w);
-    else
+    /* Waiting for a slot among the surveys in flight, or for the workers'
+     * answers: the snapshot goes when the connection is woken. No memory
+     * for a survey: the figures still go, without leases. */
+    if ((s->survey == NULL && s->survey_queued) ||
+        (s->survey != NULL && !cnt_survey_ready(s->survey)))
         s->surveying = true;
+    else
+        ws_live_send(w);
 }
 
 /* Answers one whole text message. */

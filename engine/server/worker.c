@@ -143,63 +143,127 @@ static void worker_on_local(evutil_socket_t fd, short what, void *arg)
     worker_take_local(arg);
 }
 
-/* Answers this worker's part of a survey from its own wheel; true when it
- * was the last part. */
-static bool worker_survey_part(cnt_worker *w, cnt_survey *sv)
+/* Takes a survey slot. A worker that finds none first asks to be rung
+ * when one frees, then tries again, so a slot freed in between is not
+ * missed (the freer either sees the flag or frees before the retry). */
+static bool worker_gate_enter(cnt_worker *w)
 {
-    cnt_lease_top part;
+    cnt_survey_gate *g = &w->server->survey_gate;
 
-    cnt_lease_top_init(&part, sv->top.want);   /* want is set once */
-    cnt_lease_top_collect(&part, &w->wheel, CNT_LEASE_WALK_MAX);
-    return cnt_survey_answer(sv, &part);
+    if (cnt_survey_gate_enter(g))
+        return true;
+    atomic_store(&w->survey_waiting, true);
+    return cnt_survey_gate_enter(g);
 }
 
-/* Session hook (Lease_list): a survey of every worker, this one's part
- * answered at once, the others' posted; see session.h. */
-static cnt_survey *worker_survey_start(cnt_session *s, uint32_t want)
+/* Every worker answered a survey: its slot is free, and the workers with
+ * listings waiting for one are rung (any worker's thread). */
+static void worker_survey_finished(cnt_server *srv)
 {
-    cnt_worker *w = s->env->owner;
+    cnt_survey_gate_leave(&srv->survey_gate);
+    for (unsigned i = 0; i < srv->nworkers; i++)
+        if (atomic_exchange(&srv->workers[i].survey_waiting, false))
+            cnt_mailbox_ring(&srv->workers[i].mail);
+}
+
+/* Starts s's survey in a slot already taken: posted to every worker,
+ * this one too, so that each answers it in its next mailbox batch, from
+ * the one walk that batch makes. NULL (the slot given back) when memory
+ * is short. */
+static cnt_survey *worker_survey_begin(cnt_worker *w, cnt_session *s,
+                                       uint32_t want)
+{
     cnt_server *srv = w->server;
     cnt_survey *sv = cnt_survey_new(srv->nworkers, w->index, want, s);
 
-    if (sv == NULL || worker_survey_part(w, sv))
-        return sv;
+    if (sv == NULL) {
+        worker_survey_finished(srv);
+        return NULL;
+    }
     for (unsigned i = 0; i < srv->nworkers; i++) {
-        if (i == w->index)
-            continue;
         cnt_survey_hold(sv);
         cnt_mailbox_post_survey(&srv->workers[i].mail, &sv->links[i]);
     }
     return sv;
 }
 
+/* Session hook (Lease_list): a survey of every worker when a slot is
+ * free and no listing of this worker waits for one; else s waits in
+ * line. See session.h. */
+static cnt_survey *worker_survey_start(cnt_session *s, uint32_t want)
+{
+    cnt_worker *w = s->env->owner;
+
+    if (TAILQ_EMPTY(&w->survey_waiters) && worker_gate_enter(w))
+        return worker_survey_begin(w, s, want);
+    atomic_store(&w->survey_waiting, true);
+    s->survey_queued = true;
+    s->survey_want = want;
+    TAILQ_INSERT_TAIL(&w->survey_waiters, s, survey_wait);
+    return NULL;
+}
+
+/* Session hook: a queued listing's session ends. */
+static void worker_survey_cancel(cnt_session *s)
+{
+    cnt_worker *w = s->env->owner;
+
+    TAILQ_REMOVE(&w->survey_waiters, s, survey_wait);
+}
+
+/* Starts the waiting listings, oldest first, while slots are free. */
+static void worker_start_waiters(cnt_worker *w)
+{
+    cnt_session *s;
+
+    while ((s = TAILQ_FIRST(&w->survey_waiters)) != NULL) {
+        if (!worker_gate_enter(w))
+            return;
+        TAILQ_REMOVE(&w->survey_waiters, s, survey_wait);
+        cnt_session_survey_started(s, worker_survey_begin(w, s,
+                                                          s->survey_want));
+        cnt_connection_wake(s);
+    }
+}
+
 /* Takes the surveys in the mailbox: answers those asked of this worker
- * (sending a survey home when its answer was the last) and hands those
- * come home to their sessions. A stopped worker (answer false) lets go of
- * them all instead. */
+ * (its own askers' included), all from one walk of its wheel (sending a
+ * survey home when its answer was the last, which frees its slot), and
+ * hands those come home to their sessions. A stopped worker (answer false) lets go of them all instead. */
 static void worker_take_surveys(cnt_worker *w, bool answer)
 {
     cnt_survey_list list = STAILQ_HEAD_INITIALIZER(list);
+    cnt_survey_list asked = STAILQ_HEAD_INITIALIZER(asked);
+    cnt_survey_list done = STAILQ_HEAD_INITIALIZER(done);
     cnt_survey_link *l;
 
     cnt_mailbox_take_surveys(&w->mail, &list);
     while ((l = STAILQ_FIRST(&list)) != NULL) {
         STAILQ_REMOVE_HEAD(&list, next);
         cnt_survey *sv = l->survey;
-        if (sv->home == w->index) {
+        if (sv->home == w->index && !sv->home_answered && answer) {
+            sv->home_answered = true;
+            STAILQ_INSERT_TAIL(&asked, l, next);
+        } else if (sv->home == w->index) {
             cnt_session *s = cnt_survey_requester(sv);
             if (answer && s != NULL) {
                 cnt_session_survey_done(s);
                 cnt_connection_wake(s);
             }
             cnt_survey_put(sv);
-        } else if (answer && worker_survey_part(w, sv)) {
-            /* Its reference goes home with it. */
-            cnt_mailbox_post_survey(&w->server->workers[sv->home].mail,
-                                    &sv->links[sv->home]);
+        } else if (answer) {
+            STAILQ_INSERT_TAIL(&asked, l, next);
         } else {
             cnt_survey_put(sv);
         }
+    }
+    cnt_survey_answer_batch(&asked, &w->wheel, CNT_LEASE_WALK_MAX, &done);
+    while ((l = STAILQ_FIRST(&done)) != NULL) {
+        STAILQ_REMOVE_HEAD(&done, next);
+        cnt_survey *sv = l->survey;
+        /* Its reference goes home with it. */
+        cnt_mailbox_post_survey(&w->server->workers[sv->home].mail, l);
+        worker_survey_finished(w->server);
     }
 }
 
@@ -277,6 +341,8 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     }
     w->mail_ready = true;
     STAILQ_INIT(&w->local_grants);
+    TAILQ_INIT(&w->survey_waiters);
+    atomic_init(&w->survey_waiting, false);
     w->env.session.table = s->table;
     w->env.session.limits = s->config.limits;
     w->env.session.throttle = s->config.throttle;
@@ -298,6 +364,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     w->env.session.timer_armed = worker_timer_armed;
     w->env.session.owner = w;
     w->env.session.survey_start = worker_survey_start;
+    w->env.session.survey_cancel = worker_survey_cancel;
     w->env.session.throttr_value_size = s->config.throttr_value_size;
     w->env.session.ws_max_header = s->config.http_max_header;
     w->env.session.ws_max_message = s->config.http_max_message;
@@ -424,6 +491,7 @@ static void worker_on_notify(evutil_socket_t fd, short what, void *arg)
     }
     worker_take_grants(w);
     worker_take_surveys(w, true);
+    worker_start_waiters(w);
     size_t n = cnt_mailbox_take(&w->mail, mail, CNT_WORKER_BATCH, &more);
     for (size_t k = 0; k < n; k++)
         worker_deliver(w, &mail[k]);
