@@ -2015,6 +2015,50 @@ static void test_busiest_freed(void **st)
     fixture_free(f);
 }
 
+/* A record in prev at one entry and in cur at a lower one when the
+ * second turns: the turn must leave it marked at its new prev entry only,
+ * or freeing it leaves that entry pointing at freed memory (which the
+ * listing then reads and names). */
+static void test_busiest_turn_moves_entry(void **st)
+{
+    (void)st;
+    fixture *f = fixture_new(0);
+    char n[7][16];
+    const char *c;
+    cnt_ttl_answer ta;
+
+    same_stripe(f, n, 7);
+    c = n[2];
+    pass(f, SEC - now_ns(f) % SEC + 1000);
+    /* Second 1: cur holds n0, n1, c (entries 1 to 3). */
+    check_times(f, n[0], 10);
+    check_times(f, n[1], 20);
+    assert_int_equal(cnt_ttl_insert(f->l, (const uint8_t *)c, strlen(c),
+                                     5, 60, 3), CNT_STATUS_OK);
+    for (int i = 0; i < 29; i++)
+        assert_int_equal(cnt_ttl_query(f->l, (const uint8_t *)c, strlen(c),
+                                       &ta), CNT_STATUS_OK);
+    /* Second 2: prev is that; four names of 5 checks push n0, n1 and c
+     * out of cur, then c comes back at the first entry, hotter. */
+    pass(f, SEC);
+    for (int k = 3; k < 7; k++)
+        check_times(f, n[k], 5);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(cnt_ttl_query(f->l, (const uint8_t *)c, strlen(c),
+                                       &ta), CNT_STATUS_OK);
+    /* Second 3: the turn (any check of the stripe) makes prev the ranking
+     * of second 2, with c in it; then c goes, before any listing of the
+     * second has been made (and kept). */
+    pass(f, SEC);
+    check_times(f, n[3], 1);
+    assert_int_equal(cnt_ttl_purge(f->l, (const uint8_t *)c, strlen(c)),
+                     CNT_STATUS_OK);
+    assert_false(listed(f, c, NULL));
+    for (int k = 4; k < 7; k++)
+        assert_true(listed(f, n[k], NULL));
+    fixture_free(f);
+}
+
 /* A check whose new record the budget refuses leaves nothing in the
  * table: the record it made is undone under the lock. */
 static void test_busiest_out_of_memory(void **st)
@@ -2360,6 +2404,7 @@ int main(void)
         cmocka_unit_test(test_busiest_many),
         cmocka_unit_test(test_busiest_hot_table_full),
         cmocka_unit_test(test_busiest_freed),
+        cmocka_unit_test(test_busiest_turn_moves_entry),
         cmocka_unit_test(test_busiest_out_of_memory),
         cmocka_unit_test(test_busiest_cached),
         cmocka_unit_test(test_busiest_cached_freed),

@@ -260,12 +260,17 @@ static void do_hot_turn(cnt_limits_hot *h, uint32_t s)
 {
     bool last = h->sec + 1 == s;
 
-    for (unsigned i = 0; i < CNT_LIMITS_HOT; i++) {
+    /* Every old prev entry is unmarked before any new one is marked: a
+     * record can be in both lists at different entries, and marking its
+     * new entry first would let the unmarking of its old one erase it. */
+    for (unsigned i = 0; i < CNT_LIMITS_HOT; i++)
         if (h->prev[i] != NULL)
             h->prev[i]->hot &= 0x0f;
+    for (unsigned i = 0; i < CNT_LIMITS_HOT; i++) {
         h->prev[i] = last ? h->cur[i] : NULL;
         if (h->prev[i] != NULL)
-            h->prev[i]->hot |= (uint8_t)((i + 1) << 4);
+            h->prev[i]->hot = (uint8_t)((h->prev[i]->hot & 0x0f) |
+                                        ((i + 1) << 4));
     }
     h->sec = s;
     h->min = 0;

@@ -136,6 +136,9 @@ sub failed {
 sub host_check {
     return unless $server_pid && waitpid($server_pid, WNOHANG) == $server_pid;
     print "soak: FAIL: the host exited (wait status $?)\n";
+    # What it said on its way out (a sanitizer's report, say).
+    my $err = $main::srv ? $main::srv->stderr : '';
+    print "soak: the host's stderr:\n$err" if length $err;
     die "soak: stopping\n";
 }
 
