@@ -578,20 +578,31 @@ mcc_error mcc_queues_async(mcc_client *c, size_t server,
     return send_bodyless(c, server, CNT_OP_QUEUES, &s);
 }
 
-/* Queues a Lease_list on server (count 0 is the caller's mistake). */
-static int send_lease_list(mcc_client *c, size_t server, uint32_t count,
-                           mcc_sub *s)
+/* Queues a listing whose body is a count (Lease_list, Busiest), encoded
+ * by encode, on server. */
+static int send_counted(mcc_client *c, size_t server, uint32_t count,
+                        size_t (*encode)(uint8_t *, uint32_t, uint32_t),
+                        uint8_t opcode, mcc_sub *s)
 {
     uint8_t *b;
 
-    if (!c || count == 0)
+    if (!c)
         return MCC_ERR_INVALID;
     b = mcc_scratch(c);
     if (!b)
         return MCC_ERR_NOMEM;
-    return send_to(c, server, b,
-                   cnt_encode_lease_list(b, mcc_next_opaque(c), count),
-                   CNT_OP_LEASE_LIST, s);
+    return send_to(c, server, b, encode(b, mcc_next_opaque(c), count),
+                   opcode, s);
+}
+
+/* Queues a Lease_list on server (count 0 is the caller's mistake). */
+static int send_lease_list(mcc_client *c, size_t server, uint32_t count,
+                           mcc_sub *s)
+{
+    if (count == 0)
+        return MCC_ERR_INVALID;
+    return send_counted(c, server, count, cnt_encode_lease_list,
+                        CNT_OP_LEASE_LIST, s);
 }
 
 /* Streams a server's leases nearest to expiry. */
@@ -739,16 +750,8 @@ mcc_error mcc_tenant_list_async(mcc_client *c, size_t server,
 static int send_busiest(mcc_client *c, size_t server, uint32_t count,
                         mcc_sub *s)
 {
-    uint8_t *b;
-
-    if (!c)
-        return MCC_ERR_INVALID;
-    b = mcc_scratch(c);
-    if (!b)
-        return MCC_ERR_NOMEM;
-    return send_to(c, server, b,
-                   cnt_encode_busiest(b, mcc_next_opaque(c), count),
-                   CNT_OP_BUSIEST, s);
+    return send_counted(c, server, count, cnt_encode_busiest,
+                        CNT_OP_BUSIEST, s);
 }
 
 /* Streams a server's busiest rate-limit names. */

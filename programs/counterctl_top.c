@@ -113,21 +113,21 @@ static bool add_tenant(const cnt_response *res, ctl_top_view *v)
     return true;
 }
 
-/* Reads the series of opcode into the view, a record at a time. An error
- * status on the first answer means the server does not offer it: *offered
- * turns false and the refresh goes on. 0 or the exit code. */
-static int series(ctl_conn *c, uint8_t opcode, const char *what,
-                  bool (*is_end)(const cnt_response *), record_fn add,
-                  ctl_top_view *v, bool *offered)
+/* Sends req (len bytes, asking with opaque) and reads the series it
+ * answers into the view, a record at a time. An error status on the
+ * first answer means the server does not offer it: *offered turns false
+ * and the refresh goes on. 0 or the exit code. */
+static int series_of(ctl_conn *c, const uint8_t *req, size_t len,
+                     uint32_t opaque, const char *what,
+                     bool (*is_end)(const cnt_response *), record_fn add,
+                     ctl_top_view *v, bool *offered)
 {
-    uint8_t req[CNT_HEADER_SIZE];
-    uint32_t opaque = ctl_conn_opaque(c);
     bool first = true;
     cnt_response res;
     ctl_io io;
 
     *offered = true;
-    io = ctl_conn_send(c, req, cnt_encode_simple(req, opcode, opaque));
+    io = ctl_conn_send(c, req, len);
     while (io == CTL_IO_OK) {
         io = ctl_conn_response(c, opaque, &res);
         if (io != CTL_IO_OK)
@@ -150,6 +150,19 @@ static int series(ctl_conn *c, uint8_t opcode, const char *what,
     return ctl_io_failure(c, io);
 }
 
+/* The series of an opcode without a body (Queues, Dump, Tenant_list);
+ * see series_of. */
+static int series(ctl_conn *c, uint8_t opcode, const char *what,
+                  bool (*is_end)(const cnt_response *), record_fn add,
+                  ctl_top_view *v, bool *offered)
+{
+    uint8_t req[CNT_HEADER_SIZE];
+    uint32_t opaque = ctl_conn_opaque(c);
+
+    return series_of(c, req, cnt_encode_simple(req, opcode, opaque), opaque,
+                     what, is_end, add, v, offered);
+}
+
 static bool add_busy(const cnt_response *res, ctl_top_view *v)
 {
     cnt_busy_record r;
@@ -161,39 +174,16 @@ static bool add_busy(const cnt_response *res, ctl_top_view *v)
     return true;
 }
 
-/* Busiest for the table's rows into the view, like series (it has a
- * body); have_busiest false on an error status. 0 or the exit code. */
+/* Busiest for the table's rows into the view; have_busiest false on an
+ * error status. 0 or the exit code. */
 static int busiest(ctl_conn *c, ctl_top_view *v)
 {
     uint8_t req[CNT_HEADER_SIZE + CNT_BUSIEST_FIXED];
     uint32_t opaque = ctl_conn_opaque(c);
-    bool first = true;
-    cnt_response res;
-    ctl_io io;
 
-    v->have_busiest = true;
-    io = ctl_conn_send(c, req, cnt_encode_busiest(req, opaque,
-                                                  CTL_TOP_ROWS));
-    while (io == CTL_IO_OK) {
-        io = ctl_conn_response(c, opaque, &res);
-        if (io != CTL_IO_OK)
-            break;
-        if (res.status != CNT_STATUS_OK) {
-            if (first) {
-                v->have_busiest = false;
-                return 0;
-            }
-            return ctl_status_failure(&res, "busiest");
-        }
-        first = false;
-        if (cnt_response_is_busiest_end(&res))
-            return 0;
-        if (!add_busy(&res, v)) {
-            ctl_error("malformed busiest record");
-            return CTL_EXIT_PROTOCOL;
-        }
-    }
-    return ctl_io_failure(c, io);
+    return series_of(c, req, cnt_encode_busiest(req, opaque, CTL_TOP_ROWS),
+                     opaque, "busiest", cnt_response_is_busiest_end,
+                     add_busy, v, &v->have_busiest);
 }
 
 /* Node_show into the view; have_node false on an error status. */
@@ -216,6 +206,19 @@ static int node_show(ctl_conn *c, ctl_top_view *v)
     return 0;
 }
 
+static bool add_lease(const cnt_response *res, ctl_top_view *v)
+{
+    cnt_lease_record r;
+
+    if (!cnt_parse_lease_record(res, &r))
+        return false;
+    ctl_top_list_add(&v->leases, r.name, r.name_len,
+                     UINT32_MAX - (uint64_t)r.left_ms,
+                     (const uint64_t[4]){ r.left_ms, r.lease_id,
+                                          r.resources, 0 });
+    return true;
+}
+
 /* Lease_list for the CTL_TOP_ROWS leases nearest to expiry into the
  * view; have_leases false on an error status (a server without it).
  * 0 or the exit code. */
@@ -223,39 +226,12 @@ static int lease_list(ctl_conn *c, ctl_top_view *v)
 {
     uint8_t req[CNT_HEADER_SIZE + CNT_LLIST_FIXED];
     uint32_t opaque = ctl_conn_opaque(c);
-    bool first = true;
-    cnt_response res;
-    cnt_lease_record r;
-    ctl_io io;
 
     ctl_top_list_clear(&v->leases);
-    v->have_leases = true;
-    io = ctl_conn_send(c, req,
-                       cnt_encode_lease_list(req, opaque, CTL_TOP_ROWS));
-    while (io == CTL_IO_OK) {
-        io = ctl_conn_response(c, opaque, &res);
-        if (io != CTL_IO_OK)
-            break;
-        if (res.status != CNT_STATUS_OK) {
-            if (first) {
-                v->have_leases = false;
-                return 0;
-            }
-            return ctl_status_failure(&res, "lease list");
-        }
-        first = false;
-        if (cnt_response_is_lease_list_end(&res))
-            return 0;
-        if (!cnt_parse_lease_record(&res, &r)) {
-            ctl_error("malformed lease list record");
-            return CTL_EXIT_PROTOCOL;
-        }
-        ctl_top_list_add(&v->leases, r.name, r.name_len,
-                         UINT32_MAX - (uint64_t)r.left_ms,
-                         (const uint64_t[4]){ r.left_ms, r.lease_id,
-                                              r.resources, 0 });
-    }
-    return ctl_io_failure(c, io);
+    return series_of(c, req,
+                     cnt_encode_lease_list(req, opaque, CTL_TOP_ROWS),
+                     opaque, "lease list", cnt_response_is_lease_list_end,
+                     add_lease, v, &v->have_leases);
 }
 
 /* Everything but Stats for one refresh; 0 or the exit code. */
