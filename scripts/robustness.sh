@@ -20,7 +20,7 @@ stages=${*:-asan tsan valgrind fuzz soak hostile}
 # Sanitizer behaviour: stop at the first report, and fail the process.
 ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$top/scripts/tsan.supp:print_suppressions=0}
 export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 
 say() { printf '\n=== robustness: %s\n' "$*"; }
