@@ -919,20 +919,33 @@ static int sync_end(mcc_client *c, int rc, sync_ctx *x, mcc_sub *s,
     return x->res.error;
 }
 
+/* Prepares a blocking series of op: its records go to cb (with arg) as
+ * they arrive; the caller sends the request and ends with sync_end. */
+static int sync_series_start(mcc_client *c, uint8_t op,
+                             mcc_record_callback cb, void *arg,
+                             int timeout_ms, sync_ctx *x, mcc_sub *s)
+{
+    int rc = sync_start(c, timeout_ms, op, x, s);
+
+    if (rc != MCC_OK)
+        return rc;
+    s->cb = NULL;
+    s->rcb = sync_rcb;
+    x->urcb = cb;
+    x->uarg = arg;
+    return MCC_OK;
+}
+
 /* A blocking series: records go to cb, the end decides the result. */
 static int sync_series(mcc_client *c, size_t server, uint8_t op,
                        mcc_record_callback cb, void *arg, int timeout_ms)
 {
     sync_ctx x;
     mcc_sub s;
-    int rc = sync_start(c, timeout_ms, op, &x, &s);
+    int rc = sync_series_start(c, op, cb, arg, timeout_ms, &x, &s);
 
     if (rc != MCC_OK)
         return rc;
-    s.cb = NULL;
-    s.rcb = sync_rcb;
-    x.urcb = cb;
-    x.uarg = arg;
     return sync_end(c, send_bodyless(c, server, op, &s), &x, &s, NULL);
 }
 
@@ -995,14 +1008,10 @@ mcc_error mcc_lease_list(mcc_client *c, size_t server, uint32_t count,
 {
     sync_ctx x;
     mcc_sub s;
-    int rc = sync_start(c, timeout_ms, CNT_OP_LEASE_LIST, &x, &s);
+    int rc = sync_series_start(c, CNT_OP_LEASE_LIST, cb, arg, timeout_ms, &x, &s);
 
     if (rc != MCC_OK)
         return rc;
-    s.cb = NULL;
-    s.rcb = sync_rcb;
-    x.urcb = cb;
-    x.uarg = arg;
     return sync_end(c, send_lease_list(c, server, count, &s), &x, &s, NULL);
 }
 
@@ -1320,13 +1329,9 @@ mcc_error mcc_busiest(mcc_client *c, size_t server, uint32_t count,
 {
     sync_ctx x;
     mcc_sub s;
-    int rc = sync_start(c, timeout_ms, CNT_OP_BUSIEST, &x, &s);
+    int rc = sync_series_start(c, CNT_OP_BUSIEST, cb, arg, timeout_ms, &x, &s);
 
     if (rc != MCC_OK)
         return rc;
-    s.cb = NULL;
-    s.rcb = sync_rcb;
-    x.urcb = cb;
-    x.uarg = arg;
     return sync_end(c, send_busiest(c, server, count, &s), &x, &s, NULL);
 }
