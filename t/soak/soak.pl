@@ -1846,8 +1846,12 @@ sub ws_child {
                     $f{passed}++;
                     # Holders without an expiry keep their grant until they
                     # let it go: never more of them than the group's max.
+                    # A session ended earlier in this round is gone (the
+                    # server returned its grant, which may be this one),
+                    # though it leaves the list only at the round's end.
                     my $n = grep { my $h = $_->{k}{$key};
-                                   $h && $h->{state} eq 'held' && !$h->{expires}
+                                   !$_->{dead} && $h && $h->{state} eq 'held'
+                                   && !$h->{expires}
                                  } @live;
                     $bad->("double grant on $key: $n WebSocket holders")
                         if $n > $group{$key}{max};
