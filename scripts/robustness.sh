@@ -94,7 +94,7 @@ stage_fuzz() {
     make -C _build/fuzz -j"$JOBS" fuzz >/dev/null
     total=0
     for t in fuzz_decode fuzz_engine fuzz_config fuzz_connection fuzz_client \
-             fuzz_throttr fuzz_throttle_json; do
+             fuzz_throttr fuzz_throttle_json fuzz_websocket; do
         work=_build/fuzz/fuzz/work/$t
         art=_build/fuzz/fuzz/artifacts/$t/
         mkdir -p "$work" "$art"
