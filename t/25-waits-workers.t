@@ -73,32 +73,65 @@ for my $how (qw(wait_release release close)) {
 }
 
 # ---- A grant written straight to the waiter by the releasing worker ----
-# An idle waiter on the other worker hears of its grant from the
-# releasing worker itself; its own worker still takes the grant: the event
-# comes once, a renewal finds the grant, and the lease runs out with one
-# lease-expired event, after which nothing more arrives.
-{
-    my ($h, $w) = ($srv->connect, $srv->connect);
-    my $a = wa($h, 'direct', 1, 1, 0, 0, opaque => 1);
-    ok($a && $a->{state} == 0, 'direct: 1 of 1 granted');
-    my $q = wa($w, 'direct', 1, 1, $LONG, 60000, opaque => 0x51);
-    ok($q && $q->{state} == 1, 'direct: queued on the other worker');
-    answer_is($h->wcall(req_wait_release('direct', opaque => 2)),
-              resp(OP_WAIT_RELEASE, ST_OK, u32(1), 2), 'direct: returned');
+# An idle waiter hears of its grant from the releasing callback itself,
+# whether it lives on the other worker or on the releasing one (then a
+# connection in between keeps the two apart: connections alternate); its
+# own worker still takes the grant: the event comes once, a renewal finds
+# the grant, and the lease runs out with one lease-expired event, after
+# which nothing more arrives.
+for my $where ('other', 'same') {
+    my $n = "direct-$where";
+    my $h = $srv->connect;
+    my $between = $where eq 'same' ? $srv->connect : undef;
+    my $w = $srv->connect;
+    my $a = wa($h, $n, 1, 1, 0, 0, opaque => 1);
+    ok($a && $a->{state} == 0, "$n: 1 of 1 granted");
+    my $q = wa($w, $n, 1, 1, $LONG, 60000, opaque => 0x51);
+    ok($q && $q->{state} == 1, "$n: queued on the $where worker");
+    answer_is($h->wcall(req_wait_release($n, opaque => 2)),
+              resp(OP_WAIT_RELEASE, ST_OK, u32(1), 2), "$n: returned");
     my $e = $w->next_event;
     ok($e && $e->{code} == EV_GRANTED && $e->{opaque} == 0x51 &&
-       $e->{value} == 1 && $e->{lease_id} > 0, 'direct: granted event');
+       $e->{value} == 1 && $e->{lease_id} > 0, "$n: granted event");
     # The owner's worker has armed the lease by the time it answers.
-    my $r = $w->wcall(req_renew('direct', 300, opaque => 3));
+    my $r = $w->wcall(req_renew($n, 300, opaque => 3));
     answer_is($r, resp(OP_RENEW, ST_OK, pack('Q>', $e->{lease_id}), 3),
-              'direct: the renewal finds the grant (one event before it)');
+              "$n: the renewal finds the grant (one event before it)");
     my $x = $w->next_event(5);
     ok($x && $x->{code} == EV_LEASE_EXPIRED && $x->{opaque} == 0x51 &&
        $x->{lease_id} == $e->{lease_id} && $x->{value} == 1,
-       'direct: the renewed lease runs out');
-    ok($w->no_event_within(0.3), 'direct: no second event');
-    is(consumption('direct'), 0, 'direct: nothing held');
-    $_->close for $h, $w;
+       "$n: the renewed lease runs out");
+    ok($w->no_event_within(0.3), "$n: no second event");
+    is(consumption($n), 0, "$n: nothing held");
+    $_->close for grep { defined } $h, $between, $w;
+}
+
+# ---- A waiter that answers its grant at once, on the releasing worker ----
+# The waiter's Wait_release follows the event as fast as the client can
+# send it, often read in the same loop turn as the grant was made: it must
+# find the grant taken and return it, every round.
+{
+    my $rounds = 200;
+    my $ok = 0;
+    my ($h, $between, $w) = map { $srv->connect } 1 .. 3;
+    for my $round (1 .. $rounds) {
+        my $a = wa($h, 'quick', 1, 1, 0, 0, opaque => 1);
+        my $q = wa($w, 'quick', 1, 1, $LONG, 0, opaque => 2);
+        last unless $a && $a->{state} == 0 && $q && $q->{state} == 1;
+        $h->send(req_wait_release('quick', opaque => 3));
+        my $e = $w->next_event;
+        last unless $e && $e->{code} == EV_GRANTED && $e->{opaque} == 2;
+        my $back = $w->wcall(req_wait_release('quick', opaque => 4));
+        last unless $back && $back->{raw} eq
+                             resp(OP_WAIT_RELEASE, ST_OK, u32(1), 4);
+        my $r = $h->answer;
+        last unless $r && $r->{raw} eq resp(OP_WAIT_RELEASE, ST_OK, u32(1), 3);
+        $ok++;
+    }
+    is($ok, $rounds, "quick: $rounds grants returned at once, each found");
+    ok($w->no_event_within(0.2) && $h->no_event_within(0), 'quick: no stray event');
+    is(consumption('quick'), 0, 'quick: nothing held');
+    $_->close for $h, $between, $w;
 }
 
 # ---- Many waiters on both workers: each granted once, in queue order ----

@@ -68,8 +68,13 @@ typedef struct cnt_worker {
     /* Grants this thread decided for its own connections: taken in the
      * same loop turn by the `local` event (made active, never added: no
      * fd, no lock, no doorbell), after the callback that granted them, so
-     * an event never comes before an answer that callback produced. */
+     * an event never comes before an answer that callback produced. An
+     * idle connection other than the one in its callback hears at once,
+     * from the granting callback (its direct lock is free): those tickets
+     * wait in local_told, which every connection callback takes first,
+     * like the mailbox's. */
     cnt_grant_list local_grants;
+    cnt_grant_list local_told;
     struct event *local;
     /* Set while the thread delivers grants: their events are sent at
      * once (cnt_connection_push) rather than on the next loop turn. */

@@ -14,20 +14,23 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 /* How many messages one doorbell callback takes before yielding. */
 #define CNT_WORKER_BATCH 64
-/* How many due timers one timer callback fires before yielding to the
- * sockets: a storm of expiries then delays other clients' answers by one
- * slice at a time (each fired timer may cost its connection a write, so a
- * slice of 64 is a few hundred microseconds), not by the whole storm.
- * Measured with a million leases expiring together (wait-bench -W leases,
- * on a loaded 2-core machine): a probe's median round trip was 27-28 us
- * with slices of 64, 38-46 us with 16 (whose storm lasted twice as long)
- * and 34-207 us with 1024. The same bound caps the timers of a passed
- * high slot that one callback files into a lower level. */
+/* How many due timers one timer callback fires before giving way to the
+ * sockets and, when more are due, to other threads (worker_on_tick): a
+ * storm of expiries then delays other clients' answers by one slice at a
+ * time, not by the whole storm. Each slice pays a loop turn and a yield,
+ * so smaller slices stretch the storm. Measured with a million leases
+ * expiring together (wait-bench -W leases, 2-core machine otherwise idle,
+ * three runs each): slices of 16 made the storm last 1.7 s and of 32
+ * 0.9-1.0 s, so the last events came a second or more late; 64 kept every
+ * event within 0.8 s and a probe's p99 at 1.6-3.7x its idle p99; 128 at
+ * 2.9-4.0x. The same bound caps the timers of a passed high slot that one
+ * callback files into a lower level. */
 #define CNT_WORKER_TIMER_BATCH 64
 
 /* The worker this thread runs, NULL on any other thread: the grant sink
@@ -84,9 +87,18 @@ static void worker_on_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     w->tick_at = UINT64_MAX;
-    cnt_wheel_advance_max(&w->wheel, worker_now_ns(w), cnt_session_fire,
+    uint64_t now = worker_now_ns(w);
+    cnt_wheel_advance_max(&w->wheel, now, cnt_session_fire,
                           &w->env.session, CNT_WORKER_TIMER_BATCH);
-    worker_tick_set(w, cnt_wheel_next_deadline(&w->wheel));
+    uint64_t next = cnt_wheel_next_deadline(&w->wheel);
+    /* More is due: a storm. Between slices the thread gives its core to
+     * whoever waits for it (the host's threads, a client on this machine,
+     * the other worker) instead of running out the scheduler's slice,
+     * which on a busy machine kept a probe waiting a millisecond and
+     * more; with nothing else runnable the call returns at once. */
+    if (next <= now)
+        sched_yield();
+    worker_tick_set(w, next);
 }
 
 /* Session hook: events wait in s's output. While the thread delivers
@@ -131,6 +143,7 @@ static void worker_take_local(cnt_worker *w)
 {
     cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
 
+    STAILQ_CONCAT(&grants, &w->local_told);
     STAILQ_CONCAT(&grants, &w->local_grants);
     worker_deliver_list(w, &grants);
 }
@@ -267,6 +280,23 @@ static void worker_take_surveys(cnt_worker *w, bool answer)
     }
 }
 
+/* Queues a grant of this thread's own connection for the local event
+ * (cnt_connection_try_direct's post): a ticket whose event went out
+ * already waits apart, so a callback of its connection that runs first
+ * takes it before reading what the client answered to that event. */
+static void worker_post_local(void *ctx, cnt_ticket *k)
+{
+    cnt_worker *w = ctx;
+    bool idle = STAILQ_EMPTY(&w->local_grants) &&
+                STAILQ_EMPTY(&w->local_told);
+    if (k->flags & CNT_TICKET_TOLD)
+        STAILQ_INSERT_TAIL(&w->local_told, k, grant_link);
+    else
+        STAILQ_INSERT_TAIL(&w->local_grants, k, grant_link);
+    if (idle)
+        event_active(w->local, EV_READ, 0);    /* our own thread */
+}
+
 /* Posts a grant to a mailbox (cnt_connection_try_direct's post). */
 static void worker_post(void *ctx, cnt_ticket *k)
 {
@@ -274,9 +304,9 @@ static void worker_post(void *ctx, cnt_ticket *k)
 }
 
 /* Connection hook, before a callback reads: takes the grants in the
- * mailbox, whose events may have been written to their clients by the
- * granting worker already, so a request that follows such an event finds
- * its grant delivered. Their other events go out with the write event
+ * mailbox and those of this thread already told, whose events may have
+ * been written to their clients already, so a request that follows such
+ * an event finds its grant delivered. Their other events go out with the write event
  * (this runs inside a connection's callback). */
 static void worker_take_mail(void *owner)
 {
@@ -284,31 +314,30 @@ static void worker_take_mail(void *owner)
     cnt_grant_list grants = STAILQ_HEAD_INITIALIZER(grants);
     cnt_ticket *k;
 
-    if (!cnt_mailbox_has_grants(&w->mail))
-        return;
-    cnt_mailbox_take_grants(&w->mail, &grants);
+    STAILQ_CONCAT(&grants, &w->local_told);
+    if (cnt_mailbox_has_grants(&w->mail))
+        cnt_mailbox_take_grants(&w->mail, &grants);
     while ((k = STAILQ_FIRST(&grants)) != NULL) {
         STAILQ_REMOVE_HEAD(&grants, grant_link);
         cnt_session_deliver(&w->env.session, k);
     }
 }
 
-/* The table's grant sink: a ticket granted by its owner's own thread is
- * taken later in the same loop turn, with no lock and no doorbell; one
- * granted by another thread goes to the owner's mailbox, its event first
- * written straight to the owner's socket when that connection is idle,
- * so the client hears without waiting for the owner's thread to wake
- * (which still arms the lease). */
+/* The table's grant sink. Either way the event is first written straight
+ * to the owner's socket when that connection is idle (and, on the owner's
+ * own thread, not the one whose callback granted). A ticket granted by its
+ * owner's own thread is then taken later in the same loop turn, with no
+ * doorbell; the waiter hears before the releasing client gets its answer.
+ * One granted by another thread goes to the owner's mailbox, so the
+ * client hears without waiting for the owner's thread to wake (which
+ * still arms the lease). */
 static void worker_grant_sink(void *ctx, cnt_ticket *k)
 {
     cnt_server *s = ctx;
     cnt_worker *w = &s->workers[k->worker];
 
     if (w == worker_self) {
-        bool idle = STAILQ_EMPTY(&w->local_grants);
-        STAILQ_INSERT_TAIL(&w->local_grants, k, grant_link);
-        if (idle)
-            event_active(w->local, EV_READ, 0);    /* our own thread */
+        (void)cnt_connection_try_direct(s->table, k, worker_post_local, w);
         return;
     }
     if (worker_self != NULL)
@@ -341,6 +370,7 @@ bool cnt_worker_init(cnt_worker *w, cnt_server *s, unsigned i)
     }
     w->mail_ready = true;
     STAILQ_INIT(&w->local_grants);
+    STAILQ_INIT(&w->local_told);
     TAILQ_INIT(&w->survey_waiters);
     atomic_init(&w->survey_waiting, false);
     w->env.session.table = s->table;
