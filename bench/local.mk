@@ -63,6 +63,7 @@ EXTRA_DIST += bench/smoke.sh bench/run-bench.sh bench/lib.sh bench/report.pl \
 	bench/lateness.pl \
 	bench/profile.sh bench/cgcount.pl bench/cgpercall.pl \
 	bench/busiest-listing.py bench/analysis.md \
+	bench/hand/throttle-settings.md bench/hand/get-lease.md \
 	doc/performance.md doc/performance-ops.png doc/performance-p99.png \
 	doc/performance-throttle.png
 

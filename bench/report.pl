@@ -231,12 +231,28 @@ for my $iv (86400, 2) {
 }
 p "";
 
+# A section measured by hand, kept beside the analysis (bench/hand/NAME.md)
+# and placed verbatim where it belongs; nothing when it is not there.
+sub hand {
+    my ($name) = @_;
+    return unless defined $analysis;
+    (my $dir = $analysis) =~ s{[^/]*\z}{};
+    open my $fh, '<', "${dir}hand/$name.md" or return;
+    local $/;
+    my $text = <$fh>;
+    close $fh;
+    $text =~ s/\s+\z//;
+    p $text, "";
+}
+
 wait_section();
 limits_section();
 throttle_section();
+hand('throttle-settings');
 throttr_section();
 websocket_section();
 clients_section();
+hand('get-lease');
 
 # Performance targets the project set itself: [name, measured text, holds (1/0/undef)].
 my @targets;
