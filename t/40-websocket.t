@@ -289,4 +289,59 @@ is_msg($wb->msg, 'quota_error', { key => 'abc' },
        'and the grant with quota_error');
 $srv->stop;
 
+# ---- Grants written by the releasing thread ----
+# Two workers: whichever worker a release runs on, an idle WebSocket
+# waiter hears from the releasing thread itself, as one text frame the
+# same as its own worker would send (a 7-bit length, and a 16-bit one for
+# a longer key; a key too long for that path goes the usual way). Each
+# waiter gets one quota_passed, the chain of releases hands the unit down
+# the line, and messages_out counts every message, those too.
+{
+    my $mid = 'm' x 110;        # its quota_passed is 140 bytes
+    my $long = 'L' x 240;       # too long to be written by another thread
+    my $d = start_ws(threads => 2, config => {
+        'group.d' => 'max:1', "group.$mid" => 'max:1',
+        "group.$long" => 'max:1' });
+    my $dws = sub { WsTest->new($d->{http_port}, @_) };
+    for my $key ('d', $mid, $long) {
+        my $label = length $key > 1 ? length($key) . '-byte key' : 'key d';
+        my $h = $d->connect;
+        my $held = parse_wait_answer($h->wcall(req_wait_acquire($key, 1, 0,
+                                                                30000, 0)));
+        is($held && $held->{position}, 0, "$label: the binary client holds it");
+        my @w = map { $dws->() } 1 .. 4;
+        my $queued = 0;
+        for my $i (0 .. $#w) {
+            $w[$i]->send_msg(quota_request => { qid => "w$i", key => $key });
+            my $m = $w[$i]->msg;
+            $queued++ if $m && $m->[0] eq 'quota_request_result' &&
+                         $m->[1]{result} eq 'ok';
+        }
+        is($queued, 4, "$label: four WebSocket waiters queued");
+        my %before = mc_stats($d->{mc_port});
+        $h->wcall(req_wait_release($key));
+        my $passed = 0;
+        for my $i (0 .. $#w) {
+            my $m = $w[$i]->msg;
+            last unless $m && $m->[0] eq 'quota_passed' &&
+                        $m->[1]{key} eq $key;
+            $passed++;
+            ok($i == $#w || $w[$i + 1]->sync && $w[$i + 1]->quiet_for(0.05),
+               "$label: waiter $i passed, the next still waits");
+            $w[$i]->send_msg(quota_release => { key => $key });
+            ok($w[$i]->sync, "$label: waiter $i released");
+        }
+        is($passed, 4, "$label: each waiter passed once, in queue order");
+        ok(!(grep { !$_->quiet_for(0.05) } @w), "$label: nothing more");
+        my %after = mc_stats($d->{mc_port});
+        is($after{counter_websocket_messages_out} -
+           $before{counter_websocket_messages_out}, 4,
+           "$label: messages_out counted each quota_passed once");
+        is($after{counter_waiting}, 0, "$label: nothing waiting");
+        $_->close for @w;
+        $h->close;
+    }
+    $d->stop;
+}
+
 done_testing;

@@ -17,9 +17,11 @@
 #include <cmocka.h>
 
 #include "engine/core/limits.h"
+#include "engine/core/ticket.h"
 #include "engine/server/session.h"
 #include "protocol/request.h"
 #include "protocol/response.h"
+#include "protocol/ws_quota.h"
 #include "tests/engine_fake.h"
 #include "tests/table_hooks.h"
 
@@ -1679,6 +1681,53 @@ static void test_lease_list_queued(void **state)
     fixture_free(f);
 }
 
+/* A ticket for name alone, as the frame builder reads it. */
+static cnt_ticket *frame_ticket(size_t len, char fill)
+{
+    cnt_ticket *k = calloc(1, sizeof(*k) + len);
+
+    assert_non_null(k);
+    k->name_len = (uint16_t)len;
+    memset(k->name, fill, len);
+    return k;
+}
+
+/* The WebSocket granted event another thread writes: one final text
+ * frame, unmasked, of exactly the quota_passed message the front sends,
+ * with a 7-bit length up to 125 bytes and a 16-bit one above; 0 when it
+ * does not fit the room given. */
+static void test_ws_granted_frame(void **state)
+{
+    uint8_t buf[255];
+    char msg[CNT_QUOTA_OUT_MAX];
+    (void)state;
+
+    cnt_ticket *k = frame_ticket(3, 'a');
+    size_t mlen = cnt_quota_encode_event(msg, "quota_passed", k->name, 3);
+    size_t n = cnt_session_ws_granted_frame(k, buf, sizeof(buf));
+    assert_int_equal(n, 2 + mlen);
+    assert_int_equal(buf[0], 0x81);
+    assert_int_equal(buf[1], mlen);
+    assert_memory_equal(buf + 2, msg, mlen);
+    assert_int_equal(cnt_session_ws_granted_frame(k, buf, 2 + mlen - 1), 0);
+    free(k);
+
+    k = frame_ticket(110, 'm');
+    mlen = cnt_quota_encode_event(msg, "quota_passed", k->name, 110);
+    assert_true(mlen > 125);
+    n = cnt_session_ws_granted_frame(k, buf, sizeof(buf));
+    assert_int_equal(n, 4 + mlen);
+    assert_int_equal(buf[0], 0x81);
+    assert_int_equal(buf[1], 126);
+    assert_int_equal(buf[2] * 256 + buf[3], mlen);
+    assert_memory_equal(buf + 4, msg, mlen);
+    free(k);
+
+    k = frame_ticket(240, 'L');     /* 270 bytes: not through this path */
+    assert_int_equal(cnt_session_ws_granted_frame(k, buf, sizeof(buf)), 0);
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1711,6 +1760,7 @@ int main(void)
         cmocka_unit_test(test_lease_list_alone),
         cmocka_unit_test(test_lease_list_survey),
         cmocka_unit_test(test_lease_list_queued),
+        cmocka_unit_test(test_ws_granted_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,11 +29,13 @@
 #define CNT_CONN_TURN_BYTES (64u * 1024)
 
 const cnt_front cnt_front_counter = {"counter", "magic",
-                                     cnt_session_feed};
+                                     cnt_session_feed, NULL, NULL};
 const cnt_front cnt_front_throttr = {"throttr", "request type",
-                                     cnt_session_feed_throttr};
+                                     cnt_session_feed_throttr, NULL, NULL};
 const cnt_front cnt_front_websocket = {"websocket", "byte",
-                                       cnt_session_feed_ws};
+                                       cnt_session_feed_ws,
+                                       cnt_session_ws_quiet,
+                                       cnt_session_ws_granted_frame};
 
 /* Grows the input buffer so a request of size bytes fits; false when
  * memory is short. Never past CNT_REQUEST_MAX (the decoder's bound). */
@@ -273,14 +275,15 @@ static bool conn_read(cnt_connection *c)
 static void conn_free(cnt_connection *c);
 
 /* Whether another worker may write a granted event straight to the
- * socket now (direct lock held): the binary front, nothing unsent, no
- * stream, no close begun or due. */
+ * socket now (direct lock held): the binary front or a quiet one, nothing
+ * unsent, no stream, no close begun or due. */
 static inline bool conn_idle(const cnt_connection *c)
 {
     const cnt_session *s = &c->session;
-    return c->front == &cnt_front_counter && !c->eof && !s->closing &&
-           !s->failed && !s->ending && !s->more && !s->surveying &&
-           conn_pending(c) == 0;
+    return (c->front == &cnt_front_counter ||
+            (c->front->quiet != NULL && c->front->quiet(s))) &&
+           !c->eof && !s->closing && !s->failed && !s->ending && !s->more &&
+           !s->surveying && conn_pending(c) == 0;
 }
 
 /* libevent callback for both events of a connection. The direct lock is
@@ -498,17 +501,24 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
 {
     uint8_t buf[CNT_DIRECT_EVENT_MAX];
 
-    if (CNT_EVENT_SIZE(k->name_len) > sizeof(buf) ||
-        !cnt_table_ticket_pinned(t, k, conn_direct_claim, NULL)) {
+    if (!cnt_table_ticket_pinned(t, k, conn_direct_claim, NULL)) {
         post(ctx, k);
         return false;
     }
     cnt_connection *c = (cnt_connection *)((uint8_t *)k->owner -
                                            offsetof(cnt_connection,
                                                     session));
-    size_t n = cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque,
-                                k->lease_id, k->granted_consumption,
-                                k->name, k->name_len);
+    size_t n = 0;
+    if (c->front->direct_event != NULL)
+        n = c->front->direct_event(k, buf, sizeof(buf));
+    else if (CNT_EVENT_SIZE(k->name_len) <= sizeof(buf))
+        n = cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque, k->lease_id,
+                             k->granted_consumption, k->name, k->name_len);
+    if (n == 0) {
+        pthread_mutex_unlock(&c->direct_lock);
+        post(ctx, k);
+        return false;
+    }
     ssize_t sent;
     do
         sent = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -36,6 +36,14 @@ typedef struct cnt_front {
      * of in, returns the bytes consumed, sets need, more, closing (framing
      * lost: the first unconsumed byte is the bad one) or failed. */
     size_t (*feed)(cnt_session *s, const uint8_t *in, size_t len);
+    /* A front other than the binary one whose waiters may hear of a grant
+     * straight from the granting thread sets both (else NULL): whether
+     * the front itself has nothing under way (the owner's thread, at the
+     * end of a callback), and the bytes of k's granted event as this
+     * front frames it, into buf (any thread: reads k alone), 0 when they
+     * do not fit in cap. */
+    bool (*quiet)(const cnt_session *s);
+    size_t (*direct_event)(const cnt_ticket *k, uint8_t *buf, size_t cap);
 } cnt_front;
 
 /* The counter protocol (the default), the Throttr v5 protocol and the
@@ -127,8 +135,8 @@ void cnt_connection_push(cnt_session *s);
 
 /* From a thread other than the owner's, for ticket k just granted there:
  * writes k's granted event straight to the owner connection's socket when
- * that connection is idle (nothing unsent, no stream, no close begun, the
- * binary front) and marks k TOLD, so the event leaves without waiting for
+ * that connection is idle (nothing unsent, no stream, no close begun; the
+ * binary front, or one whose quiet hook says so) and marks k TOLD, so the event leaves without waiting for
  * the owner's thread to wake; then hands k to post (the owner's mailbox),
  * still under the direct lock, so the owner has the grant before it can
  * read the client's next request (env->take_mail). Returns whether it

@@ -153,6 +153,10 @@ struct cnt_session {
     /* How events are written: the binary front's 0x92 packets unless the
      * front that owns the session set its own after cnt_session_init. */
     cnt_session_event_fn event;
+    /* Called when a grant whose event the granting thread wrote to the
+     * socket itself is delivered (NULL: nothing to do), so the front can
+     * count the message it did not send. */
+    void (*told)(cnt_session *s);
     /* A front's own per-connection state (NULL: none), and what frees it
      * when the session ends, after its tickets ended. */
     void *front_state;
@@ -234,6 +238,14 @@ size_t cnt_session_feed_throttr(cnt_session *s, const uint8_t *in,
  * of GET /quota, then the quota API's JSON messages in WebSocket frames
  * (session_ws.c). Ends with closing and close_reason set. */
 size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len);
+
+/* The WebSocket front's direct-write hooks (cnt_front): whether its
+ * session is an upgraded quota connection with nothing queued and no
+ * close under way, and k's quota_passed message as one unmasked text
+ * frame (0 when it does not fit in cap). */
+bool cnt_session_ws_quiet(const cnt_session *s);
+size_t cnt_session_ws_granted_frame(const cnt_ticket *k, uint8_t *buf,
+                                    size_t cap);
 
 /* Charges one request of class cls (a cnt_cost_class) to the session's
  * tenant, for the fronts that answer their own way (Throttr, WebSocket):

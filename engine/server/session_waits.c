@@ -214,6 +214,8 @@ void cnt_session_deliver(const cnt_session_env *env, cnt_ticket *k)
      * not send goes out with the next write, which wake asks for). */
     if (!(k->flags & CNT_TICKET_TOLD))
         put_event(s, CNT_EVENT_GRANTED, k, k->lease_id, consumption);
+    else if (s->told != NULL)
+        s->told(s);
     wake(s);
 }
 

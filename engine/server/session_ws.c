@@ -116,6 +116,53 @@ static void ws_event(cnt_session *s, uint8_t code, const cnt_ticket *k,
     ws_event_named(w, name, k->name, k->name_len);
 }
 
+/* Counts a quota_passed the granting thread wrote to the socket itself. */
+static void ws_told(cnt_session *s)
+{
+    cnt_stats_add(&s->env->slot->ws_messages_out, 1);
+}
+
+/* Whether a granted event may go straight to this connection's socket as
+ * far as the front is concerned (the owner's thread; see session.h): the
+ * quota API after its upgrade, wslay holding nothing to send and no close
+ * sent or received. Its output buffer and the session's state are the
+ * connection's to check. */
+bool cnt_session_ws_quiet(const cnt_session *s)
+{
+    const ws_state *w = s->front_state;
+
+    return w != NULL && w->upgraded && !w->live && !w->broken &&
+           w->ctx != NULL && !wslay_event_want_write(w->ctx) &&
+           !wslay_event_get_close_sent(w->ctx) &&
+           !wslay_event_get_close_received(w->ctx);
+}
+
+/* k's quota_passed message as one final, unmasked text frame (a server
+ * masks nothing), the bytes wslay would write for it; see session.h. The
+ * frame is built here because wslay's context belongs to the owner's
+ * thread and this runs on the granting one. */
+size_t cnt_session_ws_granted_frame(const cnt_ticket *k, uint8_t *buf,
+                                    size_t cap)
+{
+    char msg[CNT_QUOTA_OUT_MAX];
+    size_t len = cnt_quota_encode_event(msg, "quota_passed", k->name,
+                                        k->name_len);
+    size_t head = len <= 125 ? 2 : 4;
+
+    if (len > 65535 || head + len > cap)
+        return 0;
+    buf[0] = 0x81;                          /* FIN, text */
+    if (head == 2) {
+        buf[1] = (uint8_t)len;
+    } else {
+        buf[1] = 126;                       /* a 16-bit length follows */
+        buf[2] = (uint8_t)(len >> 8);
+        buf[3] = (uint8_t)len;
+    }
+    memcpy(buf + head, msg, len);
+    return head + len;
+}
+
 /* quota_request: waits in the group's queue for one of its places. */
 static void ws_request(ws_state *w, const cnt_quota_msg *m)
 {
@@ -521,6 +568,7 @@ size_t cnt_session_feed_ws(cnt_session *s, const uint8_t *in, size_t len)
         s->front_state = w;
         s->front_end = ws_end;
         s->event = ws_event;
+        s->told = ws_told;
     }
     if (!w->upgraded) {
         pos = ws_handshake(w, in, len);
