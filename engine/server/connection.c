@@ -274,7 +274,8 @@ static bool conn_read(cnt_connection *c)
 
 static void conn_free(cnt_connection *c);
 
-/* Whether another worker may write a granted event straight to the
+/* Whether a granting thread (another worker, or this one outside the
+ * connection's callbacks) may write a granted event straight to the
  * socket now (direct lock held): the binary front or a quiet one, nothing
  * unsent, no stream, no close begun or due. */
 static inline bool conn_idle(const cnt_connection *c)
@@ -515,6 +516,9 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
         n = cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque, k->lease_id,
                              k->granted_consumption, k->name, k->name_len);
     if (n == 0) {
+        /* Busy until the owner has delivered k: a later grant's event
+         * must not go out ahead of this one's. */
+        c->direct_ok = false;
         pthread_mutex_unlock(&c->direct_lock);
         post(ctx, k);
         return false;
@@ -531,6 +535,8 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
         memcpy(c->direct_rest, buf + sent, c->direct_rest_len);
         c->direct_ok = c->direct_rest_len == 0;
         k->flags |= CNT_TICKET_TOLD;
+    } else {
+        c->direct_ok = false;           /* as above; the owner sends it */
     }
     post(ctx, k);
     pthread_mutex_unlock(&c->direct_lock);

@@ -133,11 +133,14 @@ void cnt_connection_wake(cnt_session *s);
  * a failed session leave them to the write event, as cnt_connection_wake. */
 void cnt_connection_push(cnt_session *s);
 
-/* From a thread other than the owner's, for ticket k just granted there:
- * writes k's granted event straight to the owner connection's socket when
- * that connection is idle (nothing unsent, no stream, no close begun; the
- * binary front, or one whose quiet hook says so) and marks k TOLD, so the event leaves without waiting for
- * the owner's thread to wake; then hands k to post (the owner's mailbox),
+/* From the thread that granted ticket k (another worker, or the owner's
+ * own outside that connection's callbacks): writes k's granted event
+ * straight to the owner connection's socket when that connection is idle
+ * (nothing unsent, no stream, no close begun; the binary front, or one
+ * whose quiet hook says so) and marks k TOLD, so the event leaves without
+ * waiting for the owner's thread to wake; a connection it claimed but
+ * could not write to (the event too long, the socket full) stays busy
+ * until k is delivered. Then hands k to post (the owner's mailbox or list),
  * still under the direct lock, so the owner has the grant before it can
  * read the client's next request (env->take_mail). Returns whether it
  * wrote; k is posted either way. */

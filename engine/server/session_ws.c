@@ -145,6 +145,9 @@ size_t cnt_session_ws_granted_frame(const cnt_ticket *k, uint8_t *buf,
                                     size_t cap)
 {
     char msg[CNT_QUOTA_OUT_MAX];
+
+    if (k->name_len >= cap)
+        return 0;                       /* not worth encoding */
     size_t len = cnt_quota_encode_event(msg, "quota_passed", k->name,
                                         k->name_len);
     size_t head = len <= 125 ? 2 : 4;
