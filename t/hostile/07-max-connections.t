@@ -32,13 +32,21 @@ for (1 .. 300) {
     my $c = eval { $srv->connect } or next;
     $c->reset;
 }
+# A close reaches the server some time after the client's call returns:
+# wait until it has seen them (curr_connections counts the four left
+# open, the asking one among them) before using the slots they freed.
+sub open_now { my %s = map { @$_ } $in[4]->stats_pairs; $s{curr_connections} }
 $_->close for @in[0 .. 3];
+ok(wait_until(sub { open_now() == 4 }),
+   'the four closes are seen: curr_connections 4');
 ok(wait_until(sub {
     my $c = eval { $srv->connect } or return 0;
     my $r = $c->call(req_noop(opaque => 5), 2);
     $c->close;
     return $r && $r->{opaque} == 5;
 }), 'after four admitted clients left, a new one is served');
+ok(wait_until(sub { open_now() == 4 }),
+   'its close is seen too: curr_connections 4 again');
 my @again = map { $srv->connect } 1 .. 4;
 $ok = grep { my $r = $_->call(req_noop(opaque => 1), 5); $r } @again;
 is($ok, 4, 'all four freed slots are usable again');
