@@ -306,8 +306,8 @@ static void worker_post(void *ctx, cnt_ticket *k)
 /* Connection hook, before a callback reads: takes the grants in the
  * mailbox and those of this thread already told, whose events may have
  * been written to their clients already, so a request that follows such
- * an event finds its grant delivered. Their other events go out with the write event
- * (this runs inside a connection's callback). */
+ * an event finds its grant delivered. Their other events go out with the
+ * write event (this runs inside a connection's callback). */
 static void worker_take_mail(void *owner)
 {
     cnt_worker *w = owner;
