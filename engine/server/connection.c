@@ -445,12 +445,13 @@ void cnt_connection_wake(cnt_session *s)
                                                     session));
     /* Events queued outside the connection's callbacks (the wheel's
      * timeouts and expiries, grants from the mailbox) make it busy:
-     * another worker's direct write must not pass them. */
-    if (!c->owner_holds) {
-        pthread_mutex_lock(&c->direct_lock);
-        c->direct_ok = false;
-        pthread_mutex_unlock(&c->direct_lock);
-    }
+     * another worker's direct write must not pass them. No lock: this
+     * may run inside another connection's callback, whose direct lock
+     * the thread holds, and a second blocking lock there would nest the
+     * two. A writer that claimed the lock before this store sends its
+     * event first, which is the order it would have had with the lock;
+     * the events queued here go out under the lock after it. */
+    atomic_store(&c->direct_ok, false);
     conn_event_set(c->wev, &c->writing, true);
 }
 
@@ -533,7 +534,10 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
          * wakes; until then nobody else writes here. */
         c->direct_rest_len = (uint8_t)(n - (size_t)sent);
         memcpy(c->direct_rest, buf + sent, c->direct_rest_len);
-        c->direct_ok = c->direct_rest_len == 0;
+        /* Only the owner makes the connection idle again: a store of
+         * true here could undo the owner's false of a moment ago. */
+        if (c->direct_rest_len != 0)
+            c->direct_ok = false;
         k->flags |= CNT_TICKET_TOLD;
     } else {
         c->direct_ok = false;           /* as above; the owner sends it */

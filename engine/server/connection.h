@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -98,7 +99,9 @@ struct cnt_connection {
      * begun. What such a write could not send waits in direct_rest,
      * which goes out before anything else. */
     pthread_mutex_t direct_lock;
-    bool direct_ok;                 /* direct_lock */
+    /* Set true only by the owner, under direct_lock; set false by the
+     * owner without it (cnt_connection_wake) or by a writer under it. */
+    _Atomic bool direct_ok;
     /* The owner holds direct_lock in one of the connection's callbacks
      * (owner thread only): output queued from there is seen by the
      * conn_idle at the callback's end. */

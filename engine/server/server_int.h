@@ -8,9 +8,10 @@
  *     Dump cursor: only the worker thread that owns the connection touches
  *     them (after that thread is joined, the thread that joined it), with
  *     one exception: a connection's socket, direct_ok and direct_rest
- *     are shared under its direct lock (connection.h), through which the
- *     worker that grants one of its tickets may write the granted event
- *     itself while the connection is idle;
+ *     are shared under its direct lock (connection.h says the one store
+ *     made without it), through which the worker that grants one of its
+ *     tickets may write the granted event itself while the connection is
+ *     idle;
  *   - a counter in the table: any thread, under its stripe lock (the
  *     locking rule is in engine/core/map.h);
  *   - a worker's mailbox: any thread posts, under the mailbox's lock, then
