@@ -517,8 +517,11 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
         n = cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque, k->lease_id,
                              k->granted_consumption, k->name, k->name_len);
     if (n == 0) {
-        /* Busy until the owner has delivered k: a later grant's event
-         * must not go out ahead of this one's. */
+        /* Busy: a later grant's event written here would pass this
+         * one's. The owner makes the connection idle again at the end
+         * of its next callback, which may come before k reaches it, so
+         * this narrows the window in which events of two names cross
+         * (which the protocol allows) and does not close it. */
         c->direct_ok = false;
         pthread_mutex_unlock(&c->direct_lock);
         post(ctx, k);

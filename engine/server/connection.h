@@ -93,14 +93,17 @@ struct cnt_connection {
 
     /* Another worker may write a granted event straight to the socket
      * (cnt_connection_try_direct) while it holds direct_lock and finds
-     * direct_ok; the owner holds the lock whenever it works on the
-     * connection's output or ends its tickets, and sets direct_ok only
-     * when the connection is idle: nothing unsent, no stream, no close
-     * begun. What such a write could not send waits in direct_rest,
-     * which goes out before anything else. */
+     * direct_ok; the owner holds the lock whenever it reads requests,
+     * sends output or ends the connection, and sets direct_ok only when
+     * the connection is idle: nothing unsent, no stream, no close begun.
+     * Output queued outside the callbacks (timers' events, grants taken
+     * in another connection's callback) first marks the connection busy
+     * and is sent under the lock. What a direct write could not send
+     * waits in direct_rest, which goes out before anything else. */
     pthread_mutex_t direct_lock;
-    /* Set true only by the owner, under direct_lock; set false by the
-     * owner without it (cnt_connection_wake) or by a writer under it. */
+    /* Set true only by the owner, under direct_lock (and once before the
+     * connection is published); set false by the owner, with or without
+     * the lock (cnt_connection_wake), or by a writer under it. */
     _Atomic bool direct_ok;
     /* The owner holds direct_lock in one of the connection's callbacks
      * (owner thread only): output queued from there is seen by the
@@ -142,11 +145,12 @@ void cnt_connection_push(cnt_session *s);
  * (nothing unsent, no stream, no close begun; the binary front, or one
  * whose quiet hook says so) and marks k TOLD, so the event leaves without
  * waiting for the owner's thread to wake; a connection it claimed but
- * could not write to (the event too long, the socket full) stays busy
- * until k is delivered. Then hands k to post (the owner's mailbox or list),
- * still under the direct lock, so the owner has the grant before it can
- * read the client's next request (env->take_mail). Returns whether it
- * wrote; k is posted either way. */
+ * could not write to (the event too long, the socket full) is marked
+ * busy until the owner's next callback. Then hands k to post (the
+ * owner's mailbox or list), still under the direct lock when it wrote,
+ * so the owner has the grant before it can read the client's next
+ * request (env->take_mail). Returns whether it wrote; k is posted either
+ * way. */
 bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
                                void (*post)(void *ctx, cnt_ticket *k),
                                void *ctx);
