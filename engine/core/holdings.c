@@ -131,7 +131,7 @@ void cnt_holdings_add(cnt_holdings *h, struct cnt_counter *c, uint32_t n)
     cnt_holding *s = holdings_find(h, c);
 
     if (s != NULL)
-        s->amount += n;     /* the table keeps the sum within one counter's u32 */
+        s->amount += n;     /* the table keeps it within a counter's u32 */
     else
         holdings_put(h, c, n);
 }

@@ -147,7 +147,8 @@ static bool throttle_hard(const char *v, size_t len, uint32_t *out)
         *out = CNT_THROTTLE_FILE_UNLIMITED;
         return true;
     }
-    if (!cnt_config_parse_digits(v, len, &x) || x >= CNT_THROTTLE_FILE_UNLIMITED)
+    if (!cnt_config_parse_digits(v, len, &x) ||
+        x >= CNT_THROTTLE_FILE_UNLIMITED)
         return false;
     *out = (uint32_t)x;
     return true;
