@@ -28,8 +28,20 @@
  * clients dumping a large table delay the others by one slice each. */
 #define CNT_CONN_TURN_BYTES (64u * 1024)
 
+/* The binary front's granted event (cnt_front.direct_event): the 0x92
+ * packet the owner would write; 0 when it does not fit in cap. */
+static size_t conn_counter_event(const cnt_ticket *k, uint8_t *buf,
+                                 size_t cap)
+{
+    if (CNT_EVENT_SIZE(k->name_len) > cap)
+        return 0;
+    return cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque, k->lease_id,
+                            k->granted_consumption, k->name, k->name_len);
+}
+
 const cnt_front cnt_front_counter = {"counter", "magic",
-                                     cnt_session_feed, NULL, NULL};
+                                     cnt_session_feed, NULL,
+                                     conn_counter_event};
 const cnt_front cnt_front_throttr = {"throttr", "request type",
                                      cnt_session_feed_throttr, NULL, NULL};
 const cnt_front cnt_front_websocket = {"websocket", "byte",
@@ -276,14 +288,14 @@ static void conn_free(cnt_connection *c);
 
 /* Whether a granting thread (another worker, or this one outside the
  * connection's callbacks) may write a granted event straight to the
- * socket now (direct lock held): the binary front or a quiet one, nothing
- * unsent, no stream, no close begun or due. */
+ * socket now (direct lock held): a front that frames such events and has
+ * nothing of its own under way, nothing unsent, no stream, no close begun
+ * or due. */
 static inline bool conn_idle(const cnt_connection *c)
 {
     const cnt_session *s = &c->session;
-    return (c->front == &cnt_front_counter ||
-            (c->front->quiet != NULL && c->front->quiet(s))) &&
-           !c->eof && !s->closing && !s->failed && !s->ending && !s->more &&
+    return c->front->direct_event != NULL &&
+           (c->front->quiet == NULL || c->front->quiet(s)) && !c->eof && !s->closing && !s->failed && !s->ending && !s->more &&
            !s->surveying && conn_pending(c) == 0;
 }
 
@@ -510,27 +522,14 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
     cnt_connection *c = (cnt_connection *)((uint8_t *)k->owner -
                                            offsetof(cnt_connection,
                                                     session));
-    size_t n = 0;
-    if (c->front->direct_event != NULL)
-        n = c->front->direct_event(k, buf, sizeof(buf));
-    else if (CNT_EVENT_SIZE(k->name_len) <= sizeof(buf))
-        n = cnt_encode_event(buf, CNT_EVENT_GRANTED, k->opaque, k->lease_id,
-                             k->granted_consumption, k->name, k->name_len);
-    if (n == 0) {
-        /* Busy: a later grant's event written here would pass this
-         * one's. The owner makes the connection idle again at the end
-         * of its next callback, which may come before k reaches it, so
-         * this narrows the window in which events of two names cross
-         * (which the protocol allows) and does not close it. */
-        c->direct_ok = false;
-        pthread_mutex_unlock(&c->direct_lock);
-        post(ctx, k);
-        return false;
+    /* Claimed, so the front frames events this way (conn_idle). */
+    size_t n = c->front->direct_event(k, buf, sizeof(buf));
+    ssize_t sent = 0;
+    if (n != 0) {
+        do
+            sent = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (sent < 0 && errno == EINTR);
     }
-    ssize_t sent;
-    do
-        sent = send(c->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    while (sent < 0 && errno == EINTR);
     bool told = sent > 0;
     if (told) {
         /* The rest goes out first, by the owner, which the grant's mail
@@ -543,7 +542,14 @@ bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
             c->direct_ok = false;
         k->flags |= CNT_TICKET_TOLD;
     } else {
-        c->direct_ok = false;           /* as above; the owner sends it */
+        /* Not written (too long for this path, the socket full): the
+         * owner sends it. Busy, since a later grant's event written here
+         * would pass this one's; the owner makes the connection idle
+         * again at the end of its next callback, which may come before
+         * k reaches it, so this narrows the window in which events of
+         * two names cross (which the protocol allows) and does not close
+         * it. */
+        c->direct_ok = false;
     }
     post(ctx, k);
     pthread_mutex_unlock(&c->direct_lock);

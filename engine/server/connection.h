@@ -37,12 +37,12 @@ typedef struct cnt_front {
      * of in, returns the bytes consumed, sets need, more, closing (framing
      * lost: the first unconsumed byte is the bad one) or failed. */
     size_t (*feed)(cnt_session *s, const uint8_t *in, size_t len);
-    /* A front other than the binary one whose waiters may hear of a grant
-     * straight from the granting thread sets both (else NULL): whether
-     * the front itself has nothing under way (the owner's thread, at the
-     * end of a callback), and the bytes of k's granted event as this
-     * front frames it, into buf (any thread: reads k alone), 0 when they
-     * do not fit in cap. */
+    /* A front whose waiters may hear of a grant straight from the granting
+     * thread sets direct_event (else NULL): the bytes of k's granted event
+     * as this front frames it, into buf (any thread: reads k alone), 0
+     * when they do not fit in cap. quiet, when the front keeps state of
+     * its own (else NULL): whether that has nothing under way (the
+     * owner's thread, at the end of a callback). */
     bool (*quiet)(const cnt_session *s);
     size_t (*direct_event)(const cnt_ticket *k, uint8_t *buf, size_t cap);
 } cnt_front;
@@ -142,15 +142,15 @@ void cnt_connection_push(cnt_session *s);
 /* From the thread that granted ticket k (another worker, or the owner's
  * own outside that connection's callbacks): writes k's granted event
  * straight to the owner connection's socket when that connection is idle
- * (nothing unsent, no stream, no close begun; the binary front, or one
- * whose quiet hook says so) and marks k TOLD, so the event leaves without
- * waiting for the owner's thread to wake; a connection it claimed but
- * could not write to (the event too long, the socket full) is marked
- * busy until the owner's next callback. Then hands k to post (the
- * owner's mailbox or list), still under the direct lock when it wrote,
- * so the owner has the grant before it can read the client's next
- * request (env->take_mail). Returns whether it wrote; k is posted either
- * way. */
+ * (nothing unsent, no stream, no close begun; a front with a
+ * direct_event hook whose quiet hook, if any, says so) and marks k TOLD,
+ * so the event leaves without waiting for the owner's thread to wake; a
+ * connection it claimed but could not write to (the event too long, the
+ * socket full) is marked busy until the owner's next callback. Then
+ * hands k to post (the owner's mailbox or list), still under the direct
+ * lock when it claimed one, so the owner has the grant before it can
+ * read the client's next request (env->take_mail). Returns whether it
+ * wrote; k is posted either way. */
 bool cnt_connection_try_direct(cnt_table *t, cnt_ticket *k,
                                void (*post)(void *ctx, cnt_ticket *k),
                                void *ctx);
